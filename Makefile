@@ -1,0 +1,63 @@
+# protomcp's development tasks. buf and protoc-gen-go are Go tools of tools/go.mod, so nothing
+# needs installing beyond Go.
+
+GO ?= go
+BUF := $(GO) tool -modfile=tools/go.mod buf
+DEMO_ADDR ?= 127.0.0.1:8080
+
+.PHONY: all
+all: generate lint test
+
+# bin/protoc-gen-mcp is built before buf generate: buf.gen.yaml's clean: true empties gen/,
+# which the plugin imports.
+.PHONY: generate
+generate:
+	$(GO) build -o bin/protoc-gen-mcp ./cmd/protoc-gen-mcp
+	$(BUF) generate
+	$(MAKE) testimage
+
+# The image that the plugin's golden tests read: every module of the workspace, with comments.
+.PHONY: testimage
+testimage:
+	$(BUF) build -o cmd/protoc-gen-mcp/testdata/image.binpb --as-file-descriptor-set
+
+# Rewrites the plugin's golden files; review the diff.
+.PHONY: golden
+golden: testimage
+	$(GO) test ./cmd/protoc-gen-mcp -run 'TestGolden' -update
+
+.PHONY: test
+test:
+	$(GO) test -race ./...
+
+.PHONY: lint
+lint:
+	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(BUF) lint
+
+# Fails when the generated code or the test image is stale.
+.PHONY: checkgenerate
+checkgenerate: generate
+	git diff --exit-code -- gen cmd/protoc-gen-mcp/testdata
+	@untracked=$$(git ls-files --others --exclude-standard -- gen cmd/protoc-gen-mcp/testdata); \
+	if [ -n "$$untracked" ]; then echo "untracked generated files:"; echo "$$untracked"; exit 1; fi
+
+# Builds the weather example, serves it in the background, runs its client against it and
+# exits with the client's status.
+.PHONY: demo
+demo:
+	$(GO) build -o bin/weather-server ./examples/weather/server
+	$(GO) build -o bin/weather-client ./examples/weather/client
+	@bin/weather-server -addr $(DEMO_ADDR) & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT; \
+	for i in $$(seq 1 50); do \
+		if curl -s -o /dev/null http://$(DEMO_ADDR)/mcp 2>/dev/null; then break; fi; \
+		sleep 0.1; \
+	done; \
+	bin/weather-client -url http://$(DEMO_ADDR)/mcp
+
+.PHONY: clean
+clean:
+	rm -rf bin

@@ -1,0 +1,436 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/pluginpb"
+
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+)
+
+const (
+	contextPackage = protogen.GoImportPath("context")
+	runtimePackage = protogen.GoImportPath("github.com/protomcp/protomcp/runtime")
+
+	// toolResultName is the response type of free-form-content tools: its content blocks are
+	// sent as they are, and the tool advertises no outputSchema.
+	toolResultName = "mcp.v1.ToolResult"
+)
+
+// config holds the plugin's parameters.
+type config struct {
+	packageSuffix string
+}
+
+func newConfig(flags *flag.FlagSet) *config {
+	c := &config{}
+	flags.StringVar(&c.packageSuffix, "package_suffix", "mcp",
+		"suffix of the generated Go package's name and directory; empty generates next to the .pb.go files")
+	return c
+}
+
+// service is one protobuf service and the tools it exposes.
+type service struct {
+	*protogen.Service
+	tools []*tool
+}
+
+// tool is one rpc exposed as an MCP tool.
+type tool struct {
+	*protogen.Method
+	name         string // the MCP tool name
+	constName    string // the exported Go constant holding name
+	schemaPrefix string // prefix of the unexported schema constants
+	title        string
+	description  string
+	readOnly     *bool
+	destructive  *bool
+	idempotent   *bool
+	openWorld    *bool
+	inputSchema  string
+	outputSchema string // empty for mcp.v1.ToolResult responses
+}
+
+func (c *config) generate(gen *protogen.Plugin) error {
+	gen.SupportedFeatures = uint64(pluginpb.CodeGeneratorResponse_FEATURE_PROTO3_OPTIONAL |
+		pluginpb.CodeGeneratorResponse_FEATURE_SUPPORTS_EDITIONS)
+	gen.SupportedEditionsMinimum = descriptorpb.Edition_EDITION_PROTO2
+	gen.SupportedEditionsMaximum = descriptorpb.Edition_EDITION_2024
+
+	// Tools generated into one Go package are likely registered on one server: their names
+	// must not collide. Keyed by Go import path, then tool name, valued by the rpc that has it.
+	used := map[protogen.GoImportPath]map[string]string{}
+	for _, f := range gen.Files {
+		if !f.Generate {
+			continue
+		}
+		services, err := collect(f)
+		if err != nil {
+			return err
+		}
+		if len(services) == 0 {
+			continue
+		}
+		filename, importPath, pkgName := c.output(f)
+		names := used[importPath]
+		if names == nil {
+			names = map[string]string{}
+			used[importPath] = names
+		}
+		for _, s := range services {
+			for _, t := range s.tools {
+				if other, ok := names[t.name]; ok {
+					return fmt.Errorf("%s: rpc %s: tool name %q is already used by rpc %s, generated into the same Go package %s",
+						f.Desc.Path(), t.Desc.FullName(), t.name, other, importPath)
+				}
+				names[t.name] = string(t.Desc.FullName()) + " (" + f.Desc.Path() + ")"
+			}
+		}
+		g := gen.NewGeneratedFile(filename, importPath)
+		generateFile(g, f, pkgName, services)
+	}
+	return nil
+}
+
+// output places the generated file: in a subpackage named after the .pb.go package plus the
+// suffix, as connect-go does, or beside the .pb.go file when the suffix is empty.
+func (c *config) output(f *protogen.File) (filename string, importPath protogen.GoImportPath, pkgName protogen.GoPackageName) {
+	prefix := path.Clean(strings.ReplaceAll(f.GeneratedFilenamePrefix, "\\", "/"))
+	if c.packageSuffix == "" {
+		return prefix + ".mcp.go", f.GoImportPath, f.GoPackageName
+	}
+	pkgName = f.GoPackageName + protogen.GoPackageName(c.packageSuffix)
+	importPath = protogen.GoImportPath(path.Join(string(f.GoImportPath), string(pkgName)))
+	filename = path.Join(path.Dir(prefix), string(pkgName), path.Base(prefix)) + ".mcp.go"
+	return filename, importPath, pkgName
+}
+
+// collect validates a file's services and computes their tools. Every problem is an error
+// naming the file and the rpc: a tool that silently disappears is worse than a failed build.
+func collect(f *protogen.File) ([]*service, error) {
+	var services []*service
+	names := map[string]string{} // tool name -> rpc, across the file's services
+	for _, svc := range f.Services {
+		s := &service{Service: svc}
+		svcOpts, _ := proto.GetExtension(svc.Desc.Options(), mcpv1.E_Service).(*mcpv1.ServiceOptions)
+		for _, m := range svc.Methods {
+			t, err := newTool(f, svcOpts, m)
+			if err != nil {
+				return nil, err
+			}
+			if t == nil {
+				continue
+			}
+			if other, ok := names[t.name]; ok {
+				return nil, fmt.Errorf("%s: rpc %s: tool name %q is already used by rpc %s", f.Desc.Path(), m.Desc.FullName(), t.name, other)
+			}
+			names[t.name] = string(m.Desc.FullName())
+			s.tools = append(s.tools, t)
+		}
+		if len(s.tools) > 0 {
+			services = append(services, s)
+		}
+	}
+	return services, nil
+}
+
+// newTool computes the tool of one rpc, or nil when the rpc is skipped.
+func newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *protogen.Method) (*tool, error) {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s: rpc %s: %s", f.Desc.Path(), m.Desc.FullName(), fmt.Sprintf(format, args...))
+	}
+	methodOpts, _ := m.Desc.Options().(*descriptorpb.MethodOptions)
+	opts, _ := proto.GetExtension(methodOpts, mcpv1.E_Tool).(*mcpv1.ToolOptions)
+	if opts.GetSkip() {
+		return nil, nil
+	}
+	const skipHint = "; mark it with option (mcp.v1.tool) = {skip: true} to leave it out"
+	switch {
+	case m.Desc.IsStreamingClient() && m.Desc.IsStreamingServer():
+		return nil, fail("bidirectional streaming rpcs cannot be MCP tools (a tool call is one request and one result)%s", skipHint)
+	case m.Desc.IsStreamingClient():
+		return nil, fail("client-streaming rpcs cannot be MCP tools (a tool call has one request)%s", skipHint)
+	case m.Desc.IsStreamingServer():
+		return nil, fail("server-streaming rpcs are not supported as MCP tools yet (a tool call has one result; report progress through the handler's context instead)%s", skipHint)
+	}
+
+	t := &tool{
+		Method:       m,
+		constName:    m.Parent.GoName + m.GoName + "ToolName",
+		schemaPrefix: unexport(m.Parent.GoName) + m.GoName,
+		title:        opts.GetTitle(),
+		description:  opts.GetDescription(),
+	}
+	t.name = opts.GetName()
+	if t.name == "" {
+		t.name = svcOpts.GetToolNamePrefix() + snakeCase(string(m.Desc.Name()))
+	}
+	if !toolNamePattern.MatchString(t.name) {
+		return nil, fail("tool name %q is invalid: it must match %s", t.name, toolNamePattern)
+	}
+	if t.description == "" {
+		t.description = cleanComment(string(m.Comments.Leading))
+	}
+	if methodOpts.GetDeprecated() {
+		t.description = join(t.description, "Deprecated.")
+	}
+
+	switch methodOpts.GetIdempotencyLevel() {
+	case descriptorpb.MethodOptions_NO_SIDE_EFFECTS:
+		t.readOnly, t.idempotent = proto.Bool(true), proto.Bool(true)
+	case descriptorpb.MethodOptions_IDEMPOTENT:
+		t.idempotent = proto.Bool(true)
+	}
+	if opts != nil {
+		if opts.ReadOnlyHint != nil {
+			t.readOnly = opts.ReadOnlyHint
+		}
+		if opts.DestructiveHint != nil {
+			t.destructive = opts.DestructiveHint
+		}
+		if opts.IdempotentHint != nil {
+			t.idempotent = opts.IdempotentHint
+		}
+		if opts.OpenWorldHint != nil {
+			t.openWorld = opts.OpenWorldHint
+		}
+	}
+
+	in, err := messageSchema(m.Input.Desc, input)
+	if err != nil {
+		return nil, fail("arguments %s: %v", m.Input.Desc.FullName(), err)
+	}
+	t.inputSchema = in.String()
+	if m.Output.Desc.FullName() != toolResultName {
+		out, err := messageSchema(m.Output.Desc, output)
+		if err != nil {
+			return nil, fail("result %s: %v", m.Output.Desc.FullName(), err)
+		}
+		t.outputSchema = out.String()
+	}
+	return t, nil
+}
+
+func (t *tool) deprecated() bool {
+	opts, _ := t.Desc.Options().(*descriptorpb.MethodOptions)
+	return opts.GetDeprecated()
+}
+
+func generateFile(g *protogen.GeneratedFile, f *protogen.File, pkgName protogen.GoPackageName, services []*service) {
+	g.P("// Code generated by protoc-gen-mcp. DO NOT EDIT.")
+	g.P("// source: ", f.Desc.Path())
+	g.P()
+	g.P("package ", pkgName)
+	g.P()
+	g.P("// This is a compile-time assertion that this generated file and the protomcp runtime it")
+	g.P("// is compiled against are compatible. If it fails, the code was generated by a newer")
+	g.P("// protoc-gen-mcp than the runtime supports: update github.com/protomcp/protomcp or")
+	g.P("// regenerate with a matching protoc-gen-mcp.")
+	g.P("const _ = ", runtimePackage.Ident("SupportPackageIsVersion1"))
+	g.P()
+	for _, s := range services {
+		generateService(g, s)
+	}
+}
+
+func generateService(g *protogen.GeneratedFile, s *service) {
+	name := s.GoName
+	ctx := g.QualifiedGoIdent(contextPackage.Ident("Context"))
+	svcDeprecated := false
+	if opts, ok := s.Desc.Options().(*descriptorpb.ServiceOptions); ok && opts.GetDeprecated() {
+		svcDeprecated = true
+	}
+	deprecation := func() {
+		if svcDeprecated {
+			g.P("//")
+			g.P("// Deprecated: do not use.")
+		}
+	}
+
+	g.P("// ", name, "Name is the fully-qualified name of the ", s.Desc.Name(), " service.")
+	g.P("const ", name, "Name = ", strconv.Quote(string(s.Desc.FullName())))
+	g.P()
+	g.P("// These constants are the MCP tool names of the ", s.Desc.Name(), " service's rpcs.")
+	g.P("const (")
+	for _, t := range s.tools {
+		g.P("// ", t.constName, " is the tool name of ", t.Desc.FullName(), ".")
+		if t.deprecated() {
+			g.P("//")
+			g.P("// Deprecated: do not use.")
+		}
+		g.P(t.constName, " = ", strconv.Quote(t.name))
+	}
+	g.P(")")
+	g.P()
+
+	// Client.
+	g.P("// ", name, "Client calls the tools of ", s.Desc.FullName(), " on an MCP server.")
+	writeComments(g, s.Comments.Leading)
+	deprecation()
+	g.P("type ", name, "Client interface {")
+	for _, t := range s.tools {
+		writeMethodDoc(g, t, "calls the "+t.name+" tool")
+		g.P(t.GoName, "(ctx ", ctx, ", req *", g.QualifiedGoIdent(t.Input.GoIdent), ", opts ...", runtimePackage.Ident("CallOption"),
+			") (*", g.QualifiedGoIdent(t.Output.GoIdent), ", error)")
+	}
+	g.P("}")
+	g.P()
+	clientType := unexport(name) + "Client"
+	g.P("// New", name, "Client returns a ", name, "Client that calls tools through c.")
+	deprecation()
+	g.P("func New", name, "Client(c *", runtimePackage.Ident("Client"), ") ", name, "Client {")
+	g.P("return &", clientType, "{client: c}")
+	g.P("}")
+	g.P()
+	g.P("// ", clientType, " implements ", name, "Client.")
+	g.P("type ", clientType, " struct {")
+	g.P("client *", runtimePackage.Ident("Client"))
+	g.P("}")
+	g.P()
+	for _, t := range s.tools {
+		g.P("// ", t.GoName, " calls the ", t.name, " tool.")
+		g.P("func (c *", clientType, ") ", t.GoName, "(ctx ", ctx, ", req *", g.QualifiedGoIdent(t.Input.GoIdent),
+			", opts ...", runtimePackage.Ident("CallOption"), ") (*", g.QualifiedGoIdent(t.Output.GoIdent), ", error) {")
+		g.P("return ", runtimePackage.Ident("CallTool"), "[", t.Output.GoIdent, "](ctx, c.client, ", t.constName, ", req, opts...)")
+		g.P("}")
+		g.P()
+	}
+
+	// Handler.
+	g.P("// ", name, "Handler implements the tools of ", s.Desc.FullName(), ".")
+	writeComments(g, s.Comments.Leading)
+	deprecation()
+	g.P("type ", name, "Handler interface {")
+	for _, t := range s.tools {
+		writeMethodDoc(g, t, "handles the "+t.name+" tool")
+		g.P(t.GoName, "(", ctx, ", *", g.QualifiedGoIdent(t.Input.GoIdent), ") (*", g.QualifiedGoIdent(t.Output.GoIdent), ", error)")
+	}
+	g.P("}")
+	g.P()
+	g.P("// Unimplemented", name, "Handler returns an error from every tool. Embed it in a")
+	g.P("// ", name, "Handler to stay compatible with services that gain rpcs.")
+	g.P("type Unimplemented", name, "Handler struct{}")
+	g.P()
+	for _, t := range s.tools {
+		g.P("// ", t.GoName, " reports that the ", t.name, " tool is not implemented.")
+		g.P("func (Unimplemented", name, "Handler) ", t.GoName, "(", ctx, ", *", g.QualifiedGoIdent(t.Input.GoIdent),
+			") (*", g.QualifiedGoIdent(t.Output.GoIdent), ", error) {")
+		g.P("return nil, ", runtimePackage.Ident("Unimplemented"), "(", t.constName, ")")
+		g.P("}")
+		g.P()
+	}
+
+	// Registration.
+	g.P("// Register", name, "Handler adds the tools of ", s.Desc.FullName(), " to s, each served by")
+	g.P("// the method of h of the same name. It panics if s already has a tool of one of these names.")
+	deprecation()
+	g.P("func Register", name, "Handler(s *", runtimePackage.Ident("Server"), ", h ", name, "Handler) {")
+	for _, t := range s.tools {
+		g.P(runtimePackage.Ident("AddTool"), "(s, ", runtimePackage.Ident("ToolSpec"), "{")
+		g.P("Name: ", t.constName, ",")
+		if t.title != "" {
+			g.P("Title: ", strconv.Quote(t.title), ",")
+		}
+		if t.description != "" {
+			g.P("Description: ", strconv.Quote(t.description), ",")
+		}
+		g.P("InputSchema: ", t.schemaPrefix, "InputSchema,")
+		if t.outputSchema != "" {
+			g.P("OutputSchema: ", t.schemaPrefix, "OutputSchema,")
+		}
+		if t.readOnly != nil || t.destructive != nil || t.idempotent != nil || t.openWorld != nil {
+			g.P("Annotations: &", runtimePackage.Ident("ToolAnnotations"), "{")
+			hint := func(field string, v *bool) {
+				if v != nil {
+					g.P(field, ": ", runtimePackage.Ident("Bool"), "(", *v, "),")
+				}
+			}
+			hint("ReadOnlyHint", t.readOnly)
+			hint("DestructiveHint", t.destructive)
+			hint("IdempotentHint", t.idempotent)
+			hint("OpenWorldHint", t.openWorld)
+			g.P("},")
+		}
+		g.P("}, h.", t.GoName, ")")
+	}
+	g.P("}")
+	g.P()
+
+	// Schemas.
+	for _, t := range s.tools {
+		g.P("// ", t.schemaPrefix, "InputSchema is the JSON Schema of the ", t.name, " tool's arguments")
+		g.P("// (", t.Input.Desc.FullName(), ").")
+		g.P("const ", t.schemaPrefix, "InputSchema = ", rawString(t.inputSchema))
+		g.P()
+		if t.outputSchema != "" {
+			g.P("// ", t.schemaPrefix, "OutputSchema is the JSON Schema of the ", t.name, " tool's structured")
+			g.P("// result (", t.Output.Desc.FullName(), ").")
+			g.P("const ", t.schemaPrefix, "OutputSchema = ", rawString(t.outputSchema))
+			g.P()
+		}
+	}
+}
+
+// writeMethodDoc writes the doc comment of an interface method: the rpc's comment when it
+// already starts with the method's name, as Go doc comments do, or a summary line and then
+// the rpc's comment.
+func writeMethodDoc(g *protogen.GeneratedFile, t *tool, summary string) {
+	lines := commentLines(t.Comments.Leading)
+	if len(lines) == 0 || !strings.HasPrefix(strings.TrimSpace(lines[0]), t.GoName+" ") {
+		g.P("// ", t.GoName, " ", summary, ".")
+		if len(lines) > 0 {
+			g.P("//")
+		}
+	}
+	for _, line := range lines {
+		g.P("//", line)
+	}
+	if t.deprecated() {
+		g.P("//")
+		g.P("// Deprecated: do not use.")
+	}
+}
+
+// writeComments appends a proto comment to a doc comment, after an empty comment line.
+func writeComments(g *protogen.GeneratedFile, c protogen.Comments) {
+	lines := commentLines(c)
+	if len(lines) == 0 {
+		return
+	}
+	g.P("//")
+	for _, line := range lines {
+		g.P("//", line)
+	}
+}
+
+// commentLines splits a proto comment into doc comment lines, without buf lint directives or
+// surrounding blank lines.
+func commentLines(c protogen.Comments) []string {
+	var lines []string
+	for _, line := range strings.Split(strings.TrimRight(string(c), "\n"), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "buf:lint:") {
+			continue
+		}
+		lines = append(lines, strings.TrimRight(line, " \t"))
+	}
+	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// rawString is a Go raw string literal of s; backquotes, which a raw string cannot hold, are
+// spliced in as interpreted strings.
+func rawString(s string) string {
+	return "`" + strings.ReplaceAll(s, "`", "` + \"`\" + `") + "`"
+}

@@ -1,0 +1,55 @@
+// Command protoc-gen-mcp is a protoc/buf plugin that turns protobuf services into MCP tools:
+// for each service it writes typed clients and server handler interfaces that run on
+// github.com/protomcp/protomcp/runtime, with each tool's JSON Schemas computed at generate time.
+//
+// Install it with
+//
+//	go get -tool github.com/protomcp/protomcp/cmd/protoc-gen-mcp
+//
+// and use it from buf.gen.yaml:
+//
+//	plugins:
+//	  - local: ["go", "tool", "protoc-gen-mcp"]
+//	    out: gen
+//	    opt: paths=source_relative
+//
+// Parameters (opt:):
+//
+//	package_suffix=mcp  the generated Go package is the .pb.go package's name plus this
+//	                    suffix, in a subdirectory of the same name; empty writes next to .pb.go
+//	paths=...           as for protoc-gen-go (import or source_relative)
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	"google.golang.org/protobuf/compiler/protogen"
+)
+
+// version is reported by --version when the binary carries no module version (a local build).
+const version = "0.1.0-dev"
+
+func main() {
+	if len(os.Args) == 2 && (os.Args[1] == "--version" || os.Args[1] == "-version") {
+		fmt.Println("protoc-gen-mcp", buildVersion())
+		return
+	}
+	if len(os.Args) == 2 && (os.Args[1] == "--help" || os.Args[1] == "-h") {
+		fmt.Fprintln(os.Stderr, "protoc-gen-mcp is a protoc/buf plugin; run it through buf generate or protoc --mcp_out.")
+		fmt.Fprintln(os.Stderr, "Parameters: package_suffix=<suffix> (default \"mcp\"), paths=import|source_relative.")
+		os.Exit(2)
+	}
+	var flags flag.FlagSet
+	cfg := newConfig(&flags)
+	protogen.Options{ParamFunc: flags.Set}.Run(cfg.generate)
+}
+
+func buildVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return version
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// toolNamePattern is what MCP clients and the large model APIs accept as a tool name.
+var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// snakeCase turns an rpc name into the default tool name: GetForecast -> get_forecast,
+// GetHTTPStatus -> get_http_status, ListV2Items -> list_v2_items.
+func snakeCase(s string) string {
+	rs := []rune(s)
+	var b strings.Builder
+	for i, r := range rs {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				prev := rs[i-1]
+				nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+				if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+					if prev != '_' {
+						b.WriteByte('_')
+					}
+				}
+			}
+			b.WriteRune(unicode.ToLower(r))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// unexport lowercases the leading capitals of a Go identifier so that it reads naturally:
+// WeatherService -> weatherService, HTTPService -> httpService, API -> api.
+func unexport(s string) string {
+	rs := []rune(s)
+	n := 0
+	for n < len(rs) && unicode.IsUpper(rs[n]) {
+		n++
+	}
+	switch {
+	case n == 0:
+		return s
+	case n == 1 || n == len(rs):
+		// Lower the single capital, or the whole all-caps identifier.
+	default:
+		// Keep the last capital of a run when a lowercase letter follows: HTTPServer -> httpServer.
+		if unicode.IsLower(rs[n]) {
+			n--
+		}
+	}
+	for i := 0; i < n; i++ {
+		rs[i] = unicode.ToLower(rs[i])
+	}
+	return string(rs)
+}
+
+// cleanComment turns a proto comment into description text: each line loses the one space
+// after the comment marker and its trailing blanks, hard-wrapped lines of a paragraph are
+// joined, paragraphs, list items and indented lines keep their line breaks, and buf lint
+// directives are dropped.
+func cleanComment(c string) string {
+	var lines []string
+	for _, line := range strings.Split(strings.TrimSuffix(c, "\n"), "\n") {
+		line = strings.TrimRight(strings.TrimPrefix(line, " "), " \t")
+		if strings.HasPrefix(line, "buf:lint:") {
+			continue
+		}
+		lines = append(lines, line)
+	}
+	var b strings.Builder
+	prevBlank := true
+	for _, line := range lines {
+		if line == "" {
+			prevBlank = true
+			continue
+		}
+		switch {
+		case b.Len() == 0:
+		case prevBlank:
+			b.WriteString("\n\n")
+		case startsBlock(line):
+			b.WriteString("\n")
+		default:
+			b.WriteString(" ")
+		}
+		b.WriteString(line)
+		prevBlank = false
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// startsBlock reports whether a comment line begins a list item or an indented block, which
+// must keep its line break.
+func startsBlock(line string) bool {
+	if strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t") {
+		return true
+	}
+	for _, p := range []string{"- ", "* ", "+ "} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	i := 0
+	for i < len(line) && line[i] >= '0' && line[i] <= '9' {
+		i++
+	}
+	return i > 0 && i+1 < len(line) && (line[i] == '.' || line[i] == ')') && line[i+1] == ' '
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"go/format"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/pluginpb"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// The test image is built by `make testimage` (buf build --as-file-descriptor-set) from the
+// workspace's modules: unlike descriptors compiled into Go binaries, it keeps comments.
+var loadImage = sync.OnceValues(func() (*descriptorpb.FileDescriptorSet, error) {
+	b, err := os.ReadFile(filepath.Join("testdata", "image.binpb"))
+	if err != nil {
+		return nil, err
+	}
+	set := &descriptorpb.FileDescriptorSet{}
+	return set, proto.Unmarshal(b, set)
+})
+
+func image(t *testing.T) *descriptorpb.FileDescriptorSet {
+	t.Helper()
+	set, err := loadImage()
+	if err != nil {
+		t.Fatalf("load test image (run make testimage): %v", err)
+	}
+	return set
+}
+
+// runPlugin runs the plugin in-process on files of the test image, as protoc or buf would.
+func runPlugin(t *testing.T, param string, files ...string) *pluginpb.CodeGeneratorResponse {
+	t.Helper()
+	req := &pluginpb.CodeGeneratorRequest{
+		FileToGenerate: files,
+		Parameter:      proto.String(param),
+		ProtoFile:      image(t).GetFile(),
+	}
+	var flags flag.FlagSet
+	cfg := newConfig(&flags)
+	gen, err := protogen.Options{ParamFunc: flags.Set}.New(req)
+	if err != nil {
+		return &pluginpb.CodeGeneratorResponse{Error: proto.String(err.Error())}
+	}
+	if err := cfg.generate(gen); err != nil {
+		gen.Error(err)
+	}
+	return gen.Response()
+}
+
+func TestGolden(t *testing.T) {
+	cases := []struct {
+		name  string
+		param string
+		files []string
+	}{
+		{"weather", "paths=source_relative", []string{"weather/v1/weather.proto"}},
+		{"types", "paths=source_relative", []string{"test/v1/types.proto"}},
+		{"editions", "paths=source_relative", []string{"test/editions/v1/editions.proto"}},
+		{"proto2", "paths=source_relative", []string{"test/proto2/v1/proto2.proto"}},
+		// Beside the .pb.go files, with import paths.
+		{"no_suffix", "package_suffix=", []string{"test/proto2/v1/proto2.proto"}},
+		{"custom_suffix", "paths=source_relative,package_suffix=tools", []string{"test/editions/v1/editions.proto"}},
+		// A file without services generates nothing.
+		{"no_services", "paths=source_relative", []string{"google/api/field_behavior.proto"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := runPlugin(t, tc.param, tc.files...)
+			if resp.Error != nil {
+				t.Fatalf("plugin error: %s", resp.GetError())
+			}
+			want := uint64(pluginpb.CodeGeneratorResponse_FEATURE_PROTO3_OPTIONAL | pluginpb.CodeGeneratorResponse_FEATURE_SUPPORTS_EDITIONS)
+			if resp.GetSupportedFeatures() != want {
+				t.Errorf("supported features = %b, want %b", resp.GetSupportedFeatures(), want)
+			}
+			if resp.GetMinimumEdition() != int32(descriptorpb.Edition_EDITION_PROTO2) || resp.GetMaximumEdition() != int32(descriptorpb.Edition_EDITION_2024) {
+				t.Errorf("editions = %d..%d", resp.GetMinimumEdition(), resp.GetMaximumEdition())
+			}
+			dir := filepath.Join("testdata", "golden", tc.name)
+			if *update {
+				if err := os.RemoveAll(dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := map[string]bool{}
+			for _, f := range resp.File {
+				got[f.GetName()] = true
+				content := []byte(f.GetContent())
+				if formatted, err := format.Source(content); err != nil {
+					t.Errorf("%s does not parse: %v", f.GetName(), err)
+				} else if !bytes.Equal(formatted, content) {
+					t.Errorf("%s is not gofmt-clean", f.GetName())
+				}
+				path := filepath.Join(dir, filepath.FromSlash(f.GetName()))
+				if *update {
+					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, content, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				golden, err := os.ReadFile(path)
+				if err != nil {
+					t.Errorf("%s: %v (run go test -update)", f.GetName(), err)
+					continue
+				}
+				if !bytes.Equal(golden, content) {
+					t.Errorf("%s differs from %s (run go test -update and review the diff):\n%s", f.GetName(), path, firstDiff(string(golden), string(content)))
+				}
+			}
+			// No golden may be left without a generated file.
+			_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return nil
+				}
+				rel, _ := filepath.Rel(dir, path)
+				if !got[filepath.ToSlash(rel)] {
+					t.Errorf("golden %s was not generated", path)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// firstDiff shows the first line where want and got differ.
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return "line " + strconv.Itoa(i+1) + ":\n- " + wl + "\n+ " + gl
+		}
+	}
+	return ""
+}
+
+func TestGenerateErrors(t *testing.T) {
+	cases := []struct {
+		name  string
+		files []string
+		want  []string // substrings of the error, beyond the file and the rpc
+		file  string
+		rpc   string
+	}{
+		{"bad tool name", []string{"errors/badname/v1/badname.proto"}, []string{`"get weather"`, "^[A-Za-z0-9_-]{1,64}$"}, "errors/badname/v1/badname.proto", "errors.badname.v1.S.Get"},
+		{"tool name too long", []string{"errors/longname/v1/longname.proto"}, []string{"is invalid"}, "errors/longname/v1/longname.proto", "errors.longname.v1.S.Get"},
+		{"bad prefix", []string{"errors/badprefix/v1/badprefix.proto"}, []string{`"weather.get"`, "is invalid"}, "errors/badprefix/v1/badprefix.proto", "errors.badprefix.v1.S.Get"},
+		{"duplicate name in a service", []string{"errors/dupname/v1/dupname.proto"}, []string{`"get_thing"`, "already used by rpc errors.dupname.v1.S.GetThing"}, "errors/dupname/v1/dupname.proto", "errors.dupname.v1.S.Other"},
+		{"duplicate name across services", []string{"errors/dupservices/v1/dupservices.proto"}, []string{`"get"`, "already used by rpc errors.dupservices.v1.A.Get"}, "errors/dupservices/v1/dupservices.proto", "errors.dupservices.v1.B.Get"},
+		{"duplicate name across files of a package", []string{"errors/pkgdup/v1/a.proto", "errors/pkgdup/v1/b.proto"}, []string{`"get"`, "already used by rpc errors.pkgdup.v1.A.Get (errors/pkgdup/v1/a.proto)", "same Go package"}, "errors/pkgdup/v1/b.proto", "errors.pkgdup.v1.B.Get"},
+		{"client streaming", []string{"errors/clientstream/v1/clientstream.proto"}, []string{"client-streaming", "skip"}, "errors/clientstream/v1/clientstream.proto", "errors.clientstream.v1.S.Upload"},
+		{"bidi streaming", []string{"errors/bidistream/v1/bidistream.proto"}, []string{"bidirectional streaming", "skip"}, "errors/bidistream/v1/bidistream.proto", "errors.bidistream.v1.S.Chat"},
+		{"server streaming", []string{"errors/serverstream/v1/serverstream.proto"}, []string{"server-streaming", "skip"}, "errors/serverstream/v1/serverstream.proto", "errors.serverstream.v1.S.Watch"},
+		{"bad example", []string{"errors/badexample/v1/badexample.proto"}, []string{"errors.badexample.v1.GetRequest.city", `"Paris" is not valid JSON`}, "errors/badexample/v1/badexample.proto", "errors.badexample.v1.S.Get"},
+		{"arguments not an object", []string{"errors/rootnotobject/v1/rootnotobject.proto"}, []string{"google.protobuf.Timestamp", "must be JSON objects"}, "errors/rootnotobject/v1/rootnotobject.proto", "errors.rootnotobject.v1.S.At"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := runPlugin(t, "paths=source_relative", tc.files...)
+			msg := resp.GetError()
+			if msg == "" {
+				t.Fatalf("no error; generated %d files", len(resp.File))
+			}
+			if len(resp.File) != 0 {
+				t.Errorf("generated %d files despite the error", len(resp.File))
+			}
+			for _, want := range append([]string{tc.file + ": rpc " + tc.rpc + ": "}, tc.want...) {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q does not contain %q", msg, want)
+				}
+			}
+		})
+	}
+}
+
+func TestSnakeCase(t *testing.T) {
+	for in, want := range map[string]string{
+		"GetForecast":    "get_forecast",
+		"Get":            "get",
+		"GetHTTPStatus":  "get_http_status",
+		"HTTPGet":        "http_get",
+		"ListV2Items":    "list_v2_items",
+		"Get2FA":         "get2_fa",
+		"already_snake":  "already_snake",
+		"Mixed_Case":     "mixed_case",
+		"ToolResultJSON": "tool_result_json",
+	} {
+		if got := snakeCase(in); got != want {
+			t.Errorf("snakeCase(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestUnexport(t *testing.T) {
+	for in, want := range map[string]string{
+		"WeatherService": "weatherService",
+		"HTTPService":    "httpService",
+		"API":            "api",
+		"A":              "a",
+		"already":        "already",
+	} {
+		if got := unexport(in); got != want {
+			t.Errorf("unexport(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCleanComment(t *testing.T) {
+	in := " First line\n continues here.\n\n Values:\n - A: one\n - B: two\n   indented\n buf:lint:ignore FOO\n"
+	want := "First line continues here.\n\nValues:\n- A: one\n- B: two\n  indented"
+	if got := cleanComment(in); got != want {
+		t.Errorf("cleanComment = %q, want %q", got, want)
+	}
+}
+
+func TestRawString(t *testing.T) {
+	if got, want := rawString("a `b` c"), "`a ` + \"`\" + `b` + \"`\" + ` c`"; got != want {
+		t.Errorf("rawString = %s, want %s", got, want)
+	}
+}

@@ -1,0 +1,647 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
+
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+)
+
+// direction says whether a schema describes tool arguments (decoded from a model's JSON) or
+// tool results (encoded by protojson). Inputs list required fields and leave out the
+// _UNSPECIFIED zero value of enums; outputs describe everything protojson may write.
+type direction int
+
+const (
+	input direction = iota
+	output
+)
+
+// Schema is the subset of JSON Schema 2020-12 that the generator writes. Its keywords are
+// written in the order of the fields, so that generated schemas read alike.
+type Schema struct {
+	boolean              *bool // a boolean schema (true or false) when set
+	Ref                  string
+	Type                 []string // one type is written as a string, several as an array
+	Description          string
+	Deprecated           bool
+	Format               string
+	Pattern              string
+	ContentEncoding      string
+	Enum                 []string
+	Minimum              string // a JSON number
+	Maximum              string // a JSON number
+	Items                *Schema
+	Properties           []Property
+	Required             []string
+	AdditionalProperties *Schema
+	PropertyNames        *Schema
+	DependentSchemas     []Property
+	Examples             []json.RawMessage
+	Defs                 []Property
+}
+
+// Property is one named subschema, kept in declaration order.
+type Property struct {
+	Name   string
+	Schema *Schema
+}
+
+var falseSchema = func() *Schema { f := false; return &Schema{boolean: &f} }
+
+// schemaError is a generate-time error about one descriptor.
+type schemaError struct {
+	desc protoreflect.Descriptor
+	msg  string
+}
+
+func (e *schemaError) Error() string {
+	return fmt.Sprintf("%s: %s: %s", e.desc.ParentFile().Path(), e.desc.FullName(), e.msg)
+}
+
+// messageSchema returns the JSON Schema of the proto3 JSON form of md, the root of a tool's
+// input or output. The root is always an object.
+func messageSchema(md protoreflect.MessageDescriptor, dir direction) (*Schema, error) {
+	b := &schemaBuilder{
+		dir:  dir,
+		root: md,
+		refs: cycleEntries(md),
+		defs: map[protoreflect.FullName]*Schema{},
+	}
+	if s := wellKnownSchema(md); s != nil {
+		if len(s.Type) != 1 || s.Type[0] != "object" {
+			return nil, &schemaError{md, "a tool's arguments and results must be JSON objects, and the JSON form of this well-known type is not"}
+		}
+		return s, nil // without the well-known type's long comment
+	}
+	s := b.message(md, true)
+	if b.err != nil {
+		return nil, b.err
+	}
+	for _, name := range b.defOrder {
+		s.Defs = append(s.Defs, Property{string(name), b.defs[name]})
+	}
+	return s, nil
+}
+
+type schemaBuilder struct {
+	dir      direction
+	root     protoreflect.MessageDescriptor
+	refs     map[protoreflect.FullName]bool // messages reached through $ref, to break cycles
+	defs     map[protoreflect.FullName]*Schema
+	defOrder []protoreflect.FullName
+	err      error
+}
+
+// cycleEntries finds, by depth-first search from root, the messages that close a cycle (the
+// targets of back edges). Expanding every other message inline and referring to these through
+// $defs (or "#" for the root) expands each schema finitely.
+func cycleEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName]bool {
+	const onStack, done = 1, 2
+	state := map[protoreflect.FullName]int{}
+	marked := map[protoreflect.FullName]bool{}
+	var visit func(md protoreflect.MessageDescriptor)
+	visit = func(md protoreflect.MessageDescriptor) {
+		state[md.FullName()] = onStack
+		fields := md.Fields()
+		for i := 0; i < fields.Len(); i++ {
+			m := fieldMessage(fields.Get(i))
+			if m == nil || wellKnownSchema(m) != nil {
+				continue
+			}
+			switch state[m.FullName()] {
+			case onStack:
+				marked[m.FullName()] = true
+			case 0:
+				visit(m)
+			}
+		}
+		state[md.FullName()] = done
+	}
+	if wellKnownSchema(root) == nil {
+		visit(root)
+	}
+	return marked
+}
+
+// fieldMessage is the message a field's values are (its map values, for a map), or nil.
+func fieldMessage(fd protoreflect.FieldDescriptor) protoreflect.MessageDescriptor {
+	if fd.IsMap() {
+		fd = fd.MapValue()
+	}
+	return fd.Message()
+}
+
+func (b *schemaBuilder) fail(d protoreflect.Descriptor, format string, args ...any) {
+	if b.err == nil {
+		b.err = &schemaError{d, fmt.Sprintf(format, args...)}
+	}
+}
+
+// message returns md's schema: a well-known type's JSON form, a $ref when md closes a cycle,
+// or the object inline.
+func (b *schemaBuilder) message(md protoreflect.MessageDescriptor, top bool) *Schema {
+	if s := wellKnownSchema(md); s != nil {
+		return s
+	}
+	name := md.FullName()
+	if !top && b.refs[name] {
+		if name == b.root.FullName() {
+			return &Schema{Ref: "#"}
+		}
+		if b.defs[name] == nil {
+			def := &Schema{}
+			b.defs[name] = def
+			b.defOrder = append(b.defOrder, name)
+			*def = *b.object(md)
+		}
+		return &Schema{Ref: "#/$defs/" + string(name)}
+	}
+	return b.object(md)
+}
+
+// object is a message as a JSON object: its fields by JSON name, nothing else.
+func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
+	s := &Schema{
+		Type:                 []string{"object"},
+		Description:          leadingComments(md),
+		AdditionalProperties: falseSchema(),
+	}
+	fields := md.Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		s.Properties = append(s.Properties, Property{fd.JSONName(), b.field(fd)})
+		if b.dir == input && isRequired(fd) {
+			s.Required = append(s.Required, fd.JSONName())
+		}
+	}
+	// A oneof is expressed without anyOf/oneOf (which several model providers reject, above
+	// all at the root): each member, when present, forbids the others.
+	oneofs := md.Oneofs()
+	for i := 0; i < oneofs.Len(); i++ {
+		od := oneofs.Get(i)
+		if od.IsSynthetic() || od.Fields().Len() < 2 {
+			continue
+		}
+		var names []string
+		for j := 0; j < od.Fields().Len(); j++ {
+			names = append(names, od.Fields().Get(j).JSONName())
+		}
+		note := fmt.Sprintf("Set at most one of: %s.", strings.Join(names, ", "))
+		for _, member := range names {
+			dep := &Schema{}
+			for _, other := range names {
+				if other != member {
+					dep.Properties = append(dep.Properties, Property{other, falseSchema()})
+				}
+			}
+			s.DependentSchemas = append(s.DependentSchemas, Property{member, dep})
+			for k := range s.Properties {
+				if p := &s.Properties[k]; p.Name == member {
+					p.Schema.Description = join(p.Schema.Description, note)
+				}
+			}
+		}
+	}
+	return s
+}
+
+// field is one field's schema: its values, as an array for repeated fields or an object for
+// maps, with the field's comment and options.
+func (b *schemaBuilder) field(fd protoreflect.FieldDescriptor) *Schema {
+	var s, elem *Schema
+	doc := leadingComments(fd)
+	switch {
+	case fd.IsMap():
+		elem = b.singular(fd.MapValue())
+		s = &Schema{Type: []string{"object"}, Description: doc, AdditionalProperties: elem, PropertyNames: mapKeyNames(fd.MapKey())}
+	case fd.IsList():
+		elem = b.singular(fd)
+		s = &Schema{Type: []string{"array"}, Description: doc, Items: elem}
+	default:
+		s = b.singular(fd)
+		elem = s
+		if doc != "" {
+			if fd.Enum() != nil {
+				s.Description = join(doc, enumValuesDoc(fd.Enum(), b.dir))
+			} else {
+				s.Description = doc
+			}
+		}
+	}
+	opts, _ := fd.Options().(*descriptorpb.FieldOptions)
+	s.Deprecated = opts.GetDeprecated()
+	if fo, ok := proto.GetExtension(opts, mcpv1.E_Field).(*mcpv1.FieldOptions); ok && fo != nil {
+		if fo.GetFormat() != "" {
+			elem.Format = fo.GetFormat()
+		}
+		for _, ex := range fo.GetExamples() {
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, []byte(ex)); err != nil {
+				b.fail(fd, "(mcp.v1.field).examples: %q is not valid JSON: %v", ex, err)
+				continue
+			}
+			s.Examples = append(s.Examples, buf.Bytes())
+		}
+	}
+	return s
+}
+
+// Ranges of the proto3 JSON numbers.
+const (
+	minInt32   = "-2147483648"
+	maxInt32   = "2147483647"
+	maxUint32  = "4294967295"
+	minInt64   = "-9223372036854775808"
+	maxInt64   = "9223372036854775807"
+	maxUint64  = "18446744073709551615"
+	maxFloat32 = "3.4028234663852886e+38"
+
+	int64Pattern   = `^-?[0-9]+$`
+	uint64Pattern  = `^[0-9]+$`
+	nonFinite      = `^(NaN|-?Infinity)$`
+	durationSyntax = `^-?[0-9]+(\.[0-9]{1,9})?s$`
+)
+
+// singular is the schema of one value of fd's type.
+func (b *schemaBuilder) singular(fd protoreflect.FieldDescriptor) *Schema {
+	switch fd.Kind() {
+	case protoreflect.BoolKind:
+		return &Schema{Type: []string{"boolean"}}
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		return &Schema{Type: []string{"integer"}, Minimum: minInt32, Maximum: maxInt32}
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return &Schema{Type: []string{"integer"}, Minimum: "0", Maximum: maxUint32}
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return &Schema{Type: []string{"integer", "string"}, Pattern: int64Pattern, Minimum: minInt64, Maximum: maxInt64}
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return &Schema{Type: []string{"integer", "string"}, Pattern: uint64Pattern, Minimum: "0", Maximum: maxUint64}
+	case protoreflect.FloatKind:
+		return &Schema{Type: []string{"number", "string"}, Pattern: nonFinite, Minimum: "-" + maxFloat32, Maximum: maxFloat32}
+	case protoreflect.DoubleKind:
+		return &Schema{Type: []string{"number", "string"}, Pattern: nonFinite}
+	case protoreflect.StringKind:
+		return &Schema{Type: []string{"string"}}
+	case protoreflect.BytesKind:
+		return &Schema{Type: []string{"string"}, ContentEncoding: "base64"}
+	case protoreflect.EnumKind:
+		return b.enum(fd.Enum())
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return b.message(fd.Message(), false)
+	}
+	b.fail(fd, "unsupported field kind %v", fd.Kind())
+	return &Schema{}
+}
+
+// enum is an enum as protojson writes it: a value name. Inputs leave out the zero value when
+// it is the conventional X_UNSPECIFIED placeholder (protojson would still accept it, and
+// numbers too, but a model should send a meaningful name).
+func (b *schemaBuilder) enum(ed protoreflect.EnumDescriptor) *Schema {
+	if ed.FullName() == "google.protobuf.NullValue" {
+		return &Schema{Type: []string{"null"}}
+	}
+	s := &Schema{Type: []string{"string"}, Description: join(leadingComments(ed), enumValuesDoc(ed, b.dir))}
+	for _, v := range enumValues(ed, b.dir) {
+		s.Enum = append(s.Enum, string(v.Name()))
+	}
+	return s
+}
+
+func enumValues(ed protoreflect.EnumDescriptor, dir direction) []protoreflect.EnumValueDescriptor {
+	var vs []protoreflect.EnumValueDescriptor
+	values := ed.Values()
+	for i := 0; i < values.Len(); i++ {
+		v := values.Get(i)
+		if dir == input && v.Number() == 0 && values.Len() > 1 && strings.HasSuffix(string(v.Name()), "_UNSPECIFIED") {
+			continue
+		}
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+// enumValuesDoc lists an enum's values with their comments, when any value has one.
+func enumValuesDoc(ed protoreflect.EnumDescriptor, dir direction) string {
+	var lines []string
+	commented := false
+	for _, v := range enumValues(ed, dir) {
+		doc := leadingComments(v)
+		if doc == "" {
+			lines = append(lines, "- "+string(v.Name()))
+			continue
+		}
+		commented = true
+		lines = append(lines, "- "+string(v.Name())+": "+strings.ReplaceAll(doc, "\n", " "))
+	}
+	if !commented {
+		return ""
+	}
+	return strings.Join(lines, "\n")
+}
+
+// mapKeyNames constrains the object keys of a map with non-string keys.
+func mapKeyNames(fd protoreflect.FieldDescriptor) *Schema {
+	switch fd.Kind() {
+	case protoreflect.BoolKind:
+		return &Schema{Enum: []string{"true", "false"}}
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
+		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return &Schema{Pattern: int64Pattern}
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return &Schema{Pattern: uint64Pattern}
+	}
+	return nil
+}
+
+// wellKnownSchema is the JSON form of a google.protobuf well-known type, or nil for any other
+// message. It returns a new schema on every call: callers add descriptions.
+func wellKnownSchema(md protoreflect.MessageDescriptor) *Schema {
+	if md.ParentFile().Package() != "google.protobuf" {
+		return nil
+	}
+	str := func(more ...string) []string { return append([]string{"string"}, more...) }
+	switch md.Name() {
+	case "Timestamp":
+		return &Schema{Type: str(), Format: "date-time"}
+	case "Duration":
+		return &Schema{Type: str(), Pattern: durationSyntax}
+	case "FieldMask":
+		return &Schema{Type: str(), Description: "Comma-separated field paths in lowerCamelCase."}
+	case "Struct":
+		return &Schema{Type: []string{"object"}}
+	case "Value":
+		return &Schema{}
+	case "ListValue":
+		return &Schema{Type: []string{"array"}}
+	case "Empty":
+		return &Schema{Type: []string{"object"}, AdditionalProperties: falseSchema()}
+	case "Any":
+		return &Schema{
+			Type: []string{"object"},
+			Properties: []Property{{"@type", &Schema{
+				Type:        str(),
+				Description: "The type URL of the packed message, e.g. type.googleapis.com/google.protobuf.Duration.",
+			}}},
+			Required: []string{"@type"},
+		}
+	case "DoubleValue":
+		return &Schema{Type: []string{"number", "string", "null"}, Pattern: nonFinite}
+	case "FloatValue":
+		return &Schema{Type: []string{"number", "string", "null"}, Pattern: nonFinite, Minimum: "-" + maxFloat32, Maximum: maxFloat32}
+	case "Int64Value":
+		return &Schema{Type: []string{"integer", "string", "null"}, Pattern: int64Pattern, Minimum: minInt64, Maximum: maxInt64}
+	case "UInt64Value":
+		return &Schema{Type: []string{"integer", "string", "null"}, Pattern: uint64Pattern, Minimum: "0", Maximum: maxUint64}
+	case "Int32Value":
+		return &Schema{Type: []string{"integer", "null"}, Minimum: minInt32, Maximum: maxInt32}
+	case "UInt32Value":
+		return &Schema{Type: []string{"integer", "null"}, Minimum: "0", Maximum: maxUint32}
+	case "BoolValue":
+		return &Schema{Type: []string{"boolean", "null"}}
+	case "StringValue":
+		return &Schema{Type: []string{"string", "null"}}
+	case "BytesValue":
+		return &Schema{Type: []string{"string", "null"}, ContentEncoding: "base64"}
+	}
+	return nil
+}
+
+// fieldBehaviorRequired is google.api.field_behavior (extension 1052 of FieldOptions, a
+// repeated enum) containing REQUIRED (2). It reads the option's wire form, so it works
+// whether or not google/api/field_behavior.proto is linked into this binary.
+const (
+	fieldBehaviorNumber   = 1052
+	fieldBehaviorRequired = 2
+)
+
+// isRequired reports whether tool arguments must contain fd: a proto2/editions required
+// field, google.api.field_behavior = REQUIRED, or (mcp.v1.field).required.
+func isRequired(fd protoreflect.FieldDescriptor) bool {
+	if fd.Cardinality() == protoreflect.Required {
+		return true
+	}
+	opts, _ := fd.Options().(*descriptorpb.FieldOptions)
+	if opts == nil {
+		return false
+	}
+	if fo, ok := proto.GetExtension(opts, mcpv1.E_Field).(*mcpv1.FieldOptions); ok && fo.GetRequired() {
+		return true
+	}
+	raw, err := proto.Marshal(opts)
+	if err != nil {
+		return false
+	}
+	for len(raw) > 0 {
+		num, typ, n := protowire.ConsumeTag(raw)
+		if n < 0 {
+			return false
+		}
+		raw = raw[n:]
+		if num == fieldBehaviorNumber {
+			switch typ {
+			case protowire.VarintType:
+				v, m := protowire.ConsumeVarint(raw)
+				if m >= 0 && v == fieldBehaviorRequired {
+					return true
+				}
+			case protowire.BytesType:
+				packed, m := protowire.ConsumeBytes(raw)
+				for m >= 0 && len(packed) > 0 {
+					v, k := protowire.ConsumeVarint(packed)
+					if k < 0 {
+						break
+					}
+					if v == fieldBehaviorRequired {
+						return true
+					}
+					packed = packed[k:]
+				}
+			}
+		}
+		n = protowire.ConsumeFieldValue(num, typ, raw)
+		if n < 0 {
+			return false
+		}
+		raw = raw[n:]
+	}
+	return false
+}
+
+// leadingComments is the cleaned leading comment of d, from its file's source info.
+func leadingComments(d protoreflect.Descriptor) string {
+	return cleanComment(d.ParentFile().SourceLocations().ByDescriptor(d).LeadingComments)
+}
+
+func join(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
+}
+
+// String writes s as indented JSON (two spaces), keywords in a fixed order.
+func (s *Schema) String() string {
+	var w strings.Builder
+	s.write(&w, 0)
+	return w.String()
+}
+
+func (s *Schema) write(w *strings.Builder, depth int) {
+	if s.boolean != nil {
+		fmt.Fprint(w, *s.boolean)
+		return
+	}
+	type member struct {
+		key   string
+		write func(depth int)
+	}
+	var ms []member
+	add := func(key string, write func(depth int)) { ms = append(ms, member{key, write}) }
+	str := func(key, v string) {
+		if v != "" {
+			add(key, func(int) { w.WriteString(quote(v)) })
+		}
+	}
+	num := func(key, v string) {
+		if v != "" {
+			add(key, func(int) { w.WriteString(v) })
+		}
+	}
+	sub := func(key string, v *Schema) {
+		if v != nil {
+			add(key, func(d int) { v.write(w, d) })
+		}
+	}
+	props := func(key string, ps []Property) {
+		if len(ps) > 0 {
+			add(key, func(d int) { writeProperties(w, ps, d) })
+		}
+	}
+	strs := func(key string, vs []string) {
+		if len(vs) > 0 {
+			add(key, func(d int) { writeStrings(w, vs, d) })
+		}
+	}
+
+	str("$ref", s.Ref)
+	switch len(s.Type) {
+	case 0:
+	case 1:
+		str("type", s.Type[0])
+	default:
+		strs("type", s.Type)
+	}
+	str("description", s.Description)
+	if s.Deprecated {
+		add("deprecated", func(int) { w.WriteString("true") })
+	}
+	str("format", s.Format)
+	str("pattern", s.Pattern)
+	str("contentEncoding", s.ContentEncoding)
+	strs("enum", s.Enum)
+	num("minimum", s.Minimum)
+	num("maximum", s.Maximum)
+	sub("items", s.Items)
+	props("properties", s.Properties)
+	strs("required", s.Required)
+	sub("additionalProperties", s.AdditionalProperties)
+	sub("propertyNames", s.PropertyNames)
+	props("dependentSchemas", s.DependentSchemas)
+	if len(s.Examples) > 0 {
+		add("examples", func(int) {
+			w.WriteString("[")
+			for i, ex := range s.Examples {
+				if i > 0 {
+					w.WriteString(", ")
+				}
+				w.Write(ex)
+			}
+			w.WriteString("]")
+		})
+	}
+	props("$defs", s.Defs)
+
+	if len(ms) == 0 {
+		w.WriteString("{}")
+		return
+	}
+	w.WriteString("{\n")
+	for i, m := range ms {
+		indent(w, depth+1)
+		w.WriteString(quote(m.key))
+		w.WriteString(": ")
+		m.write(depth + 1)
+		if i < len(ms)-1 {
+			w.WriteString(",")
+		}
+		w.WriteString("\n")
+	}
+	indent(w, depth)
+	w.WriteString("}")
+}
+
+func writeProperties(w *strings.Builder, ps []Property, depth int) {
+	w.WriteString("{\n")
+	for i, p := range ps {
+		indent(w, depth+1)
+		w.WriteString(quote(p.Name))
+		w.WriteString(": ")
+		p.Schema.write(w, depth+1)
+		if i < len(ps)-1 {
+			w.WriteString(",")
+		}
+		w.WriteString("\n")
+	}
+	indent(w, depth)
+	w.WriteString("}")
+}
+
+// writeStrings writes a string array on one line when it is short, one item a line otherwise.
+func writeStrings(w *strings.Builder, vs []string, depth int) {
+	quoted := make([]string, len(vs))
+	width := 0
+	for i, v := range vs {
+		quoted[i] = quote(v)
+		width += len(quoted[i]) + 2
+	}
+	if width <= 72 {
+		w.WriteString("[" + strings.Join(quoted, ", ") + "]")
+		return
+	}
+	w.WriteString("[\n")
+	for i, q := range quoted {
+		indent(w, depth+1)
+		w.WriteString(q)
+		if i < len(quoted)-1 {
+			w.WriteString(",")
+		}
+		w.WriteString("\n")
+	}
+	indent(w, depth)
+	w.WriteString("]")
+}
+
+func indent(w *strings.Builder, depth int) {
+	for i := 0; i < depth; i++ {
+		w.WriteString("  ")
+	}
+}
+
+// quote is a JSON string literal without HTML escaping, so that <, > and & stay readable.
+func quote(s string) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(buf.String(), "\n")
+}

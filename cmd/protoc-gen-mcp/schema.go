@@ -262,7 +262,7 @@ const (
 	minInt64   = "-9223372036854775808"
 	maxInt64   = "9223372036854775807"
 	maxUint64  = "18446744073709551615"
-	maxFloat32 = "3.4028234663852886e+38"
+	maxFloat32 = "3.4028235e+38" // as protojson writes math.MaxFloat32
 
 	int64Pattern   = `^-?[0-9]+$`
 	uint64Pattern  = `^[0-9]+$`

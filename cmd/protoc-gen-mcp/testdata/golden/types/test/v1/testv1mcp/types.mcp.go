@@ -198,8 +198,8 @@ const typesServiceEchoInputSchema = `{
     "floatValue": {
       "type": ["number", "string"],
       "pattern": "^(NaN|-?Infinity)$",
-      "minimum": -3.4028234663852886e+38,
-      "maximum": 3.4028234663852886e+38
+      "minimum": -3.4028235e+38,
+      "maximum": 3.4028235e+38
     },
     "int32Value": {
       "type": "integer",
@@ -301,8 +301,8 @@ const typesServiceEchoOutputSchema = `{
     "floatValue": {
       "type": ["number", "string"],
       "pattern": "^(NaN|-?Infinity)$",
-      "minimum": -3.4028234663852886e+38,
-      "maximum": 3.4028234663852886e+38
+      "minimum": -3.4028235e+38,
+      "maximum": 3.4028235e+38
     },
     "int32Value": {
       "type": "integer",
@@ -942,8 +942,8 @@ const typesServiceWellKnownInputSchema = `{
     "floatWrapper": {
       "type": ["number", "string", "null"],
       "pattern": "^(NaN|-?Infinity)$",
-      "minimum": -3.4028234663852886e+38,
-      "maximum": 3.4028234663852886e+38
+      "minimum": -3.4028235e+38,
+      "maximum": 3.4028235e+38
     },
     "int64Wrapper": {
       "type": ["integer", "string", "null"],
@@ -1038,8 +1038,8 @@ const typesServiceWellKnownOutputSchema = `{
     "floatWrapper": {
       "type": ["number", "string", "null"],
       "pattern": "^(NaN|-?Infinity)$",
-      "minimum": -3.4028234663852886e+38,
-      "maximum": 3.4028234663852886e+38
+      "minimum": -3.4028235e+38,
+      "maximum": 3.4028235e+38
     },
     "int64Wrapper": {
       "type": ["integer", "string", "null"],

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/dynamicpb"
+)
+
+// registry builds descriptors (with comments) and dynamic message types from the test image.
+func registry(t *testing.T) (*protoregistry.Files, *dynamicpb.Types) {
+	t.Helper()
+	files, err := protodesc.NewFiles(image(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files, dynamicpb.NewTypes(files)
+}
+
+func findMessage(t *testing.T, files *protoregistry.Files, name string) protoreflect.MessageDescriptor {
+	t.Helper()
+	d, err := files.FindDescriptorByName(protoreflect.FullName(name))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return d.(protoreflect.MessageDescriptor)
+}
+
+// compileSchema compiles a generated schema as JSON Schema 2020-12 (the MCP default dialect),
+// asserting formats and content encodings, as a strict client would.
+func compileSchema(t *testing.T, text string) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("schema is not JSON: %v\n%s", err, text)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.AssertContent()
+	if err := c.AddResource("mem:///schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("mem:///schema.json")
+	if err != nil {
+		t.Fatalf("schema does not compile: %v\n%s", err, text)
+	}
+	return s
+}
+
+func schemaText(t *testing.T, md protoreflect.MessageDescriptor, dir direction) string {
+	t.Helper()
+	s, err := messageSchema(md, dir)
+	if err != nil {
+		t.Fatalf("%s: %v", md.FullName(), err)
+	}
+	return s.String()
+}
+
+// TestSchemasCompile compiles the input and output schema of every tool of the test image.
+func TestSchemasCompile(t *testing.T) {
+	files, _ := registry(t)
+	n := 0
+	files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+		if strings.HasPrefix(fd.Path(), "errors/") {
+			return true
+		}
+		for i := 0; i < fd.Services().Len(); i++ {
+			methods := fd.Services().Get(i).Methods()
+			for j := 0; j < methods.Len(); j++ {
+				m := methods.Get(j)
+				if m.IsStreamingClient() || m.IsStreamingServer() {
+					continue
+				}
+				t.Run(string(m.FullName()), func(t *testing.T) {
+					compileSchema(t, schemaText(t, m.Input(), input))
+					if m.Output().FullName() != toolResultName {
+						compileSchema(t, schemaText(t, m.Output(), output))
+					}
+				})
+				n++
+			}
+		}
+		return true
+	})
+	if n < 8 {
+		t.Errorf("compiled the schemas of %d tools; the image should hold more", n)
+	}
+}
+
+// TestSchemaPayloads validates JSON payloads against generated input schemas and checks that
+// protojson, which decodes the same payloads in the runtime, agrees.
+func TestSchemaPayloads(t *testing.T) {
+	files, types := registry(t)
+	type payload struct {
+		json  string
+		valid bool
+		// schemaOnly marks payloads that protojson accepts but the schema rejects on purpose:
+		// missing required fields, the _UNSPECIFIED enum value, formats.
+		schemaOnly bool
+	}
+	ok := func(json string) payload { return payload{json: json, valid: true} }
+	bad := func(json string) payload { return payload{json: json} }
+	badSchema := func(json string) payload { return payload{json: json, schemaOnly: true} }
+	cases := map[string][]payload{
+		"test.v1.Scalars": {
+			ok(`{"boolValue": false, "stringValue": "ada@example.com"}`),
+			ok(`{"boolValue": true, "stringValue": "a@b.c",
+				"int64Value": "-9223372036854775808", "sint64Value": "9223372036854775807",
+				"sfixed64Value": -5, "uint64Value": "18446744073709551615", "fixed64Value": "0",
+				"int32Value": -2147483648, "sint32Value": 2147483647, "sfixed32Value": 0,
+				"uint32Value": 4294967295, "fixed32Value": 0,
+				"doubleValue": "NaN", "floatValue": "-Infinity", "bytesValue": "aGVsbG8=",
+				"optionalValue": 0, "oldValue": ""}`),
+			ok(`{"boolValue": true, "stringValue": "a@b.c", "doubleValue": 1.5e300, "floatValue": 3.4e38, "int64Value": 42}`),
+			badSchema(`{"boolValue": true}`),
+			badSchema(`{"stringValue": "a@b.c"}`),
+			badSchema(`{"boolValue": true, "stringValue": "not an email"}`),
+			bad(`{"boolValue": true, "stringValue": "a@b.c", "int32Value": 2147483648}`),
+			bad(`{"boolValue": true, "stringValue": "a@b.c", "uint32Value": -1}`),
+			bad(`{"boolValue": true, "stringValue": "a@b.c", "int64Value": "12a"}`),
+			bad(`{"boolValue": true, "stringValue": "a@b.c", "uint64Value": "-1"}`),
+			bad(`{"boolValue": true, "stringValue": "a@b.c", "doubleValue": "nan"}`),
+			bad(`{"boolValue": true, "stringValue": "a@b.c", "floatValue": 1e39}`),
+			bad(`{"boolValue": "true", "stringValue": "a@b.c"}`),
+			bad(`{"boolValue": true, "stringValue": 7}`),
+			bad(`{"boolValue": true, "stringValue": "a@b.c", "bytesValue": "***"}`),
+			bad(`{"boolValue": true, "stringValue": "a@b.c", "nope": 1}`),
+		},
+		"test.v1.Structured": {
+			ok(`{}`),
+			ok(`{"name": "x"}`),
+			ok(`{"number": "12"}`),
+			ok(`{"detail": {"label": "a"}}`),
+			ok(`{"color": "COLOR_RED", "colors": ["COLOR_GREEN", "COLOR_RED"], "level": "LEVEL_HIGH"}`),
+			ok(`{"colors": [], "inners": [], "byString": {}}`),
+			ok(`{"nestedMaps": {"a": {"counts": {"x": 1}}}, "byInt32": {"-5": {"label": "x"}},
+				"byInt64": {"9223372036854775807": "COLOR_RED"}, "byUint32": {"4": "-9"},
+				"byBool": {"true": false, "false": true}, "byString": {"": ""}}`),
+			ok(`{"tree": {"value": "r", "children": [{"value": "c", "children": [{"value": "g"}]}]},
+				"child": {"child": {"name": "deep"}}, "ping": {"pong": {"ping": {}}}}`),
+			bad(`{"name": "x", "number": 1}`),
+			bad(`{"number": 1, "detail": {}}`),
+			bad(`{"color": "COLOR_BLUE"}`),
+			bad(`{"colors": ["COLOR_RED", "red"]}`),
+			badSchema(`{"color": "COLOR_UNSPECIFIED"}`),
+			bad(`{"byInt32": {"x": {}}}`),
+			bad(`{"byBool": {"yes": true}}`),
+			bad(`{"byUint32": {"-1": 1}}`),
+			bad(`{"tree": {"value": "r", "extra": 1}}`),
+			bad(`{"tree": {"children": [{"children": [{"value": 5}]}]}}`),
+			bad(`{"child": {"child": {"color": "NOPE"}}}`),
+			bad(`{"ping": {"pong": {"ping": {"pong": {"bad": 1}}}}}`),
+			bad(`{"inner": []}`),
+			bad(`{"colors": "COLOR_RED"}`),
+		},
+		"test.v1.WellKnownTypes": {
+			ok(`{"timestamp": "2024-01-02T03:04:05.123Z", "duration": "-1.5s", "struct": {"a": [1, {"b": null}]},
+				"value": [1, "x"], "listValue": [1, null], "nullValue": null, "fieldMask": "a.b,c",
+				"any": {"@type": "type.googleapis.com/google.protobuf.Duration", "value": "1s"}, "empty": {},
+				"doubleWrapper": "Infinity", "floatWrapper": 1.5, "int64Wrapper": "-1", "uint64Wrapper": 7,
+				"int32Wrapper": -1, "uint32Wrapper": 4294967295, "boolWrapper": null, "stringWrapper": "s",
+				"bytesWrapper": "AA==", "timestamps": ["1970-01-01T00:00:00Z"]}`),
+			ok(`{"value": null}`),
+			bad(`{"timestamp": "yesterday"}`),
+			bad(`{"duration": "5m"}`),
+			bad(`{"empty": {"x": 1}}`),
+			bad(`{"any": {"value": "1s"}}`),
+			bad(`{"int32Wrapper": 2147483648}`),
+			bad(`{"struct": [1]}`),
+			bad(`{"listValue": {}}`),
+			badSchema(`{"nullValue": 0}`), // protojson also takes the enum number
+		},
+		"weather.v1.GetForecastRequest": {
+			ok(`{"city": "Paris, FR", "days": 3, "unit": "TEMPERATURE_UNIT_CELSIUS"}`),
+			ok(`{"coordinates": {"latitude": 48.85, "longitude": 2.35}}`),
+			bad(`{"city": "Paris", "coordinates": {"latitude": 1, "longitude": 2}}`),
+			bad(`{"city": "Paris", "unit": "KELVIN"}`),
+			bad(`{"city": "Paris", "days": "three"}`),
+		},
+		"weather.v1.ListAlertsRequest": {
+			ok(`{"regions": []}`),
+			ok(`{"regions": ["FR"], "minSeverity": "SEVERITY_SEVERE"}`),
+			badSchema(`{}`),
+			bad(`{"regions": "FR"}`),
+		},
+		"test.editions.v1.GetRequest": {
+			ok(`{"id": "x", "count": 0, "implicit": 1, "sub": {"note": "n"}, "mode": "MODE_FIRST"}`),
+			bad(`{"count": 1}`), // protojson also checks legacy required fields
+			bad(`{"id": "x", "mode": "MODE_THIRD"}`),
+		},
+		"test.proto2.v1.DoRequest": {
+			ok(`{"id": "a", "options": {"verbose": true}, "mode": "slow"}`),
+			bad(`{"options": {}}`),
+			bad(`{"id": "a", "options": {"verbose": 1}}`),
+		},
+	}
+	for name, payloads := range cases {
+		md := findMessage(t, files, name)
+		schema := compileSchema(t, schemaText(t, md, input))
+		for _, p := range payloads {
+			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(p.json))
+			if err != nil {
+				t.Fatalf("%s: bad test payload %s: %v", name, p.json, err)
+			}
+			err = schema.Validate(inst)
+			if p.valid && err != nil {
+				t.Errorf("%s: schema rejects %s: %v", name, p.json, err)
+			}
+			if !p.valid && err == nil {
+				t.Errorf("%s: schema accepts %s", name, p.json)
+			}
+			msg := dynamicpb.NewMessage(md)
+			perr := protojson.UnmarshalOptions{Resolver: types}.Unmarshal([]byte(p.json), msg)
+			protojsonValid := p.valid || p.schemaOnly
+			if protojsonValid && perr != nil {
+				t.Errorf("%s: protojson rejects %s: %v", name, p.json, perr)
+			}
+			if !protojsonValid && perr == nil {
+				t.Errorf("%s: protojson accepts %s, which the schema rejects", name, p.json)
+			}
+		}
+	}
+}
+
+// TestOutputSchemas encodes messages with protojson, as the runtime does for structured
+// results, and validates them against the output schemas: edge values, the zero enum value in
+// lists and maps, recursion.
+func TestOutputSchemas(t *testing.T) {
+	files, types := registry(t)
+	cases := map[string][]string{
+		"test.v1.Scalars": {
+			`{}`,
+			`{"int64Value": "-9223372036854775808", "uint64Value": "18446744073709551615", "sint64Value": "9223372036854775807",
+			  "int32Value": -2147483648, "uint32Value": 4294967295, "doubleValue": "NaN", "floatValue": "Infinity",
+			  "bytesValue": "AAEC/w==", "optionalValue": 0, "boolValue": true, "stringValue": "x@example.com"}`,
+			`{"doubleValue": -1.7976931348623157e308, "floatValue": -3.4028234663852886e38}`,
+		},
+		"test.v1.Structured": {
+			`{"colors": ["COLOR_UNSPECIFIED", "COLOR_RED"], "byInt64": {"-9223372036854775808": "COLOR_UNSPECIFIED"},
+			  "byUint32": {"4294967295": "9223372036854775807"}, "byBool": {"false": true}, "number": "-1",
+			  "nestedMaps": {"k": {"counts": {"z": -1}}}, "level": "LEVEL_LOW",
+			  "tree": {"value": "r", "children": [{"value": "c"}]}, "child": {"detail": {"label": "l"}},
+			  "ping": {"pong": {"ping": {"pong": {}}}}}`,
+		},
+		"test.v1.WellKnownTypes": {
+			`{"timestamp": "0001-01-01T00:00:00Z", "duration": "-315576000000.999999999s", "struct": {"a": {"b": [true]}},
+			  "value": {"k": 1}, "listValue": [], "nullValue": null, "fieldMask": "fooBar,baz.qux",
+			  "any": {"@type": "type.googleapis.com/test.v1.Inner", "label": "x"}, "empty": {},
+			  "doubleWrapper": "-Infinity", "int64Wrapper": "0", "uint64Wrapper": "1", "int32Wrapper": 0,
+			  "uint32Wrapper": 0, "boolWrapper": false, "stringWrapper": "", "bytesWrapper": "",
+			  "timestamps": ["9999-12-31T23:59:59.999999999Z"]}`,
+		},
+		"weather.v1.GetForecastResponse": {
+			`{"place": {"name": "Paris", "coordinates": {"latitude": 48.85, "longitude": 2.35}, "timeZone": "Europe/Paris"},
+			  "days": [{"date": "2024-05-01", "condition": "CONDITION_RAIN", "high": 18.5, "low": 9,
+			            "precipitationChance": {"morning": 80, "night": 0}}],
+			  "issuedAt": "2024-05-01T06:00:00Z", "unit": "TEMPERATURE_UNIT_CELSIUS"}`,
+		},
+	}
+	for name, payloads := range cases {
+		md := findMessage(t, files, name)
+		schema := compileSchema(t, schemaText(t, md, output))
+		for _, p := range payloads {
+			msg := dynamicpb.NewMessage(md)
+			if err := (protojson.UnmarshalOptions{Resolver: types}).Unmarshal([]byte(p), msg); err != nil {
+				t.Fatalf("%s: bad test payload %s: %v", name, p, err)
+			}
+			for _, opts := range []protojson.MarshalOptions{{Resolver: types}, {Resolver: types, Multiline: true}} {
+				out, err := opts.Marshal(msg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(out)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := schema.Validate(inst); err != nil {
+					t.Errorf("%s: output schema rejects protojson %s: %v", name, out, err)
+				}
+			}
+		}
+	}
+}
+
+// TestRootsAreObjects checks what MCP requires of inputSchema and outputSchema.
+func TestRootsAreObjects(t *testing.T) {
+	files, _ := registry(t)
+	for _, name := range []string{"test.v1.Scalars", "test.v1.Structured", "google.protobuf.Empty", "google.protobuf.Struct", "google.protobuf.Any"} {
+		md := findMessage(t, files, name)
+		for _, dir := range []direction{input, output} {
+			s, err := messageSchema(md, dir)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if len(s.Type) != 1 || s.Type[0] != "object" || s.Ref != "" {
+				t.Errorf("%s: root is %v %q, want an object", name, s.Type, s.Ref)
+			}
+			if strings.Contains(strings.SplitN(s.String(), "\n", 2)[0], "anyOf") {
+				t.Errorf("%s: root uses anyOf", name)
+			}
+		}
+	}
+	for _, name := range []string{"google.protobuf.Timestamp", "google.protobuf.Value", "google.protobuf.StringValue"} {
+		if _, err := messageSchema(findMessage(t, files, name), input); err == nil {
+			t.Errorf("%s: no error for a root that is not an object", name)
+		}
+	}
+}

@@ -1,0 +1,448 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Client is an MCP client speaking Streamable HTTP. It initializes lazily on its first call
+// (or explicitly with Connect), sends the session ID and protocol version on every request,
+// reads JSON and SSE answers alike, and reads every response stream that finished normally to
+// its end, so that its keep-alive connection goes back to the pool: after warm-up, calls open
+// no new TCP connections. A Client is safe for concurrent use.
+type Client struct {
+	url  string
+	cfg  clientConfig
+	hc   *http.Client
+	owns bool // hc was made here, so Close may close its idle connections
+
+	baseCtx    context.Context // handlers and drains run under it; cancelled by Close
+	baseCancel context.CancelFunc
+	bg         sync.WaitGroup // drains, handlers, the standalone stream
+
+	nextID atomic.Int64
+
+	initMu sync.Mutex // serialises initialization
+	mu     sync.Mutex
+	state  *clientSession
+	closed bool
+}
+
+// clientSession is what initialize established.
+type clientSession struct {
+	id           string
+	version      string
+	serverInfo   Implementation
+	capabilities ServerCapabilities
+	instructions string
+}
+
+// NewClient returns a client for the MCP endpoint at url. It does not contact the server
+// until Connect or the first call.
+func NewClient(url string, opts ...ClientOption) *Client {
+	cfg := defaultClientConfig()
+	for _, o := range opts {
+		o.applyClient(&cfg)
+	}
+	c := &Client{url: url, cfg: cfg, hc: cfg.httpClient}
+	if c.hc == nil {
+		c.hc = &http.Client{Transport: DefaultTransport()}
+		c.owns = true
+	}
+	c.baseCtx, c.baseCancel = context.WithCancel(context.Background())
+	return c
+}
+
+// Connect initializes the session if it is not yet initialized. ctx bounds the handshake.
+func (c *Client) Connect(ctx context.Context) error {
+	_, err := c.session(ctx)
+	return err
+}
+
+// ServerInfo returns what the server said about itself at initialization (after Connect).
+func (c *Client) ServerInfo() (Implementation, ServerCapabilities, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == nil {
+		return Implementation{}, ServerCapabilities{}, ""
+	}
+	return c.state.serverInfo, c.state.capabilities, c.state.instructions
+}
+
+// ProtocolVersion returns the negotiated protocol version ("" before Connect).
+func (c *Client) ProtocolVersion() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == nil {
+		return ""
+	}
+	return c.state.version
+}
+
+// SessionID returns the session ID the server assigned ("" before Connect or if none).
+func (c *Client) SessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == nil {
+		return ""
+	}
+	return c.state.id
+}
+
+// session returns the current session, initializing one if needed.
+func (c *Client) session(ctx context.Context) (*clientSession, error) {
+	c.mu.Lock()
+	st, closed := c.state, c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if st != nil {
+		return st, nil
+	}
+	c.initMu.Lock()
+	defer c.initMu.Unlock()
+	c.mu.Lock()
+	st = c.state
+	c.mu.Unlock()
+	if st != nil {
+		return st, nil
+	}
+	st, err := c.initialize(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		c.deleteSession(st)
+		return nil, ErrClosed
+	}
+	c.state = st
+	c.mu.Unlock()
+	if c.cfg.listen {
+		c.bg.Add(1)
+		go c.listen(st)
+	}
+	return st, nil
+}
+
+// resetSession forgets st (the server answered 404 for it), so that the next call
+// initializes a new session.
+func (c *Client) resetSession(st *clientSession) {
+	c.mu.Lock()
+	if c.state == st {
+		c.state = nil
+	}
+	c.mu.Unlock()
+}
+
+func (c *Client) capabilities() ClientCapabilities {
+	var caps ClientCapabilities
+	if c.cfg.sampling != nil {
+		caps.Sampling = &SamplingCapability{}
+	}
+	if c.cfg.elicitation != nil {
+		caps.Elicitation = &ElicitationCapability{Form: &struct{}{}}
+	}
+	if c.cfg.roots != nil {
+		caps.Roots = &RootsCapability{}
+	}
+	return caps
+}
+
+func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
+	params := &InitializeParams{ProtocolVersion: c.cfg.protocolVersion, Capabilities: c.capabilities(), ClientInfo: c.cfg.info}
+	pre := &clientSession{} // no ID, no version header yet
+	raw, hdr, err := c.roundTrip(ctx, pre, methodInitialize, params, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcp initialize: %w", err)
+	}
+	var res InitializeResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("mcp initialize: decode result: %w", err)
+	}
+	st := &clientSession{
+		id:           hdr.Get(headerSessionID),
+		version:      res.ProtocolVersion,
+		serverInfo:   res.ServerInfo,
+		capabilities: res.Capabilities,
+		instructions: res.Instructions,
+	}
+	if !isSupportedVersion(res.ProtocolVersion) {
+		c.deleteSession(st)
+		return nil, fmt.Errorf("mcp initialize: server offered protocol version %q, which this client does not support (supported: %s)", res.ProtocolVersion, strings.Join(supportedVersions, ", "))
+	}
+	if err := c.notify(ctx, st, notifInitialized, nil); err != nil {
+		return nil, fmt.Errorf("mcp initialize: notifications/initialized: %w", err)
+	}
+	return st, nil
+}
+
+// Close ends the session (DELETE, bounded by the close timeout), stops background work and
+// waits for it, and closes idle connections of a transport the client created.
+func (c *Client) Close(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	st := c.state
+	c.state = nil
+	c.mu.Unlock()
+	var err error
+	if st != nil && st.id != "" {
+		dctx, cancel := context.WithTimeout(ctx, c.cfg.closeTimeout)
+		err = c.sendDelete(dctx, st)
+		cancel()
+	}
+	done := make(chan struct{})
+	go func() {
+		c.bg.Wait()
+		close(done)
+	}()
+	// Let drains finish within their own bound; then stop whatever is left.
+	select {
+	case <-done:
+	case <-time.After(c.cfg.drainTime):
+	case <-ctx.Done():
+	}
+	c.baseCancel()
+	<-done
+	if c.owns {
+		c.hc.CloseIdleConnections()
+	}
+	return err
+}
+
+func (c *Client) deleteSession(st *clientSession) {
+	if st.id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.closeTimeout)
+	defer cancel()
+	_ = c.sendDelete(ctx, st)
+}
+
+func (c *Client) sendDelete(ctx context.Context, st *clientSession) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.url, nil)
+	if err != nil {
+		return err
+	}
+	c.setHeaders(req, st)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("mcp close: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode < 300, resp.StatusCode == http.StatusMethodNotAllowed, resp.StatusCode == http.StatusNotFound:
+		return nil
+	default:
+		return fmt.Errorf("mcp close: DELETE answered %s", resp.Status)
+	}
+}
+
+func (c *Client) setHeaders(req *http.Request, st *clientSession) {
+	for k, v := range c.cfg.headers {
+		req.Header[k] = v
+	}
+	if st.id != "" {
+		req.Header.Set(headerSessionID, st.id)
+	}
+	if st.version != "" {
+		req.Header.Set(headerProtocolVersion, st.version)
+	}
+}
+
+// notify POSTs a notification; the server answers 202.
+func (c *Client) notify(ctx context.Context, st *clientSession, method string, params any) error {
+	body, err := encodeRequest(nil, method, params)
+	if err != nil {
+		return err
+	}
+	return c.postNoReply(ctx, st, body)
+}
+
+// postNoReply POSTs a notification or a response and expects 202 Accepted.
+func (c *Client) postNoReply(ctx context.Context, st *clientSession, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	c.setHeaders(req, st)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, c.cfg.drainBytes))
+		return nil
+	}
+	return readHTTPError(resp)
+}
+
+// readHTTPError builds an *HTTPError from a failed response, reading (and so draining) its body.
+func readHTTPError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	he := &HTTPError{StatusCode: resp.StatusCode, Status: resp.Status, Body: string(b)}
+	var m wireMessage
+	if json.Unmarshal(b, &m) == nil && m.Error != nil {
+		he.RPC = m.Error
+	}
+	return he
+}
+
+// Ping checks that the server answers.
+func (c *Client) Ping(ctx context.Context) error {
+	_, err := c.Call(ctx, methodPing, nil)
+	return err
+}
+
+// ListTools returns one page of tools; pass the previous page's NextCursor for the next.
+func (c *Client) ListTools(ctx context.Context, cursor string) (*ListToolsResult, error) {
+	var res ListToolsResult
+	if err := c.callInto(ctx, methodToolsList, cursorParams(cursor), &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// ListResources returns one page of resources.
+func (c *Client) ListResources(ctx context.Context, cursor string) ([]Resource, string, error) {
+	var res struct {
+		Resources  []Resource `json:"resources"`
+		NextCursor string     `json:"nextCursor"`
+	}
+	if err := c.callInto(ctx, methodResourcesList, cursorParams(cursor), &res); err != nil {
+		return nil, "", err
+	}
+	return res.Resources, res.NextCursor, nil
+}
+
+// ReadResource reads a resource.
+func (c *Client) ReadResource(ctx context.Context, uri string) (*ReadResourceResult, error) {
+	var res ReadResourceResult
+	if err := c.callInto(ctx, methodResourcesRead, map[string]string{"uri": uri}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// ListPrompts returns one page of prompts.
+func (c *Client) ListPrompts(ctx context.Context, cursor string) ([]Prompt, string, error) {
+	var res struct {
+		Prompts    []Prompt `json:"prompts"`
+		NextCursor string   `json:"nextCursor"`
+	}
+	if err := c.callInto(ctx, methodPromptsList, cursorParams(cursor), &res); err != nil {
+		return nil, "", err
+	}
+	return res.Prompts, res.NextCursor, nil
+}
+
+// GetPrompt renders a prompt.
+func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*GetPromptResult, error) {
+	var res GetPromptResult
+	p := map[string]any{"name": name}
+	if args != nil {
+		p["arguments"] = args
+	}
+	if err := c.callInto(ctx, methodPromptsGet, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// SetLogLevel asks the server to send log messages at level and above.
+func (c *Client) SetLogLevel(ctx context.Context, level LoggingLevel) error {
+	_, err := c.Call(ctx, methodSetLevel, map[string]any{"level": level})
+	return err
+}
+
+func cursorParams(cursor string) any {
+	if cursor == "" {
+		return nil
+	}
+	return map[string]string{"cursor": cursor}
+}
+
+func (c *Client) callInto(ctx context.Context, method string, params, out any) error {
+	raw, err := c.Call(ctx, method, params)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("mcp %s: decode result: %w", method, err)
+	}
+	return nil
+}
+
+// CallTool calls a tool with JSON arguments (nil for none) and returns its result as sent; a
+// result with IsError set is not a Go error here (the typed CallTool makes it one).
+func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, opts ...CallOption) (*CallToolResult, error) {
+	co := newCallOptions(opts)
+	p := &CallToolParams{Name: name, Arguments: args, Meta: co.meta()}
+	raw, err := c.call(ctx, methodToolsCall, p, co)
+	if err != nil {
+		return nil, err
+	}
+	var res CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("mcp tools/call %s: decode result: %w", name, err)
+	}
+	return &res, nil
+}
+
+// Call sends any request and returns its raw result.
+func (c *Client) Call(ctx context.Context, method string, params any, opts ...CallOption) (json.RawMessage, error) {
+	return c.call(ctx, method, params, newCallOptions(opts))
+}
+
+func (c *Client) call(ctx context.Context, method string, params any, co *callOptions) (json.RawMessage, error) {
+	if co.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, co.timeout)
+		defer cancel()
+	} else if _, ok := ctx.Deadline(); !ok && c.cfg.callTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.callTimeout)
+		defer cancel()
+	}
+	for attempt := 0; ; attempt++ {
+		st, err := c.session(ctx)
+		if err != nil {
+			return nil, err
+		}
+		raw, _, err := c.roundTrip(ctx, st, method, params, co)
+		var he *HTTPError
+		if errors.As(err, &he) && he.StatusCode == http.StatusNotFound && st.id != "" {
+			// The server forgot the session before running anything: start a new one (T43)
+			// and send the request again, once.
+			c.resetSession(st)
+			if attempt == 0 {
+				continue
+			}
+			return nil, fmt.Errorf("mcp %s: %w: %w", method, ErrSessionExpired, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("mcp %s: %w", method, err)
+		}
+		return raw, nil
+	}
+}

@@ -1,0 +1,134 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+)
+
+// CallOption configures one call.
+type CallOption interface {
+	applyCall(*callOptions)
+}
+
+type callOptionFunc func(*callOptions)
+
+func (f callOptionFunc) applyCall(o *callOptions) { f(o) }
+
+type callOptions struct {
+	onProgress    func(*ProgressParams)
+	progressToken json.RawMessage
+	extraMeta     map[string]json.RawMessage
+	timeout       time.Duration
+}
+
+var progressTokens atomic.Int64
+
+func newCallOptions(opts []CallOption) *callOptions {
+	co := &callOptions{}
+	for _, o := range opts {
+		o.applyCall(co)
+	}
+	if co.onProgress != nil {
+		co.progressToken = json.RawMessage(strconv.Quote("p" + strconv.FormatInt(progressTokens.Add(1), 10)))
+	}
+	return co
+}
+
+func (co *callOptions) meta() *RequestMeta {
+	if co.progressToken == nil && len(co.extraMeta) == 0 {
+		return nil
+	}
+	return &RequestMeta{ProgressToken: co.progressToken, Other: co.extraMeta}
+}
+
+// WithProgress asks the server for progress notifications (it sets a progressToken) and
+// calls fn, in order, for each one that arrives while the call runs.
+func WithProgress(fn func(*ProgressParams)) CallOption {
+	return callOptionFunc(func(o *callOptions) { o.onProgress = fn })
+}
+
+// WithMeta adds a key to the request's _meta (values are encoded as JSON).
+func WithMeta(key string, value any) CallOption {
+	return callOptionFunc(func(o *callOptions) {
+		b, err := json.Marshal(value)
+		if err != nil {
+			return
+		}
+		if o.extraMeta == nil {
+			o.extraMeta = make(map[string]json.RawMessage)
+		}
+		o.extraMeta[key] = b
+	})
+}
+
+// WithTimeout bounds this call; when it expires the call returns and the server is sent
+// notifications/cancelled.
+func WithTimeout(d time.Duration) CallOption {
+	return callOptionFunc(func(o *callOptions) { o.timeout = d })
+}
+
+var argsMarshal = protojson.MarshalOptions{}
+
+// CallTool calls a tool with a protobuf request and decodes its structuredContent into a new
+// Res. A result with isError set becomes a *ToolError carrying the content. Generated clients
+// call this once per method.
+func CallTool[Res any, PRes interface {
+	*Res
+	proto.Message
+}](ctx context.Context, c *Client, name string, req proto.Message, opts ...CallOption) (PRes, error) {
+	args, err := argsMarshal.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("mcp tools/call %s: encode arguments: %w", name, err)
+	}
+	res, err := c.CallTool(ctx, name, args, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError {
+		return nil, &ToolError{Tool: name, Result: res}
+	}
+	out := PRes(new(Res))
+	if tr, ok := any(out).(*mcpv1.ToolResult); ok {
+		conv, err := toProtoToolResult(res)
+		if err != nil {
+			return nil, fmt.Errorf("mcp tools/call %s: %w", name, err)
+		}
+		proto.Merge(tr, conv)
+		return out, nil
+	}
+	data := []byte(res.StructuredContent)
+	if len(data) == 0 {
+		// Servers that predate structuredContent send the JSON as text.
+		data = []byte(res.Text())
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("mcp tools/call %s: the result has no structuredContent to decode", name)
+	}
+	if err := resultUnmarshal.Unmarshal(data, out); err != nil {
+		return nil, fmt.Errorf("mcp tools/call %s: decode result into %s: %w", name, out.ProtoReflect().Descriptor().FullName(), err)
+	}
+	return out, nil
+}
+
+// CallToolJSON calls a tool with arguments encoded by encoding/json and returns its result.
+func (c *Client) CallToolJSON(ctx context.Context, name string, args any, opts ...CallOption) (*CallToolResult, error) {
+	var raw json.RawMessage
+	if args != nil {
+		b, err := json.Marshal(args)
+		if err != nil {
+			return nil, fmt.Errorf("mcp tools/call %s: encode arguments: %w", name, err)
+		}
+		raw = b
+	}
+	return c.CallTool(ctx, name, raw, opts...)
+}
+

@@ -1,0 +1,165 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+)
+
+// serveRequest answers a request the server sent on a stream (sampling, elicitation, roots,
+// ping) in its own goroutine, POSTing the response back.
+func (c *Client) serveRequest(st *clientSession, m *wireMessage) {
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		ctx, cancel := context.WithTimeout(c.baseCtx, 10*time.Minute)
+		defer cancel()
+		result, err := c.handleServerRequest(ctx, m)
+		var body []byte
+		if err != nil {
+			body = encodeResponse(m.ID, nil, toRPCError(err))
+		} else {
+			raw, mErr := json.Marshal(result)
+			if mErr != nil {
+				body = encodeResponse(m.ID, nil, Errorf(CodeInternalError, "encode result: %v", mErr))
+			} else {
+				body = encodeResponse(m.ID, raw, nil)
+			}
+		}
+		pctx, pcancel := context.WithTimeout(c.baseCtx, c.cfg.closeTimeout)
+		defer pcancel()
+		if err := c.postNoReply(pctx, st, body); err != nil {
+			c.cfg.logger.Warn("mcp: could not send the response to a server request", "method", m.Method, "error", err)
+		}
+	}()
+}
+
+func (c *Client) handleServerRequest(ctx context.Context, m *wireMessage) (any, error) {
+	switch m.Method {
+	case methodPing:
+		return struct{}{}, nil
+	case methodCreateMessage:
+		if c.cfg.sampling == nil {
+			return nil, NewError(CodeMethodNotFound, "this client does not support sampling")
+		}
+		var p CreateMessageParams
+		if err := unmarshalParams(m.Params, &p); err != nil {
+			return nil, err
+		}
+		return c.cfg.sampling(ctx, &p)
+	case methodElicit:
+		if c.cfg.elicitation == nil {
+			return nil, NewError(CodeMethodNotFound, "this client does not support elicitation")
+		}
+		var p ElicitParams
+		if err := unmarshalParams(m.Params, &p); err != nil {
+			return nil, err
+		}
+		if p.Mode != "" && p.Mode != "form" {
+			return nil, Errorf(CodeInvalidParams, "elicitation mode %q was not declared by this client", p.Mode)
+		}
+		res, err := c.cfg.elicitation(ctx, &p)
+		if err != nil {
+			return nil, err
+		}
+		if res != nil && res.Action == "accept" {
+			res.Content = applySchemaDefaults(p.RequestedSchema, res.Content)
+		}
+		return res, nil
+	case methodListRoots:
+		if c.cfg.roots == nil {
+			return nil, NewError(CodeMethodNotFound, "this client does not support roots")
+		}
+		return c.cfg.roots(ctx)
+	default:
+		return nil, Errorf(CodeMethodNotFound, "method not found: %s", m.Method)
+	}
+}
+
+// applySchemaDefaults fills in, from a form-mode requestedSchema, the default of every property
+// the user's answer leaves out (SEP-1034).
+func applySchemaDefaults(schema json.RawMessage, content map[string]any) map[string]any {
+	var s struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
+		return content
+	}
+	for name, prop := range s.Properties {
+		if len(prop.Default) == 0 {
+			continue
+		}
+		if _, ok := content[name]; ok {
+			continue
+		}
+		var v any
+		if json.Unmarshal(prop.Default, &v) != nil {
+			continue
+		}
+		if content == nil {
+			content = make(map[string]any)
+		}
+		content[name] = v
+	}
+	return content
+}
+
+// listen keeps the session's standalone GET stream open, dispatching what arrives on it, and
+// reconnects with Last-Event-ID after drops until the client closes or the server says it has
+// no such stream.
+func (c *Client) listen(st *clientSession) {
+	defer c.bg.Done()
+	ctx := c.baseCtx
+	cur := &streamCursor{retry: time.Second}
+	disp := &dispatcher{}
+	failures := 0
+	for ctx.Err() == nil {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+		if err != nil {
+			return
+		}
+		c.setHeaders(req, st)
+		req.Header.Set("Accept", "text/event-stream")
+		if cur.lastEventID != "" {
+			req.Header.Set(headerLastEventID, cur.lastEventID)
+		}
+		resp, err := c.hc.Do(req)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			herr := readHTTPError(resp)
+			resp.Body.Close()
+			var he *HTTPError
+			if errors.As(herr, &he) && (he.StatusCode == http.StatusMethodNotAllowed || he.StatusCode == http.StatusNotFound || he.StatusCode == http.StatusBadRequest) {
+				c.cfg.logger.Debug("mcp: the server offers no standalone stream", "status", he.Status)
+				return
+			}
+			err = herr
+		}
+		if err == nil {
+			failures = 0
+			c.readStandalone(ctx, st, resp.Body, cur, disp)
+		} else {
+			failures++
+			if failures > c.cfg.maxResumes {
+				c.cfg.logger.Warn("mcp: giving up on the standalone stream", "error", err)
+				return
+			}
+		}
+		t := time.NewTimer(cur.retry)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+}
+
+func (c *Client) readStandalone(ctx context.Context, st *clientSession, body io.ReadCloser, cur *streamCursor, disp *dispatcher) {
+	noID := &ID{raw: "\x00"} // matches no response
+	_, _, _ = c.consume(ctx, st, noID, body, nil, cur, disp)
+}

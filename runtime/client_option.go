@@ -1,0 +1,180 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// ClientOption configures a Client.
+type ClientOption interface {
+	applyClient(*clientConfig)
+}
+
+type clientOptionFunc func(*clientConfig)
+
+func (f clientOptionFunc) applyClient(c *clientConfig) { f(c) }
+
+type clientConfig struct {
+	httpClient      *http.Client
+	info            Implementation
+	protocolVersion string
+	headers         http.Header
+	logger          *slog.Logger
+	maxEventSize    int
+	maxResponse     int64
+	drainBytes      int64
+	drainTime       time.Duration
+	callTimeout     time.Duration
+	closeTimeout    time.Duration
+	maxResumes      int
+	sampling        SamplingHandler
+	elicitation     ElicitationHandler
+	roots           RootsHandler
+	onNotification  NotificationHandler
+	onLog           func(context.Context, *LogMessageParams)
+	listen          bool
+}
+
+// SamplingHandler answers sampling/createMessage requests from the server.
+type SamplingHandler func(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error)
+
+// ElicitationHandler answers elicitation/create requests from the server. For an "accept" in
+// form mode, properties the handler leaves out are filled in from the schema's defaults.
+type ElicitationHandler func(ctx context.Context, p *ElicitParams) (*ElicitResult, error)
+
+// RootsHandler answers roots/list requests from the server.
+type RootsHandler func(ctx context.Context) (*ListRootsResult, error)
+
+// NotificationHandler receives every notification from the server, in order per stream.
+type NotificationHandler func(ctx context.Context, method string, params json.RawMessage)
+
+func defaultClientConfig() clientConfig {
+	return clientConfig{
+		info:            Implementation{Name: "protomcp-client", Version: Version},
+		protocolVersion: LatestProtocolVersion,
+		logger:          slog.Default(),
+		maxEventSize:    64 << 20,
+		maxResponse:     64 << 20,
+		drainBytes:      1 << 20,
+		drainTime:       5 * time.Second,
+		callTimeout:     5 * time.Minute,
+		closeTimeout:    5 * time.Second,
+		maxResumes:      5,
+	}
+}
+
+// DefaultTransport returns the http.Transport a Client uses unless given its own *http.Client:
+// keep-alive connections, enough idle connections per host for 64 concurrent calls, and no
+// overall timeout (calls are bounded by their contexts, which a transport timeout would cut
+// short on long streams).
+func DefaultTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   128,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+}
+
+// WithHTTPClient makes the client use hc (its Transport should keep connections alive; do
+// not set hc.Timeout, which would cut long SSE streams: calls are bounded by their contexts).
+func WithHTTPClient(hc *http.Client) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.httpClient = hc })
+}
+
+// WithClientInfo sets the name and version the client gives at initialization.
+func WithClientInfo(info Implementation) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.info = info })
+}
+
+// WithProtocolVersion sets the protocol version the client asks for (default the latest).
+func WithProtocolVersion(v string) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.protocolVersion = v })
+}
+
+// WithHeader adds an HTTP header sent with every request (e.g. Authorization).
+func WithHeader(key, value string) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) {
+		if c.headers == nil {
+			c.headers = make(http.Header)
+		}
+		c.headers.Add(key, value)
+	})
+}
+
+// WithClientLogger sets the client's logger (default slog.Default()).
+func WithClientLogger(l *slog.Logger) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) {
+		if l != nil {
+			c.logger = l
+		}
+	})
+}
+
+// WithMaxEventSize bounds one SSE event (default 64 MiB) and one JSON response body.
+func WithMaxEventSize(n int) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) {
+		c.maxEventSize = n
+		c.maxResponse = int64(n)
+	})
+}
+
+// WithDrainLimits bounds how much of a finished response stream the client reads, after the
+// response arrived, so that its connection can be reused (defaults 1 MiB and 5 s). A stream
+// still open past either bound is closed, and its connection with it.
+func WithDrainLimits(maxBytes int64, maxTime time.Duration) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.drainBytes, c.drainTime = maxBytes, maxTime })
+}
+
+// WithDefaultCallTimeout bounds calls whose context has no deadline (default 5 minutes; 0
+// for none).
+func WithDefaultCallTimeout(d time.Duration) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.callTimeout = d })
+}
+
+// WithMaxResumes bounds how many times in a row a call resumes its stream with GET and
+// Last-Event-ID without receiving anything (default 5).
+func WithMaxResumes(n int) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.maxResumes = n })
+}
+
+// WithSamplingHandler declares the sampling capability and answers sampling requests with h.
+func WithSamplingHandler(h SamplingHandler) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.sampling = h })
+}
+
+// WithElicitationHandler declares the elicitation capability (form mode) and answers
+// elicitation requests with h.
+func WithElicitationHandler(h ElicitationHandler) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.elicitation = h })
+}
+
+// WithRootsHandler declares the roots capability and answers roots/list with h.
+func WithRootsHandler(h RootsHandler) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.roots = h })
+}
+
+// WithNotificationHandler receives every notification the server sends.
+func WithNotificationHandler(h NotificationHandler) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.onNotification = h })
+}
+
+// WithLogHandler receives the server's log messages (notifications/message).
+func WithLogHandler(h func(context.Context, *LogMessageParams)) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.onLog = h })
+}
+
+// WithStandaloneStream makes the client open the session's GET stream after initializing, to
+// receive notifications and requests unrelated to a call (list changes, resource updates). A
+// server without one (405) is fine.
+func WithStandaloneStream() ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.listen = true })
+}

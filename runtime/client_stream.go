@@ -1,0 +1,371 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	sse "github.com/tmaxmax/go-sse"
+)
+
+// roundTrip POSTs one request and reads its answer, JSON or SSE. It returns the raw result, or
+// the JSON-RPC error as an *Error.
+func (c *Client) roundTrip(ctx context.Context, st *clientSession, method string, params any, co *callOptions) (json.RawMessage, http.Header, error) {
+	id := IntID(c.nextID.Add(1))
+	body, err := encodeRequest(&id, method, params)
+	if err != nil {
+		return nil, nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	c.setHeaders(req, st)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			c.cancelRemote(st, method, &id, ctx)
+			return nil, nil, ctx.Err()
+		}
+		return nil, nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		return nil, resp.Header, readHTTPError(resp)
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch mt {
+	case "application/json":
+		raw, err := c.readJSON(resp.Body, &id)
+		return raw, resp.Header, err
+	case "text/event-stream":
+		if method == methodInitialize {
+			// The session ID arrives with these headers; handlers on this stream need it.
+			st = &clientSession{id: resp.Header.Get(headerSessionID)}
+		}
+		raw, err := c.readStream(ctx, st, method, &id, resp.Body, co)
+		return raw, resp.Header, err
+	default:
+		resp.Body.Close()
+		return nil, resp.Header, fmt.Errorf("unexpected Content-Type %q in the answer to %s", resp.Header.Get("Content-Type"), method)
+	}
+}
+
+// readJSON reads a JSON answer to its end (so the connection is reused) and returns the
+// result of the response with id.
+func (c *Client) readJSON(body io.ReadCloser, id *ID) (json.RawMessage, error) {
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, c.cfg.maxResponse+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > c.cfg.maxResponse {
+		return nil, fmt.Errorf("response larger than %d bytes", c.cfg.maxResponse)
+	}
+	m, rpcErr := decodeMessage(b)
+	if rpcErr != nil {
+		return nil, fmt.Errorf("malformed response: %s", rpcErr.Message)
+	}
+	if !m.isResponse() || m.ID.raw != id.raw {
+		return nil, fmt.Errorf("the server answered with something other than the response to request %s", id.raw)
+	}
+	if m.Error != nil {
+		return nil, m.Error
+	}
+	return m.Result, nil
+}
+
+// streamCursor tracks where a response stream is, for resumption.
+type streamCursor struct {
+	lastEventID string
+	retry       time.Duration
+	progressed  bool // an event with an ID arrived since the last (re)connection
+}
+
+// readStream reads an SSE answer until the response to id arrives, resuming with GET and
+// Last-Event-ID (never re-POSTing) when the stream ends without it.
+func (c *Client) readStream(ctx context.Context, st *clientSession, method string, id *ID, body io.ReadCloser, co *callOptions) (json.RawMessage, error) {
+	cur := &streamCursor{retry: time.Second}
+	disp := &dispatcher{}
+	failures := 0
+	for {
+		raw, done, err := c.consume(ctx, st, id, body, co, cur, disp)
+		if done {
+			return raw, err
+		}
+		if ctx.Err() != nil {
+			c.cancelRemote(st, method, id, ctx)
+			return nil, ctx.Err()
+		}
+		if cur.lastEventID == "" {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("the response stream ended before the response, with no event ID to resume from: %w", err)
+		}
+		if cur.progressed {
+			failures = 0
+		}
+		failures++
+		if failures > c.cfg.maxResumes {
+			return nil, fmt.Errorf("the response stream ended before the response %d times in a row; giving up", failures-1)
+		}
+		cur.progressed = false
+		t := time.NewTimer(cur.retry)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			c.cancelRemote(st, method, id, ctx)
+			return nil, ctx.Err()
+		}
+		body, err = c.openResume(ctx, st, cur.lastEventID)
+		if err != nil {
+			var he *HTTPError
+			if errors.As(err, &he) && he.StatusCode == http.StatusNotFound {
+				return nil, fmt.Errorf("resuming the response stream: %w (the request may have run; not retried): %w", ErrSessionExpired, err)
+			}
+			if ctx.Err() != nil {
+				c.cancelRemote(st, method, id, ctx)
+				return nil, ctx.Err()
+			}
+			c.cfg.logger.Debug("mcp: resume failed; will retry", "error", err)
+			body = io.NopCloser(bytes.NewReader(nil))
+		}
+	}
+}
+
+// openResume opens GET with Last-Event-ID.
+func (c *Client) openResume(ctx context.Context, st *clientSession, lastEventID string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.setHeaders(req, st)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(headerLastEventID, lastEventID)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		return nil, readHTTPError(resp)
+	}
+	return resp.Body, nil
+}
+
+// consume reads one connection's worth of a response stream. done reports that the call is
+// over (the response, or a fatal error); otherwise the stream ended early and may be resumed.
+// Once the response arrives, the rest of the stream is drained in the background.
+func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io.ReadCloser, co *callOptions, cur *streamCursor, disp *dispatcher) (json.RawMessage, bool, error) {
+	sr := &streamReader{r: body, onRetry: func(d time.Duration) { cur.retry = d }}
+	next, stop := iter.Pull2(sse.Read(sr, &sse.ReadConfig{MaxEventSize: c.cfg.maxEventSize}))
+	unwatch := context.AfterFunc(ctx, func() { body.Close() })
+	finish := func() {
+		unwatch()
+		stop()
+		body.Close()
+	}
+	for {
+		ev, err, ok := next()
+		if !ok {
+			finish()
+			return nil, false, nil
+		}
+		if err != nil {
+			finish()
+			return nil, false, err
+		}
+		if ev.LastEventID != "" && ev.LastEventID != cur.lastEventID {
+			cur.lastEventID = ev.LastEventID
+			cur.progressed = true
+		}
+		if ev.Data == "" || (ev.Type != "" && ev.Type != "message") {
+			continue
+		}
+		m, rpcErr := decodeMessage([]byte(ev.Data))
+		if rpcErr != nil {
+			c.cfg.logger.Warn("mcp: ignoring malformed message on the response stream", "error", rpcErr.Message)
+			continue
+		}
+		switch {
+		case m.isResponse() && m.ID.raw == id.raw:
+			if unwatch() {
+				// Read the rest of the stream to its end in the background, so the connection
+				// returns to the pool; the caller does not wait for it.
+				c.bg.Add(1)
+				go c.drain(next, stop, body, sr)
+			} else {
+				stop()
+				body.Close()
+			}
+			if m.Error != nil {
+				return nil, true, m.Error
+			}
+			return m.Result, true, nil
+		case m.isResponse():
+			c.cfg.logger.Debug("mcp: ignoring a response to another request", "id", m.ID.raw)
+		case m.isRequest():
+			c.serveRequest(st, m)
+		default:
+			c.dispatchNotification(disp, m, co)
+		}
+	}
+}
+
+// drain reads what is left of a finished response stream, within the drain limits.
+func (c *Client) drain(next func() (sse.Event, error, bool), stop func(), body io.ReadCloser, sr *streamReader) {
+	defer c.bg.Done()
+	t := time.AfterFunc(c.cfg.drainTime, func() { body.Close() })
+	start := sr.n
+	for {
+		_, err, ok := next()
+		if !ok || err != nil || sr.n-start > c.cfg.drainBytes {
+			break
+		}
+	}
+	t.Stop()
+	stop()
+	body.Close()
+}
+
+// cancelRemote tells the server, in the background and within the close timeout, that the
+// client gave up on a request.
+func (c *Client) cancelRemote(st *clientSession, method string, id *ID, cause context.Context) {
+	if method == methodInitialize || st == nil {
+		return
+	}
+	reason := "cancelled by the client"
+	if errors.Is(cause.Err(), context.DeadlineExceeded) {
+		reason = "timed out on the client"
+	}
+	body, err := encodeRequest(nil, notifCancelled, &CancelledParams{RequestID: id, Reason: reason})
+	if err != nil {
+		return
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		ctx, cancel := context.WithTimeout(c.baseCtx, c.cfg.closeTimeout)
+		defer cancel()
+		if err := c.postNoReply(ctx, st, body); err != nil {
+			c.cfg.logger.Debug("mcp: could not send notifications/cancelled", "error", err)
+		}
+	}()
+}
+
+// streamReader counts the bytes of a stream and notices SSE retry: fields, which go-sse's
+// Read does not report.
+type streamReader struct {
+	r       io.Reader
+	n       int64
+	line    []byte // the start of the current line, up to 24 bytes
+	long    bool   // the current line is longer than that
+	onRetry func(time.Duration)
+}
+
+func (s *streamReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.n += int64(n)
+	b := p[:n]
+	for len(b) > 0 {
+		i := bytes.IndexAny(b, "\r\n")
+		seg := b
+		if i >= 0 {
+			seg = b[:i]
+		}
+		if !s.long {
+			if len(s.line)+len(seg) > 24 {
+				s.long = true
+			} else {
+				s.line = append(s.line, seg...)
+			}
+		}
+		if i < 0 {
+			break
+		}
+		if !s.long && bytes.HasPrefix(s.line, []byte("retry:")) {
+			if ms, perr := strconv.ParseInt(string(bytes.TrimSpace(s.line[6:])), 10, 64); perr == nil && ms >= 0 {
+				s.onRetry(time.Duration(ms) * time.Millisecond)
+			}
+		}
+		s.line, s.long = s.line[:0], false
+		b = b[i+1:]
+	}
+	return n, err
+}
+
+// dispatcher runs notification handlers in order, off the reading goroutine: a queue and at
+// most one goroutine, which exits when the queue is empty.
+type dispatcher struct {
+	mu      sync.Mutex
+	queue   []func()
+	running bool
+}
+
+func (c *Client) enqueue(d *dispatcher, f func()) {
+	d.mu.Lock()
+	d.queue = append(d.queue, f)
+	if d.running {
+		d.mu.Unlock()
+		return
+	}
+	d.running = true
+	d.mu.Unlock()
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		for {
+			d.mu.Lock()
+			if len(d.queue) == 0 {
+				d.running = false
+				d.mu.Unlock()
+				return
+			}
+			f := d.queue[0]
+			d.queue = d.queue[1:]
+			d.mu.Unlock()
+			f()
+		}
+	}()
+}
+
+func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOptions) {
+	ctx := c.baseCtx
+	switch m.Method {
+	case notifProgress:
+		if co == nil || co.onProgress == nil {
+			break
+		}
+		var p ProgressParams
+		if err := json.Unmarshal(m.Params, &p); err != nil || !bytes.Equal(p.ProgressToken, co.progressToken) {
+			break
+		}
+		fn := co.onProgress
+		c.enqueue(d, func() { fn(&p) })
+	case notifMessage:
+		if c.cfg.onLog != nil {
+			var p LogMessageParams
+			if err := json.Unmarshal(m.Params, &p); err == nil {
+				fn := c.cfg.onLog
+				c.enqueue(d, func() { fn(ctx, &p) })
+			}
+		}
+	}
+	if h := c.cfg.onNotification; h != nil {
+		method, params := m.Method, m.Params
+		c.enqueue(d, func() { h(ctx, method, params) })
+	}
+}

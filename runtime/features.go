@@ -1,0 +1,338 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+type structpbStruct = structpb.Struct
+
+var jsonMarshal = json.Marshal
+
+// ResourceHandler reads a resource. For a template, uri is the concrete URI requested.
+type ResourceHandler func(ctx context.Context, uri string) (*ReadResourceResult, error)
+
+// PromptHandler renders a prompt with its arguments.
+type PromptHandler func(ctx context.Context, args map[string]string) (*GetPromptResult, error)
+
+// CompletionHandler suggests values for a prompt argument or resource template variable.
+type CompletionHandler func(ctx context.Context, p *CompleteParams) (*Completion, error)
+
+type resourceEntry struct {
+	resource Resource
+	handler  ResourceHandler
+}
+
+type templateEntry struct {
+	template ResourceTemplate
+	handler  ResourceHandler
+	match    func(uri string) bool
+}
+
+type promptEntry struct {
+	prompt  Prompt
+	handler PromptHandler
+}
+
+// AddResource adds (or replaces) a resource with a fixed URI.
+func (s *Server) AddResource(r Resource, h ResourceHandler) {
+	s.resources.put(r.URI, &resourceEntry{resource: r, handler: h})
+	s.broadcast(notifResourcesListChanged, nil)
+}
+
+// RemoveResource removes a resource; it reports whether there was one.
+func (s *Server) RemoveResource(uri string) bool {
+	ok := s.resources.remove(uri)
+	if ok {
+		s.broadcast(notifResourcesListChanged, nil)
+	}
+	return ok
+}
+
+// AddResourceTemplate adds a resource template (RFC 6570 level 1: {var} segments). Reads of
+// URIs that match it and are not fixed resources go to h.
+func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler) {
+	s.templates.put(t.URITemplate, &templateEntry{template: t, handler: h, match: templateMatcher(t.URITemplate)})
+	s.broadcast(notifResourcesListChanged, nil)
+}
+
+// templateMatcher matches URIs against a level-1 URI template: literal text must match, and
+// each {var} matches one or more characters other than '/'.
+func templateMatcher(tmpl string) func(string) bool {
+	var parts []string // literal, var, literal, var, ..., literal
+	rest := tmpl
+	for {
+		i := strings.IndexByte(rest, '{')
+		j := strings.IndexByte(rest, '}')
+		if i < 0 || j < i {
+			parts = append(parts, rest)
+			break
+		}
+		parts = append(parts, rest[:i])
+		rest = rest[j+1:]
+	}
+	return func(uri string) bool {
+		if !strings.HasPrefix(uri, parts[0]) {
+			return false
+		}
+		uri = uri[len(parts[0]):]
+		for _, lit := range parts[1:] {
+			var k int
+			if lit == "" {
+				k = len(uri)
+				if strings.IndexByte(uri, '/') >= 0 {
+					return false
+				}
+			} else {
+				k = strings.Index(uri, lit)
+			}
+			if k <= 0 || strings.IndexByte(uri[:k], '/') >= 0 {
+				return false
+			}
+			uri = uri[k+len(lit):]
+		}
+		return uri == ""
+	}
+}
+
+// NotifyResourceUpdated tells the sessions subscribed to uri that it changed.
+func (s *Server) NotifyResourceUpdated(uri string) {
+	s.mu.RLock()
+	var subs []*session
+	for _, sess := range s.sessions {
+		sess.mu.Lock()
+		if sess.subscriptions[uri] {
+			subs = append(subs, sess)
+		}
+		sess.mu.Unlock()
+	}
+	s.mu.RUnlock()
+	for _, sess := range subs {
+		if err := sess.notify(notifResourceUpdated, map[string]string{"uri": uri}); err != nil {
+			s.log.Warn("mcp: resource update not queued", "session", sess.id, "error", err)
+		}
+	}
+}
+
+// AddPrompt adds (or replaces) a prompt.
+func (s *Server) AddPrompt(p Prompt, h PromptHandler) {
+	s.prompts.put(p.Name, &promptEntry{prompt: p, handler: h})
+	s.broadcast(notifPromptsListChanged, nil)
+}
+
+// RemovePrompt removes a prompt; it reports whether there was one.
+func (s *Server) RemovePrompt(name string) bool {
+	ok := s.prompts.remove(name)
+	if ok {
+		s.broadcast(notifPromptsListChanged, nil)
+	}
+	return ok
+}
+
+func (s *Server) handlePing(context.Context, *requestState, json.RawMessage) (any, error) {
+	return json.RawMessage("{}"), nil
+}
+
+func (s *Server) handleSetLevel(_ context.Context, rs *requestState, params json.RawMessage) (any, error) {
+	var p struct {
+		Level LoggingLevel `json:"level"`
+	}
+	if err := unmarshalParams(params, &p); err != nil {
+		return nil, err
+	}
+	if _, ok := levelRank[p.Level]; !ok {
+		return nil, Errorf(CodeInvalidParams, "invalid log level %q; use one of debug, info, notice, warning, error, critical, alert, emergency", truncate(string(p.Level), 40))
+	}
+	rs.sess.logLevel.Store(&p.Level)
+	return json.RawMessage("{}"), nil
+}
+
+func (s *Server) handleListResources(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
+	cursor, err := cursorOf(params)
+	if err != nil {
+		return nil, err
+	}
+	items, next, rpcErr := s.resources.page(cursor, s.cfg.pageSize)
+	if rpcErr != nil {
+		return nil, rpcErr
+	}
+	out := struct {
+		Resources  []Resource `json:"resources"`
+		NextCursor string     `json:"nextCursor,omitempty"`
+	}{Resources: make([]Resource, 0, len(items)), NextCursor: next}
+	for _, r := range items {
+		out.Resources = append(out.Resources, r.resource)
+	}
+	return out, nil
+}
+
+func (s *Server) handleListTemplates(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
+	cursor, err := cursorOf(params)
+	if err != nil {
+		return nil, err
+	}
+	items, next, rpcErr := s.templates.page(cursor, s.cfg.pageSize)
+	if rpcErr != nil {
+		return nil, rpcErr
+	}
+	out := struct {
+		ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
+		NextCursor        string             `json:"nextCursor,omitempty"`
+	}{ResourceTemplates: make([]ResourceTemplate, 0, len(items)), NextCursor: next}
+	for _, t := range items {
+		out.ResourceTemplates = append(out.ResourceTemplates, t.template)
+	}
+	return out, nil
+}
+
+func (s *Server) handleReadResource(ctx context.Context, _ *requestState, params json.RawMessage) (any, error) {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if err := unmarshalParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.URI == "" {
+		return nil, NewError(CodeInvalidParams, `resources/read needs "uri"`)
+	}
+	var h ResourceHandler
+	if r, ok := s.resources.get(p.URI); ok {
+		h = r.handler
+	} else {
+		for _, t := range s.templates.all() {
+			if t.match(p.URI) {
+				h = t.handler
+				break
+			}
+		}
+	}
+	if h == nil {
+		return nil, Errorf(CodeResourceNotFound, "resource not found: %s", truncate(p.URI, 200)).WithData(map[string]string{"uri": p.URI})
+	}
+	res, err := h(ctx, p.URI)
+	if err != nil {
+		return nil, err
+	}
+	if res.Contents == nil {
+		res.Contents = []ResourceContents{}
+	}
+	return res, nil
+}
+
+func (s *Server) handleSubscribe(_ context.Context, rs *requestState, params json.RawMessage) (any, error) {
+	uri, err := uriParam(params)
+	if err != nil {
+		return nil, err
+	}
+	rs.sess.mu.Lock()
+	rs.sess.subscriptions[uri] = true
+	rs.sess.mu.Unlock()
+	return json.RawMessage("{}"), nil
+}
+
+func (s *Server) handleUnsubscribe(_ context.Context, rs *requestState, params json.RawMessage) (any, error) {
+	uri, err := uriParam(params)
+	if err != nil {
+		return nil, err
+	}
+	rs.sess.mu.Lock()
+	delete(rs.sess.subscriptions, uri)
+	rs.sess.mu.Unlock()
+	return json.RawMessage("{}"), nil
+}
+
+func uriParam(params json.RawMessage) (string, error) {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if err := unmarshalParams(params, &p); err != nil {
+		return "", err
+	}
+	if p.URI == "" {
+		return "", NewError(CodeInvalidParams, `"uri" is required`)
+	}
+	return p.URI, nil
+}
+
+func (s *Server) handleListPrompts(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
+	cursor, err := cursorOf(params)
+	if err != nil {
+		return nil, err
+	}
+	items, next, rpcErr := s.prompts.page(cursor, s.cfg.pageSize)
+	if rpcErr != nil {
+		return nil, rpcErr
+	}
+	out := struct {
+		Prompts    []Prompt `json:"prompts"`
+		NextCursor string   `json:"nextCursor,omitempty"`
+	}{Prompts: make([]Prompt, 0, len(items)), NextCursor: next}
+	for _, p := range items {
+		out.Prompts = append(out.Prompts, p.prompt)
+	}
+	return out, nil
+}
+
+func (s *Server) handleGetPrompt(ctx context.Context, _ *requestState, params json.RawMessage) (any, error) {
+	var p struct {
+		Name      string            `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	if err := unmarshalParams(params, &p); err != nil {
+		return nil, err
+	}
+	e, ok := s.prompts.get(p.Name)
+	if !ok {
+		return nil, Errorf(CodeInvalidParams, "unknown prompt %q; call prompts/list for the available prompts", truncate(p.Name, 100))
+	}
+	var missing []string
+	for _, a := range e.prompt.Arguments {
+		if _, ok := p.Arguments[a.Name]; a.Required && !ok {
+			missing = append(missing, a.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, Errorf(CodeInvalidParams, "prompt %q is missing required arguments: %s", p.Name, strings.Join(missing, ", "))
+	}
+	res, err := e.handler(ctx, p.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	if res.Messages == nil {
+		res.Messages = []PromptMessage{}
+	}
+	return res, nil
+}
+
+func (s *Server) handleComplete(ctx context.Context, _ *requestState, params json.RawMessage) (any, error) {
+	if s.cfg.completion == nil {
+		return nil, NewError(CodeMethodNotFound, "this server does not offer completions")
+	}
+	var p CompleteParams
+	if err := unmarshalParams(params, &p); err != nil {
+		return nil, err
+	}
+	switch p.Ref.Type {
+	case "ref/prompt", "ref/resource":
+	default:
+		return nil, Errorf(CodeInvalidParams, "ref.type must be ref/prompt or ref/resource, got %q", truncate(p.Ref.Type, 40))
+	}
+	c, err := s.cfg.completion(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		c = &Completion{}
+	}
+	if c.Values == nil {
+		c.Values = []string{}
+	}
+	if len(c.Values) > 100 {
+		return nil, fmt.Errorf("completion handler returned %d values; the maximum is 100", len(c.Values))
+	}
+	return map[string]any{"completion": c}, nil
+}

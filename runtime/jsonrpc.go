@@ -1,0 +1,185 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// jsonrpcVersion is the only JSON-RPC version MCP speaks.
+const jsonrpcVersion = "2.0"
+
+// ID is a JSON-RPC request ID: a string or an integer, kept as its JSON text so that it is
+// echoed back exactly as it came. The zero ID is "no ID" (a notification).
+type ID struct {
+	raw string
+}
+
+// StringID returns an ID holding the string s.
+func StringID(s string) ID {
+	b, _ := json.Marshal(s)
+	return ID{raw: string(b)}
+}
+
+// IntID returns an ID holding the integer n.
+func IntID(n int64) ID { return ID{raw: strconv.FormatInt(n, 10)} }
+
+// IsZero reports whether id is absent.
+func (id ID) IsZero() bool { return id.raw == "" }
+
+// String returns the ID's JSON text, e.g. `"abc"` or `7`.
+func (id ID) String() string { return id.raw }
+
+// MarshalJSON implements json.Marshaler.
+func (id ID) MarshalJSON() ([]byte, error) {
+	if id.raw == "" {
+		return []byte("null"), nil
+	}
+	return []byte(id.raw), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It accepts strings and integers only; MCP forbids
+// null IDs, and fractions or objects are not IDs.
+func (id *ID) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return fmt.Errorf("empty id")
+	}
+	switch b[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("id: %w", err)
+		}
+		id.raw = string(b)
+		return nil
+	case 'n':
+		return fmt.Errorf("id must be a string or an integer, not null")
+	default:
+		if _, err := strconv.ParseInt(string(b), 10, 64); err != nil {
+			return fmt.Errorf("id must be a string or an integer, got %s", truncate(string(b), 40))
+		}
+		id.raw = string(b)
+		return nil
+	}
+}
+
+// wireMessage is any JSON-RPC 2.0 message as it travels: a request (method and id), a
+// notification (method, no id), or a response (id and result or error).
+type wireMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      *ID             `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+func (m *wireMessage) isRequest() bool      { return m.Method != "" && m.ID != nil }
+func (m *wireMessage) isNotification() bool { return m.Method != "" && m.ID == nil }
+func (m *wireMessage) isResponse() bool     { return m.Method == "" && m.ID != nil }
+
+// validate checks the JSON-RPC envelope, returning an *Error with CodeInvalidRequest.
+func (m *wireMessage) validate() *Error {
+	if m.JSONRPC != jsonrpcVersion {
+		if m.JSONRPC == "" {
+			return NewError(CodeInvalidRequest, `missing "jsonrpc": "2.0"`)
+		}
+		return Errorf(CodeInvalidRequest, `unsupported jsonrpc version %q: must be "2.0"`, truncate(m.JSONRPC, 20))
+	}
+	switch {
+	case m.Method != "":
+		if m.Result != nil || m.Error != nil {
+			return NewError(CodeInvalidRequest, "a message with a method must not carry a result or an error")
+		}
+		if len(m.Params) > 0 {
+			p := bytes.TrimSpace(m.Params)
+			if len(p) == 0 || (p[0] != '{' && !(p[0] == 'n' && string(p) == "null")) {
+				return NewError(CodeInvalidRequest, `"params" must be an object`)
+			}
+		}
+	case m.ID != nil:
+		if (m.Result == nil) == (m.Error == nil) {
+			return NewError(CodeInvalidRequest, "a response must carry exactly one of result and error")
+		}
+	default:
+		return NewError(CodeInvalidRequest, `a message needs a "method" (request or notification) or an "id" (response)`)
+	}
+	return nil
+}
+
+// decodeMessage decodes one JSON-RPC message. It distinguishes malformed JSON (CodeParseError)
+// from well-formed JSON that is not a valid message (CodeInvalidRequest); the ID is returned
+// whenever it could be read, so that the error response can carry it.
+func decodeMessage(data []byte) (*wireMessage, *Error) {
+	var m wireMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		if _, ok := err.(*json.SyntaxError); ok || !json.Valid(data) {
+			return nil, Errorf(CodeParseError, "parse error: %v", err)
+		}
+		// Valid JSON of the wrong shape: try to recover the ID for the error response.
+		var probe struct {
+			ID *ID `json:"id"`
+		}
+		if json.Unmarshal(data, &probe) == nil && probe.ID != nil {
+			m.ID = probe.ID
+		} else {
+			m.ID = nil
+		}
+		return &m, Errorf(CodeInvalidRequest, "invalid request: %v", err)
+	}
+	if e := m.validate(); e != nil {
+		return &m, e
+	}
+	return &m, nil
+}
+
+// encodeResponse encodes a JSON-RPC response carrying result (already JSON) or err.
+func encodeResponse(id *ID, result json.RawMessage, err *Error) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(result) + 64)
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	if id == nil || id.IsZero() {
+		buf.WriteString("null")
+	} else {
+		buf.WriteString(id.raw)
+	}
+	if err != nil {
+		buf.WriteString(`,"error":`)
+		b, mErr := json.Marshal(err)
+		if mErr != nil {
+			b, _ = json.Marshal(&Error{Code: CodeInternalError, Message: "could not encode error: " + mErr.Error()})
+		}
+		buf.Write(b)
+	} else {
+		buf.WriteString(`,"result":`)
+		if len(result) == 0 {
+			buf.WriteString("{}")
+		} else {
+			buf.Write(result)
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+// encodeRequest encodes a JSON-RPC request (id set) or notification (id nil).
+func encodeRequest(id *ID, method string, params any) ([]byte, error) {
+	var raw json.RawMessage
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s params: %w", method, err)
+		}
+		raw = b
+	}
+	return json.Marshal(&wireMessage{JSONRPC: jsonrpcVersion, ID: id, Method: method, Params: raw})
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,164 @@
+package runtime
+
+import (
+	"log/slog"
+	"time"
+)
+
+// ServerOption configures a Server.
+type ServerOption interface {
+	applyServer(*serverConfig)
+}
+
+type serverOptionFunc func(*serverConfig)
+
+func (f serverOptionFunc) applyServer(c *serverConfig) { f(c) }
+
+type serverConfig struct {
+	logger              *slog.Logger
+	instructions        string
+	alwaysSSE           bool
+	allowedOrigins      []string
+	allowedHosts        []string
+	dnsRebinding        bool
+	sessionIdleTimeout  time.Duration
+	eventStore          EventStore
+	retryInterval       time.Duration
+	maxBodyBytes        int64
+	maxSessions         int
+	maxInflight         int
+	maxQueuedEvents     int
+	handlerTimeout      time.Duration
+	clientRequestTimout time.Duration
+	pageSize            int
+	completion          CompletionHandler
+	keepAlive           time.Duration
+}
+
+func defaultServerConfig() serverConfig {
+	return serverConfig{
+		logger:              slog.Default(),
+		dnsRebinding:        true,
+		sessionIdleTimeout:  30 * time.Minute,
+		eventStore:          NewMemoryEventStore(0),
+		retryInterval:       time.Second,
+		maxBodyBytes:        4 << 20,
+		maxSessions:         10000,
+		maxInflight:         256,
+		maxQueuedEvents:     10000,
+		handlerTimeout:      10 * time.Minute,
+		clientRequestTimout: 5 * time.Minute,
+		pageSize:            100,
+	}
+}
+
+// WithLogger sets the server's logger (default slog.Default()).
+func WithLogger(l *slog.Logger) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) {
+		if l != nil {
+			c.logger = l
+		}
+	})
+}
+
+// WithInstructions sets the instructions returned by initialize.
+func WithInstructions(s string) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.instructions = s })
+}
+
+// WithSSEResponses makes the server answer every POSTed request with an SSE stream (priming
+// event, then the request's messages). By default the server answers with plain JSON and
+// upgrades to SSE only when a handler sends a notification or request before its result.
+func WithSSEResponses() ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.alwaysSSE = true })
+}
+
+// WithAllowedOrigins adds origins (e.g. "https://app.example.com") that may call the server
+// from a browser. Loopback origins are always allowed.
+func WithAllowedOrigins(origins ...string) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.allowedOrigins = append(c.allowedOrigins, origins...) })
+}
+
+// WithAllowedHosts adds Host header values (host or host:port) the server answers to besides
+// loopback names. Needed when the server is reached by a DNS name or a non-loopback address.
+func WithAllowedHosts(hosts ...string) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.allowedHosts = append(c.allowedHosts, hosts...) })
+}
+
+// WithoutDNSRebindingProtection turns off the Origin and Host checks. Only do this behind a
+// proxy that performs them, or with real authentication in front of the server.
+func WithoutDNSRebindingProtection() ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.dnsRebinding = false })
+}
+
+// WithSessionIdleTimeout sets how long a session may go unused before it is ended (default
+// 30 minutes; 0 keeps sessions until DELETE or shutdown).
+func WithSessionIdleTimeout(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.sessionIdleTimeout = d })
+}
+
+// WithEventStore sets where SSE events are kept for resumption (default: an in-memory store,
+// NewMemoryEventStore(0)). nil disables resumption of events already written.
+func WithEventStore(s EventStore) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.eventStore = s })
+}
+
+// WithRetryInterval sets the SSE retry: value sent with priming events (default 1s).
+func WithRetryInterval(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.retryInterval = d })
+}
+
+// WithMaxBodyBytes limits the size of a POST body (default 4 MiB); larger bodies get 413.
+func WithMaxBodyBytes(n int64) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.maxBodyBytes = n })
+}
+
+// WithMaxSessions limits the number of live sessions (default 10000); initialize beyond it
+// gets 503.
+func WithMaxSessions(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.maxSessions = n })
+}
+
+// WithMaxInflight limits the requests one session may have in flight (default 256); beyond
+// it requests get HTTP 429 with a JSON-RPC error.
+func WithMaxInflight(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.maxInflight = n })
+}
+
+// WithMaxQueuedEvents limits the events one stream may hold for a client that is not reading
+// (default 10000). A handler whose message does not fit gets an error; nothing is dropped
+// silently.
+func WithMaxQueuedEvents(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.maxQueuedEvents = n })
+}
+
+// WithHandlerTimeout bounds every request handler (default 10 minutes; 0 for none).
+func WithHandlerTimeout(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.handlerTimeout = d })
+}
+
+// WithClientRequestTimeout bounds requests the server sends to the client (sampling,
+// elicitation, roots) when the handler's context has no earlier deadline (default 5 minutes).
+func WithClientRequestTimeout(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.clientRequestTimout = d })
+}
+
+// WithPageSize sets how many items list methods return per page (default 100).
+func WithPageSize(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) {
+		if n > 0 {
+			c.pageSize = n
+		}
+	})
+}
+
+// WithCompletionHandler enables completion/complete (and the completions capability).
+func WithCompletionHandler(h CompletionHandler) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.completion = h })
+}
+
+// WithKeepAlive makes the server send an SSE comment on idle GET streams at this interval,
+// so that proxies do not cut them (default off).
+func WithKeepAlive(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.keepAlive = d })
+}

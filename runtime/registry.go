@@ -1,0 +1,96 @@
+package runtime
+
+import (
+	"encoding/base64"
+	"strconv"
+	"sync"
+)
+
+// registry is an insertion-ordered, concurrency-safe map of named entries, with stable cursor
+// pagination: a cursor encodes the position after the last entry returned.
+type registry[T any] struct {
+	mu    sync.RWMutex
+	order []string
+	items map[string]T
+}
+
+func (r *registry[T]) init() { r.items = make(map[string]T) }
+
+// put adds or replaces an entry; it reports whether the name was new.
+func (r *registry[T]) put(name string, v T) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, exists := r.items[name]
+	if !exists {
+		r.order = append(r.order, name)
+	}
+	r.items[name] = v
+	return !exists
+}
+
+func (r *registry[T]) remove(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.items[name]; !ok {
+		return false
+	}
+	delete(r.items, name)
+	for i, n := range r.order {
+		if n == name {
+			r.order = append(r.order[:i], r.order[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+func (r *registry[T]) get(name string) (T, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	v, ok := r.items[name]
+	return v, ok
+}
+
+func (r *registry[T]) len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.items)
+}
+
+// page returns up to size entries after cursor, and the cursor of the next page ("" at the end).
+func (r *registry[T]) page(cursor string, size int) ([]T, string, *Error) {
+	start := 0
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		n, err2 := strconv.Atoi(string(b))
+		if err != nil || err2 != nil || n < 0 {
+			return nil, "", Errorf(CodeInvalidParams, "invalid cursor %q: pass back a nextCursor exactly as received", truncate(cursor, 40))
+		}
+		start = n
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if start > len(r.order) {
+		start = len(r.order)
+	}
+	end := min(start+size, len(r.order))
+	out := make([]T, 0, end-start)
+	for _, name := range r.order[start:end] {
+		out = append(out, r.items[name])
+	}
+	next := ""
+	if end < len(r.order) {
+		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
+	}
+	return out, next, nil
+}
+
+func (r *registry[T]) all() []T {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]T, 0, len(r.order))
+	for _, name := range r.order {
+		out = append(out, r.items[name])
+	}
+	return out
+}

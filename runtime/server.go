@@ -1,0 +1,636 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Server is an MCP server speaking Streamable HTTP. It is an http.Handler: mount it at the
+// path of your MCP endpoint. Tools, resources and prompts can be added and removed at any
+// time; connected clients are told through list_changed notifications.
+type Server struct {
+	impl Implementation
+	cfg  serverConfig
+	log  *slog.Logger
+
+	baseCtx    context.Context
+	baseCancel context.CancelFunc
+	inflight   sync.WaitGroup
+	closing    chan struct{}
+	closeOnce  sync.Once
+
+	mu       sync.RWMutex
+	sessions map[string]*session
+
+	tools     registry[*toolEntry]
+	resources registry[*resourceEntry]
+	templates registry[*templateEntry]
+	prompts   registry[*promptEntry]
+
+	methods map[string]methodHandler
+}
+
+// methodHandler handles one JSON-RPC request method.
+type methodHandler func(ctx context.Context, rs *requestState, params json.RawMessage) (any, error)
+
+// NewServer returns a server that introduces itself as impl.
+func NewServer(impl Implementation, opts ...ServerOption) *Server {
+	cfg := defaultServerConfig()
+	for _, o := range opts {
+		o.applyServer(&cfg)
+	}
+	if impl.Name == "" {
+		impl.Name = "protomcp-server"
+	}
+	if impl.Version == "" {
+		impl.Version = Version
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		impl:       impl,
+		cfg:        cfg,
+		log:        cfg.logger,
+		baseCtx:    ctx,
+		baseCancel: cancel,
+		closing:    make(chan struct{}),
+		sessions:   make(map[string]*session),
+	}
+	s.tools.init()
+	s.resources.init()
+	s.templates.init()
+	s.prompts.init()
+	s.methods = map[string]methodHandler{
+		methodPing:               s.handlePing,
+		methodToolsList:          s.handleListTools,
+		methodToolsCall:          s.handleCallTool,
+		methodResourcesList:      s.handleListResources,
+		methodResourceTemplates:  s.handleListTemplates,
+		methodResourcesRead:      s.handleReadResource,
+		methodResourcesSubscribe: s.handleSubscribe,
+		methodResourcesUnsub:     s.handleUnsubscribe,
+		methodPromptsList:        s.handleListPrompts,
+		methodPromptsGet:         s.handleGetPrompt,
+		methodComplete:           s.handleComplete,
+		methodSetLevel:           s.handleSetLevel,
+	}
+	if cfg.sessionIdleTimeout > 0 {
+		go s.reap(cfg.sessionIdleTimeout)
+	}
+	return s
+}
+
+// ServeHTTP implements http.Handler: POST carries client messages, GET opens (or resumes) a
+// server-to-client stream, DELETE ends a session.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.dnsRebinding {
+		if status, msg := s.checkOrigin(r); status != 0 {
+			s.httpError(w, status, CodeInvalidRequest, msg)
+			return
+		}
+	}
+	select {
+	case <-s.closing:
+		s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "server is shutting down")
+		return
+	default:
+	}
+	switch r.Method {
+	case http.MethodPost:
+		s.servePost(w, r)
+	case http.MethodGet:
+		s.serveGet(w, r)
+	case http.MethodDelete:
+		s.serveDelete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		s.httpError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, "method "+r.Method+" is not allowed on the MCP endpoint; use POST, GET or DELETE")
+	}
+}
+
+// httpError answers with an HTTP status and a JSON-RPC error body without an id.
+func (s *Server) httpError(w http.ResponseWriter, status, code int, msg string) {
+	s.writeJSON(w, status, encodeResponse(nil, nil, NewError(code, msg)))
+}
+
+func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); !isMediaType(ct, "application/json") {
+		s.httpError(w, http.StatusUnsupportedMediaType, CodeInvalidRequest, "Content-Type must be application/json, got "+quoteOrNone(ct))
+		return
+	}
+	if !accepts(r, "application/json") || !accepts(r, "text/event-stream") {
+		s.httpError(w, http.StatusNotAcceptable, CodeInvalidRequest, "Accept must list both application/json and text/event-stream, got "+quoteOrNone(r.Header.Get("Accept")))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.maxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			s.httpError(w, http.StatusRequestEntityTooLarge, CodeInvalidRequest, "request body exceeds the limit of "+itoa(s.cfg.maxBodyBytes)+" bytes")
+			return
+		}
+		s.httpError(w, http.StatusBadRequest, CodeParseError, "could not read request body: "+err.Error())
+		return
+	}
+	trimmed := trimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per POST (batching was removed from MCP in 2025-06-18)")
+		return
+	}
+	msg, rpcErr := decodeMessage(body)
+	if rpcErr != nil {
+		var id *ID
+		if msg != nil {
+			id = msg.ID
+		}
+		s.writeJSON(w, http.StatusBadRequest, encodeResponse(id, nil, rpcErr))
+		return
+	}
+	if msg.Method == methodInitialize {
+		s.serveInitialize(w, r, msg)
+		return
+	}
+	sess, ok := s.sessionFor(w, r)
+	if !ok {
+		return
+	}
+	sess.touch()
+	switch {
+	case msg.isNotification():
+		s.handleNotification(sess, msg)
+		w.WriteHeader(http.StatusAccepted)
+	case msg.isResponse():
+		if !sess.deliverResponse(msg) {
+			s.log.Warn("mcp: response to an unknown request", "session", sess.id, "id", msg.ID.raw)
+			s.writeJSON(w, http.StatusBadRequest, encodeResponse(nil, nil, Errorf(CodeInvalidRequest, "no request with id %s is awaiting a response", truncate(msg.ID.raw, 64))))
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		s.serveRequest(w, r, sess, msg)
+	}
+}
+
+// sessionFor finds the session a request names, answering the error itself when it cannot:
+// 400 without a session header, 404 for an unknown or ended session, 400 for an unsupported
+// protocol version header.
+func (s *Server) sessionFor(w http.ResponseWriter, r *http.Request) (*session, bool) {
+	id := r.Header.Get(headerSessionID)
+	if id == "" {
+		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "missing Mcp-Session-Id header: send initialize first, then the session ID it returns on every request")
+		return nil, false
+	}
+	s.mu.RLock()
+	sess := s.sessions[id]
+	s.mu.RUnlock()
+	if sess == nil {
+		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "session not found: it expired or was deleted; send initialize to start a new one")
+		return nil, false
+	}
+	if v := r.Header.Get(headerProtocolVersion); v != "" && !isSupportedVersion(v) {
+		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "unsupported MCP-Protocol-Version "+quoteOrNone(v)+"; supported: "+strings.Join(supportedVersions, ", "))
+		return nil, false
+	}
+	return sess, true
+}
+
+func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wireMessage) {
+	if !msg.isRequest() {
+		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "initialize must be a request with an id")
+		return
+	}
+	if r.Header.Get(headerSessionID) != "" {
+		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not carry an Mcp-Session-Id: this session is already initialized; DELETE it or start a new one without the header")))
+		return
+	}
+	var p InitializeParams
+	if err := unmarshalParams(msg.Params, &p); err != nil {
+		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, err))
+		return
+	}
+	version := p.ProtocolVersion
+	if !isSupportedVersion(version) {
+		version = LatestProtocolVersion // counter-offer (V2)
+	}
+	s.mu.Lock()
+	if len(s.sessions) >= s.cfg.maxSessions {
+		s.mu.Unlock()
+		s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "too many sessions; try again later")
+		return
+	}
+	sess := s.newSession(&p, version)
+	s.sessions[sess.id] = sess
+	s.mu.Unlock()
+
+	res := &InitializeResult{
+		ProtocolVersion: version,
+		Capabilities:    s.capabilities(),
+		ServerInfo:      s.impl,
+		Instructions:    s.cfg.instructions,
+	}
+	b, _ := json.Marshal(res)
+	w.Header().Set(headerSessionID, sess.id)
+	s.log.Debug("mcp: session started", "session", sess.id, "client", p.ClientInfo.Name, "version", version)
+	s.writeJSON(w, http.StatusOK, encodeResponse(msg.ID, b, nil))
+}
+
+func (s *Server) capabilities() ServerCapabilities {
+	c := ServerCapabilities{
+		Logging:   &struct{}{},
+		Tools:     &ListChangedCapability{ListChanged: true},
+		Prompts:   &ListChangedCapability{ListChanged: true},
+		Resources: &ResourcesCapability{Subscribe: true, ListChanged: true},
+	}
+	if s.cfg.completion != nil {
+		c.Completions = &struct{}{}
+	}
+	return c
+}
+
+// serveRequest runs one request. The stream that carries its messages exists before the
+// handler starts, and this goroutine is its writer: the handler never waits for a writer.
+func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *session, msg *wireMessage) {
+	h, ok := s.methods[msg.Method]
+	if !ok {
+		s.writeJSON(w, http.StatusOK, encodeResponse(msg.ID, nil, Errorf(CodeMethodNotFound, "method not found: %s", truncate(msg.Method, 100))))
+		return
+	}
+	ctx, cancel := context.WithCancel(sess.ctx)
+	if rpcErr := sess.startRequest(msg.ID, cancel); rpcErr != nil {
+		cancel()
+		status := http.StatusBadRequest
+		if strings.HasPrefix(rpcErr.Message, "too many") {
+			status = http.StatusTooManyRequests
+		}
+		s.writeJSON(w, status, encodeResponse(msg.ID, nil, rpcErr))
+		return
+	}
+	st := sess.newRequestStream()
+	st.attach()
+	rs := &requestState{sess: sess, st: st, id: msg.ID}
+	s.inflight.Add(1)
+	go s.runHandler(ctx, cancel, rs, h, msg)
+	mode := modeAuto
+	if s.cfg.alwaysSSE {
+		mode = modeSSE
+	}
+	s.serveStream(r.Context(), w, st, mode, nil)
+}
+
+// runHandler runs a method handler and queues its response on the request's stream.
+func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *requestState, h methodHandler, msg *wireMessage) {
+	defer s.inflight.Done()
+	defer cancel()
+	defer rs.sess.endRequest(msg.ID)
+	if s.cfg.handlerTimeout > 0 {
+		var c context.CancelFunc
+		ctx, c = context.WithTimeout(ctx, s.cfg.handlerTimeout)
+		defer c()
+	}
+	rs.meta = peekMeta(msg.Params)
+	if rs.meta != nil {
+		rs.progressToken = rs.meta.ProgressToken
+	}
+	ctx = context.WithValue(ctx, requestStateKey{}, rs)
+
+	result, err := s.callHandler(ctx, rs, h, msg)
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) && rs.sess.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+		// Cancelled by the client: no response (cancellation spec).
+		s.log.Debug("mcp: request cancelled", "session", rs.sess.id, "id", msg.ID.raw)
+		_ = rs.st.send(nil, true) // ends the stream without a message
+		return
+	}
+	var body []byte
+	if err != nil {
+		body = encodeResponse(msg.ID, nil, toRPCError(err))
+	} else {
+		raw, mErr := marshalResult(result)
+		if mErr != nil {
+			body = encodeResponse(msg.ID, nil, Errorf(CodeInternalError, "could not encode result: %v", mErr))
+		} else {
+			body = encodeResponse(msg.ID, raw, nil)
+		}
+	}
+	if sendErr := rs.st.send(body, true); sendErr != nil {
+		s.log.Error("mcp: response could not be queued for the client", "session", rs.sess.id, "id", msg.ID.raw, "error", sendErr)
+	}
+}
+
+func (s *Server) callHandler(ctx context.Context, rs *requestState, h methodHandler, msg *wireMessage) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("mcp: handler panicked", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
+			err = Errorf(CodeInternalError, "internal error: the %s handler panicked", msg.Method)
+		}
+	}()
+	if msg.Method != methodPing && rs.sess.version() == "" {
+		return nil, NewError(CodeInvalidRequest, "session not initialized")
+	}
+	return h(ctx, rs, msg.Params)
+}
+
+// marshalResult encodes a handler's result; json.RawMessage passes through.
+func marshalResult(v any) (json.RawMessage, error) {
+	switch r := v.(type) {
+	case nil:
+		return json.RawMessage("{}"), nil
+	case json.RawMessage:
+		return r, nil
+	default:
+		return json.Marshal(v)
+	}
+}
+
+// toRPCError turns a handler error into a JSON-RPC error: an *Error passes through; a
+// deadline becomes an internal error that says so; anything else is an internal error.
+func toRPCError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return Errorf(CodeInternalError, "request timed out: %v", err)
+	}
+	return Errorf(CodeInternalError, "%v", err)
+}
+
+func (s *Server) handleNotification(sess *session, msg *wireMessage) {
+	switch msg.Method {
+	case notifInitialized:
+		sess.mu.Lock()
+		sess.initialized = true
+		sess.mu.Unlock()
+	case notifCancelled:
+		var p CancelledParams
+		if err := json.Unmarshal(msg.Params, &p); err != nil || p.RequestID == nil {
+			s.log.Debug("mcp: ignoring invalid notifications/cancelled", "session", sess.id)
+			return
+		}
+		if !sess.cancelRequest(p.RequestID) {
+			s.log.Debug("mcp: notifications/cancelled for a request not in flight", "session", sess.id, "id", p.RequestID.raw)
+		}
+	case notifRootsListChanged, notifProgress:
+		// Accepted; nothing to do without a roots or progress consumer.
+	default:
+		s.log.Debug("mcp: ignoring unknown notification", "session", sess.id, "method", msg.Method)
+	}
+}
+
+func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
+	if !accepts(r, "text/event-stream") {
+		s.httpError(w, http.StatusNotAcceptable, CodeInvalidRequest, "GET opens an SSE stream: Accept must list text/event-stream")
+		return
+	}
+	sess, ok := s.sessionFor(w, r)
+	if !ok {
+		return
+	}
+	sess.touch()
+	if last := r.Header.Get(headerLastEventID); last != "" {
+		s.resume(w, r, sess, last)
+		return
+	}
+	if !sess.standalone.attach() {
+		s.httpError(w, http.StatusConflict, CodeInvalidRequest, "this session already has a GET stream open; only one is allowed")
+		return
+	}
+	s.serveStream(r.Context(), w, sess.standalone, modeSSE, nil)
+}
+
+// resume continues a stream after the client's Last-Event-ID: stored events first, then live
+// ones. IDs are looked up in this session only, so no event crosses sessions.
+func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, last string) {
+	streamID, seq, ok := parseEventID(last)
+	if !ok {
+		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "malformed Last-Event-ID "+quoteOrNone(truncate(last, 64)))
+		return
+	}
+	st := sess.lookupStream(streamID)
+	if st == nil && s.cfg.eventStore == nil {
+		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "Last-Event-ID names no stream of this session")
+		return
+	}
+	if st != nil && !st.attach() {
+		s.httpError(w, http.StatusConflict, CodeInvalidRequest, "that stream is already being read by another connection")
+		return
+	}
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	sw.header()
+	replayed := 0
+	if store := s.cfg.eventStore; store != nil {
+		err := store.Replay(r.Context(), sess.id, streamID, seq, func(n uint64, data []byte) error {
+			sw.event(streamID, n, data)
+			replayed++
+			return nil
+		})
+		if err != nil {
+			s.log.Warn("mcp: replay failed", "session", sess.id, "stream", streamID, "error", err)
+		}
+	}
+	if st == nil {
+		if replayed == 0 {
+			s.writeJSON(w, http.StatusNotFound, encodeResponse(nil, nil, NewError(CodeInvalidRequest, "Last-Event-ID names no stream of this session")))
+			return
+		}
+		_ = sw.flush(true)
+		return
+	}
+	s.serveStream(r.Context(), w, st, modeResume, sw)
+}
+
+func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
+	sess, ok := s.sessionFor(w, r)
+	if !ok {
+		return
+	}
+	s.endSession(sess)
+	w.WriteHeader(http.StatusOK)
+}
+
+func (s *Server) endSession(sess *session) {
+	s.mu.Lock()
+	delete(s.sessions, sess.id)
+	s.mu.Unlock()
+	sess.end()
+}
+
+// reap ends sessions idle for longer than ttl.
+func (s *Server) reap(ttl time.Duration) {
+	t := time.NewTicker(min(ttl/2, time.Minute))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.baseCtx.Done():
+			return
+		case <-t.C:
+		}
+		cutoff := time.Now().Add(-ttl).UnixNano()
+		var idle []*session
+		s.mu.RLock()
+		for _, sess := range s.sessions {
+			if sess.lastUsed.Load() < cutoff && sess.idle() {
+				idle = append(idle, sess)
+			}
+		}
+		s.mu.RUnlock()
+		for _, sess := range idle {
+			s.log.Debug("mcp: ending idle session", "session", sess.id)
+			s.endSession(sess)
+		}
+	}
+}
+
+// idle reports whether the session has nothing in flight and no attached GET stream.
+func (sess *session) idle() bool {
+	sess.mu.Lock()
+	n := len(sess.inflight)
+	sess.mu.Unlock()
+	sess.standalone.mu.Lock()
+	attached := sess.standalone.attached
+	sess.standalone.mu.Unlock()
+	return n == 0 && !attached
+}
+
+// Shutdown stops accepting requests, waits for in-flight handlers to finish until ctx is done,
+// then cancels the rest and ends every session. It does not close the http.Server: call
+// http.Server.Shutdown as well (before or after).
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closeOnce.Do(func() { close(s.closing) })
+	done := make(chan struct{})
+	go func() {
+		s.inflight.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	s.baseCancel()
+	s.mu.Lock()
+	all := make([]*session, 0, len(s.sessions))
+	for id, sess := range s.sessions {
+		all = append(all, sess)
+		delete(s.sessions, id)
+	}
+	s.mu.Unlock()
+	for _, sess := range all {
+		sess.end()
+	}
+	if err == nil {
+		<-done
+	}
+	return err
+}
+
+// broadcast sends a notification to every session's standalone stream.
+func (s *Server) broadcast(method string, params any) {
+	s.mu.RLock()
+	all := make([]*session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		all = append(all, sess)
+	}
+	s.mu.RUnlock()
+	for _, sess := range all {
+		if err := sess.notify(method, params); err != nil && !errors.Is(err, ErrClosed) {
+			s.log.Warn("mcp: notification not queued", "session", sess.id, "method", method, "error", err)
+		}
+	}
+}
+
+// checkOrigin implements DNS-rebinding protection: the Host must be a loopback name or an
+// allowed host, and an Origin, when present, must be a loopback origin or an allowed one.
+func (s *Server) checkOrigin(r *http.Request) (int, string) {
+	if !s.hostAllowed(r.Host) {
+		return http.StatusForbidden, "Host " + quoteOrNone(r.Host) + " is not allowed (DNS rebinding protection); configure runtime.WithAllowedHosts"
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return 0, ""
+	}
+	for _, o := range s.cfg.allowedOrigins {
+		if strings.EqualFold(o, origin) || o == "*" {
+			return 0, ""
+		}
+	}
+	u, err := url.Parse(origin)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && isLoopbackHost(u.Hostname()) {
+		return 0, ""
+	}
+	return http.StatusForbidden, "Origin " + quoteOrNone(origin) + " is not allowed (DNS rebinding protection); configure runtime.WithAllowedOrigins"
+}
+
+func (s *Server) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if isLoopbackHost(host) {
+		return true
+	}
+	for _, a := range s.cfg.allowedHosts {
+		if a == "*" || strings.EqualFold(a, hostport) || strings.EqualFold(a, host) {
+			return true
+		}
+	}
+	return false
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func isMediaType(header, want string) bool {
+	mt, _, err := mime.ParseMediaType(header)
+	return err == nil && strings.EqualFold(mt, want)
+}
+
+// accepts reports whether the request's Accept header admits the media type.
+func accepts(r *http.Request, want string) bool {
+	major, _, _ := strings.Cut(want, "/")
+	for _, v := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			mt = strings.ToLower(strings.TrimSpace(mt))
+			if mt == want || mt == "*/*" || mt == major+"/*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func quoteOrNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return `"` + truncate(s, 100) + `"`
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	return b
+}
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

@@ -1,0 +1,239 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// session is the server's state for one client between initialize and DELETE (or expiry).
+type session struct {
+	id     string
+	server *Server
+	ctx    context.Context // cancelled when the session ends
+	cancel context.CancelFunc
+
+	lastUsed atomic.Int64 // unix nanos
+	logLevel atomic.Pointer[LoggingLevel]
+
+	mu              sync.Mutex
+	protocolVersion string
+	clientInfo      Implementation
+	clientCaps      ClientCapabilities
+	initialized     bool
+	inflight        map[string]context.CancelFunc // request ID -> cancel
+	pending         map[string]chan *wireMessage  // our request ID -> its response
+	nextRequestID   int64
+	nextStreamID    uint64
+	streams         map[string]*stream
+	standalone      *stream
+	subscriptions   map[string]bool
+	ended           bool
+}
+
+func newSessionID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("mcp: crypto/rand failed: %v", err))
+	}
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Server) newSession(p *InitializeParams, version string) *session {
+	ctx, cancel := context.WithCancel(s.baseCtx)
+	sess := &session{
+		id:              newSessionID(),
+		server:          s,
+		ctx:             ctx,
+		cancel:          cancel,
+		protocolVersion: version,
+		clientInfo:      p.ClientInfo,
+		clientCaps:      p.Capabilities,
+		inflight:        make(map[string]context.CancelFunc),
+		pending:         make(map[string]chan *wireMessage),
+		streams:         make(map[string]*stream),
+		subscriptions:   make(map[string]bool),
+	}
+	sess.standalone = newStream(sess, "0", true, min(s.cfg.maxQueuedEvents, 1000))
+	sess.touch()
+	return sess
+}
+
+func (sess *session) touch() { sess.lastUsed.Store(time.Now().UnixNano()) }
+
+// newRequestStream creates and registers the stream of one POSTed request.
+func (sess *session) newRequestStream() *stream {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.nextStreamID++
+	st := newStream(sess, strconv.FormatUint(sess.nextStreamID, 10), false, sess.server.cfg.maxQueuedEvents)
+	if sess.ended {
+		st.closed = true
+		return st
+	}
+	sess.streams[st.id] = st
+	return st
+}
+
+func (sess *session) removeStream(id string) {
+	sess.mu.Lock()
+	delete(sess.streams, id)
+	sess.mu.Unlock()
+}
+
+func (sess *session) lookupStream(id string) *stream {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if id == sess.standalone.id {
+		return sess.standalone
+	}
+	return sess.streams[id]
+}
+
+// startRequest registers an in-flight request. It fails for a duplicate ID (B2) or when the
+// session has too many requests in flight.
+func (sess *session) startRequest(id *ID, cancel context.CancelFunc) *Error {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.ended {
+		return NewError(CodeInvalidRequest, "session has ended")
+	}
+	if _, dup := sess.inflight[id.raw]; dup {
+		return Errorf(CodeInvalidRequest, "request id %s is already in use by a request in flight on this session", id.raw)
+	}
+	if len(sess.inflight) >= sess.server.cfg.maxInflight {
+		return Errorf(CodeInvalidRequest, "too many requests in flight on this session (limit %d); wait for some to finish", sess.server.cfg.maxInflight)
+	}
+	sess.inflight[id.raw] = cancel
+	return nil
+}
+
+func (sess *session) endRequest(id *ID) {
+	sess.mu.Lock()
+	delete(sess.inflight, id.raw)
+	sess.mu.Unlock()
+}
+
+// cancelRequest cancels an in-flight request's context (notifications/cancelled).
+func (sess *session) cancelRequest(id *ID) bool {
+	sess.mu.Lock()
+	cancel, ok := sess.inflight[id.raw]
+	sess.mu.Unlock()
+	if ok {
+		cancel()
+	}
+	return ok
+}
+
+// version returns the negotiated protocol version.
+func (sess *session) version() string {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.protocolVersion
+}
+
+func (sess *session) caps() ClientCapabilities {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.clientCaps
+}
+
+// request sends a request to the client on st and waits for its response.
+func (sess *session) request(ctx context.Context, st *stream, method string, params any) (json.RawMessage, error) {
+	sess.mu.Lock()
+	if sess.ended {
+		sess.mu.Unlock()
+		return nil, ErrClosed
+	}
+	sess.nextRequestID++
+	id := IntID(sess.nextRequestID)
+	ch := make(chan *wireMessage, 1)
+	sess.pending[id.raw] = ch
+	sess.mu.Unlock()
+	defer func() {
+		sess.mu.Lock()
+		delete(sess.pending, id.raw)
+		sess.mu.Unlock()
+	}()
+
+	data, err := encodeRequest(&id, method, params)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok && sess.server.cfg.clientRequestTimout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, sess.server.cfg.clientRequestTimout)
+		defer cancel()
+	}
+	if err := st.send(data, false); err != nil {
+		return nil, fmt.Errorf("send %s to client: %w", method, err)
+	}
+	select {
+	case resp := <-ch:
+		if resp.Error != nil {
+			return nil, resp.Error
+		}
+		return resp.Result, nil
+	case <-ctx.Done():
+		// Tell the client to stop working on it (best effort; the stream may be gone).
+		if n, err := encodeRequest(nil, notifCancelled, &CancelledParams{RequestID: &id, Reason: ctx.Err().Error()}); err == nil {
+			_ = st.send(n, false)
+		}
+		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+	case <-sess.ctx.Done():
+		return nil, fmt.Errorf("%s: %w", method, ErrClosed)
+	}
+}
+
+// deliverResponse routes a client's response to the request waiting for it.
+func (sess *session) deliverResponse(m *wireMessage) bool {
+	sess.mu.Lock()
+	ch, ok := sess.pending[m.ID.raw]
+	sess.mu.Unlock()
+	if !ok {
+		return false
+	}
+	select {
+	case ch <- m:
+	default: // a duplicate response; the first one won
+	}
+	return true
+}
+
+// end terminates the session: in-flight handlers are cancelled, streams closed.
+func (sess *session) end() {
+	sess.mu.Lock()
+	if sess.ended {
+		sess.mu.Unlock()
+		return
+	}
+	sess.ended = true
+	streams := make([]*stream, 0, len(sess.streams)+1)
+	for _, st := range sess.streams {
+		streams = append(streams, st)
+	}
+	streams = append(streams, sess.standalone)
+	sess.mu.Unlock()
+	sess.cancel()
+	for _, st := range streams {
+		st.close()
+	}
+	if store := sess.server.cfg.eventStore; store != nil {
+		_ = store.DeleteSession(context.Background(), sess.id)
+	}
+}
+
+// notify sends a notification on the standalone stream (messages unrelated to a request).
+func (sess *session) notify(method string, params any) error {
+	data, err := encodeRequest(nil, method, params)
+	if err != nil {
+		return err
+	}
+	return sess.standalone.send(data, false)
+}

@@ -1,0 +1,340 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// errStreamFull is returned to a handler whose stream holds more undelivered events than the
+// limit allows (the client stopped reading).
+var errStreamFull = errors.New("mcp: stream is full: the client is not reading its events")
+
+// errStreamDone is returned when a handler sends on a stream after its response.
+var errStreamDone = errors.New("mcp: the request has already been answered")
+
+// streamEvent is one message queued on a stream.
+type streamEvent struct {
+	seq   uint64
+	data  []byte
+	final bool // the response that ends a request stream
+}
+
+// stream is an ordered sequence of messages bound for the client: the messages of one POSTed
+// request (its notifications and requests, then its response), or the session's standalone
+// GET stream. Sends never block: they append to a bounded queue and wake the writer, which is
+// whichever HTTP response is attached to the stream at the time (the POST's own response, or a
+// GET that resumed it). A stream outlives a dropped connection, so that the client can resume
+// it; nothing is removed from the queue except by a writer.
+type stream struct {
+	id         string
+	sess       *session
+	standalone bool
+	maxQueue   int
+
+	mu       sync.Mutex
+	queue    []streamEvent
+	seq      uint64
+	done     bool // the final event has been queued
+	attached bool
+	closed   bool // the session ended
+	kicked   bool // a handler asked to close the connection (SSE polling)
+
+	wake chan struct{} // capacity 1: new events, or kicked
+}
+
+func newStream(sess *session, id string, standalone bool, maxQueue int) *stream {
+	return &stream{id: id, sess: sess, standalone: standalone, maxQueue: maxQueue, wake: make(chan struct{}, 1)}
+}
+
+func (st *stream) signal() {
+	select {
+	case st.wake <- struct{}{}:
+	default:
+	}
+}
+
+// send queues a message. It never blocks.
+func (st *stream) send(data []byte, final bool) error {
+	st.mu.Lock()
+	switch {
+	case st.closed:
+		st.mu.Unlock()
+		return ErrClosed
+	case st.done:
+		st.mu.Unlock()
+		return errStreamDone
+	case len(st.queue) >= st.maxQueue:
+		st.mu.Unlock()
+		return errStreamFull
+	}
+	st.seq++
+	st.queue = append(st.queue, streamEvent{seq: st.seq, data: data, final: final})
+	if final {
+		st.done = true
+	}
+	st.mu.Unlock()
+	st.signal()
+	return nil
+}
+
+// kick asks the attached writer to close its connection without ending the stream, after
+// telling the client (retry:) when to reconnect.
+func (st *stream) kick() {
+	st.mu.Lock()
+	st.kicked = true
+	st.mu.Unlock()
+	st.signal()
+}
+
+// close marks the stream dead (its session ended) and wakes the writer.
+func (st *stream) close() {
+	st.mu.Lock()
+	st.closed = true
+	st.mu.Unlock()
+	st.signal()
+}
+
+// take removes and returns the queued events, and reports whether a kick was requested.
+func (st *stream) take() (evs []streamEvent, kicked, closed bool) {
+	st.mu.Lock()
+	evs, st.queue = st.queue, nil
+	kicked, st.kicked = st.kicked, false
+	closed = st.closed
+	st.mu.Unlock()
+	return evs, kicked, closed
+}
+
+// attach claims the stream for a writer. It fails if another writer holds it.
+func (st *stream) attach() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.attached {
+		return false
+	}
+	st.attached = true
+	return true
+}
+
+func (st *stream) detach() {
+	st.mu.Lock()
+	st.attached = false
+	st.mu.Unlock()
+}
+
+// eventID formats the SSE id of an event: the stream's ID and the event's sequence number, so
+// that a Last-Event-ID names the stream it came from.
+func eventID(streamID string, seq uint64) string {
+	return streamID + "_" + strconv.FormatUint(seq, 10)
+}
+
+// parseEventID splits an SSE id made by eventID.
+func parseEventID(id string) (streamID string, seq uint64, ok bool) {
+	i := strings.LastIndexByte(id, '_')
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.ParseUint(id[i+1:], 10, 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return id[:i], n, true
+}
+
+// sseWriter frames SSE events onto an HTTP response.
+type sseWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	buf     []byte
+	started bool // the response is SSE (headers set)
+	sent    bool // bytes have gone out: the headers are on the wire
+}
+
+func (sw *sseWriter) header() {
+	h := sw.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("X-Accel-Buffering", "no")
+	sw.started = true
+}
+
+// priming appends the priming event: an ID and an empty data field (so that the client has a
+// Last-Event-ID before any message), and the retry interval. It is written raw because it
+// must carry an empty data line.
+func (sw *sseWriter) priming(id string, retry time.Duration) {
+	sw.buf = append(sw.buf, "id: "...)
+	sw.buf = append(sw.buf, id...)
+	if retry > 0 {
+		sw.buf = append(sw.buf, "\nretry: "...)
+		sw.buf = strconv.AppendInt(sw.buf, retry.Milliseconds(), 10)
+	}
+	sw.buf = append(sw.buf, "\ndata: \n\n"...)
+}
+
+// retry appends a retry-only field block, sent before a server-initiated close.
+func (sw *sseWriter) retry(retry time.Duration) {
+	sw.buf = append(sw.buf, "retry: "...)
+	sw.buf = strconv.AppendInt(sw.buf, retry.Milliseconds(), 10)
+	sw.buf = append(sw.buf, "\n\n"...)
+}
+
+// event appends one message event. JSON-RPC messages are single-line JSON, so one data line.
+func (sw *sseWriter) event(streamID string, seq uint64, data []byte) {
+	sw.buf = append(sw.buf, "event: message\nid: "...)
+	sw.buf = append(sw.buf, streamID...)
+	sw.buf = append(sw.buf, '_')
+	sw.buf = strconv.AppendUint(sw.buf, seq, 10)
+	sw.buf = append(sw.buf, "\ndata: "...)
+	sw.buf = append(sw.buf, data...)
+	sw.buf = append(sw.buf, "\n\n"...)
+}
+
+// flush writes the buffered bytes and, unless last, flushes them to the network. The last
+// write of a stream is not flushed: net/http then sends it together with the end of the
+// chunked body, so that a client that stops reading at the response event still finds the
+// body at EOF and keeps its connection.
+func (sw *sseWriter) flush(last bool) error {
+	if len(sw.buf) > 0 {
+		sw.sent = true
+		_, err := sw.w.Write(sw.buf)
+		sw.buf = sw.buf[:0]
+		if err != nil {
+			return err
+		}
+	}
+	if last {
+		return nil
+	}
+	sw.sent = true
+	return sw.rc.Flush()
+}
+
+// streamMode says how serveStream starts a response.
+type streamMode int
+
+const (
+	// modeAuto answers plain JSON when the response is the stream's first event, else SSE.
+	modeAuto streamMode = iota
+	// modeSSE starts an SSE response at once, with a priming event.
+	modeSSE
+	// modeResume starts an SSE response at once without a priming event (a resumed stream),
+	// after the caller has written replayed events into sw.
+	modeResume
+)
+
+// serveStream attaches an HTTP response to st and writes its events until the stream ends, the
+// client goes away, or a handler kicks the connection.
+func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *stream, mode streamMode, sw *sseWriter) {
+	defer st.detach()
+	if sw == nil {
+		sw = &sseWriter{w: w, rc: http.NewResponseController(w)}
+	}
+	switch mode {
+	case modeSSE:
+		sw.header()
+		sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
+		if err := sw.flush(false); err != nil {
+			return
+		}
+	case modeResume:
+		if !sw.started {
+			sw.header()
+		}
+		if err := sw.flush(false); err != nil {
+			return
+		}
+	}
+	var keepAlive <-chan time.Time
+	if st.standalone && s.cfg.keepAlive > 0 {
+		t := time.NewTicker(s.cfg.keepAlive)
+		defer t.Stop()
+		keepAlive = t.C
+	}
+	for {
+		evs, kicked, closed := st.take()
+		if len(evs) > 0 {
+			if !sw.started && len(evs) == 1 && evs[0].final && evs[0].data != nil {
+				s.writeJSON(w, http.StatusOK, evs[0].data)
+				s.streamDelivered(st)
+				return
+			}
+			if !sw.started {
+				sw.header()
+				sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
+			}
+			final := false
+			for _, ev := range evs {
+				if store := s.cfg.eventStore; store != nil && ev.data != nil {
+					if err := store.Append(ctx, st.sess.id, st.id, ev.seq, ev.data); err != nil {
+						s.log.Warn("mcp: event store append failed; the event cannot be replayed", "session", st.sess.id, "stream", st.id, "error", err)
+					}
+				}
+				if ev.data != nil {
+					sw.event(st.id, ev.seq, ev.data)
+				}
+				final = final || ev.final
+			}
+			if final && !sw.sent {
+				// Everything the request produced is known: one body with a length.
+				w.Header().Set("Content-Length", strconv.Itoa(len(sw.buf)))
+			}
+			if err := sw.flush(final); err != nil {
+				s.log.Debug("mcp: client went away mid-stream; events kept for resumption", "session", st.sess.id, "stream", st.id, "error", err)
+				return
+			}
+			if final {
+				s.streamDelivered(st)
+				return
+			}
+		}
+		if closed {
+			return
+		}
+		if kicked {
+			if !sw.started {
+				sw.header()
+				sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
+			} else {
+				sw.retry(s.cfg.retryInterval)
+			}
+			_ = sw.flush(false)
+			return
+		}
+		select {
+		case <-st.wake:
+		case <-keepAlive:
+			if sw.started {
+				sw.buf = append(sw.buf, ": keep-alive\n\n"...)
+				if err := sw.flush(false); err != nil {
+					return
+				}
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// streamDelivered forgets a request stream whose response reached the client.
+func (s *Server) streamDelivered(st *stream) {
+	if st.standalone {
+		return
+	}
+	st.sess.removeStream(st.id)
+	if store := s.cfg.eventStore; store != nil {
+		_ = store.DeleteStream(context.Background(), st.sess.id, st.id)
+	}
+}
+
+// writeJSON writes a complete JSON body with its length.
+func (s *Server) writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,257 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+)
+
+// CallToolRequest is what a raw ToolHandler receives.
+type CallToolRequest struct {
+	// Name is the tool's name.
+	Name string
+	// Arguments is the arguments object as JSON (nil when the client sent none).
+	Arguments json.RawMessage
+	// Meta is the request's _meta, if any.
+	Meta *RequestMeta
+}
+
+// ToolHandler handles tools/call for one tool, working on raw JSON. A returned *Error (or an
+// error wrapping one) becomes a JSON-RPC error; any other error becomes a result with isError
+// set and the error's text, so that the model can read it.
+type ToolHandler func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
+
+type toolEntry struct {
+	tool    Tool
+	encoded json.RawMessage // the Tool as tools/list sends it
+	handler ToolHandler
+}
+
+var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// AddTool adds (or replaces) a tool with a raw handler. It panics if the spec is invalid
+// (a bad name or a schema that is not a JSON object): that is a programming error.
+func (s *Server) AddTool(spec ToolSpec, h ToolHandler) {
+	if !toolNameRE.MatchString(spec.Name) {
+		panic(fmt.Sprintf("mcp: invalid tool name %q: must match %s", spec.Name, toolNameRE))
+	}
+	if h == nil {
+		panic(fmt.Sprintf("mcp: nil handler for tool %q", spec.Name))
+	}
+	t := Tool{Name: spec.Name, Title: spec.Title, Description: spec.Description, Annotations: spec.Annotations}
+	t.InputSchema = mustSchema(spec.Name, "input", spec.InputSchema, `{"type":"object"}`)
+	if spec.OutputSchema != "" {
+		t.OutputSchema = mustSchema(spec.Name, "output", spec.OutputSchema, "")
+	}
+	enc, err := json.Marshal(&t)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: tool %q: %v", spec.Name, err))
+	}
+	s.tools.put(spec.Name, &toolEntry{tool: t, encoded: enc, handler: h})
+	s.broadcast(notifToolsListChanged, nil)
+}
+
+// RemoveTool removes a tool; it reports whether there was one.
+func (s *Server) RemoveTool(name string) bool {
+	ok := s.tools.remove(name)
+	if ok {
+		s.broadcast(notifToolsListChanged, nil)
+	}
+	return ok
+}
+
+func mustSchema(tool, which, schema, def string) json.RawMessage {
+	if strings.TrimSpace(schema) == "" {
+		schema = def
+	}
+	var probe map[string]any
+	if err := json.Unmarshal([]byte(schema), &probe); err != nil {
+		panic(fmt.Sprintf("mcp: tool %q: %s schema is not a JSON object: %v", tool, which, err))
+	}
+	var buf strings.Builder
+	if err := compactJSON(&buf, schema); err != nil {
+		panic(fmt.Sprintf("mcp: tool %q: %s schema: %v", tool, which, err))
+	}
+	return json.RawMessage(buf.String())
+}
+
+// AddTool adds a typed tool: arguments are decoded with protojson into a new Req (unknown
+// fields and wrong types are reported to the model as a tool error naming the field), and the
+// response is sent as structuredContent plus a text mirror of the same JSON. A response of type
+// *mcpv1.ToolResult is sent as its content blocks instead. Generated Register functions call
+// this once per tool.
+func AddTool[Req any, Res proto.Message, PReq interface {
+	*Req
+	proto.Message
+}](s *Server, spec ToolSpec, h func(context.Context, PReq) (Res, error)) {
+	name := spec.Name
+	s.AddTool(spec, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		in := PReq(new(Req))
+		if args := req.Arguments; len(args) > 0 && string(args) != "null" {
+			if err := argsUnmarshal.Unmarshal(args, in); err != nil {
+				return ErrorResult(fmt.Sprintf("invalid arguments for tool %s: %s", name, cleanProtoError(err))), nil
+			}
+		}
+		out, err := h(ctx, in)
+		if err != nil {
+			var rpc *Error
+			if errors.As(err, &rpc) {
+				return nil, err
+			}
+			return ErrorResult(err.Error()), nil
+		}
+		return messageResult(out)
+	})
+}
+
+var (
+	argsUnmarshal   = protojson.UnmarshalOptions{}
+	resultMarshal   = protojson.MarshalOptions{}
+	resultUnmarshal = protojson.UnmarshalOptions{DiscardUnknown: true}
+)
+
+// cleanProtoError strips protojson's "proto: (line 1:2): " prefix, keeping what names the field.
+func cleanProtoError(err error) string {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "proto:")
+	msg = strings.TrimSpace(msg)
+	if strings.HasPrefix(msg, "(line ") {
+		if i := strings.Index(msg, "): "); i >= 0 {
+			msg = msg[i+3:]
+		}
+	}
+	return strings.ReplaceAll(msg, "\u00a0", " ")
+}
+
+// ErrorResult returns a tool result that reports a tool execution error with text msg.
+func ErrorResult(msg string) *CallToolResult {
+	return &CallToolResult{Content: []Content{TextContent(msg)}, IsError: true}
+}
+
+// messageResult turns a handler's response message into a CallToolResult.
+func messageResult(out proto.Message) (*CallToolResult, error) {
+	if tr, ok := out.(*mcpv1.ToolResult); ok {
+		return fromProtoToolResult(tr)
+	}
+	if out == nil || !out.ProtoReflect().IsValid() {
+		out = out.ProtoReflect().Type().New().Interface()
+	}
+	b, err := resultMarshal.Marshal(out)
+	if err != nil {
+		return nil, Errorf(CodeInternalError, "could not encode tool result: %v", err)
+	}
+	return &CallToolResult{Content: []Content{TextContent(string(b))}, StructuredContent: b}, nil
+}
+
+func (s *Server) handleListTools(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
+	cursor, err := cursorOf(params)
+	if err != nil {
+		return nil, err
+	}
+	items, next, rpcErr := s.tools.page(cursor, s.cfg.pageSize)
+	if rpcErr != nil {
+		return nil, rpcErr
+	}
+	buf := make([]byte, 0, 256*len(items)+32)
+	buf = append(buf, `{"tools":[`...)
+	for i, t := range items {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, t.encoded...)
+	}
+	buf = append(buf, ']')
+	if next != "" {
+		buf = append(buf, `,"nextCursor":`...)
+		nb, _ := json.Marshal(next)
+		buf = append(buf, nb...)
+	}
+	buf = append(buf, '}')
+	return json.RawMessage(buf), nil
+}
+
+func (s *Server) handleCallTool(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
+	var p CallToolParams
+	if err := unmarshalParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		return nil, NewError(CodeInvalidParams, `tools/call needs "name": the tool to call`)
+	}
+	t, ok := s.tools.get(p.Name)
+	if !ok {
+		return nil, Errorf(CodeInvalidParams, "unknown tool %q; call tools/list for the available tools", truncate(p.Name, 100))
+	}
+	if len(p.Arguments) > 0 {
+		if a := trimSpace(p.Arguments); len(a) > 0 && a[0] != '{' && string(a) != "null" {
+			return ErrorResult(fmt.Sprintf("invalid arguments for tool %s: arguments must be a JSON object", p.Name)), nil
+		}
+	}
+	res, err := t.handler(ctx, &CallToolRequest{Name: p.Name, Arguments: p.Arguments, Meta: rs.meta})
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = &CallToolResult{}
+	}
+	return encodeToolResult(res)
+}
+
+// encodeToolResult encodes a CallToolResult, fast for the common typed-tool shape.
+func encodeToolResult(r *CallToolResult) (json.RawMessage, error) {
+	if r.Content == nil {
+		r.Content = []Content{}
+	}
+	return json.Marshal(r)
+}
+
+// cursorOf reads params.cursor.
+func cursorOf(params json.RawMessage) (string, error) {
+	if len(params) == 0 {
+		return "", nil
+	}
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	if err := unmarshalParams(params, &p); err != nil {
+		return "", err
+	}
+	return p.Cursor, nil
+}
+
+// unmarshalParams decodes params, reporting failures as invalid params.
+func unmarshalParams(params json.RawMessage, v any) *Error {
+	if len(params) == 0 || string(params) == "null" {
+		params = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return Errorf(CodeInvalidParams, "invalid params: field %q must be %s, got %s", te.Field, te.Type.String(), te.Value)
+		}
+		return Errorf(CodeInvalidParams, "invalid params: %v", err)
+	}
+	return nil
+}
+
+func compactJSON(b *strings.Builder, s string) error {
+	var v json.RawMessage
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return err
+	}
+	var out []byte
+	out, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b.Write(out)
+	return nil
+}

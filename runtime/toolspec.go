@@ -1,0 +1,31 @@
+package runtime
+
+// ToolSpec declares one tool as generated code (or a hand-written registration) describes it.
+type ToolSpec struct {
+	// Name is the tool's name, unique within a server; ^[A-Za-z0-9_-]{1,64}$.
+	Name string
+	// Title is a human-readable title (optional).
+	Title string
+	// Description tells a model what the tool does.
+	Description string
+	// InputSchema is the JSON Schema of the tool's arguments, as JSON text.
+	InputSchema string
+	// OutputSchema is the JSON Schema of the tool's structuredContent, as JSON text; empty when
+	// the tool returns free-form content (an *mcpv1.ToolResult).
+	OutputSchema string
+	// Annotations are hints about the tool's behaviour (optional).
+	Annotations *ToolAnnotations
+}
+
+// ToolAnnotations are the MCP tool annotations. A nil hint is left out and takes the spec's
+// default.
+type ToolAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// Bool returns a pointer to b, for the optional hints of ToolAnnotations.
+func Bool(b bool) *bool { return &b }

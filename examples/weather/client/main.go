@@ -1,0 +1,84 @@
+// Command client calls every tool of the example WeatherService through the generated typed
+// client and prints the results. It exits with a non-zero status on any error.
+//
+//	go run ./examples/weather/client -url http://127.0.0.1:8080/mcp
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
+	"github.com/protomcp/protomcp/gen/weather/v1/weatherv1mcp"
+	"github.com/protomcp/protomcp/runtime"
+)
+
+func main() {
+	url := flag.String("url", "http://127.0.0.1:8080/mcp", "URL of the MCP endpoint")
+	timeout := flag.Duration("timeout", 30*time.Second, "time allowed for all calls")
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	if err := run(ctx, *url, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "client:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, url string, w io.Writer) (err error) {
+	c := runtime.NewClient(url)
+	defer func() {
+		if cerr := c.Close(ctx); err == nil {
+			err = cerr
+		}
+	}()
+	weather := weatherv1mcp.NewWeatherServiceClient(c)
+
+	days := int32(3)
+	fc, err := weather.GetForecast(ctx, &weatherv1.GetForecastRequest{
+		Location: &weatherv1.GetForecastRequest_City{City: "Paris, FR"},
+		Days:     &days,
+	})
+	if err != nil {
+		return fmt.Errorf("get_forecast: %w", err)
+	}
+	fmt.Fprintf(w, "Forecast for %s (issued %s):\n", fc.GetPlace().GetName(), fc.GetIssuedAt().AsTime().Format(time.RFC3339))
+	for _, d := range fc.GetDays() {
+		fmt.Fprintf(w, "  %s  %-16s %5.1f / %5.1f  rain %d%% in the afternoon\n",
+			d.GetDate(), d.GetCondition(), d.GetHigh(), d.GetLow(), d.GetPrecipitationChance()["afternoon"])
+	}
+
+	alerts, err := weather.ListAlerts(ctx, &weatherv1.ListAlertsRequest{Regions: []string{"FR", "DE", "JP"}})
+	if err != nil {
+		return fmt.Errorf("list_alerts: %w", err)
+	}
+	fmt.Fprintf(w, "Alerts: %d\n", len(alerts.GetAlerts()))
+	for _, a := range alerts.GetAlerts() {
+		fmt.Fprintf(w, "  [%s] %s (%s, until %s)\n", a.GetSeverity(), a.GetHeadline(), a.GetId(), a.GetEndsAt().AsTime().Format(time.RFC3339))
+	}
+
+	chart, err := weather.RenderForecastChart(ctx, &weatherv1.RenderForecastChartRequest{City: "Tokyo"})
+	if err != nil {
+		return fmt.Errorf("forecast_chart: %w", err)
+	}
+	fmt.Fprintln(w, "Chart:")
+	for _, c := range chart.GetContent() {
+		switch k := c.GetKind().(type) {
+		case *mcpv1.Content_Text:
+			fmt.Fprintf(w, "  text: %s\n", k.Text.GetText())
+		case *mcpv1.Content_Image:
+			fmt.Fprintf(w, "  image: %s, %d bytes\n", k.Image.GetMimeType(), len(k.Image.GetData()))
+		default:
+			fmt.Fprintf(w, "  %T\n", k)
+		}
+	}
+	if chart.GetIsError() {
+		return fmt.Errorf("forecast_chart reported an error")
+	}
+	return nil
+}

@@ -211,6 +211,7 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 				stop()
 				body.Close()
 			}
+			disp.wait(ctx)
 			if m.Error != nil {
 				return nil, true, m.Error
 			}
@@ -313,6 +314,23 @@ type dispatcher struct {
 	mu      sync.Mutex
 	queue   []func()
 	running bool
+	idle    chan struct{} // closed when the running goroutine exits
+}
+
+// wait blocks until every queued handler has run, or ctx is done. A call waits for it before
+// returning, so that the callbacks of notifications that preceded the response have run.
+func (d *dispatcher) wait(ctx context.Context) {
+	d.mu.Lock()
+	ch := d.idle
+	running := d.running
+	d.mu.Unlock()
+	if !running {
+		return
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
 }
 
 func (c *Client) enqueue(d *dispatcher, f func()) {
@@ -323,6 +341,8 @@ func (c *Client) enqueue(d *dispatcher, f func()) {
 		return
 	}
 	d.running = true
+	idle := make(chan struct{})
+	d.idle = idle
 	d.mu.Unlock()
 	c.bg.Add(1)
 	go func() {
@@ -331,6 +351,7 @@ func (c *Client) enqueue(d *dispatcher, f func()) {
 			d.mu.Lock()
 			if len(d.queue) == 0 {
 				d.running = false
+				close(idle)
 				d.mu.Unlock()
 				return
 			}

@@ -38,6 +38,10 @@ func TestUserModule(t *testing.T) {
 	}
 
 	run(".", "go", "build", "-o", filepath.Join(bin, "protoc-gen-mcp"), ".")
+	// --version is answered before protogen reads a request from stdin.
+	if out := run(".", filepath.Join(bin, "protoc-gen-mcp"), "--version"); !strings.HasPrefix(out, "protoc-gen-mcp ") {
+		t.Errorf("protoc-gen-mcp --version = %q", out)
+	}
 	run(filepath.Join(root, "tools"), "go", "build", "-o", filepath.Join(bin, "protoc-gen-go"), "google.golang.org/protobuf/cmd/protoc-gen-go")
 
 	files := map[string]string{

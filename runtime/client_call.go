@@ -131,4 +131,3 @@ func (c *Client) CallToolJSON(ctx context.Context, name string, args any, opts .
 	}
 	return c.CallTool(ctx, name, raw, opts...)
 }
-

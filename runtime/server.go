@@ -26,12 +26,15 @@ type Server struct {
 
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
-	inflight   sync.WaitGroup
 	closing    chan struct{}
 	closeOnce  sync.Once
 
 	mu       sync.RWMutex
 	sessions map[string]*session
+	reaping  bool          // the idle-session reaper is running
+	running  int           // handlers in flight, guarded by mu
+	idle     chan struct{} // closed when running drops to 0 during shutdown
+	shutdown bool          // guarded by mu
 
 	tools     registry[*toolEntry]
 	resources registry[*resourceEntry]
@@ -83,9 +86,6 @@ func NewServer(impl Implementation, opts ...ServerOption) *Server {
 		methodPromptsGet:         s.handleGetPrompt,
 		methodComplete:           s.handleComplete,
 		methodSetLevel:           s.handleSetLevel,
-	}
-	if cfg.sessionIdleTimeout > 0 {
-		go s.reap(cfg.sessionIdleTimeout)
 	}
 	return s
 }
@@ -230,6 +230,10 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 	}
 	sess := s.newSession(&p, version)
 	s.sessions[sess.id] = sess
+	if !s.reaping && s.cfg.sessionIdleTimeout > 0 {
+		s.reaping = true
+		go s.reap(s.cfg.sessionIdleTimeout)
+	}
 	s.mu.Unlock()
 
 	res := &InitializeResult{
@@ -275,10 +279,15 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 		s.writeJSON(w, status, encodeResponse(msg.ID, nil, rpcErr))
 		return
 	}
+	if !s.handlerStarted() {
+		cancel()
+		sess.endRequest(msg.ID)
+		s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "server is shutting down")
+		return
+	}
 	st := sess.newRequestStream()
 	st.attach()
 	rs := &requestState{sess: sess, st: st, id: msg.ID}
-	s.inflight.Add(1)
 	go s.runHandler(ctx, cancel, rs, h, msg)
 	mode := modeAuto
 	if s.cfg.alwaysSSE {
@@ -289,7 +298,7 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 
 // runHandler runs a method handler and queues its response on the request's stream.
 func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *requestState, h methodHandler, msg *wireMessage) {
-	defer s.inflight.Done()
+	defer s.handlerDone()
 	defer cancel()
 	defer rs.sess.endRequest(msg.ID)
 	if s.cfg.handlerTimeout > 0 {
@@ -464,25 +473,55 @@ func (s *Server) endSession(sess *session) {
 	sess.end()
 }
 
-// reap ends sessions idle for longer than ttl.
+// handlerStarted counts a handler in, unless the server is shutting down.
+func (s *Server) handlerStarted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown {
+		return false
+	}
+	s.running++
+	return true
+}
+
+func (s *Server) handlerDone() {
+	s.mu.Lock()
+	s.running--
+	if s.running == 0 && s.idle != nil {
+		close(s.idle)
+		s.idle = nil
+	}
+	s.mu.Unlock()
+}
+
+// reap ends sessions idle for longer than ttl. It runs while there are sessions, so an idle
+// server holds no goroutine.
 func (s *Server) reap(ttl time.Duration) {
 	t := time.NewTicker(min(ttl/2, time.Minute))
 	defer t.Stop()
 	for {
 		select {
 		case <-s.baseCtx.Done():
+			s.mu.Lock()
+			s.reaping = false
+			s.mu.Unlock()
 			return
 		case <-t.C:
 		}
 		cutoff := time.Now().Add(-ttl).UnixNano()
 		var idle []*session
-		s.mu.RLock()
+		s.mu.Lock()
+		if len(s.sessions) == 0 {
+			s.reaping = false
+			s.mu.Unlock()
+			return
+		}
 		for _, sess := range s.sessions {
 			if sess.lastUsed.Load() < cutoff && sess.idle() {
 				idle = append(idle, sess)
 			}
 		}
-		s.mu.RUnlock()
+		s.mu.Unlock()
 		for _, sess := range idle {
 			s.log.Debug("mcp: ending idle session", "session", sess.id)
 			s.endSession(sess)
@@ -506,11 +545,15 @@ func (sess *session) idle() bool {
 // http.Server.Shutdown as well (before or after).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closeOnce.Do(func() { close(s.closing) })
+	s.mu.Lock()
+	s.shutdown = true
 	done := make(chan struct{})
-	go func() {
-		s.inflight.Wait()
+	if s.running == 0 {
 		close(done)
-	}()
+	} else {
+		s.idle = done
+	}
+	s.mu.Unlock()
 	var err error
 	select {
 	case <-done:
@@ -528,8 +571,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, sess := range all {
 		sess.end()
 	}
-	if err == nil {
-		<-done
+	if err != nil {
+		// Cancelled handlers return promptly; wait for them within a short bound so that
+		// none outlives Shutdown.
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			s.log.Error("mcp: handlers still running after shutdown; they ignore their context")
+		}
 	}
 	return err
 }

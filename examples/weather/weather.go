@@ -21,6 +21,7 @@ import (
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
 	"github.com/protomcp/protomcp/gen/weather/v1/weatherv1mcp"
+	"github.com/protomcp/protomcp/runtime"
 )
 
 // Service implements weatherv1mcp.WeatherServiceHandler. The zero value is ready to use.
@@ -54,7 +55,8 @@ func (s *Service) now() time.Time {
 }
 
 // GetForecast returns a made-up forecast: the same place and day always get the same weather.
-func (s *Service) GetForecast(_ context.Context, req *weatherv1.GetForecastRequest) (*weatherv1.GetForecastResponse, error) {
+// It reports progress (one step per day) to clients that ask for it.
+func (s *Service) GetForecast(ctx context.Context, req *weatherv1.GetForecastRequest) (*weatherv1.GetForecastResponse, error) {
 	place, err := resolve(req)
 	if err != nil {
 		return nil, err
@@ -71,9 +73,14 @@ func (s *Service) GetForecast(_ context.Context, req *weatherv1.GetForecastReque
 		unit = weatherv1.TemperatureUnit_TEMPERATURE_UNIT_CELSIUS
 	}
 	now := s.now().UTC()
+	fc := forecast(place.GetName(), now, int(days), unit)
+	for i, d := range fc {
+		// Progress is best effort: a client that is not reading must not fail the forecast.
+		_ = runtime.NotifyProgress(ctx, float64(i+1), float64(len(fc)), "forecast for "+d.GetDate())
+	}
 	return &weatherv1.GetForecastResponse{
 		Place:    place,
-		Days:     forecast(place.GetName(), now, int(days), unit),
+		Days:     fc,
 		IssuedAt: timestamppb.New(now.Truncate(time.Hour)),
 		Unit:     unit,
 	}, nil

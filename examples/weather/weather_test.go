@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image/png"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,5 +167,27 @@ func TestListTools(t *testing.T) {
 		if tool.Annotations == nil || tool.Annotations.ReadOnlyHint == nil || !*tool.Annotations.ReadOnlyHint {
 			t.Errorf("%s: annotations %+v, want readOnlyHint", name, tool.Annotations)
 		}
+	}
+}
+
+// GetForecast reports one progress step per day to a client that asks for progress.
+func TestForecastProgress(t *testing.T) {
+	client, _ := start(t)
+	days := int32(4)
+	var got []float64
+	_, err := client.GetForecast(ctx(t), &weatherv1.GetForecastRequest{
+		Location: &weatherv1.GetForecastRequest_City{City: "Berlin"},
+		Days:     &days,
+	}, runtime.WithProgress(func(p *runtime.ProgressParams) {
+		if p.Total == nil || *p.Total != float64(days) {
+			t.Errorf("progress %v: total %v, want %d", p.Progress, p.Total, days)
+		}
+		got = append(got, p.Progress)
+	}))
+	if err != nil {
+		t.Fatalf("GetForecast: %v", err)
+	}
+	if want := []float64{1, 2, 3, 4}; !slices.Equal(got, want) {
+		t.Errorf("progress = %v, want %v", got, want)
 	}
 }

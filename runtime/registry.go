@@ -28,6 +28,18 @@ func (r *registry[T]) put(name string, v T) bool {
 	return !exists
 }
 
+// add adds an entry; it reports false, changing nothing, if the name is taken.
+func (r *registry[T]) add(name string, v T) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, exists := r.items[name]; exists {
+		return false
+	}
+	r.order = append(r.order, name)
+	r.items[name] = v
+	return true
+}
+
 func (r *registry[T]) remove(name string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()

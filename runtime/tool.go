@@ -37,8 +37,10 @@ type toolEntry struct {
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// AddTool adds (or replaces) a tool with a raw handler. It panics if the spec is invalid
-// (a bad name or a schema that is not a JSON object): that is a programming error.
+// AddTool adds a tool with a raw handler. It panics if the spec is invalid (a bad name or a
+// schema that is not a JSON object) or the server already has a tool of that name: both are
+// programming errors, like registering a pattern twice on an http.ServeMux. To replace a tool
+// at run time, RemoveTool it first.
 func (s *Server) AddTool(spec ToolSpec, h ToolHandler) {
 	if !toolNameRE.MatchString(spec.Name) {
 		panic(fmt.Sprintf("mcp: invalid tool name %q: must match %s", spec.Name, toolNameRE))
@@ -55,7 +57,9 @@ func (s *Server) AddTool(spec ToolSpec, h ToolHandler) {
 	if err != nil {
 		panic(fmt.Sprintf("mcp: tool %q: %v", spec.Name, err))
 	}
-	s.tools.put(spec.Name, &toolEntry{tool: t, encoded: enc, handler: h})
+	if !s.tools.add(spec.Name, &toolEntry{tool: t, encoded: enc, handler: h}) {
+		panic(fmt.Sprintf("mcp: a tool named %q is already registered", spec.Name))
+	}
 	s.broadcast(notifToolsListChanged, nil)
 }
 

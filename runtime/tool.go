@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 )
@@ -97,12 +99,17 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 	proto.Message
 }](s *Server, spec ToolSpec, h func(context.Context, PReq) (Res, error)) {
 	name := spec.Name
+	required := requiredFields(spec.InputSchema, PReq(new(Req)).ProtoReflect().Descriptor())
 	s.AddTool(spec, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		in := PReq(new(Req))
-		if args := req.Arguments; len(args) > 0 && string(args) != "null" {
+		args := req.Arguments
+		if len(args) > 0 && string(args) != "null" {
 			if err := argsUnmarshal.Unmarshal(args, in); err != nil {
 				return ErrorResult(fmt.Sprintf("invalid arguments for tool %s: %s", name, cleanProtoError(err))), nil
 			}
+		}
+		if missing := missingFields(args, required); len(missing) > 0 {
+			return ErrorResult(fmt.Sprintf("invalid arguments for tool %s: missing required field %s", name, strings.Join(missing, ", "))), nil
 		}
 		out, err := h(ctx, in)
 		if err != nil {
@@ -114,6 +121,53 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 		}
 		return messageResult(out)
 	})
+}
+
+// requiredField is a top-level field the input schema requires, under both names protojson
+// accepts for it.
+type requiredField struct {
+	jsonName, protoName string
+}
+
+// requiredFields reads the input schema's top-level "required" list.
+func requiredFields(schema string, md protoreflect.MessageDescriptor) []requiredField {
+	var s struct {
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal([]byte(schema), &s) != nil {
+		return nil
+	}
+	out := make([]requiredField, 0, len(s.Required))
+	for _, n := range s.Required {
+		f := requiredField{jsonName: n, protoName: n}
+		if fd := md.Fields().ByJSONName(n); fd != nil {
+			f.protoName = string(fd.Name())
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// missingFields lists the required fields absent (or null) in the arguments object.
+func missingFields(args json.RawMessage, required []requiredField) []string {
+	if len(required) == 0 {
+		return nil
+	}
+	var present map[string]json.RawMessage
+	if len(args) > 0 {
+		_ = json.Unmarshal(args, &present)
+	}
+	var missing []string
+	for _, f := range required {
+		v, ok := present[f.jsonName]
+		if !ok {
+			v, ok = present[f.protoName]
+		}
+		if !ok || string(v) == "null" {
+			missing = append(missing, strconv.Quote(f.jsonName))
+		}
+	}
+	return missing
 }
 
 var (

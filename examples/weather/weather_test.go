@@ -90,9 +90,12 @@ func TestRoundTrip(t *testing.T) {
 	if !proto.Equal(alerts, wantAlerts) || len(alerts.GetAlerts()) == 0 {
 		t.Errorf("ListAlerts = %v, want %v (and at least the FR alert)", alerts, wantAlerts)
 	}
+	// regions is REQUIRED (google.api.field_behavior): an empty list is "not set" (AIP-203),
+	// and the server tells the model which field is missing instead of calling the handler.
 	empty, err := client.ListAlerts(ctx(t), &weatherv1.ListAlertsRequest{Regions: []string{}})
-	if err != nil || len(empty.GetAlerts()) != 0 {
-		t.Errorf("ListAlerts(no regions) = %v, %v", empty, err)
+	var toolErr *runtime.ToolError
+	if !errors.As(err, &toolErr) || !strings.Contains(toolErr.Error(), `missing required field "regions"`) {
+		t.Errorf("ListAlerts(no regions) = %v, %v; want a tool error naming regions", empty, err)
 	}
 
 	chart, err := client.RenderForecastChart(ctx(t), &weatherv1.RenderForecastChartRequest{City: "Tokyo"})

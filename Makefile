@@ -27,8 +27,11 @@ golden: testimage
 	$(GO) test ./cmd/protoc-gen-mcp -run 'TestGolden' -update
 
 .PHONY: test
+# The connection reuse tests make 10,000 calls only without -race (1,000 with it), so they run
+# a second time without it.
 test:
 	$(GO) test -race ./...
+	$(GO) test -run '^TestConnectionReuse' ./examples/weather
 
 .PHONY: lint
 lint:

@@ -129,6 +129,16 @@ func decodeMessage(data []byte) (*wireMessage, *Error) {
 		}
 		return &m, Errorf(CodeInvalidRequest, "invalid request: %v", err)
 	}
+	if m.ID == nil && m.Method != "" && bytes.Contains(data, []byte(`"id"`)) {
+		// encoding/json leaves a null id as a nil pointer, which would make a request with
+		// "id": null pass for a notification that is never answered (B2 forbids null IDs).
+		var probe struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(data, &probe) == nil && string(probe.ID) == "null" {
+			return &m, NewError(CodeInvalidRequest, "invalid request: id must be a string or an integer, not null")
+		}
+	}
 	if e := m.validate(); e != nil {
 		return &m, e
 	}

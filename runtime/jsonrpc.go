@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // jsonrpcVersion is the only JSON-RPC version MCP speaks.
@@ -113,6 +114,11 @@ func (m *wireMessage) validate() *Error {
 // from well-formed JSON that is not a valid message (CodeInvalidRequest); the ID is returned
 // whenever it could be read, so that the error response can carry it.
 func decodeMessage(data []byte) (*wireMessage, *Error) {
+	if !utf8.Valid(data) {
+		// encoding/json would replace bad bytes in strings with U+FFFD but hand them on
+		// untouched inside raw params and arguments (T1: messages MUST be UTF-8).
+		return nil, NewError(CodeParseError, "parse error: the message is not valid UTF-8")
+	}
 	var m wireMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		if _, ok := err.(*json.SyntaxError); ok || !json.Valid(data) {

@@ -1,0 +1,736 @@
+package runtime
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
+)
+
+// This file holds the hardening tests' shared harness (a real server on loopback, with a
+// set of tools that misbehave on purpose, and a raw HTTP client that can send anything) and
+// the table of hostile inputs. limits_test.go, fault_test.go and load_test.go use the same
+// harness.
+
+// hardenLog is a concurrency-safe buffer for the server's log, so that tests can check that
+// a limit or a panic was logged.
+type hardenLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *hardenLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *hardenLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// waitFor polls cond every few milliseconds until it holds or d passes; it reports whether
+// cond held. Every wait in these tests is bounded by it or by a context.
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// hardenEnv is a Server with the hardening tools, served by httptest on loopback.
+type hardenEnv struct {
+	t      *testing.T
+	srv    *Server
+	hs     *httptest.Server
+	url    string
+	hc     *http.Client
+	log    *hardenLog
+	ctl    *hardenCtl
+	sid    string // the main session, initialized by newHardenEnv
+	nextID int
+	mu     sync.Mutex
+}
+
+// hardenCtl lets tests steer the blocking tools.
+type hardenCtl struct {
+	started chan string // the "block" and "notify_block" tools send their "tag" argument here
+
+	mu      sync.Mutex
+	release chan struct{} // closed to let the tools blocked on it return
+	final   bool
+}
+
+// gate returns what blocked tools wait for.
+func (c *hardenCtl) gate() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.release
+}
+
+// open releases the tools blocked now; later ones block again.
+func (c *hardenCtl) open() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.final {
+		return
+	}
+	close(c.release)
+	c.release = make(chan struct{})
+}
+
+// releaseAll releases every blocked tool, now and later.
+func (c *hardenCtl) releaseAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.final {
+		c.final = true
+		close(c.release)
+	}
+}
+
+// streamArgs are the arguments of the "stream" tool.
+type streamArgs struct {
+	N    int    `json:"n"`    // notifications to send before the result
+	Size int    `json:"size"` // bytes of filler in each
+	Tag  string `json:"tag"`
+	// Items is how many items the result holds.
+	Items int `json:"items"`
+}
+
+// addHardenTools registers the tools the hardening tests call.
+func addHardenTools(s *Server, ctl *hardenCtl) {
+	obj := `{"type":"object"}`
+	s.AddTool(ToolSpec{Name: "echo", Description: "returns its arguments", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		return &CallToolResult{Content: []Content{TextContent(string(req.Arguments))}}, nil
+	})
+	s.AddTool(ToolSpec{Name: "len", Description: "returns the length of its arguments", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		return &CallToolResult{Content: []Content{TextContent("len=" + strconv.Itoa(len(req.Arguments)))}}, nil
+	})
+	s.AddTool(ToolSpec{Name: "block", Description: "blocks until released", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		var a struct{ Tag string }
+		_ = json.Unmarshal(req.Arguments, &a)
+		select {
+		case ctl.started <- a.Tag:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		select {
+		case <-ctl.gate():
+			return &CallToolResult{Content: []Content{TextContent("released " + a.Tag)}}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	s.AddTool(ToolSpec{Name: "notify_block", Description: "logs one message, then blocks until released", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		var a struct{ Tag string }
+		_ = json.Unmarshal(req.Arguments, &a)
+		if err := Log(ctx, LevelWarning, "harden", "secret-of-"+a.Tag); err != nil {
+			return nil, err
+		}
+		select {
+		case ctl.started <- a.Tag:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		select {
+		case <-ctl.gate():
+			return &CallToolResult{Content: []Content{TextContent("released " + a.Tag)}}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	s.AddTool(ToolSpec{Name: "stream", Description: "sends n notifications of size bytes, then a result of items items", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		var a streamArgs
+		if err := json.Unmarshal(req.Arguments, &a); err != nil {
+			return ErrorResult(err.Error()), nil
+		}
+		filler := strings.Repeat("x", a.Size)
+		for i := 0; i < a.N; i++ {
+			if err := Log(ctx, LevelWarning, "stream", map[string]any{"i": i, "tag": a.Tag, "filler": filler}); err != nil {
+				return nil, fmt.Errorf("notification %d of %d: %w", i, a.N, err)
+			}
+		}
+		items := make([]string, a.Items)
+		for i := range items {
+			items[i] = a.Tag + "-" + strconv.Itoa(i)
+		}
+		b, _ := json.Marshal(map[string]any{"tag": a.Tag, "items": items})
+		return &CallToolResult{Content: []Content{TextContent(string(b))}, StructuredContent: b}, nil
+	})
+	s.AddTool(ToolSpec{Name: "panic", Description: "a raw handler that panics", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		panic("raw tool exploded")
+	})
+	AddTool(s, ToolSpec{Name: "forecast", Description: "typed: GetForecastRequest"}, func(ctx context.Context, req *weatherv1.GetForecastRequest) (*weatherv1.GetForecastResponse, error) {
+		return &weatherv1.GetForecastResponse{Place: &weatherv1.Place{Name: req.GetCity()}, Unit: req.GetUnit()}, nil
+	})
+	AddTool(s, ToolSpec{Name: "link", Description: "typed: ResourceLink (int64 size)"}, func(ctx context.Context, req *mcpv1.ResourceLink) (*mcpv1.ResourceLink, error) {
+		return req, nil
+	})
+	AddTool(s, ToolSpec{Name: "panic_typed", Description: "a typed handler that panics"}, func(ctx context.Context, req *weatherv1.GetForecastRequest) (*weatherv1.GetForecastResponse, error) {
+		var p *weatherv1.Place
+		return &weatherv1.GetForecastResponse{Place: &weatherv1.Place{Name: p.Name}}, nil // nil dereference
+	})
+}
+
+// newHardenEnv starts a server with the hardening tools and initializes a main session. The
+// cleanup releases blocked tools, shuts the server down and closes the listener.
+func newHardenEnv(t *testing.T, opts ...ServerOption) *hardenEnv {
+	t.Helper()
+	e := &hardenEnv{t: t, log: &hardenLog{}, ctl: &hardenCtl{started: make(chan string, 64), release: make(chan struct{})}}
+	logger := slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e.srv = NewServer(Implementation{Name: "harden", Version: "1"}, append([]ServerOption{WithLogger(logger)}, opts...)...)
+	addHardenTools(e.srv, e.ctl)
+	e.hs = httptest.NewServer(e.srv)
+	e.url = e.hs.URL
+	e.hc = &http.Client{Transport: DefaultTransport()}
+	t.Cleanup(func() {
+		e.ctl.releaseAll()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.srv.Shutdown(ctx)
+		e.hs.CloseClientConnections()
+		e.hs.Close()
+		e.hc.CloseIdleConnections()
+	})
+	e.sid = e.initialize()
+	return e
+}
+
+// id returns a fresh request ID.
+func (e *hardenEnv) id() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.nextID++
+	return 1000 + e.nextID
+}
+
+// hardenResp is an HTTP answer, with the JSON-RPC message it carried, if any.
+type hardenResp struct {
+	status int
+	header http.Header
+	body   []byte
+	msg    *wireMessage // the response (JSON body, or the last response event of an SSE body)
+	events []string     // the data of every SSE event
+}
+
+// send makes one raw HTTP request. hdr overrides the defaults (a POST's Content-Type and
+// Accept, the session and the protocol version); an empty value removes the header.
+func (e *hardenEnv) send(ctx context.Context, method, sid, body string, hdr map[string]string) (*hardenResp, error) {
+	req, err := http.NewRequestWithContext(ctx, method, e.url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	} else if method == http.MethodGet {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if sid != "" {
+		req.Header.Set(headerSessionID, sid)
+		req.Header.Set(headerProtocolVersion, LatestProtocolVersion)
+	}
+	for k, v := range hdr {
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+			continue
+		}
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	r := &hardenResp{status: resp.StatusCode, header: resp.Header, body: b}
+	if err != nil {
+		return r, err
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		r.events = sseData(b)
+		for _, d := range r.events {
+			if m, rpcErr := decodeMessage([]byte(d)); rpcErr == nil && m.isResponse() {
+				r.msg = m
+			}
+		}
+	} else if len(b) > 0 {
+		var m wireMessage
+		if json.Unmarshal(b, &m) == nil {
+			r.msg = &m
+		}
+	}
+	return r, nil
+}
+
+// sseData returns the data of each event of an SSE body.
+func sseData(b []byte) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (e *hardenEnv) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	e.t.Cleanup(cancel)
+	return ctx
+}
+
+// initialize starts a session and sends notifications/initialized; it returns the session ID.
+func (e *hardenEnv) initialize() string {
+	e.t.Helper()
+	r, err := e.send(e.ctx(), http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"hostile","version":"0"}}}`, nil)
+	if err != nil || r.status != http.StatusOK {
+		e.t.Fatalf("initialize: %v %+v", err, r)
+	}
+	sid := r.header.Get(headerSessionID)
+	if sid == "" {
+		e.t.Fatal("initialize: no session ID")
+	}
+	r, err = e.send(e.ctx(), http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil)
+	if err != nil || r.status != http.StatusAccepted {
+		e.t.Fatalf("notifications/initialized: %v %+v", err, r)
+	}
+	return sid
+}
+
+// call sends a request on session sid and returns the answer.
+func (e *hardenEnv) call(ctx context.Context, sid, method, params string) (*hardenResp, error) {
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, e.id(), method, params)
+	return e.send(ctx, http.MethodPost, sid, body, nil)
+}
+
+// mustWork checks that a ping and a tool call on session sid succeed.
+func (e *hardenEnv) mustWork(sid string) {
+	e.t.Helper()
+	r, err := e.call(e.ctx(), sid, "ping", `{}`)
+	if err != nil || r.status != http.StatusOK || r.msg == nil || r.msg.Error != nil || r.msg.Result == nil {
+		e.t.Fatalf("ping after the hostile input failed: %v %s", err, dump(r))
+	}
+	r, err = e.call(e.ctx(), sid, "tools/call", `{"name":"echo","arguments":{"still":"alive"}}`)
+	if err != nil || r.status != http.StatusOK || r.msg == nil || r.msg.Error != nil || !bytes.Contains(r.msg.Result, []byte(`still`)) {
+		e.t.Fatalf("tools/call after the hostile input failed: %v %s", err, dump(r))
+	}
+}
+
+func dump(r *hardenResp) string {
+	if r == nil {
+		return "<no response>"
+	}
+	return fmt.Sprintf("HTTP %d %s", r.status, truncate(string(r.body), 600))
+}
+
+// toolResult decodes a tools/call result.
+func toolResult(r *hardenResp) (*CallToolResult, error) {
+	if r.msg == nil || r.msg.Result == nil {
+		return nil, errors.New("no result")
+	}
+	var res CallToolResult
+	if err := json.Unmarshal(r.msg.Result, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func nested(depth int) string {
+	return strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth)
+}
+
+func nestedArrays(depth int) string {
+	return strings.Repeat("[", depth) + strings.Repeat("]", depth)
+}
+
+// hostileCase is one hostile input and exactly what the server must answer.
+type hostileCase struct {
+	name string
+	// The request: method (default POST), session ("" the main session, or one of the
+	// session* constants), body, and header overrides (empty value: remove).
+	method  string
+	session string
+	body    string
+	hdr     map[string]string
+	// run replaces the request above for inputs that need set-up.
+	run func(t *testing.T, e *hardenEnv) *hardenResp
+
+	status  int    // the exact HTTP status
+	code    int    // the JSON-RPC error code; 0 for a result (or no body)
+	isError bool   // the result is a tool error (isError: true)
+	msg     string // a substring of the error message, tool error text or result
+}
+
+const (
+	sessionNone    = "none"
+	sessionUnknown = "unknown"
+	sessionDeleted = "deleted"
+)
+
+func req(id, method, params string) string {
+	if params == "" {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q}`, id, method)
+	}
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q,"params":%s}`, id, method, params)
+}
+
+func toolCall(id, tool, args string) string {
+	return req(id, "tools/call", fmt.Sprintf(`{"name":%q,"arguments":%s}`, tool, args))
+}
+
+func hostileCases() []hostileCase {
+	initBody := req("1", "initialize", `{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"x","version":"0"}}`)
+	return []hostileCase{
+		// Malformed bytes.
+		{name: "truncated JSON", body: `{"jsonrpc":"2.0","id":1,"method":"pi`, status: 400, code: CodeParseError, msg: "parse error"},
+		{name: "not JSON", body: `hello`, status: 400, code: CodeParseError, msg: "parse error"},
+		{name: "empty body", body: ``, status: 400, code: CodeParseError, msg: "parse error"},
+		{name: "trailing garbage", body: req("2", "ping", "") + `}`, status: 400, code: CodeParseError, msg: "parse error"},
+		{name: "raw control character in a string", body: "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"pi\x01ng\"}", status: 400, code: CodeParseError, msg: "parse error"},
+		{name: "invalid UTF-8 in a string", body: toolCall("4", "echo", "{\"s\":\"\xff\xfe\"}"), status: 400, code: CodeParseError, msg: "UTF-8"},
+		{name: "invalid UTF-8 in the method", body: "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"\xc3\x28\"}", status: 400, code: CodeParseError, msg: "UTF-8"},
+		{name: "JSON null", body: `null`, status: 400, code: CodeInvalidRequest, msg: `"jsonrpc": "2.0"`},
+		{name: "JSON string", body: `"ping"`, status: 400, code: CodeInvalidRequest, msg: "invalid request"},
+		{name: "deep nesting (100k) in params", body: req("6", "ping", nested(100000)), status: 400, code: CodeParseError, msg: "exceeded max depth"},
+		{name: "deep nesting (100k arrays) in arguments", body: toolCall("7", "echo", `{"a":`+nestedArrays(100000)+`}`), status: 400, code: CodeParseError, msg: "exceeded max depth"},
+		{name: "nesting under the bound reaches a raw tool", body: toolCall("8", "len", nested(5000)), status: 200, msg: "len=" + strconv.Itoa(len(nested(5000)))},
+		{name: "nesting under the bound in typed arguments", body: toolCall("9", "forecast", `{"coordinates":`+nested(5000)+`}`), status: 200, isError: true, msg: `unknown field "a"`},
+
+		// The JSON-RPC envelope.
+		{name: "wrong jsonrpc version", body: `{"jsonrpc":"1.0","id":10,"method":"ping"}`, status: 400, code: CodeInvalidRequest, msg: `unsupported jsonrpc version "1.0"`},
+		{name: "missing jsonrpc", body: `{"id":11,"method":"ping"}`, status: 400, code: CodeInvalidRequest, msg: `missing "jsonrpc"`},
+		{name: "jsonrpc of the wrong type", body: `{"jsonrpc":2,"id":12,"method":"ping"}`, status: 400, code: CodeInvalidRequest, msg: "jsonrpc"},
+		{name: "null id", body: `{"jsonrpc":"2.0","id":null,"method":"ping"}`, status: 400, code: CodeInvalidRequest, msg: "not null"},
+		{name: "object id", body: `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, status: 400, code: CodeInvalidRequest, msg: "id must be a string or an integer"},
+		{name: "array id", body: `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, status: 400, code: CodeInvalidRequest, msg: "id must be a string or an integer"},
+		{name: "fractional id", body: `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, status: 400, code: CodeInvalidRequest, msg: "id must be a string or an integer"},
+		{name: "boolean id", body: `{"jsonrpc":"2.0","id":true,"method":"ping"}`, status: 400, code: CodeInvalidRequest, msg: "id must be a string or an integer"},
+		{name: "id beyond int64", body: `{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}`, status: 400, code: CodeInvalidRequest, msg: "id must be a string or an integer"},
+		{name: "method of the wrong type", body: `{"jsonrpc":"2.0","id":13,"method":5}`, status: 400, code: CodeInvalidRequest, msg: "invalid request"},
+		{name: "neither method nor id", body: `{"jsonrpc":"2.0"}`, status: 400, code: CodeInvalidRequest, msg: `needs a "method"`},
+		{name: "request with a result", body: `{"jsonrpc":"2.0","id":14,"method":"ping","result":{}}`, status: 400, code: CodeInvalidRequest, msg: "must not carry a result"},
+		{name: "params an array", body: req("15", "ping", `[1,2]`), status: 400, code: CodeInvalidRequest, msg: `"params" must be an object`},
+		{name: "params a string", body: req("16", "tools/list", `"x"`), status: 400, code: CodeInvalidRequest, msg: `"params" must be an object`},
+		{name: "batch", body: `[` + req("17", "ping", "") + `]`, status: 400, code: CodeInvalidRequest, msg: "batches are not supported"},
+		{name: "empty batch", body: ` []`, status: 400, code: CodeInvalidRequest, msg: "batches are not supported"},
+		{name: "unknown method", body: req("18", "tools/explode", `{}`), status: 200, code: CodeMethodNotFound, msg: "method not found: tools/explode"},
+		{name: "huge method name is truncated in the error", body: req("19", strings.Repeat("m", 1<<20), `{}`), status: 200, code: CodeMethodNotFound, msg: strings.Repeat("m", 100) + "..."},
+		{name: "response to a request never sent", body: `{"jsonrpc":"2.0","id":12345,"result":{}}`, status: 400, code: CodeInvalidRequest, msg: "no request with id 12345 is awaiting a response"},
+		{name: "response with result and error", body: `{"jsonrpc":"2.0","id":12346,"result":{},"error":{"code":1,"message":"x"}}`, status: 400, code: CodeInvalidRequest, msg: "exactly one of result and error"},
+		{name: "cancelling an unknown id", body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":987654}}`, status: 202},
+		{name: "cancel without a requestId", body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}`, status: 202},
+		{name: "unknown notification", body: `{"jsonrpc":"2.0","method":"notifications/explode"}`, status: 202},
+		{name: "duplicate in-flight id", run: runDuplicateID, status: 400, code: CodeInvalidRequest, msg: "already in use by a request in flight"},
+
+		// Params and tool arguments.
+		{name: "tools/call name of the wrong type", body: req("20", "tools/call", `{"name":5}`), status: 200, code: CodeInvalidParams, msg: `field "name" must be string`},
+		{name: "tools/call without a name", body: req("21", "tools/call", `{}`), status: 200, code: CodeInvalidParams, msg: `needs "name"`},
+		{name: "unknown tool", body: toolCall("22", "nope", `{}`), status: 200, code: CodeInvalidParams, msg: `unknown tool "nope"`},
+		{name: "arguments an array", body: toolCall("23", "forecast", `[1]`), status: 200, isError: true, msg: "arguments must be a JSON object"},
+		{name: "unknown argument name", body: toolCall("24", "forecast", `{"cty":"Paris"}`), status: 200, isError: true, msg: `unknown field "cty"`},
+		{name: "unknown nested argument name", body: toolCall("25", "forecast", `{"coordinates":{"lat":1}}`), status: 200, isError: true, msg: `unknown field "lat"`},
+		{name: "enum name not in the set", body: toolCall("26", "forecast", `{"city":"Paris","unit":"TEMPERATURE_UNIT_KELVIN"}`), status: 200, isError: true, msg: "TEMPERATURE_UNIT_KELVIN"},
+		{name: "int32 overflow", body: toolCall("27", "forecast", `{"city":"Paris","days":99999999999}`), status: 200, isError: true, msg: "days"},
+		{name: "int64 overflow", body: toolCall("28", "link", `{"uri":"a:b","name":"n","size":"9223372036854775808"}`), status: 200, isError: true, msg: "size"},
+		{name: "int64 overflow as a number", body: toolCall("29", "link", `{"uri":"a:b","name":"n","size":92233720368547758070}`), status: 200, isError: true, msg: "size"},
+		{name: "argument of the wrong type", body: toolCall("30", "forecast", `{"city":["Paris"]}`), status: 200, isError: true, msg: "city"},
+		{name: "both members of a oneof", body: toolCall("31", "forecast", `{"city":"Paris","coordinates":{"latitude":1}}`), status: 200, isError: true, msg: "oneof"},
+		{name: "huge string under the body limit", body: toolCall("32", "len", `{"s":"`+strings.Repeat("a", 3<<20)+`"}`), status: 200, msg: "len=" + strconv.Itoa(3<<20+8)},
+		{name: "huge body", body: toolCall("33", "len", `{"s":"`+strings.Repeat("a", 5<<20)+`"}`), status: 413, code: CodeInvalidRequest, msg: "request body exceeds the limit of 4194304 bytes"},
+		{name: "raw tool handler panics", body: toolCall("34", "panic", `{}`), status: 200, code: CodeInternalError, msg: "the tools/call handler panicked"},
+		{name: "typed tool handler panics", body: toolCall("35", "panic_typed", `{}`), status: 200, code: CodeInternalError, msg: "the tools/call handler panicked"},
+		{name: "invalid log level", body: req("36", "logging/setLevel", `{"level":"loud"}`), status: 200, code: CodeInvalidParams, msg: "loud"},
+		{name: "invalid cursor", body: req("37", "tools/list", `{"cursor":"!!not-a-cursor"}`), status: 200, code: CodeInvalidParams, msg: "cursor"},
+
+		// HTTP framing.
+		{name: "wrong Content-Type", body: req("40", "ping", ""), hdr: map[string]string{"Content-Type": "text/plain"}, status: 415, code: CodeInvalidRequest, msg: `Content-Type must be application/json, got "text/plain"`},
+		{name: "no Content-Type", body: req("41", "ping", ""), hdr: map[string]string{"Content-Type": ""}, status: 415, code: CodeInvalidRequest, msg: "Content-Type must be application/json, got (none)"},
+		{name: "Accept without text/event-stream", body: req("42", "ping", ""), hdr: map[string]string{"Accept": "application/json"}, status: 406, code: CodeInvalidRequest, msg: "Accept must list both"},
+		{name: "Accept without application/json", body: req("43", "ping", ""), hdr: map[string]string{"Accept": "text/event-stream"}, status: 406, code: CodeInvalidRequest, msg: "Accept must list both"},
+		{name: "no Accept", body: req("44", "ping", ""), hdr: map[string]string{"Accept": ""}, status: 406, code: CodeInvalidRequest, msg: "got (none)"},
+		{name: "GET without text/event-stream", method: http.MethodGet, hdr: map[string]string{"Accept": "application/json"}, status: 406, code: CodeInvalidRequest, msg: "Accept must list text/event-stream"},
+		{name: "PUT", method: http.MethodPut, body: req("45", "ping", ""), status: 405, code: CodeInvalidRequest, msg: "method PUT is not allowed"},
+		{name: "unsupported protocol version", body: req("46", "ping", ""), hdr: map[string]string{headerProtocolVersion: "1999-01-01"}, status: 400, code: CodeInvalidRequest, msg: `unsupported MCP-Protocol-Version "1999-01-01"`},
+		{name: "bad Origin", body: req("47", "ping", ""), hdr: map[string]string{"Origin": "https://evil.example"}, status: 403, code: CodeInvalidRequest, msg: "Origin \"https://evil.example\" is not allowed"},
+		{name: "Origin null", body: req("48", "ping", ""), hdr: map[string]string{"Origin": "null"}, status: 403, code: CodeInvalidRequest, msg: "WithAllowedOrigins"},
+		{name: "bad Host", body: req("49", "ping", ""), hdr: map[string]string{"Host": "evil.example:80"}, status: 403, code: CodeInvalidRequest, msg: "Host \"evil.example:80\" is not allowed"},
+		{name: "loopback-looking Host suffix", body: req("50", "ping", ""), hdr: map[string]string{"Host": "localhost.evil.example"}, status: 403, code: CodeInvalidRequest, msg: "WithAllowedHosts"},
+
+		// Sessions and lifecycle.
+		{name: "request without a session (before initialize)", session: sessionNone, body: req("60", "tools/list", ""), status: 400, code: CodeInvalidRequest, msg: "missing Mcp-Session-Id"},
+		{name: "GET without a session", method: http.MethodGet, session: sessionNone, status: 400, code: CodeInvalidRequest, msg: "missing Mcp-Session-Id"},
+		{name: "DELETE without a session", method: http.MethodDelete, session: sessionNone, status: 400, code: CodeInvalidRequest, msg: "missing Mcp-Session-Id"},
+		{name: "unknown session", session: sessionUnknown, body: req("61", "ping", ""), status: 404, code: CodeInvalidRequest, msg: "send initialize to start a new one"},
+		{name: "deleted session", session: sessionDeleted, body: req("62", "ping", ""), status: 404, code: CodeInvalidRequest, msg: "session not found"},
+		{name: "expired session", run: runExpiredSession, status: 404, code: CodeInvalidRequest, msg: "expired or was deleted"},
+		{name: "initialize twice", body: initBody, status: 400, code: CodeInvalidRequest, msg: "must not carry an Mcp-Session-Id"},
+		{name: "initialize as a notification", session: sessionNone, body: `{"jsonrpc":"2.0","method":"initialize","params":{}}`, status: 400, code: CodeInvalidRequest, msg: "initialize must be a request with an id"},
+		{name: "initialize with params of the wrong type", session: sessionNone, body: req("63", "initialize", `{"protocolVersion":5}`), status: 400, code: CodeInvalidParams, msg: `field "protocolVersion" must be string`},
+		{name: "initialize with an unknown version gets a counter-offer", session: sessionNone, body: req("64", "initialize", `{"protocolVersion":"1999-01-01","capabilities":{},"clientInfo":{"name":"x","version":"0"}}`), status: 200, msg: `"protocolVersion":"` + LatestProtocolVersion + `"`},
+
+		// Resumption.
+		{name: "malformed Last-Event-ID", method: http.MethodGet, hdr: map[string]string{"Last-Event-ID": "garbage"}, status: 400, code: CodeInvalidRequest, msg: "malformed Last-Event-ID"},
+		{name: "Last-Event-ID of a finished stream", method: http.MethodGet, hdr: map[string]string{"Last-Event-ID": "1_1"}, status: 404, code: CodeInvalidRequest, msg: "names no stream of this session"},
+		{name: "Last-Event-ID from another session", run: runForeignLastEventID, status: 404, code: CodeInvalidRequest, msg: "names no stream of this session"},
+	}
+}
+
+// runDuplicateID sends a request that blocks, then another with the same ID while the first
+// is in flight. The first one is then released and must still get its own answer.
+func runDuplicateID(t *testing.T, e *hardenEnv) *hardenResp {
+	body := toolCall(`"dup"`, "block", `{"tag":"dup"}`)
+	first := make(chan *hardenResp, 1)
+	go func() {
+		r, err := e.send(e.ctx(), http.MethodPost, e.sid, body, nil)
+		if err != nil {
+			t.Errorf("first request: %v", err)
+		}
+		first <- r
+	}()
+	select {
+	case <-e.ctl.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the blocking tool did not start")
+	}
+	r, err := e.send(e.ctx(), http.MethodPost, e.sid, toolCall(`"dup"`, "echo", `{}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ctl.open()
+	select {
+	case f := <-first:
+		if f == nil || f.status != 200 || f.msg == nil || !bytes.Contains(f.msg.Result, []byte("released dup")) {
+			t.Errorf("the first request did not get its own answer: %s", dump(f))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first request never finished")
+	}
+	return r
+}
+
+// runExpiredSession starts a session on a server with a short idle timeout and waits until
+// the server has reaped it.
+func runExpiredSession(t *testing.T, _ *hardenEnv) *hardenResp {
+	short := newHardenEnv(t, WithSessionIdleTimeout(50*time.Millisecond))
+	// Requests would keep the session alive: watch the server's table instead.
+	ok := waitFor(10*time.Second, func() bool {
+		short.srv.mu.RLock()
+		defer short.srv.mu.RUnlock()
+		return short.srv.sessions[short.sid] == nil
+	})
+	if !ok {
+		t.Fatal("the idle session was never reaped")
+	}
+	r, err := short.send(short.ctx(), http.MethodPost, short.sid, req("1", "ping", ""), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same server still takes a new session.
+	short.mustWork(short.initialize())
+	return r
+}
+
+// runForeignLastEventID leaves a stream of another session with an undelivered event, then
+// tries to resume it from the main session with that stream's event ID.
+func runForeignLastEventID(t *testing.T, e *hardenEnv) *hardenResp {
+	other := e.initialize()
+	// A call on the other session whose connection drops after its first event: the server
+	// keeps the stream (and the event store its events) for that session to resume.
+	ctx, cancel := context.WithCancel(e.ctx())
+	done := make(chan string, 1)
+	go func() {
+		hreq, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.url, strings.NewReader(toolCall("1", "notify_block", `{"tag":"other"}`)))
+		hreq.Header.Set("Content-Type", "application/json")
+		hreq.Header.Set("Accept", "application/json, text/event-stream")
+		hreq.Header.Set(headerSessionID, other)
+		resp, err := e.hc.Do(hreq)
+		if err != nil {
+			done <- ""
+			return
+		}
+		defer resp.Body.Close()
+		// Read until the log event, remember its ID.
+		sc := bufio.NewScanner(resp.Body)
+		id := ""
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+				id = v
+			}
+			if strings.Contains(sc.Text(), "secret-of-other") {
+				break
+			}
+		}
+		done <- id
+	}()
+	var eventID string
+	select {
+	case <-e.ctl.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("notify_block did not start")
+	}
+	select {
+	case eventID = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event from notify_block")
+	}
+	cancel()
+	if eventID == "" {
+		t.Fatal("notify_block's event had no ID")
+	}
+	// The main session asks for that stream, from before its first event.
+	streamID, _, _ := parseEventID(eventID)
+	r, err := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": streamID + "_0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(r.body, []byte("secret-of-other")) {
+		t.Fatalf("an event of another session was replayed: %s", r.body)
+	}
+	// The owner can still resume it and gets the event, then the response once released.
+	rch := make(chan *hardenResp, 1)
+	go func() {
+		rr, _ := e.send(e.ctx(), http.MethodGet, other, "", map[string]string{"Last-Event-ID": streamID + "_0"})
+		rch <- rr
+	}()
+	e.ctl.open()
+	select {
+	case rr := <-rch:
+		if rr == nil || !bytes.Contains(rr.body, []byte("secret-of-other")) || rr.msg == nil {
+			t.Errorf("the owning session could not resume its stream: %s", dump(rr))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the owner's resumption never finished")
+	}
+	return r
+}
+
+// TestHostileInputs sends each hostile input to a real server on loopback and checks the
+// exact answer; after each, a ping and a tool call on the main session must still succeed.
+func TestHostileInputs(t *testing.T) {
+	cases := hostileCases()
+	if len(cases) < 40 {
+		t.Fatalf("the table has %d rows; it must keep at least 40", len(cases))
+	}
+	e := newHardenEnv(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var r *hardenResp
+			if tc.run != nil {
+				r = tc.run(t, e)
+			} else {
+				sid := e.sid
+				switch tc.session {
+				case sessionNone:
+					sid = ""
+				case sessionUnknown:
+					sid = "0123456789abcdef0123456789abcdef"
+				case sessionDeleted:
+					sid = e.initialize()
+					d, err := e.send(e.ctx(), http.MethodDelete, sid, "", nil)
+					if err != nil || d.status != http.StatusOK {
+						t.Fatalf("DELETE: %v %s", err, dump(d))
+					}
+				}
+				method := tc.method
+				if method == "" {
+					method = http.MethodPost
+				}
+				var err error
+				r, err = e.send(e.ctx(), method, sid, tc.body, tc.hdr)
+				if err != nil {
+					t.Fatalf("request failed: %v", err)
+				}
+			}
+			checkHostile(t, tc, r)
+			e.mustWork(e.sid)
+		})
+	}
+	if t.Failed() {
+		t.Logf("server log:\n%s", truncate(e.log.String(), 8000))
+	}
+}
+
+func checkHostile(t *testing.T, tc hostileCase, r *hardenResp) {
+	t.Helper()
+	if r == nil {
+		t.Fatal("no response")
+	}
+	if r.status != tc.status {
+		t.Fatalf("HTTP status %d, want %d: %s", r.status, tc.status, dump(r))
+	}
+	if tc.status == http.StatusAccepted {
+		if len(r.body) != 0 {
+			t.Fatalf("202 with a body: %s", dump(r))
+		}
+		return
+	}
+	if r.msg == nil {
+		t.Fatalf("no JSON-RPC message in the answer: %s", dump(r))
+	}
+	if r.msg.JSONRPC != "2.0" {
+		t.Fatalf("answer without jsonrpc 2.0: %s", dump(r))
+	}
+	switch {
+	case tc.code != 0:
+		if r.msg.Error == nil {
+			t.Fatalf("want JSON-RPC error %d, got a result: %s", tc.code, dump(r))
+		}
+		if r.msg.Error.Code != tc.code {
+			t.Fatalf("JSON-RPC error code %d, want %d: %s", r.msg.Error.Code, tc.code, dump(r))
+		}
+		if !strings.Contains(r.msg.Error.Message, tc.msg) {
+			t.Fatalf("error message %q does not contain %q", truncate(r.msg.Error.Message, 300), truncate(tc.msg, 100))
+		}
+		if len(r.msg.Error.Message) > 1024 {
+			t.Fatalf("error message of %d bytes: unbounded echo of the input", len(r.msg.Error.Message))
+		}
+	case tc.isError:
+		res, err := toolResult(r)
+		if err != nil {
+			t.Fatalf("want a tool error result: %v: %s", err, dump(r))
+		}
+		if !res.IsError {
+			t.Fatalf("want isError: %s", dump(r))
+		}
+		if !strings.Contains(res.Text(), tc.msg) {
+			t.Fatalf("tool error %q does not contain %q", truncate(res.Text(), 300), tc.msg)
+		}
+	default:
+		if r.msg.Error != nil {
+			t.Fatalf("want a result, got error %d %s", r.msg.Error.Code, r.msg.Error.Message)
+		}
+		if !strings.Contains(string(r.msg.Result), tc.msg) {
+			t.Fatalf("result %s does not contain %q", truncate(string(r.msg.Result), 300), tc.msg)
+		}
+	}
+}

@@ -130,11 +130,25 @@ func (c *Client) session(ctx context.Context) (*clientSession, error) {
 	c.state = st
 	c.mu.Unlock()
 	if c.cfg.listen {
+		// Wait until the GET stream is open (or refused) before the first call goes out: a
+		// server that sends requests unrelated to a call on that stream, as the TypeScript SDK
+		// does, drops them while no GET stream is attached.
+		ready := make(chan struct{})
 		c.bg.Add(1)
-		go c.listen(st)
+		go c.listen(st, ready)
+		t := time.NewTimer(standaloneWait)
+		select {
+		case <-ready:
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	return st, nil
 }
+
+// standaloneWait bounds how long initialization waits for the standalone GET stream to open.
+const standaloneWait = 2 * time.Second
 
 // resetSession forgets st (the server answered 404 for it), so that the next call
 // initializes a new session.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -111,9 +112,12 @@ func applySchemaDefaults(schema json.RawMessage, content map[string]any) map[str
 
 // listen keeps the session's standalone GET stream open, dispatching what arrives on it, and
 // reconnects with Last-Event-ID after drops until the client closes or the server says it has
-// no such stream.
-func (c *Client) listen(st *clientSession) {
+// no such stream. It closes ready once the first GET has been answered (or has failed).
+func (c *Client) listen(st *clientSession, ready chan struct{}) {
 	defer c.bg.Done()
+	var readyOnce sync.Once
+	signal := func() { readyOnce.Do(func() { close(ready) }) }
+	defer signal()
 	ctx := c.baseCtx
 	cur := &streamCursor{retry: time.Second}
 	disp := &dispatcher{}
@@ -129,6 +133,7 @@ func (c *Client) listen(st *clientSession) {
 			req.Header.Set(headerLastEventID, cur.lastEventID)
 		}
 		resp, err := c.hc.Do(req)
+		signal()
 		if err == nil && resp.StatusCode != http.StatusOK {
 			herr := readHTTPError(resp)
 			resp.Body.Close()

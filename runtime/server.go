@@ -319,6 +319,9 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 		_ = rs.st.send(nil, true) // ends the stream without a message
 		return
 	}
+	if err != nil && ctx.Err() != nil && s.baseCtx.Err() != nil {
+		err = NewError(CodeInternalError, "request cancelled: the server is shutting down")
+	}
 	var body []byte
 	if err != nil {
 		body = encodeResponse(msg.ID, nil, toRPCError(err))
@@ -561,6 +564,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	s.baseCancel()
+	if err != nil {
+		// Cancelled handlers return promptly; wait for them within a short bound so that
+		// none outlives Shutdown, and before the streams close, so that their clients get
+		// the error that says why.
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			s.log.Error("mcp: handlers still running after shutdown; they ignore their context")
+		}
+	}
 	s.mu.Lock()
 	all := make([]*session, 0, len(s.sessions))
 	for id, sess := range s.sessions {
@@ -570,15 +583,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	for _, sess := range all {
 		sess.end()
-	}
-	if err != nil {
-		// Cancelled handlers return promptly; wait for them within a short bound so that
-		// none outlives Shutdown.
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			s.log.Error("mcp: handlers still running after shutdown; they ignore their context")
-		}
 	}
 	return err
 }

@@ -68,7 +68,9 @@ func (st *stream) send(data []byte, final bool) error {
 	case st.done:
 		st.mu.Unlock()
 		return errStreamDone
-	case len(st.queue) >= st.maxQueue:
+	case len(st.queue) >= st.maxQueue && !final:
+		// The response itself always fits (one past the limit at most, since it is the
+		// last event): dropping it would leave the client waiting for it forever.
 		st.mu.Unlock()
 		return errStreamFull
 	}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -103,6 +104,11 @@ func (c *Client) readStream(ctx context.Context, st *clientSession, method strin
 		raw, done, err := c.consume(ctx, st, id, body, co, cur, disp)
 		if done {
 			return raw, err
+		}
+		if errors.Is(err, bufio.ErrTooLong) {
+			// Resuming would replay the same event: give up at once, and say why.
+			c.cancelRemote(st, method, id, ctx)
+			return nil, fmt.Errorf("an SSE event of the answer is larger than the client's limit of %d bytes (see WithMaxEventSize)", c.cfg.maxEventSize)
 		}
 		if ctx.Err() != nil {
 			c.cancelRemote(st, method, id, ctx)

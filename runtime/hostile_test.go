@@ -118,6 +118,9 @@ type streamArgs struct {
 	Tag  string `json:"tag"`
 	// Items is how many items the result holds.
 	Items int `json:"items"`
+	// Gate makes the tool send one notification, report Tag on ctl.started and wait for the
+	// gate before sending the n others.
+	Gate bool `json:"gate"`
 }
 
 // addHardenTools registers the tools the hardening tests call.
@@ -168,6 +171,21 @@ func addHardenTools(s *Server, ctl *hardenCtl) {
 			return ErrorResult(err.Error()), nil
 		}
 		filler := strings.Repeat("x", a.Size)
+		if a.Gate {
+			if err := Log(ctx, LevelWarning, "stream", "first of "+a.Tag); err != nil {
+				return nil, err
+			}
+			select {
+			case ctl.started <- a.Tag:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			select {
+			case <-ctl.gate():
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
 		for i := 0; i < a.N; i++ {
 			if err := Log(ctx, LevelWarning, "stream", map[string]any{"i": i, "tag": a.Tag, "filler": filler}); err != nil {
 				return nil, fmt.Errorf("notification %d of %d: %w", i, a.N, err)

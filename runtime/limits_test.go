@@ -1,0 +1,375 @@
+package runtime
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// One test per limit: hitting it gives a clear error, the server and the session keep
+// working, and nothing hangs (every wait is bounded).
+
+// The documented defaults: a change here must change the README's Security section too.
+func TestLimitDefaults(t *testing.T) {
+	c := defaultServerConfig()
+	want := map[string][2]int64{
+		"max body bytes":           {c.maxBodyBytes, 4 << 20},
+		"max sessions":             {int64(c.maxSessions), 10000},
+		"max in-flight/session":    {int64(c.maxInflight), 256},
+		"max queued events/stream": {int64(c.maxQueuedEvents), 10000},
+		"handler timeout":          {int64(c.handlerTimeout), int64(10 * time.Minute)},
+		"session idle timeout":     {int64(c.sessionIdleTimeout), int64(30 * time.Minute)},
+		"client request timeout":   {int64(c.clientRequestTimout), int64(5 * time.Minute)},
+		"event store bytes":        {int64(c.eventStore.(*MemoryEventStore).maxBytes), 16 << 20},
+	}
+	for name, v := range want {
+		if v[0] != v[1] {
+			t.Errorf("default %s = %d, want %d", name, v[0], v[1])
+		}
+	}
+	cc := defaultClientConfig()
+	if cc.maxEventSize != 64<<20 || cc.maxResponse != 64<<20 || cc.maxResumes != 5 || cc.callTimeout != 5*time.Minute {
+		t.Errorf("client defaults changed: %+v", cc)
+	}
+	if !c.dnsRebinding {
+		t.Error("DNS-rebinding protection must be on by default")
+	}
+}
+
+func TestLimitBodySize(t *testing.T) {
+	e := newHardenEnv(t, WithMaxBodyBytes(1024))
+	small := toolCall("1", "len", `{"s":"`+strings.Repeat("a", 1024-128)+`"}`)
+	big := toolCall("2", "len", `{"s":"`+strings.Repeat("a", 1024)+`"}`)
+	r, err := e.send(e.ctx(), http.MethodPost, e.sid, small, nil)
+	if err != nil || r.status != 200 || r.msg == nil || r.msg.Error != nil {
+		t.Fatalf("a body under the limit failed: %v %s", err, dump(r))
+	}
+	r, err = e.send(e.ctx(), http.MethodPost, e.sid, big, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHostile(t, hostileCase{status: 413, code: CodeInvalidRequest, msg: "request body exceeds the limit of 1024 bytes"}, r)
+	e.mustWork(e.sid)
+}
+
+func TestLimitSessions(t *testing.T) {
+	e := newHardenEnv(t, WithMaxSessions(2))
+	second := e.initialize()
+	body := req("1", "initialize", `{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"x","version":"0"}}`)
+	r, err := e.send(e.ctx(), http.MethodPost, "", body, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHostile(t, hostileCase{status: 503, code: CodeInternalError, msg: "too many sessions"}, r)
+	if r.header.Get(headerSessionID) != "" {
+		t.Fatal("a refused initialize handed out a session ID")
+	}
+	e.mustWork(e.sid)
+	e.mustWork(second)
+	// Ending a session makes room.
+	if d, err := e.send(e.ctx(), http.MethodDelete, second, "", nil); err != nil || d.status != 200 {
+		t.Fatalf("DELETE: %v %s", err, dump(d))
+	}
+	e.mustWork(e.initialize())
+}
+
+func TestLimitInflight(t *testing.T) {
+	e := newHardenEnv(t, WithMaxInflight(2))
+	var wg sync.WaitGroup
+	results := make(chan *hardenResp, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := e.send(e.ctx(), http.MethodPost, e.sid, toolCall(strconv.Itoa(100+i), "block", `{"tag":"b"}`), nil)
+			if err != nil {
+				t.Errorf("blocked call: %v", err)
+			}
+			results <- r
+		}()
+	}
+	for range 2 {
+		select {
+		case <-e.ctl.started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the blocking calls did not start")
+		}
+	}
+	r, err := e.call(e.ctx(), e.sid, "ping", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHostile(t, hostileCase{status: 429, code: CodeInvalidRequest, msg: "too many requests in flight on this session (limit 2)"}, r)
+	// Another session is not affected.
+	e.mustWork(e.initialize())
+	e.ctl.open()
+	wg.Wait()
+	close(results)
+	for r := range results {
+		if r == nil || r.status != 200 || r.msg == nil || r.msg.Error != nil {
+			t.Errorf("a call under the limit failed: %s", dump(r))
+		}
+	}
+	e.mustWork(e.sid)
+}
+
+// sseConn is a POST whose SSE answer the test reads event by event.
+type sseConn struct {
+	resp   *http.Response
+	sc     *bufio.Scanner
+	lastID string
+}
+
+func (e *hardenEnv) openSSE(ctx context.Context, method, sid, body string, hdr map[string]string) (*sseConn, error) {
+	hreq, err := http.NewRequestWithContext(ctx, method, e.url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if method == http.MethodPost {
+		hreq.Header.Set("Content-Type", "application/json")
+		hreq.Header.Set("Accept", "application/json, text/event-stream")
+	} else {
+		hreq.Header.Set("Accept", "text/event-stream")
+	}
+	hreq.Header.Set(headerSessionID, sid)
+	for k, v := range hdr {
+		hreq.Header.Set(k, v)
+	}
+	resp, err := e.hc.Do(hreq)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body.Close()
+		return nil, errors.New("not an SSE answer: " + resp.Status + " " + resp.Header.Get("Content-Type"))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	return &sseConn{resp: resp, sc: sc}, nil
+}
+
+// next returns the data of the next event that has data; ok is false at the end.
+func (c *sseConn) next() (data string, ok bool) {
+	for c.sc.Scan() {
+		line := c.sc.Text()
+		if v, found := strings.CutPrefix(line, "id: "); found {
+			c.lastID = v
+		}
+		if v, found := strings.CutPrefix(line, "data: "); found && v != "" {
+			data = v
+		}
+		if line == "" && data != "" {
+			return data, true
+		}
+	}
+	return data, data != ""
+}
+
+func (c *sseConn) close() { c.resp.Body.Close() }
+
+// streamAttached reports whether a stream of the session has a connection writing it.
+func (e *hardenEnv) streamAttached(sid, streamID string) bool {
+	e.srv.mu.RLock()
+	sess := e.srv.sessions[sid]
+	e.srv.mu.RUnlock()
+	if sess == nil {
+		return false
+	}
+	st := sess.lookupStream(streamID)
+	if st == nil {
+		return false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.attached
+}
+
+// A client that stops reading: the events of its stream pile up to the limit, the handler's
+// sends then fail with a clear error (logged), and the response still reaches the client
+// when it resumes: nothing is lost silently and nothing waits forever.
+func TestLimitQueuedEvents(t *testing.T) {
+	e := newHardenEnv(t, WithMaxQueuedEvents(8))
+	c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "stream", `{"n":50,"size":10,"tag":"q","gate":true}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := c.next(); !ok || !strings.Contains(d, "first of q") {
+		t.Fatalf("first event: %q", d)
+	}
+	select {
+	case <-e.ctl.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream tool did not start")
+	}
+	c.close()
+	streamID, _, _ := parseEventID(c.lastID)
+	if !waitFor(10*time.Second, func() bool { return !e.streamAttached(e.sid, streamID) }) {
+		t.Fatal("the server never noticed the client went away")
+	}
+	e.ctl.open() // the tool now sends 50 events to a stream nobody reads
+	if !waitFor(10*time.Second, func() bool { return strings.Contains(e.log.String(), "stream is full") }) {
+		t.Fatalf("the full stream was not logged:\n%s", e.log.String())
+	}
+	// Resume: the queued events, then the response, which says what happened.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := e.send(ctx, http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": c.lastID})
+	if err != nil {
+		t.Fatalf("resuming the full stream: %v", err)
+	}
+	if r.msg == nil {
+		t.Fatalf("the response was lost: %s", dump(r))
+	}
+	if n := len(r.events); n != 8+1 {
+		t.Errorf("resumed %d events, want the 8 queued ones and the response", n)
+	}
+	var text string
+	if r.msg.Error != nil {
+		text = r.msg.Error.Message
+	} else if res, err := toolResult(r); err == nil {
+		text = res.Text()
+	}
+	if !strings.Contains(text, "stream is full") {
+		t.Errorf("the response does not say the stream was full: %s", dump(r))
+	}
+	e.mustWork(e.sid)
+}
+
+func TestLimitHandlerTimeout(t *testing.T) {
+	e := newHardenEnv(t, WithHandlerTimeout(100*time.Millisecond))
+	r, err := e.call(e.ctx(), e.sid, "tools/call", `{"name":"block","arguments":{"tag":"t"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHostile(t, hostileCase{status: 200, code: CodeInternalError, msg: "request timed out"}, r)
+	<-e.ctl.started
+	e.mustWork(e.sid)
+}
+
+// Panicking handlers are recovered into a JSON-RPC internal error (not an isError result: a
+// panic is a bug in the server, not something the model can correct), logged with the
+// stack, and the server goes on.
+func TestLimitHandlerPanic(t *testing.T) {
+	e := newHardenEnv(t)
+	for _, tool := range []string{"panic", "panic_typed"} {
+		r, err := e.call(e.ctx(), e.sid, "tools/call", `{"name":"`+tool+`","arguments":{}}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkHostile(t, hostileCase{status: 200, code: CodeInternalError, msg: "internal error: the tools/call handler panicked"}, r)
+		if strings.Contains(string(r.body), "goroutine") {
+			t.Fatalf("the stack leaked to the client: %s", r.body)
+		}
+		e.mustWork(e.sid)
+	}
+	log := e.log.String()
+	for _, want := range []string{`msg="mcp: handler panicked"`, "raw tool exploded", "nil pointer dereference", "stack="} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, truncate(log, 4000))
+		}
+	}
+}
+
+// The memory event store stays within its bound across streams: the oldest streams go
+// first, and a resumption of an evicted stream gets a clear 404, never another stream's data.
+func TestLimitEventStoreBytes(t *testing.T) {
+	store := NewMemoryEventStore(4096)
+	ctx := context.Background()
+	data := []byte(strings.Repeat("e", 1000))
+	for s := 1; s <= 10; s++ {
+		for seq := uint64(1); seq <= 2; seq++ {
+			if err := store.Append(ctx, "sess", strconv.Itoa(s), seq, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		store.mu.Lock()
+		n := store.sessions["sess"].bytes
+		store.mu.Unlock()
+		if n > 4096 {
+			t.Fatalf("after stream %d the store holds %d bytes, over its 4096 bound", s, n)
+		}
+	}
+	count := func(stream string) int {
+		n := 0
+		_ = store.Replay(ctx, "sess", stream, 0, func(uint64, []byte) error { n++; return nil })
+		return n
+	}
+	if count("1") != 0 || count("10") != 2 {
+		t.Fatalf("eviction kept the wrong streams: stream 1 has %d events, stream 10 %d", count("1"), count("10"))
+	}
+	if n := 0; store.Replay(ctx, "other", "10", 0, func(uint64, []byte) error { n++; return nil }) != nil || n != 0 {
+		t.Fatal("another session's events were replayed")
+	}
+
+	// Through the server: a small store still serves resumption of the live stream.
+	e := newHardenEnv(t, WithEventStore(NewMemoryEventStore(2048)))
+	c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "stream", `{"n":3,"size":100,"tag":"s","gate":true}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.next(); !ok {
+		t.Fatal("no first event")
+	}
+	<-e.ctl.started
+	c.close()
+	streamID, _, _ := parseEventID(c.lastID)
+	if !waitFor(10*time.Second, func() bool { return !e.streamAttached(e.sid, streamID) }) {
+		t.Fatal("the server never noticed the client went away")
+	}
+	e.ctl.open()
+	r, err := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": streamID + "_0"})
+	if err != nil || r.msg == nil || r.msg.Error != nil {
+		t.Fatalf("resume: %v %s", err, dump(r))
+	}
+	if n := len(r.events); n != 1+3+1 {
+		t.Errorf("resumed %d events, want 5 (first, 3 more, response)", n)
+	}
+	e.mustWork(e.sid)
+}
+
+// The client bounds what it reads: an SSE event or a JSON body over WithMaxEventSize is a
+// clear error at once, not a retry loop, and the client keeps working.
+func TestLimitClientMaxEventSize(t *testing.T) {
+	e := newHardenEnv(t)
+	c := NewClient(e.url, WithMaxEventSize(4096), WithClientLogger(e.logger()))
+	defer c.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		name string
+		args string
+	}{
+		{"SSE event", `{"n":1,"size":8192,"tag":"big"}`},
+		{"JSON body", `{"n":0,"items":2000,"tag":"big"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := c.CallTool(ctx, "stream", json.RawMessage(tc.args))
+			if err == nil {
+				t.Fatal("an answer over the client's limit was accepted")
+			}
+			if !strings.Contains(err.Error(), "4096") {
+				t.Errorf("the error does not name the limit: %v", err)
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("the call only ended with its context (%v): %v", time.Since(start), err)
+			}
+			if _, err := c.CallTool(ctx, "echo", json.RawMessage(`{}`)); err != nil {
+				t.Fatalf("the client is broken after the limit: %v", err)
+			}
+		})
+	}
+}
+
+// logger returns a logger writing into the env's log.
+func (e *hardenEnv) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}

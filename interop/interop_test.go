@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,23 +50,36 @@ type clientSummary struct {
 }
 
 // The TypeScript SDK's Client lists, calls and gets progress from the Go weather server, in
-// both of the server's answer modes (JSON unless a handler streams, and SSE always).
+// each of the server's answer modes (JSON unless a handler streams, SSE always, and SSE
+// streams the server closes and the client resumes).
 func TestTypeScriptClientAgainstGoServer(t *testing.T) {
 	dir := ensureNodeModules(t)
 	wantSDK := lockedVersion(t, sdkPackage)
 	for _, tc := range []struct {
-		name string
-		opts []runtime.ServerOption
+		name    string
+		opts    []runtime.ServerOption
+		handler weatherv1mcp.WeatherServiceHandler
+		resumes bool // the client has to resume streams
 	}{
-		{"default", nil},
-		{"sse-responses", []runtime.ServerOption{runtime.WithSSEResponses()}},
+		{"default", nil, &weather.Service{}, false},
+		{"sse-responses", []runtime.ServerOption{runtime.WithSSEResponses()}, &weather.Service{}, false},
+		// Every call's stream is closed by the server before the handler answers (SEP-1699
+		// polling): the SDK must reconnect with GET and Last-Event-ID to get its progress
+		// notifications and result.
+		{"polling", []runtime.ServerOption{runtime.WithRetryInterval(50 * time.Millisecond)}, pollingService{&weather.Service{}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := append([]runtime.ServerOption{runtime.WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil)))}, tc.opts...)
 			srv := runtime.NewServer(runtime.Implementation{Name: "weather", Version: runtime.Version}, opts...)
-			weatherv1mcp.RegisterWeatherServiceHandler(srv, &weather.Service{})
+			weatherv1mcp.RegisterWeatherServiceHandler(srv, tc.handler)
+			var resumes atomic.Int64 // GETs that resume a stream
 			mux := http.NewServeMux()
-			mux.Handle("/mcp", srv)
+			mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+					resumes.Add(1)
+				}
+				srv.ServeHTTP(w, r)
+			}))
 			hs := httptest.NewServer(mux)
 			t.Cleanup(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -115,11 +129,39 @@ func TestTypeScriptClientAgainstGoServer(t *testing.T) {
 			if sum.ProgressNotifications == 0 {
 				t.Error("the TS client received no progress notifications")
 			}
+			if n := resumes.Load(); (n > 0) != tc.resumes {
+				t.Errorf("%d streams resumed with GET and Last-Event-ID", n)
+			}
 			if sum.Calls < 10 || sum.ToolErrors != 3 || sum.ProtocolErrors != 1 {
 				t.Errorf("calls=%d toolErrors=%d protocolErrors=%d, want >=10, 3, 1", sum.Calls, sum.ToolErrors, sum.ProtocolErrors)
 			}
 		})
 	}
+}
+
+// pollingService is the weather service, but each tool first closes the connection carrying
+// its call's SSE stream, so that the client has to resume the stream to get the result.
+type pollingService struct{ *weather.Service }
+
+func (p pollingService) GetForecast(ctx context.Context, req *weatherv1.GetForecastRequest) (*weatherv1.GetForecastResponse, error) {
+	if err := runtime.CloseSSEStream(ctx); err != nil {
+		return nil, err
+	}
+	return p.Service.GetForecast(ctx, req)
+}
+
+func (p pollingService) ListAlerts(ctx context.Context, req *weatherv1.ListAlertsRequest) (*weatherv1.ListAlertsResponse, error) {
+	if err := runtime.CloseSSEStream(ctx); err != nil {
+		return nil, err
+	}
+	return p.Service.ListAlerts(ctx, req)
+}
+
+func (p pollingService) RenderForecastChart(ctx context.Context, req *weatherv1.RenderForecastChartRequest) (*mcpv1.ToolResult, error) {
+	if err := runtime.CloseSSEStream(ctx); err != nil {
+		return nil, err
+	}
+	return p.Service.RenderForecastChart(ctx, req)
 }
 
 // The generated Go client calls every tool of an McpServer of the TypeScript SDK that serves
@@ -130,15 +172,27 @@ func TestGoClientAgainstTypeScriptServer(t *testing.T) {
 		name     string
 		args     []string
 		progress bool // the server can stream progress before the result
+		resumes  bool // the server closes streams, so the client must resume them
 	}{
-		{"sse", nil, true},
-		{"json", []string{"--json"}, false},
+		{"sse", nil, true, false},
+		{"json", []string{"--json"}, false, false},
+		// The server closes every call's stream at its start and again mid-call (SEP-1699
+		// polling): the client resumes it with GET and Last-Event-ID, from the SDK's event store.
+		{"sse-polling", []string{"--close-streams"}, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := startTSServer(t, append([]string{"--now", fixedNow.Format(time.RFC3339)}, tc.args...)...)
+			rt := &countingTransport{base: runtime.DefaultTransport()}
 			c := runtime.NewClient(ts.URL,
+				runtime.WithHTTPClient(&http.Client{Transport: rt}),
 				runtime.WithClientInfo(runtime.Implementation{Name: "protomcp-interop", Version: runtime.Version}),
 				runtime.WithClientLogger(slog.New(slog.NewTextHandler(t.Output(), nil))))
+			t.Cleanup(func() {
+				if n := rt.resumes.Load(); (n > 0) != tc.resumes {
+					t.Errorf("the client resumed %d streams with GET and Last-Event-ID", n)
+				}
+				rt.base.CloseIdleConnections()
+			})
 			t.Cleanup(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
@@ -267,6 +321,19 @@ func TestGoClientAgainstTypeScriptServer(t *testing.T) {
 			t.Run("BadArguments", func(t *testing.T) { checkBadArguments(t, c, client) })
 		})
 	}
+}
+
+// countingTransport counts the GET requests that resume a stream.
+type countingTransport struct {
+	base    *http.Transport
+	resumes atomic.Int64
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+		c.resumes.Add(1)
+	}
+	return c.base.RoundTrip(r)
 }
 
 // bounded returns a context that ends with the test, after 30 seconds at most.
@@ -405,5 +472,44 @@ func checkBadArguments(t *testing.T, c *runtime.Client, client weatherv1mcp.Weat
 	res, err := c.CallTool(bounded(t), "no_such_tool", json.RawMessage(`{}`))
 	if err == nil && !res.IsError {
 		t.Errorf("no_such_tool = %+v, want an error", res)
+	}
+}
+
+// The Go client negotiates each protocol version it supports with the TypeScript SDK server,
+// and calls a tool with progress under it.
+func TestGoClientProtocolVersionsAgainstTypeScriptServer(t *testing.T) {
+	ts := startTSServer(t, "--now", fixedNow.Format(time.RFC3339))
+	direct := &weather.Service{Now: func() time.Time { return fixedNow }}
+	for _, version := range []string{runtime.ProtocolVersion20251125, runtime.ProtocolVersion20250618, runtime.ProtocolVersion20250326} {
+		t.Run(version, func(t *testing.T) {
+			c := runtime.NewClient(ts.URL, runtime.WithProtocolVersion(version))
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := c.Close(ctx); err != nil {
+					t.Errorf("close: %v", err)
+				}
+			})
+			if err := c.Connect(bounded(t)); err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			if got := c.ProtocolVersion(); got != version {
+				t.Errorf("negotiated %q, want %q", got, version)
+			}
+			days := int32(2)
+			req := &weatherv1.GetForecastRequest{Location: &weatherv1.GetForecastRequest_City{City: "Lima"}, Days: &days}
+			var progress atomic.Int64
+			got, err := weatherv1mcp.NewWeatherServiceClient(c).GetForecast(bounded(t), req,
+				runtime.WithProgress(func(*runtime.ProgressParams) { progress.Add(1) }))
+			if err != nil {
+				t.Fatalf("GetForecast: %v", err)
+			}
+			if want, _ := direct.GetForecast(context.Background(), req); !proto.Equal(got, want) {
+				t.Errorf("GetForecast = %v, want %v", got, want)
+			}
+			if progress.Load() != 2 {
+				t.Errorf("%d progress notifications, want 2", progress.Load())
+			}
+		})
 	}
 }

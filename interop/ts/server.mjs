@@ -1,10 +1,13 @@
-// server.mjs PORT [--now RFC3339] [--json] [--exit-with-stdin]: serves the weather example's
+// server.mjs PORT [--now RFC3339] [--json] [--close-streams] [--exit-with-stdin]: serves the weather example's
 // tools (examples/weather) with the official TypeScript SDK: an McpServer per session over
 // StreamableHTTPServerTransport (stateful sessions, resumable SSE), at
 // http://127.0.0.1:PORT/mcp. PORT 0 picks a free port. When ready it prints "listening <port>".
 //
 //	--now RFC3339       fix the clock (the Go tests compare results with the Go handler's)
 //	--json              answer POSTs with JSON instead of SSE streams
+//	--close-streams     close each call's SSE stream when the call starts and again after its
+//	                    second progress notification (SEP-1699 polling): clients must resume
+//	                    with GET and Last-Event-ID to get the rest
 //	--exit-with-stdin   exit when stdin closes, so that a dead parent leaves no server behind
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -20,6 +23,7 @@ const { values: flags, positionals } = parseArgs({
   options: {
     now: { type: 'string' },
     json: { type: 'boolean', default: false },
+    'close-streams': { type: 'boolean', default: false },
     'exit-with-stdin': { type: 'boolean', default: false },
   },
 });
@@ -142,8 +146,16 @@ const structured = (v) => ({ content: [{ type: 'text', text: JSON.stringify(v) }
 function progressOf(extra) {
   const token = extra._meta?.progressToken;
   if (token === undefined) return async () => {};
-  return (progress, total, message) =>
-    extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } });
+  let sent = 0;
+  return async (progress, total, message) => {
+    await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } });
+    if (++sent === 2) closeStream(extra);
+  };
+}
+
+// closeStream closes the connection carrying the call's SSE stream, with --close-streams.
+function closeStream(extra) {
+  if (flags['close-streams']) extra.closeSSEStream?.();
 }
 
 function newMcpServer() {
@@ -158,6 +170,7 @@ function newMcpServer() {
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
     },
     async (args, extra) => {
+      closeStream(extra);
       if (args.city !== undefined && args.coordinates !== undefined) {
         throw new Error('set at most one of: city, coordinates');
       }
@@ -173,7 +186,10 @@ function newMcpServer() {
       outputSchema: listAlertsOut,
       annotations: { readOnlyHint: true, idempotentHint: true },
     },
-    async (args) => structured(await weather.listAlerts(args)),
+    async (args, extra) => {
+      closeStream(extra);
+      return structured(await weather.listAlerts(args));
+    },
   );
   server.registerTool(
     'forecast_chart',
@@ -183,7 +199,10 @@ function newMcpServer() {
       inputSchema: forecastChartIn,
       annotations: { readOnlyHint: true, idempotentHint: true },
     },
-    async (args, extra) => ({ content: await weather.renderForecastChart(args, progressOf(extra)) }),
+    async (args, extra) => {
+      closeStream(extra);
+      return { content: await weather.renderForecastChart(args, progressOf(extra)) };
+    },
   );
   return server;
 }
@@ -280,7 +299,7 @@ async function handle(req, res) {
     sessionIdGenerator: () => randomUUID(),
     enableJsonResponse: flags.json,
     eventStore: new MemoryEventStore(),
-    retryInterval: 500,
+    retryInterval: 100,
     onsessioninitialized: (id) => transports.set(id, transport),
     onsessionclosed: (id) => transports.delete(id),
   });

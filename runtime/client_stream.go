@@ -33,7 +33,7 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, method string
 	c.setHeaders(req, st)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := c.hc.Do(req)
+	resp, detach, err := c.do(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			c.cancelRemote(st, method, &id, ctx)
@@ -55,6 +55,7 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, method string
 			// The session ID arrives with these headers; handlers on this stream need it.
 			st = &clientSession{id: resp.Header.Get(headerSessionID)}
 		}
+		detach() // consume closes the body when ctx ends, and drains it past the call
 		raw, err := c.readStream(ctx, st, method, &id, resp.Body, co)
 		return raw, resp.Header, err
 	default:
@@ -161,7 +162,7 @@ func (c *Client) openResume(ctx context.Context, st *clientSession, lastEventID 
 	c.setHeaders(req, st)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set(headerLastEventID, lastEventID)
-	resp, err := c.hc.Do(req)
+	resp, detach, err := c.do(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +170,39 @@ func (c *Client) openResume(ctx context.Context, st *clientSession, lastEventID 
 		defer resp.Body.Close()
 		return nil, readHTTPError(resp)
 	}
+	detach()
 	return resp.Body, nil
+}
+
+// do sends req under a context that follows ctx only until detach is called. The transport
+// closes the connection of a request whose context ends before its body was read to the end,
+// and a call's context usually ends as soon as the call returns (defer cancel(), or the
+// client's default call timeout): a stream drained in the background after the response
+// must not depend on it. Readers detach once they close the body themselves when ctx ends.
+// The body's Close releases the request's context.
+func (c *Client) do(ctx context.Context, req *http.Request) (resp *http.Response, detach func(), err error) {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	unlink := context.AfterFunc(ctx, cancel)
+	resp, err = c.hc.Do(req.WithContext(rctx))
+	if err != nil {
+		unlink()
+		cancel()
+		return nil, nil, err
+	}
+	resp.Body = &detachableBody{ReadCloser: resp.Body, release: func() { unlink(); cancel() }}
+	return resp, func() { unlink() }, nil
+}
+
+// detachableBody is a response body whose Close also releases its request's context.
+type detachableBody struct {
+	io.ReadCloser
+	release func()
+}
+
+func (b *detachableBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.release()
+	return err
 }
 
 // consume reads one connection's worth of a response stream. done reports that the call is

@@ -61,6 +61,12 @@ demo:
 	done; \
 	bin/weather-client -url http://$(DEMO_ADDR)/mcp
 
+# Runs the official MCP conformance suite (pinned in scripts/conformance/) against the
+# conformance example's server and client; fails unless every scenario passes with no warning.
+.PHONY: conformance
+conformance:
+	scripts/conformance.sh
+
 .PHONY: clean
 clean:
 	rm -rf bin

@@ -940,6 +940,19 @@ func TestServerListChangedOnStandaloneStream(t *testing.T) {
 	r := newSSEReader(resp.Body)
 	checkPriming(t, mustNext(t, r))
 
+	// A call's own messages go on its stream only, never on the GET stream (T28): had the
+	// progress below been sent there too, it would arrive before the list_changed.
+	ts.srv.AddTool(ToolSpec{Name: "progress"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
+		return &CallToolResult{}, NotifyProgress(ctx, 1, 1, "on the call's stream")
+	})
+	if _, m := r.nextMessage(t); m.Method != "notifications/tools/list_changed" {
+		t.Fatalf("want notifications/tools/list_changed, got %+v", m)
+	}
+	call := ts.do(ctx, t, rawReq{session: sid, body: wireToolCallProgress("1", "progress", "", "tok")})
+	if b := readBody(t, call); !strings.Contains(string(b), "on the call's stream") {
+		t.Fatalf("the call's progress did not arrive on its own stream: %q", b)
+	}
+
 	ts.srv.AddTool(ToolSpec{Name: "added"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) { return nil, nil })
 	ev, m := r.nextMessage(t)
 	if m.Method != "notifications/tools/list_changed" || len(m.ID) != 0 {
@@ -1083,4 +1096,66 @@ func TestServerHandlerPanic(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestServerLogLevel: Log sends notifications/message on the call's stream at and above the
+// level the client set with logging/setLevel (default info).
+func TestServerLogLevel(t *testing.T) {
+	ctx := testCtx(t)
+	ts := newTestServer(t)
+	ts.srv.AddTool(ToolSpec{Name: "logs"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
+		for _, l := range []LoggingLevel{LevelDebug, LevelInfo, LevelWarning, LevelError} {
+			if err := Log(ctx, l, "test", string(l)); err != nil {
+				return nil, err
+			}
+		}
+		return &CallToolResult{Content: []Content{TextContent("logged")}}, nil
+	})
+	sid := ts.initSession(ctx, t)
+	levels := func() []string {
+		t.Helper()
+		resp := ts.do(ctx, t, rawReq{session: sid, body: wireToolCall("1", "logs", "")})
+		var got []string
+		for _, ev := range readAllEvents(t, readBody(t, resp)) {
+			if ev.data == "" {
+				continue
+			}
+			if m := decodeRPC(t, []byte(ev.data)); m.Method == "notifications/message" {
+				var p LogMessageParams
+				if err := json.Unmarshal(m.Params, &p); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, string(p.Level))
+			}
+		}
+		return got
+	}
+	if got := strings.Join(levels(), ","); got != "info,warning,error" {
+		t.Fatalf("default level: got %s, want info,warning,error", got)
+	}
+	resp := ts.do(ctx, t, rawReq{session: sid, body: `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}`})
+	if m := decodeRPC(t, readBody(t, resp)); m.Error != nil {
+		t.Fatal(m.Error)
+	}
+	if got := strings.Join(levels(), ","); got != "warning,error" {
+		t.Fatalf("after setLevel warning: got %s, want warning,error", got)
+	}
+}
+
+// TestServerIdleSessionReaped: a session unused for longer than WithSessionIdleTimeout is
+// ended; its ID then gets 404 and a new initialize works.
+func TestServerIdleSessionReaped(t *testing.T) {
+	ctx := testCtx(t)
+	ts := newTestServer(t, WithSessionIdleTimeout(50*time.Millisecond))
+	sid := ts.initSession(ctx, t)
+	waitUntil(ctx, t, "the idle session to be reaped", func() bool {
+		ts.srv.mu.RLock()
+		defer ts.srv.mu.RUnlock()
+		return ts.srv.sessions[sid] == nil
+	})
+	resp := ts.do(ctx, t, rawReq{session: sid, body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`})
+	if readBody(t, resp); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("a reaped session: %s, want 404", resp.Status)
+	}
+	ts.initSession(ctx, t)
 }

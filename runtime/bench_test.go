@@ -1,0 +1,263 @@
+package runtime_test
+
+// Benchmarks of the per-call path, each side isolated from the network:
+//
+//   - BenchmarkServer* call Server.ServeHTTP directly with a reusable request and a reusable
+//     response writer, so that the figures are the server's own cost per tools/call (JSON-RPC
+//     decoding, session lookup, the protojson glue, the handler goroutine, JSON or SSE writing).
+//   - BenchmarkClient* run a typed runtime.CallTool against an http.RoundTripper that answers
+//     from memory, so that the figures are the client's own cost per call.
+//
+// go test -run '^$' -bench . -benchmem ./runtime/ ; add -cpuprofile/-memprofile to profile.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
+	"github.com/protomcp/protomcp/runtime"
+)
+
+const benchText = "the quick brown fox jumps over the lazy dog"
+
+// benchWriter is a reusable http.ResponseWriter (and http.Flusher) that keeps the body, so
+// that the harness allocates nothing per call.
+type benchWriter struct {
+	h    http.Header
+	body bytes.Buffer
+	code int
+}
+
+func (w *benchWriter) Header() http.Header         { return w.h }
+func (w *benchWriter) Write(p []byte) (int, error) { return w.body.Write(p) }
+func (w *benchWriter) WriteHeader(code int)        { w.code = code }
+func (w *benchWriter) Flush()                      {}
+func (w *benchWriter) reset() {
+	clear(w.h)
+	w.body.Reset()
+	w.code = 0
+}
+
+// benchBody is a reusable request body.
+type benchBody struct{ bytes.Reader }
+
+func (*benchBody) Close() error { return nil }
+
+// benchServer is a server with one initialized session and a POST request template for it.
+type benchServer struct {
+	s    *runtime.Server
+	req  *http.Request
+	body benchBody
+	w    benchWriter
+}
+
+func newBenchServer(tb testing.TB, opts ...runtime.ServerOption) *benchServer {
+	tb.Helper()
+	s := runtime.NewServer(runtime.Implementation{Name: "bench", Version: "1"}, opts...)
+	runtime.AddTool(s, runtime.ToolSpec{Name: "echo", InputSchema: `{"type":"object"}`, OutputSchema: `{"type":"object"}`},
+		func(_ context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+			return &mcpv1.TextContent{Text: in.GetText()}, nil
+		})
+	runtime.AddTool(s, runtime.ToolSpec{Name: "items", InputSchema: `{"type":"object"}`, OutputSchema: `{"type":"object"}`},
+		func(_ context.Context, in *weatherv1.ListAlertsRequest) (*weatherv1.ListAlertsResponse, error) {
+			n := len(in.GetRegions())
+			if n == 1 {
+				n, _ = strconv.Atoi(in.GetRegions()[0])
+			}
+			out := &weatherv1.ListAlertsResponse{Alerts: make([]*weatherv1.Alert, n)}
+			for i := range out.Alerts {
+				id := strconv.Itoa(i + 1)
+				out.Alerts[i] = &weatherv1.Alert{Id: id, Region: "FR", Severity: weatherv1.Severity_SEVERITY_MODERATE, Headline: "item " + id}
+			}
+			return out, nil
+		})
+	tb.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	b := &benchServer{s: s, w: benchWriter{h: make(http.Header)}}
+	b.req, _ = http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", &b.body)
+	b.req.Host = "127.0.0.1"
+	b.req.Header.Set("Content-Type", "application/json")
+	b.req.Header.Set("Accept", "application/json, text/event-stream")
+	b.post(tb, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	b.req.Header.Set("Mcp-Session-Id", b.w.h.Get("Mcp-Session-Id"))
+	b.req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	b.post(tb, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return b
+}
+
+// post sends one message and returns the answer's body (valid until the next post).
+func (b *benchServer) post(tb testing.TB, msg string) []byte {
+	b.w.reset()
+	b.body.Reset([]byte(msg))
+	b.s.ServeHTTP(&b.w, b.req)
+	if b.w.code >= 300 || b.w.code == 0 && b.w.body.Len() == 0 {
+		tb.Fatalf("POST %s: status %d: %s", msg, b.w.code, b.w.body.Bytes())
+	}
+	return b.w.body.Bytes()
+}
+
+// benchmarkServer measures one tools/call; call is the message after its id (request IDs are
+// not reused within a session, so each call gets its own).
+func benchmarkServer(b *testing.B, call, want string, opts ...runtime.ServerOption) {
+	s := newBenchServer(b, opts...)
+	var msg []byte
+	id := 1
+	next := func() []byte {
+		id++
+		msg = append(msg[:0], `{"jsonrpc":"2.0","id":`...)
+		msg = strconv.AppendInt(msg, int64(id), 10)
+		msg = append(msg, ',')
+		return append(msg, call...)
+	}
+	check := func(got []byte) {
+		if s.w.code >= 300 || !bytes.Contains(got, []byte(want)) || bytes.Contains(got, []byte(`"isError":true`)) {
+			b.Fatalf("unexpected answer: status %d: %.300s", s.w.code, got)
+		}
+	}
+	check(s.post(b, string(next())))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		m := next()
+		s.w.reset()
+		s.body.Reset(m)
+		s.req.Body = &s.body
+		s.s.ServeHTTP(&s.w, s.req)
+	}
+	b.StopTimer()
+	check(s.w.body.Bytes())
+	b.ReportMetric(float64(s.w.body.Len()), "resp-bytes")
+}
+
+const (
+	echoCall  = `"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + benchText + `"}}}`
+	itemsCall = `"method":"tools/call","params":{"name":"items","arguments":{"regions":["500"]}}}`
+)
+
+// BenchmarkServerEcho is the server's cost of one small tools/call answered with JSON.
+func BenchmarkServerEcho(b *testing.B) {
+	benchmarkServer(b, echoCall, `"structuredContent":{"text":"`+benchText+`"}`)
+}
+
+// BenchmarkServerEchoSSE is the same call answered with an SSE stream.
+func BenchmarkServerEchoSSE(b *testing.B) {
+	benchmarkServer(b, echoCall, `"structuredContent":{"text":"`+benchText+`"}`, runtime.WithSSEResponses())
+}
+
+// BenchmarkServerItems500 is the server's cost of a result of 500 items, answered with JSON.
+func BenchmarkServerItems500(b *testing.B) {
+	benchmarkServer(b, itemsCall, `"headline":"item 500"`)
+}
+
+// BenchmarkServerItems500SSE is the same call answered with an SSE stream.
+func BenchmarkServerItems500SSE(b *testing.B) {
+	benchmarkServer(b, itemsCall, `"headline":"item 500"`, runtime.WithSSEResponses())
+}
+
+// memTransport answers MCP requests from memory: initialize, 202 for notifications, and a
+// canned tools/call result carrying the request's id, as JSON or as SSE.
+type memTransport struct {
+	result string // the JSON of the tools/call result
+	sse    bool
+}
+
+func (t *memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp := &http.Response{StatusCode: http.StatusOK, Header: make(http.Header), Request: req, ProtoMajor: 1, ProtoMinor: 1}
+	if req.Body == nil { // DELETE
+		resp.Body = http.NoBody
+		return resp, nil
+	}
+	in, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	id := requestID(in)
+	var body string
+	switch {
+	case id == "":
+		resp.StatusCode = http.StatusAccepted
+		resp.Body = http.NoBody
+		return resp, nil
+	case bytes.Contains(in, []byte(`"method":"initialize"`)):
+		resp.Header.Set("Mcp-Session-Id", "0123456789abcdef0123456789abcdef")
+		body = `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"mem","version":"1"}}}`
+	default:
+		body = `{"jsonrpc":"2.0","id":` + id + `,"result":` + t.result + `}`
+	}
+	if t.sse {
+		resp.Header.Set("Content-Type", "text/event-stream")
+		body = "id: 1_0\nretry: 1000\ndata: \n\nevent: message\nid: 1_1\ndata: " + body + "\n\n"
+	} else {
+		resp.Header.Set("Content-Type", "application/json")
+	}
+	resp.ContentLength = int64(len(body))
+	resp.Body = io.NopCloser(strings.NewReader(body))
+	return resp, nil
+}
+
+// requestID finds the id of a JSON-RPC message written by the client ("" for none).
+func requestID(msg []byte) string {
+	i := bytes.Index(msg, []byte(`"id":`))
+	if i < 0 {
+		return ""
+	}
+	rest := msg[i+5:]
+	j := bytes.IndexAny(rest, ",}")
+	return string(rest[:j])
+}
+
+func benchmarkClient[Res any, PRes interface {
+	*Res
+	proto.Message
+}](b *testing.B, tool string, req proto.Message, result PRes, sse bool) {
+	sc, err := protojson.Marshal(result)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text, _ := json.Marshal(string(sc))
+	res := `{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + string(sc) + `}`
+	c := runtime.NewClient("http://mem/mcp", runtime.WithHTTPClient(&http.Client{Transport: &memTransport{result: res, sse: sse}}))
+	ctx := context.Background()
+	if err := c.Connect(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close(ctx) })
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := runtime.CallTool[Res, PRes](ctx, c, tool, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkClientEcho is the client's cost of one small typed call answered with JSON
+// (including the in-memory transport's own few allocations).
+func BenchmarkClientEcho(b *testing.B) {
+	benchmarkClient[mcpv1.TextContent](b, "echo", &mcpv1.TextContent{Text: benchText}, &mcpv1.TextContent{Text: benchText}, false)
+}
+
+// BenchmarkClientEchoSSE is the same call answered with an SSE stream.
+func BenchmarkClientEchoSSE(b *testing.B) {
+	benchmarkClient[mcpv1.TextContent](b, "echo", &mcpv1.TextContent{Text: benchText}, &mcpv1.TextContent{Text: benchText}, true)
+}
+
+// BenchmarkClientItems500 is the client's cost of decoding a result of 500 items.
+func BenchmarkClientItems500(b *testing.B) {
+	out := &weatherv1.ListAlertsResponse{}
+	for i := range 500 {
+		id := strconv.Itoa(i + 1)
+		out.Alerts = append(out.Alerts, &weatherv1.Alert{Id: id, Region: "FR", Severity: weatherv1.Severity_SEVERITY_MODERATE, Headline: "item " + id})
+	}
+	benchmarkClient[weatherv1.ListAlertsResponse](b, "items", &weatherv1.ListAlertsRequest{Regions: []string{"500"}}, out, false)
+}

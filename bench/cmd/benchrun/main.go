@@ -1,0 +1,425 @@
+// Command benchrun runs every benchmark of this module and prints one markdown table: each
+// figure (medians of -rounds runs), its ratio to the floor and to each peer (medians of the
+// ratios taken within each run). `make bench` at the repository root runs it.
+//
+// It builds the servers and clients, starts one process per server on a loopback port, runs
+// the neutral load client and each SDK's client against them, then runs the handler-level
+// testing.B benchmarks of this module and of the runtime package.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type server struct {
+	key, label, bin string
+	args            []string
+	url             string
+	cmd             *exec.Cmd
+}
+
+var servers = []*server{
+	{key: "floor", label: "floor (plain net/http JSON)", bin: "server-floor"},
+	{key: "protomcp", label: "protomcp (JSON)", bin: "server-protomcp"},
+	{key: "protomcp-sse", label: "protomcp (SSE)", bin: "server-protomcp", args: []string{"-sse"}},
+	{key: "gosdk", label: "go-sdk (SSE, its default)", bin: "server-gosdk"},
+	{key: "gosdk-json", label: "go-sdk (JSON)", bin: "server-gosdk", args: []string{"-json"}},
+	{key: "mcpgo", label: "mcp-go", bin: "server-mcpgo"},
+}
+
+func serverByKey(k string) *server {
+	for _, s := range servers {
+		if s.key == k {
+			return s
+		}
+	}
+	panic("no server " + k)
+}
+
+// metrics is one run of one row.
+type metrics struct {
+	P50, P90, P99, PerSec float64
+	Errors, Hangs         int
+	NewDials              int64
+	NsOp, BOp, AllocsOp   float64
+}
+
+// row is one line of the table: its runs, and how it compares.
+type row struct {
+	section, what, pair string
+	kind                string // "lat" (p50 is the figure), "tput" (calls/s), "bench" (ns/op)
+	runs                []metrics
+	floor               string // key of the row it is compared with as the floor ("" none)
+	peers               [2]string
+}
+
+var (
+	rows   []*row
+	byKey  = map[string]*row{}
+	flagD  = flag.Duration("d", time.Second, "how long each load measurement runs")
+	flagR  = flag.Int("rounds", 3, "runs of everything; the table shows medians")
+	flagC  = flag.Int("c", 64, "concurrent callers of the throughput rows")
+	flagBT = flag.String("benchtime", "1s", "-benchtime of the testing.B benchmarks")
+	flagGT = flag.Bool("gotest", true, "run the testing.B benchmarks too")
+	flagRt = flag.String("root", "..", "the protomcp repository root (for the runtime benchmarks)")
+	flagV  = flag.Bool("v", false, "print every measurement as it is taken")
+)
+
+func add(key string, r *row) *row {
+	rows = append(rows, r)
+	byKey[key] = r
+	return r
+}
+
+func main() {
+	flag.Parse()
+	start := time.Now()
+	dir, err := os.MkdirTemp("", "protomcp-bench-")
+	check(err)
+	defer os.RemoveAll(dir)
+
+	logf("building")
+	run("", "go", "build", "-o", dir+string(filepath.Separator),
+		"./cmd/server-floor", "./cmd/server-protomcp", "./cmd/server-gosdk", "./cmd/server-mcpgo", "./cmd/load", "./cmd/pair")
+	if *flagGT {
+		run("", "go", "test", "-c", "-o", filepath.Join(dir, "servers.test"), "./internal/servers")
+		run(*flagRt, "go", "test", "-c", "-o", filepath.Join(dir, "runtime.test"), "./runtime")
+	}
+
+	defineRows()
+	for _, s := range servers {
+		startServer(dir, s)
+	}
+	defer func() {
+		for _, s := range servers {
+			if s.cmd != nil && s.cmd.Process != nil {
+				_ = s.cmd.Process.Signal(os.Interrupt)
+				_ = s.cmd.Wait()
+			}
+		}
+	}()
+	for r := range *flagR {
+		logf("round %d of %d", r+1, *flagR)
+		oneRound(dir)
+	}
+	for _, s := range servers {
+		_ = s.cmd.Process.Signal(os.Interrupt)
+		_ = s.cmd.Wait()
+		s.cmd = nil
+	}
+	if *flagGT {
+		logf("testing.B benchmarks (-count %d)", *flagR)
+		goBench(dir, "servers.test", "bench handler")
+		goBench(dir, "runtime.test", "runtime")
+	}
+	printTable(time.Since(start))
+}
+
+func defineRows() {
+	sec := "sequential echo, neutral client"
+	add("seq/floor", &row{section: sec, what: "p50 latency", pair: "plain net/http → floor", kind: "lat"})
+	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "gosdk-json", "mcpgo"} {
+		add("seq/"+k, &row{section: sec, what: "p50 latency", pair: "load → " + serverByKey(k).label, kind: "lat", floor: "seq/floor", peers: [2]string{"seq/gosdk", "seq/mcpgo"}})
+	}
+	sec = fmt.Sprintf("%d concurrent callers, echo, neutral client", *flagC)
+	add("conc/floor", &row{section: sec, what: "calls/s", pair: "plain net/http → floor", kind: "tput"})
+	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
+		add("conc/"+k, &row{section: sec, what: "calls/s", pair: "load → " + serverByKey(k).label, kind: "tput", floor: "conc/floor", peers: [2]string{"conc/gosdk", "conc/mcpgo"}})
+	}
+	sec = "sequential items n=500, neutral client"
+	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
+		add("items/"+k, &row{section: sec, what: "p50 latency", pair: "load → " + serverByKey(k).label, kind: "lat", peers: [2]string{"items/gosdk", "items/mcpgo"}})
+	}
+	sec = "sequential echo, SDK client → server (peers: their own pairing)"
+	for _, c := range []string{"protomcp", "gosdk", "mcpgo"} {
+		for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
+			add("pair/"+c+"/"+k, &row{section: sec, what: "p50 latency", pair: clientLabel[c] + " client → " + serverByKey(k).label, kind: "lat", floor: "seq/floor", peers: [2]string{"pair/gosdk/gosdk", "pair/mcpgo/mcpgo"}})
+		}
+	}
+}
+
+var clientLabel = map[string]string{"protomcp": "protomcp", "gosdk": "go-sdk", "mcpgo": "mcp-go"}
+
+func oneRound(dir string) {
+	d := (*flagD).String()
+	measure(dir, "seq/floor", "load", "-plain", "-url", serverByKey("floor").url, "-d", d)
+	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "gosdk-json", "mcpgo"} {
+		measure(dir, "seq/"+k, "load", "-url", serverByKey(k).url, "-d", d)
+	}
+	c := strconv.Itoa(*flagC)
+	measure(dir, "conc/floor", "load", "-plain", "-url", serverByKey("floor").url, "-d", d, "-c", c, "-warmup", "20")
+	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
+		measure(dir, "conc/"+k, "load", "-url", serverByKey(k).url, "-d", d, "-c", c, "-warmup", "20")
+	}
+	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
+		measure(dir, "items/"+k, "load", "-url", serverByKey(k).url, "-d", d, "-tool", "items", "-n", "500", "-warmup", "20")
+	}
+	for _, cl := range []string{"protomcp", "gosdk", "mcpgo"} {
+		for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
+			measure(dir, "pair/"+cl+"/"+k, "pair", "-client", cl, "-url", serverByKey(k).url, "-d", d)
+		}
+	}
+}
+
+// result is what load and pair print.
+type result struct {
+	Calls    int     `json:"calls"`
+	Errors   int     `json:"errors"`
+	Hangs    int     `json:"hangs"`
+	NewDials int64   `json:"new_dials"`
+	P50      float64 `json:"p50_us"`
+	P90      float64 `json:"p90_us"`
+	P99      float64 `json:"p99_us"`
+	PerSec   float64 `json:"calls_per_s"`
+	FirstErr string  `json:"first_error"`
+}
+
+func measure(dir, key, bin string, args ...string) {
+	var out, errb bytes.Buffer
+	cmd := exec.Command(filepath.Join(dir, bin), append(args, "-name", key)...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if *flagV || err != nil {
+		os.Stderr.Write(errb.Bytes())
+	}
+	var r result
+	if err != nil || json.Unmarshal(out.Bytes(), &r) != nil {
+		logf("%s: failed: %v", key, err)
+		r.Errors = -1
+	}
+	byKey[key].runs = append(byKey[key].runs, metrics{P50: r.P50, P90: r.P90, P99: r.P99, PerSec: r.PerSec, Errors: r.Errors, Hangs: r.Hangs, NewDials: r.NewDials})
+}
+
+func startServer(dir string, s *server) {
+	cmd := exec.Command(filepath.Join(dir, s.bin), append(s.args, "-addr", "127.0.0.1:0")...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	check(err)
+	check(cmd.Start())
+	s.cmd = cmd
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		fatalf("%s: no address: %v", s.key, err)
+	}
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if !ok {
+		fatalf("%s: unexpected first line %q", s.key, line)
+	}
+	s.url = "http://" + addr + "/mcp"
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+}
+
+// goBench runs a compiled test binary's benchmarks and records each as a row.
+func goBench(dir, bin, section string) {
+	cmd := exec.Command(filepath.Join(dir, bin), "-test.run", "^$", "-test.bench", ".", "-test.benchmem",
+		"-test.count", strconv.Itoa(*flagR), "-test.benchtime", *flagBT)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		os.Stderr.Write(out)
+		os.Stderr.Write(errb.Bytes())
+		fatalf("%s: %v", bin, err)
+	}
+	suffix := "-" + strconv.Itoa(goruntime.GOMAXPROCS(0))
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		name := strings.TrimSuffix(f[0], suffix)
+		var m metrics
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				continue
+			}
+			switch f[i+1] {
+			case "ns/op":
+				m.NsOp = v
+			case "B/op":
+				m.BOp = v
+			case "allocs/op":
+				m.AllocsOp = v
+			}
+		}
+		key := bin + "/" + name
+		r := byKey[key]
+		if r == nil {
+			r = add(key, benchRow(bin, section, name))
+		}
+		r.runs = append(r.runs, m)
+	}
+}
+
+// benchRow describes a testing.B benchmark: BenchmarkHandler/<call>/<server> of this module,
+// compared with the floor handler (echo) and the peers' handlers; Benchmark<Side><Call> of the
+// runtime package, compared with the peers' handlers for the server side.
+func benchRow(bin, section, name string) *row {
+	r := &row{section: "per call, testing.B -benchmem (" + section + ")", what: "ns/op", kind: "bench"}
+	if bin == "servers.test" {
+		parts := strings.Split(strings.TrimPrefix(name, "BenchmarkHandler/"), "/")
+		if len(parts) == 2 {
+			call, srv := parts[0], parts[1]
+			r.pair = "ServeHTTP " + call + ": " + srv
+			if call == "echo" {
+				r.floor = "servers.test/BenchmarkHandler/echo/floor"
+			}
+			r.peers = [2]string{"servers.test/BenchmarkHandler/" + call + "/gosdk", "servers.test/BenchmarkHandler/" + call + "/mcpgo"}
+		}
+		return r
+	}
+	r.pair = strings.TrimPrefix(name, "Benchmark")
+	switch {
+	case strings.HasPrefix(name, "BenchmarkServerEcho"):
+		r.floor = "servers.test/BenchmarkHandler/echo/floor"
+		r.peers = [2]string{"servers.test/BenchmarkHandler/echo/gosdk", "servers.test/BenchmarkHandler/echo/mcpgo"}
+	case strings.HasPrefix(name, "BenchmarkServerItems500"):
+		r.peers = [2]string{"servers.test/BenchmarkHandler/items500/gosdk", "servers.test/BenchmarkHandler/items500/mcpgo"}
+	}
+	return r
+}
+
+func figure(r *row, m metrics) float64 {
+	switch r.kind {
+	case "lat":
+		return m.P50
+	case "tput":
+		return m.PerSec
+	default:
+		return m.NsOp
+	}
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func col(r *row, f func(metrics) float64) float64 {
+	xs := make([]float64, len(r.runs))
+	for i, m := range r.runs {
+		xs[i] = f(m)
+	}
+	return median(xs)
+}
+
+// ratio is the median over runs of r's figure divided by other's figure in the same run;
+// for benchmarks it also gives the ratio of B/op.
+func ratio(r *row, otherKey string) string {
+	o := byKey[otherKey]
+	if o == nil || o == r || len(o.runs) == 0 {
+		return "—"
+	}
+	var xs, bs []float64
+	for i := range min(len(r.runs), len(o.runs)) {
+		a, b := figure(r, r.runs[i]), figure(o, o.runs[i])
+		if a > 0 && b > 0 {
+			xs = append(xs, a/b)
+		}
+		if r.kind == "bench" && o.runs[i].BOp > 0 {
+			bs = append(bs, r.runs[i].BOp/o.runs[i].BOp)
+		}
+	}
+	if len(xs) == 0 {
+		return "—"
+	}
+	s := fmt.Sprintf("%.2f×", median(xs))
+	if len(bs) > 0 {
+		s += fmt.Sprintf(" (B %.2f×)", median(bs))
+	}
+	return s
+}
+
+func num(v float64, prec int) string {
+	if v == 0 {
+		return "—"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+func printTable(took time.Duration) {
+	fmt.Println()
+	fmt.Printf("Medians of %d rounds (load measurements %s each; testing.B -benchtime %s). Latency figures: p50; throughput: calls/s; testing.B: ns/op. Ratios: median of the per-round ratios of the figure (and of B/op) to the row named in the column header: lower is better, except calls/s where higher is better.\n\n", *flagR, *flagD, *flagBT)
+	fmt.Println("| section | client → server / benchmark | p50 µs | p90 µs | p99 µs | calls/s | errors / hangs | new conns after warm-up | ns/op | B/op | allocs/op | × floor | × go-sdk | × mcp-go |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		if len(r.runs) == 0 {
+			continue
+		}
+		errs, hangs, dials := 0, 0, int64(0)
+		for _, m := range r.runs {
+			if m.Errors < 0 {
+				errs = -1 << 30
+			}
+			errs += m.Errors
+			hangs += m.Hangs
+			dials = max(dials, m.NewDials)
+		}
+		eh, nd := "—", "—"
+		if r.kind != "bench" {
+			eh = fmt.Sprintf("%d / %d", errs, hangs)
+			if errs < 0 {
+				eh = "FAILED"
+			}
+			nd = strconv.FormatInt(dials, 10)
+		}
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			r.section, r.pair,
+			num(col(r, func(m metrics) float64 { return m.P50 }), 0),
+			num(col(r, func(m metrics) float64 { return m.P90 }), 0),
+			num(col(r, func(m metrics) float64 { return m.P99 }), 0),
+			num(col(r, func(m metrics) float64 { return m.PerSec }), 0),
+			eh, nd,
+			num(col(r, func(m metrics) float64 { return m.NsOp }), 0),
+			num(col(r, func(m metrics) float64 { return m.BOp }), 0),
+			num(col(r, func(m metrics) float64 { return m.AllocsOp }), 0),
+			ratio(r, r.floor), ratio(r, r.peers[0]), ratio(r, r.peers[1]))
+	}
+	fmt.Printf("\n(took %s; new conns: the most in any round)\n", took.Round(time.Second))
+}
+
+func run(dir, name string, args ...string) {
+	cmd := exec.CommandContext(context.Background(), name, args...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "benchrun: "+format+"\n", args...)
+}
+
+func fatalf(format string, args ...any) {
+	logf(format, args...)
+	os.Exit(1)
+}
+
+func check(err error) {
+	if err != nil {
+		fatalf("%v", err)
+	}
+}

@@ -190,13 +190,22 @@ func (rec *recorder) allGets() []getRecord {
 // waitIdle waits until no request is being served.
 func (rec *recorder) waitIdle(t *testing.T) {
 	t.Helper()
+	if !rec.idle() {
+		t.Fatalf("%d requests still being served after %v", rec.active.Load(), clientTestTimeout)
+	}
+}
+
+// idle waits until no request is being served, and reports false if that does not happen
+// within clientTestTimeout.
+func (rec *recorder) idle() bool {
 	deadline := time.Now().Add(clientTestTimeout)
 	for rec.active.Load() != 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d requests still being served after %v", rec.active.Load(), clientTestTimeout)
+			return false
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	return true
 }
 
 // clientEnv is a runtime.Server behind a recorder on httptest, and a dial-counting client
@@ -411,22 +420,33 @@ func testSlowStreamTail(t *testing.T, shape string, calls int) {
 // a connection drops, only on that notification or when the session ends, and the session is
 // still open when the test looks); the request's HTTP stream is released; and once client and
 // server are closed no goroutine is left.
+//
+// "cancel-resuming" cancels while the client waits to resume a stream the server closed
+// (CloseSSEStream, with a retry: of a minute): the call must not wait out the retry interval.
 func TestCancelledCallNotifiesServerAndLeaksNothing(t *testing.T) {
-	for _, how := range []string{"cancel", "timeout"} {
+	for _, how := range []string{"cancel", "timeout", "cancel-resuming"} {
 		t.Run(how, func(t *testing.T) {
 			serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
-				testCancelledCall(t, how == "timeout", opts...)
+				testCancelledCall(t, how, opts...)
 			})
 		})
 	}
 }
 
-func testCancelledCall(t *testing.T, timeout bool, opts ...runtime.ServerOption) {
+func testCancelledCall(t *testing.T, how string, opts ...runtime.ServerOption) {
 	leaks := goleak.IgnoreCurrent()
+	if how == "cancel-resuming" {
+		opts = append(opts, runtime.WithRetryInterval(time.Minute))
+	}
 	e := newClientEnv(t, opts...)
 	started := make(chan struct{}, 1)
 	handlerErr := make(chan error, 1)
 	e.srv.AddTool(runtime.ToolSpec{Name: "block"}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		if how == "cancel-resuming" {
+			if err := runtime.CloseSSEStream(ctx); err != nil {
+				return nil, err
+			}
+		}
 		started <- struct{}{}
 		<-ctx.Done()
 		handlerErr <- ctx.Err()
@@ -441,20 +461,36 @@ func testCancelledCall(t *testing.T, timeout bool, opts ...runtime.ServerOption)
 	defer cancel()
 	var callOpts []runtime.CallOption
 	want := context.Canceled
-	if timeout {
+	switch how {
+	case "timeout":
 		// Long enough for the request to reach the server first: a cancellation that
 		// overtakes its request cannot cancel it.
 		callOpts = append(callOpts, runtime.WithTimeout(300*time.Millisecond))
 		want = context.DeadlineExceeded
-	} else {
+	case "cancel":
 		go func() {
 			<-started
+			cancel()
+		}()
+	case "cancel-resuming":
+		go func() {
+			<-started
+			// Once the server has finished the POST, the client reads the end of its stream
+			// and waits the retry interval before it resumes.
+			if !e.rec.idle() {
+				t.Error("the server did not finish the POST after CloseSSEStream")
+			}
 			cancel()
 		}()
 	}
 	_, err := c.CallTool(ctx, "block", nil, callOpts...)
 	if !errors.Is(err, want) {
 		t.Fatalf("call error = %v, want %v", err, want)
+	}
+	if how == "cancel-resuming" {
+		if gets := e.rec.allGets(); len(gets) != 0 {
+			t.Errorf("the client resumed (%+v) though it was cancelled during the retry interval", gets)
+		}
 	}
 
 	select {
@@ -765,6 +801,43 @@ func TestServerToClientRequests(t *testing.T) {
 			t.Errorf("roots %+v", a.Roots)
 		}
 	})
+}
+
+// SEP-1034 defaults apply to an accepted form, even one the handler returns without content,
+// and never to a decline or a cancel.
+func TestElicitationDefaultsOnlyOnAccept(t *testing.T) {
+	e := newClientEnv(t)
+	schema := json.RawMessage(`{"type":"object","properties":{"unit":{"type":"string","default":"celsius"},"days":{"type":"integer"}}}`)
+	e.srv.AddTool(runtime.ToolSpec{Name: "ask"}, func(ctx context.Context, req *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		var action string
+		if err := json.Unmarshal(req.Arguments, &struct {
+			Action *string `json:"action"`
+		}{&action}); err != nil {
+			return nil, err
+		}
+		res, err := runtime.Elicit(ctx, &runtime.ElicitParams{Message: action, RequestedSchema: schema})
+		if err != nil {
+			return nil, err
+		}
+		b, _ := json.Marshal(res)
+		return textResult(string(b)), nil
+	})
+	c := e.client(t, runtime.WithElicitationHandler(func(_ context.Context, p *runtime.ElicitParams) (*runtime.ElicitResult, error) {
+		return &runtime.ElicitResult{Action: p.Message}, nil // no content at all
+	}))
+	for action, want := range map[string]string{
+		"accept":  `{"action":"accept","content":{"unit":"celsius"}}`,
+		"decline": `{"action":"decline"}`,
+		"cancel":  `{"action":"cancel"}`,
+	} {
+		res, err := c.CallToolJSON(clientCtx(t), "ask", map[string]string{"action": action})
+		if err != nil {
+			t.Fatalf("%s: %v", action, err)
+		}
+		if res.Text() != want {
+			t.Errorf("%s: the tool got %s, want %s", action, res.Text(), want)
+		}
+	}
 }
 
 func mapsEqualJSON(a, b map[string]any) bool {

@@ -12,8 +12,8 @@
 # the harness itself cannot run.
 #
 # The npm packages go to .cache/conformance (MCP_CONFORMANCE_CACHE overrides it) and are
-# installed with npm ci when missing or when the lock file changed. Raw results are kept in
-# .cache/conformance/results/<time>/. Needs Go, npm (any Node to run it) and curl.
+# installed with npm ci when missing or when the lock file changed. Raw results of the last 5
+# runs are kept in .cache/conformance/results/<time>/. Needs Go and npm (any Node to run it).
 #
 # Usage: scripts/conformance.sh [scenario ...]   (no argument: all of them)
 set -u -o pipefail
@@ -56,6 +56,8 @@ go build -o bin/conformance-client ./examples/conformance/client || die "buildin
 
 OUT=$CACHE/results/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT" || die "cannot create $OUT"
+# Keep the results of the last 5 runs only.
+find "$CACHE/results" -mindepth 1 -maxdepth 1 -type d | sort | head -n -5 | while read -r old; do rm -rf -- "$old"; done
 
 # Start the server on a free loopback port; it prints its URL once it is listening.
 bin/conformance-server -addr 127.0.0.1:0 >"$OUT/server.url" 2>"$OUT/server.log" &

@@ -74,6 +74,13 @@ conformance:
 bench:
 	cd bench && $(GO) run ./cmd/benchrun
 
+# Runs the load test for $(SOAK) (64 callers, mixed tools, 10% aborted) and prints calls,
+# errors, p50/p99 latency, goroutines and heap before and after.
+SOAK ?= 5m
+.PHONY: soak
+soak:
+	PROTOMCP_SOAK=$(SOAK) $(GO) test -race -count=1 -run '^TestLoad$$' -v -timeout 0 ./runtime
+
 .PHONY: clean
 clean:
 	rm -rf bin

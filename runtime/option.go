@@ -23,6 +23,7 @@ type serverConfig struct {
 	dnsRebinding        bool
 	sessionIdleTimeout  time.Duration
 	eventStore          EventStore
+	eventRetention      time.Duration
 	retryInterval       time.Duration
 	maxBodyBytes        int64
 	maxSessions         int
@@ -41,6 +42,7 @@ func defaultServerConfig() serverConfig {
 		dnsRebinding:        true,
 		sessionIdleTimeout:  30 * time.Minute,
 		eventStore:          NewMemoryEventStore(0),
+		eventRetention:      10 * time.Second,
 		retryInterval:       time.Second,
 		maxBodyBytes:        4 << 20,
 		maxSessions:         10000,
@@ -101,6 +103,13 @@ func WithSessionIdleTimeout(d time.Duration) ServerOption {
 // NewMemoryEventStore(0)). nil disables resumption of events already written.
 func WithEventStore(s EventStore) ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { c.eventStore = s })
+}
+
+// WithEventRetention sets how long the events of a stream whose response was written stay in
+// the event store, for a client whose connection died at the very end to resume (default 10s;
+// 0 forgets them at once). The store's own bounds still apply.
+func WithEventRetention(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.eventRetention = d })
 }
 
 // WithRetryInterval sets the SSE retry: value sent with priming events (default 1s).

@@ -286,14 +286,14 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 		return
 	}
 	st := sess.newRequestStream()
-	st.attach()
+	my, _ := st.attach() // a new stream: nobody else holds it
 	rs := &requestState{sess: sess, st: st, id: msg.ID}
 	go s.runHandler(ctx, cancel, rs, h, msg)
 	mode := modeAuto
 	if s.cfg.alwaysSSE {
 		mode = modeSSE
 	}
-	s.serveStream(r.Context(), w, st, mode, nil)
+	s.serveStream(r.Context(), w, st, my, mode, nil)
 }
 
 // runHandler runs a method handler and queues its response on the request's stream.
@@ -412,11 +412,12 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		s.resume(w, r, sess, last)
 		return
 	}
-	if !sess.standalone.attach() {
+	my, ok := sess.standalone.attach()
+	if !ok {
 		s.httpError(w, http.StatusConflict, CodeInvalidRequest, "this session already has a GET stream open; only one is allowed")
 		return
 	}
-	s.serveStream(r.Context(), w, sess.standalone, modeSSE, nil)
+	s.serveStream(r.Context(), w, sess.standalone, my, modeSSE, nil)
 }
 
 // resume continues a stream after the client's Last-Event-ID: stored events first, then live
@@ -432,9 +433,11 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "Last-Event-ID names no stream of this session")
 		return
 	}
-	if st != nil && !st.attach() {
-		s.httpError(w, http.StatusConflict, CodeInvalidRequest, "that stream is already being read by another connection")
-		return
+	var my uint64
+	if st != nil {
+		// The newest connection wins: the client resumes because it lost the old one, which
+		// the server may not have noticed yet.
+		my = st.takeover()
 	}
 	sw := &sseWriter{w: w, rc: http.NewResponseController(w)}
 	sw.header()
@@ -457,7 +460,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 		_ = sw.flush(true)
 		return
 	}
-	s.serveStream(r.Context(), w, st, modeResume, sw)
+	s.serveStream(r.Context(), w, st, my, modeResume, sw)
 }
 
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
@@ -650,6 +653,9 @@ func isLoopbackHost(host string) bool {
 }
 
 func isMediaType(header, want string) bool {
+	if header == want {
+		return true // the common case, without ParseMediaType's map
+	}
 	mt, _, err := mime.ParseMediaType(header)
 	return err == nil && strings.EqualFold(mt, want)
 }
@@ -658,7 +664,7 @@ func isMediaType(header, want string) bool {
 func accepts(r *http.Request, want string) bool {
 	major, _, _ := strings.Cut(want, "/")
 	for _, v := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(v, ",") {
+		for part := range strings.SplitSeq(v, ",") {
 			mt, _, _ := strings.Cut(part, ";")
 			mt = strings.ToLower(strings.TrimSpace(mt))
 			if mt == want || mt == "*/*" || mt == major+"/*" {

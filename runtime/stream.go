@@ -39,10 +39,12 @@ type stream struct {
 	mu       sync.Mutex
 	queue    []streamEvent
 	seq      uint64
-	done     bool // the final event has been queued
-	attached bool
-	closed   bool // the session ended
-	kicked   bool // a handler asked to close the connection (SSE polling)
+	done     bool   // the final event has been queued
+	attached bool   // a writer holds the stream
+	owner    uint64 // the generation of the writer that holds it; a resume takes over
+	stored   bool   // events went to the event store
+	closed   bool   // the session ended
+	kicked   bool   // a handler asked to close the connection (SSE polling)
 
 	wake chan struct{} // capacity 1: new events, or kicked
 }
@@ -101,30 +103,66 @@ func (st *stream) close() {
 	st.signal()
 }
 
-// take removes and returns the queued events, and reports whether a kick was requested.
-func (st *stream) take() (evs []streamEvent, kicked, closed bool) {
+// take removes and returns the queued events for the writer of generation my, and reports
+// whether a kick was requested, whether the session ended, and whether another writer took the
+// stream over (lost: the caller must stop). Unless they will go out as a plain JSON answer
+// (asJSON and the response is the only event), the events are recorded in store under the same
+// lock, so that a writer taking over replays exactly what earlier writers took.
+func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEvent, kicked, closed, lost bool) {
 	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.owner != my {
+		return nil, false, st.closed, true
+	}
 	evs, st.queue = st.queue, nil
 	kicked, st.kicked = st.kicked, false
 	closed = st.closed
-	st.mu.Unlock()
-	return evs, kicked, closed
+	if store != nil && len(evs) > 0 && !(asJSON && len(evs) == 1 && evs[0].final && evs[0].data != nil) {
+		for _, ev := range evs {
+			if ev.data == nil {
+				continue
+			}
+			if err := store.Append(context.Background(), st.sess.id, st.id, ev.seq, ev.data); err != nil {
+				st.sess.server.log.Warn("mcp: event store append failed; the event cannot be replayed", "session", st.sess.id, "stream", st.id, "error", err)
+				continue
+			}
+			st.stored = true
+		}
+	}
+	return evs, kicked, closed, false
 }
 
-// attach claims the stream for a writer. It fails if another writer holds it.
-func (st *stream) attach() bool {
+// attach claims the stream for a new writer. It fails if another writer holds it.
+func (st *stream) attach() (uint64, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.attached {
-		return false
+		return 0, false
 	}
+	st.owner++
 	st.attached = true
-	return true
+	return st.owner, true
 }
 
-func (st *stream) detach() {
+// takeover claims the stream for a resuming writer, even from a writer that still holds it
+// (its connection may be dead without the server having noticed yet): that writer stops at its
+// next take.
+func (st *stream) takeover() uint64 {
 	st.mu.Lock()
-	st.attached = false
+	st.owner++
+	st.attached = true
+	my := st.owner
+	st.mu.Unlock()
+	st.signal()
+	return my
+}
+
+// detach releases the stream, if the writer of generation my still holds it.
+func (st *stream) detach(my uint64) {
+	st.mu.Lock()
+	if st.owner == my {
+		st.attached = false
+	}
 	st.mu.Unlock()
 }
 
@@ -230,8 +268,8 @@ const (
 
 // serveStream attaches an HTTP response to st and writes its events until the stream ends, the
 // client goes away, or a handler kicks the connection.
-func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *stream, mode streamMode, sw *sseWriter) {
-	defer st.detach()
+func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *stream, my uint64, mode streamMode, sw *sseWriter) {
+	defer st.detach(my)
 	if sw == nil {
 		sw = &sseWriter{w: w, rc: http.NewResponseController(w)}
 	}
@@ -257,7 +295,10 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 		keepAlive = t.C
 	}
 	for {
-		evs, kicked, closed := st.take()
+		evs, kicked, closed, lost := st.take(my, s.cfg.eventStore, !sw.started)
+		if lost {
+			return // a resumed connection took the stream over
+		}
 		if len(evs) > 0 {
 			if !sw.started && len(evs) == 1 && evs[0].final && evs[0].data != nil {
 				s.writeJSON(w, http.StatusOK, evs[0].data)
@@ -270,11 +311,6 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			}
 			final := false
 			for _, ev := range evs {
-				if store := s.cfg.eventStore; store != nil && ev.data != nil {
-					if err := store.Append(ctx, st.sess.id, st.id, ev.seq, ev.data); err != nil {
-						s.log.Warn("mcp: event store append failed; the event cannot be replayed", "session", st.sess.id, "stream", st.id, "error", err)
-					}
-				}
 				if ev.data != nil {
 					sw.event(st.id, ev.seq, ev.data)
 				}
@@ -321,15 +357,29 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 	}
 }
 
-// streamDelivered forgets a request stream whose response reached the client.
+// streamDelivered forgets a request stream whose response was written. Its stored events are
+// kept for the retention period: the last write is not flushed, so a connection that died just
+// then goes unnoticed, and the client may still resume from the store.
 func (s *Server) streamDelivered(st *stream) {
 	if st.standalone {
 		return
 	}
 	st.sess.removeStream(st.id)
-	if store := s.cfg.eventStore; store != nil {
-		_ = store.DeleteStream(context.Background(), st.sess.id, st.id)
+	st.mu.Lock()
+	stored := st.stored
+	st.mu.Unlock()
+	store := s.cfg.eventStore
+	if store == nil || !stored {
+		return
 	}
+	sessID, streamID := st.sess.id, st.id
+	if s.cfg.eventRetention <= 0 {
+		_ = store.DeleteStream(context.Background(), sessID, streamID)
+		return
+	}
+	time.AfterFunc(s.cfg.eventRetention, func() {
+		_ = store.DeleteStream(context.Background(), sessID, streamID)
+	})
 }
 
 // writeJSON writes a complete JSON body with its length.

@@ -265,10 +265,12 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 	}
 }
 
-// drain reads what is left of a finished response stream, within the drain limits.
+// drain reads what is left of a finished response stream, within the drain limits, until
+// the client closes.
 func (c *Client) drain(next func() (sse.Event, error, bool), stop func(), body io.ReadCloser, sr *streamReader) {
 	defer c.bg.Done()
 	t := time.AfterFunc(c.cfg.drainTime, func() { body.Close() })
+	defer context.AfterFunc(c.baseCtx, func() { body.Close() })()
 	start := sr.n
 	for {
 		_, err, ok := next()

@@ -41,11 +41,13 @@ func clientCtx(t *testing.T) context.Context {
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// dialCounter is an *http.Client whose transport counts the TCP connections it dials.
+// dialCounter is an *http.Client whose transport counts the TCP connections it dials, and
+// how many of them it has closed.
 type dialCounter struct {
-	hc    *http.Client
-	tr    *http.Transport
-	dials atomic.Int64
+	hc     *http.Client
+	tr     *http.Transport
+	dials  atomic.Int64
+	closes atomic.Int64
 }
 
 func newDialCounter(t *testing.T) *dialCounter {
@@ -54,11 +56,27 @@ func newDialCounter(t *testing.T) *dialCounter {
 	d := &net.Dialer{Timeout: 5 * time.Second}
 	dc.tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		dc.dials.Add(1)
-		return d.DialContext(ctx, network, addr)
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &countedConn{Conn: conn, closes: &dc.closes}, nil
 	}
 	dc.hc = &http.Client{Transport: dc.tr}
 	t.Cleanup(dc.tr.CloseIdleConnections)
 	return dc
+}
+
+// countedConn counts its first Close.
+type countedConn struct {
+	net.Conn
+	once   sync.Once
+	closes *atomic.Int64
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.closes.Add(1) })
+	return c.Conn.Close()
 }
 
 // rpcRecord is one JSON-RPC message POSTed to a recorder, with the HTTP status it got (0
@@ -277,10 +295,18 @@ func textResult(s string) *runtime.CallToolResult {
 
 // slowTailServer is a hand-written MCP server (not runtime.Server) that speaks just enough
 // of the protocol for the client: initialize (JSON, with a session ID), notifications (202),
-// DELETE, and tools/call answered as SSE whose end comes 50 ms after the response event.
+// DELETE, and tools/call answered as SSE whose end comes long after the response event: the
+// handler writes the response event and flushes it, waits until the test says that the call
+// has returned, then waits tail more before it writes the end of the stream and returns.
 type slowTailServer struct {
 	tail     time.Duration
+	returned chan struct{} // the test sends one value per call, once the call has returned
+	release  chan struct{} // closing it ends the tails at once (nil: never)
 	finished chan struct{} // one value per tools/call, sent when its handler is about to return
+}
+
+func newSlowTailServer(tail time.Duration) *slowTailServer {
+	return &slowTailServer{tail: tail, returned: make(chan struct{}, 1), release: make(chan struct{}), finished: make(chan struct{}, 1)}
 }
 
 const slowTailSession = "slow-tail-session"
@@ -332,29 +358,47 @@ func (s *slowTailServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	fmt.Fprintf(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}}\n\n", m.ID)
 	w.(http.Flusher).Flush()
-	time.Sleep(s.tail)
-	fmt.Fprint(w, ": the end of the stream, long after the response\n\n")
+	// A client that waits for the end of the stream never returns: the test then fails
+	// once clientTestTimeout has passed, with the handler finished before the call returned.
+	select {
+	case <-s.returned:
+	case <-s.release:
+	case <-r.Context().Done():
+	case <-time.After(clientTestTimeout):
+	}
+	select {
+	case <-time.After(s.tail):
+		fmt.Fprint(w, ": the end of the stream, long after the response\n\n")
+	case <-s.release:
+	case <-r.Context().Done(): // the client closed the stream
+	}
 	s.finished <- struct{}{}
 }
 
 // A call returns as soon as its response event arrives, not when the stream ends, and the
 // stream's tail is still read in the background so that the connection is reused.
 //
-// What is asserted, for each of 100 sequential calls:
-//   - the call returned before the server's handler finished (the handler signals just before
-//     it returns; the test looks for that signal, without waiting, as soon as the call returns:
-//     an ordering, not a duration);
-//   - the test then waits for that signal before the next call.
+// What is asserted, for each sequential call:
+//   - it returns while the server's handler is still holding the stream open: the handler
+//     does not end the stream before the test has seen the call return (then 50 ms more), so
+//     a client that waited for the end of the stream would never return; the test checks that
+//     the handler has not finished when the call returns, and waits for it to finish before
+//     the next call.
 //
-// And over the calls (100, with a context per call): at most 2 TCP connections were dialed. Why 2: when call k+1 starts,
-// the server has just finished call k's stream, but the client's background drain may not yet
-// have read its last bytes and put connection A back in the pool, so call k+1 may dial B. From
-// then on, when a call starts, every connection but the one that carried the previous call has
-// been idle for at least that call's 50 ms, so one is always free. Had the calls not waited
-// for the handler, each connection would stay busy for 50 ms after its call, and back-to-back
-// calls would need about 50 ms / (duration of a call) connections: the bound is a property of
-// the spacing, which the test makes explicit. A client that closed streams at the response
-// instead of draining them would dial once per call.
+// And over all the calls (100 with a context per call, 20 for the other shapes):
+//   - the client closed no connection: every stream was read to its end and its connection
+//     went back to the pool;
+//   - at most 2 connections were dialed. The transport is capped at 2 connections
+//     (MaxConnsPerHost), so that the count depends on reuse alone, not on scheduling: when
+//     call k+1 starts, call k's connection may still be draining its 50 ms tail, and call k-1's
+//     should be idle again, but on a loaded machine its drain may not have run yet; with the
+//     cap the transport waits for it instead of dialing a third connection. A client that
+//     closed streams at the response instead of draining them would close and re-dial a
+//     connection for every call.
+//
+// Without waiting for each handler between calls, connections would stay busy 50 ms after
+// their call, and back-to-back calls would need about 50 ms / (duration of a call) of them:
+// the spacing is part of the property, which the test makes explicit.
 //
 // The calls' contexts come in three shapes, because the drain must outlive each of them: one
 // context for all calls; a context per call, cancelled as soon as the call returns (the usual
@@ -363,16 +407,18 @@ func (s *slowTailServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestSlowStreamTailDoesNotDelayCallsAndConnectionsAreReused(t *testing.T) {
 	t.Run("per-call", func(t *testing.T) { testSlowStreamTail(t, "per-call", 100) })
 	// 20 calls each for the other shapes, to keep the test short: without the drain they
-	// would dial 20 connections.
+	// would close and re-dial 20 connections.
 	t.Run("shared", func(t *testing.T) { testSlowStreamTail(t, "shared", 20) })
 	t.Run("background", func(t *testing.T) { testSlowStreamTail(t, "background", 20) })
 }
 
 func testSlowStreamTail(t *testing.T, shape string, calls int) {
-	s := &slowTailServer{tail: 50 * time.Millisecond, finished: make(chan struct{}, 1)}
+	s := newSlowTailServer(50 * time.Millisecond)
 	hs := httptest.NewServer(s)
 	defer hs.Close()
+	defer close(s.release)
 	dc := newDialCounter(t)
+	dc.tr.MaxConnsPerHost = 2
 	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(dc.hc), runtime.WithClientLogger(quietLogger()))
 	ctx := clientCtx(t)
 	for i := range calls {
@@ -390,9 +436,10 @@ func testSlowStreamTail(t *testing.T, shape string, calls int) {
 		}
 		select {
 		case <-s.finished:
-			t.Fatalf("call %d returned only after the server had finished the stream: it waited for the tail", i)
+			t.Fatalf("call %d: the server's handler finished before the test saw the call return: the client waited for the end of the stream, or closed it", i)
 		default:
 		}
+		s.returned <- struct{}{}
 		if res.Text() != "done" {
 			t.Fatalf("call %d: result %q", i, res.Text())
 		}
@@ -402,14 +449,55 @@ func testSlowStreamTail(t *testing.T, shape string, calls int) {
 			t.Fatalf("call %d: the server handler did not finish", i)
 		}
 	}
-	got := dc.dials.Load()
-	t.Logf("%d calls with 50 ms stream tails, %s contexts: %d connections dialed", calls, shape, got)
-	if got > 2 {
-		t.Errorf("%d sequential calls dialed %d connections, want at most 2: finished streams are not drained back into the pool", calls, got)
+	dials, closes := dc.dials.Load(), dc.closes.Load()
+	t.Logf("%d calls with 50 ms stream tails, %s contexts: %d connections dialed, %d closed", calls, shape, dials, closes)
+	if closes != 0 {
+		t.Errorf("the client closed %d connections during %d sequential calls, want 0: finished streams must be drained back into the pool", closes, calls)
+	}
+	if dials > 2 {
+		t.Errorf("%d sequential calls dialed %d connections, want at most 2", calls, dials)
 	}
 	if err := c.Close(ctx); err != nil {
 		t.Errorf("close: %v", err)
 	}
+}
+
+// Close stops the background drains of streams that are still going: it does not wait for
+// the server to end them, nor for the drain limits, beyond its own context.
+func TestCloseStopsBackgroundDrains(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	s := newSlowTailServer(time.Hour)
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	defer close(s.release) // if the test fails, lets the drain, Close and hs.Close end
+	dc := newDialCounter(t)
+	// Drain limits far beyond the test's timeout: only Close can stop the drain in time.
+	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(dc.hc), runtime.WithClientLogger(quietLogger()),
+		runtime.WithDrainLimits(1<<20, time.Hour))
+	if _, err := c.CallTool(clientCtx(t), "any", nil); err != nil {
+		t.Fatal(err)
+	}
+	s.returned <- struct{}{}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close(ctx) }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(clientTestTimeout):
+		t.Fatal("Close waited for a background drain that the server never ends")
+	}
+	select {
+	case <-s.finished: // the server saw the client close the stream
+	case <-time.After(clientTestTimeout):
+		t.Fatal("the stream was not closed")
+	}
+	hs.Close()
+	dc.tr.CloseIdleConnections()
+	goleak.VerifyNone(t, leaks)
 }
 
 // --- Cancellation. ---

@@ -160,6 +160,10 @@ type CallToolResult struct {
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 	IsError           bool            `json:"isError,omitempty"`
 	Meta              map[string]any  `json:"_meta,omitempty"`
+
+	// wire, when set, is the whole result already encoded (a typed tool's, by messageResult):
+	// it is sent as is, and StructuredContent is a view of it; Content is left empty.
+	wire json.RawMessage
 }
 
 // Text returns the text of the result's text blocks, joined by newlines.

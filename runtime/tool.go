@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -99,6 +100,7 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 	proto.Message
 }](s *Server, spec ToolSpec, h func(context.Context, PReq) (Res, error)) {
 	name := spec.Name
+	var sizeHint atomic.Int64 // the size of the tool's last encoded result
 	required := requiredFields(spec.InputSchema, PReq(new(Req)).ProtoReflect().Descriptor())
 	s.AddTool(spec, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		in := PReq(new(Req))
@@ -119,7 +121,7 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 			}
 			return ErrorResult(err.Error()), nil
 		}
-		return messageResult(out)
+		return messageResult(out, &sizeHint)
 	})
 }
 
@@ -194,19 +196,60 @@ func ErrorResult(msg string) *CallToolResult {
 	return &CallToolResult{Content: []Content{TextContent(msg)}, IsError: true}
 }
 
-// messageResult turns a handler's response message into a CallToolResult.
-func messageResult(out proto.Message) (*CallToolResult, error) {
+// messageResult turns a handler's response message into a CallToolResult that is already
+// encoded: protojson writes structuredContent straight into the result's buffer and the text
+// mirror is escaped from those bytes, so that a typed result costs one buffer (sized from the
+// tool's previous result) instead of protojson's buffer, a string copy and a reflective
+// encoding/json pass that re-validates the structured JSON and escapes the text again.
+func messageResult(out proto.Message, sizeHint *atomic.Int64) (*CallToolResult, error) {
 	if tr, ok := out.(*mcpv1.ToolResult); ok {
 		return fromProtoToolResult(tr)
 	}
 	if out == nil || !out.ProtoReflect().IsValid() {
 		out = out.ProtoReflect().Type().New().Interface()
 	}
-	b, err := resultMarshal.Marshal(out)
+	wire := make([]byte, 0, max(sizeHint.Load(), 256))
+	wire = append(wire, `{"structuredContent":`...)
+	start := len(wire)
+	wire, err := resultMarshal.MarshalAppend(wire, out)
 	if err != nil {
 		return nil, Errorf(CodeInternalError, "could not encode tool result: %v", err)
 	}
-	return &CallToolResult{Content: []Content{TextContent(string(b))}, StructuredContent: b}, nil
+	end := len(wire)
+	wire = append(wire, `,"content":[{"type":"text","text":`...)
+	wire = appendJSONString(wire, wire[start:end])
+	wire = append(wire, "}]}"...)
+	sizeHint.Store(int64(len(wire)))
+	return &CallToolResult{StructuredContent: wire[start:end:end], wire: wire}, nil
+}
+
+// appendJSONString appends s, UTF-8 text, as a JSON string, escaping what JSON requires:
+// quotes, backslashes and control characters.
+func appendJSONString(dst, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	from := 0
+	for i, c := range s {
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[from:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		from = i + 1
+	}
+	dst = append(dst, s[from:]...)
+	return append(dst, '"')
 }
 
 func (s *Server) handleListTools(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
@@ -265,6 +308,9 @@ func (s *Server) handleCallTool(ctx context.Context, rs *requestState, params js
 
 // encodeToolResult encodes a CallToolResult, fast for the common typed-tool shape.
 func encodeToolResult(r *CallToolResult) (json.RawMessage, error) {
+	if r.wire != nil {
+		return r.wire, nil // a typed tool's result, encoded by messageResult
+	}
 	if r.Content == nil {
 		r.Content = []Content{}
 	}

@@ -243,9 +243,21 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 		case m.isResponse() && m.ID.raw == id.raw:
 			if unwatch() {
 				// Read the rest of the stream to its end in the background, so the connection
-				// returns to the pool; the caller does not wait for it.
+				// returns to the pool. The caller waits a moment for that end, which servers
+				// write right after the response: a call that returned before its connection
+				// was back in the pool would make the next call dial a new one.
 				c.bg.Add(1)
-				go c.drain(next, stop, body, sr)
+				drained := make(chan struct{})
+				go func() {
+					defer close(drained)
+					c.drain(next, stop, body, sr)
+				}()
+				t := time.NewTimer(tailWait)
+				select {
+				case <-drained:
+				case <-t.C:
+				}
+				t.Stop()
 			} else {
 				stop()
 				body.Close()
@@ -264,6 +276,10 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 		}
 	}
 }
+
+// tailWait bounds how long a call waits, after its response, for the server to end the
+// stream (see consume); a server that keeps it open longer costs the call no more than this.
+const tailWait = 2 * time.Millisecond
 
 // drain reads what is left of a finished response stream, within the drain limits, until
 // the client closes.

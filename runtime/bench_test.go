@@ -83,8 +83,8 @@ func newBenchServer(tb testing.TB, opts ...runtime.ServerOption) *benchServer {
 		})
 	tb.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	b := &benchServer{s: s, w: benchWriter{h: make(http.Header)}}
-	b.req, _ = http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", &b.body)
-	b.req.Host = "127.0.0.1"
+	b.req, _ = http.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", &b.body)
+	b.req.Host = "127.0.0.1:8080"
 	b.req.Header.Set("Content-Type", "application/json")
 	b.req.Header.Set("Accept", "application/json, text/event-stream")
 	b.post(tb, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
@@ -116,7 +116,8 @@ func benchmarkServer(b *testing.B, call, want string, opts ...runtime.ServerOpti
 		msg = append(msg[:0], `{"jsonrpc":"2.0","id":`...)
 		msg = strconv.AppendInt(msg, int64(id), 10)
 		msg = append(msg, ',')
-		return append(msg, call...)
+		msg = append(msg, call...)
+		return msg
 	}
 	check := func(got []byte) {
 		if s.w.code >= 300 || !bytes.Contains(got, []byte(want)) || bytes.Contains(got, []byte(`"isError":true`)) {

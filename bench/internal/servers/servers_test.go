@@ -57,8 +57,8 @@ func (s *session) post(tb testing.TB, msg string) []byte {
 
 func newSession(tb testing.TB, h http.Handler) *session {
 	s := &session{h: h, w: writer{h: make(http.Header)}}
-	s.req, _ = http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", &s.body)
-	s.req.Host = "127.0.0.1"
+	s.req, _ = http.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", &s.body)
+	s.req.Host = "127.0.0.1:8080"
 	s.req.Header.Set("Content-Type", "application/json")
 	s.req.Header.Set("Accept", "application/json, text/event-stream")
 	s.post(tb, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
@@ -116,6 +116,7 @@ func BenchmarkHandler(b *testing.B) {
 					b.ResetTimer()
 					for b.Loop() {
 						m := append(next(), c.msg...)
+						msg = m
 						s.w.reset()
 						s.body.Reset(m)
 						s.req.ContentLength = int64(len(m))

@@ -298,7 +298,13 @@ func (s *Server) handleCallTool(ctx context.Context, rs *requestState, params js
 	}
 	res, err := t.handler(ctx, &CallToolRequest{Name: p.Name, Arguments: p.Arguments, Meta: rs.meta})
 	if err != nil {
-		return nil, err
+		var rpc *Error
+		if errors.As(err, &rpc) || ctx.Err() != nil {
+			// A protocol error, or a cancelled or timed-out request: runHandler decides.
+			return nil, err
+		}
+		// As documented on ToolHandler: any other error is a tool error the model can read.
+		res = ErrorResult(err.Error())
 	}
 	if res == nil {
 		res = &CallToolResult{}

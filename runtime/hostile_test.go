@@ -198,6 +198,9 @@ func addHardenTools(s *Server, ctl *hardenCtl) {
 		b, _ := json.Marshal(map[string]any{"tag": a.Tag, "items": items})
 		return &CallToolResult{Content: []Content{TextContent(string(b))}, StructuredContent: b}, nil
 	})
+	s.AddTool(ToolSpec{Name: "fail", Description: "a raw handler that returns a plain error", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		return nil, errors.New("the disk is full")
+	})
 	s.AddTool(ToolSpec{Name: "panic", Description: "a raw handler that panics", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		panic("raw tool exploded")
 	})
@@ -485,6 +488,7 @@ func hostileCases() []hostileCase {
 		{name: "both members of a oneof", body: toolCall("31", "forecast", `{"city":"Paris","coordinates":{"latitude":1}}`), status: 200, isError: true, msg: "oneof"},
 		{name: "huge string under the body limit", body: toolCall("32", "len", `{"s":"`+strings.Repeat("a", 3<<20)+`"}`), status: 200, msg: "len=" + strconv.Itoa(3<<20+8)},
 		{name: "huge body", body: toolCall("33", "len", `{"s":"`+strings.Repeat("a", 5<<20)+`"}`), status: 413, code: CodeInvalidRequest, msg: "request body exceeds the limit of 4194304 bytes"},
+		{name: "raw tool handler returns a plain error", body: toolCall("38", "fail", `{}`), status: 200, isError: true, msg: "the disk is full"},
 		{name: "raw tool handler panics", body: toolCall("34", "panic", `{}`), status: 200, code: CodeInternalError, msg: "the tools/call handler panicked"},
 		{name: "typed tool handler panics", body: toolCall("35", "panic_typed", `{}`), status: 200, code: CodeInternalError, msg: "the tools/call handler panicked"},
 		{name: "invalid log level", body: req("36", "logging/setLevel", `{"level":"loud"}`), status: 200, code: CodeInvalidParams, msg: "loud"},

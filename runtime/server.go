@@ -269,7 +269,17 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 		s.writeJSON(w, http.StatusOK, encodeResponse(msg.ID, nil, Errorf(CodeMethodNotFound, "method not found: %s", truncate(msg.Method, 100))))
 		return
 	}
-	ctx, cancel := context.WithCancel(sess.ctx)
+	// One context per request, cancelled by notifications/cancelled or the session's end and
+	// bounded by the handler timeout: one context rather than two, each costing allocations.
+	var (
+		ctx    context.Context
+		cancel context.CancelFunc
+	)
+	if s.cfg.handlerTimeout > 0 {
+		ctx, cancel = context.WithTimeout(sess.ctx, s.cfg.handlerTimeout)
+	} else {
+		ctx, cancel = context.WithCancel(sess.ctx)
+	}
 	if rpcErr := sess.startRequest(msg.ID, cancel); rpcErr != nil {
 		cancel()
 		status := http.StatusBadRequest
@@ -301,11 +311,6 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	defer s.handlerDone()
 	defer cancel()
 	defer rs.sess.endRequest(msg.ID)
-	if s.cfg.handlerTimeout > 0 {
-		var c context.CancelFunc
-		ctx, c = context.WithTimeout(ctx, s.cfg.handlerTimeout)
-		defer c()
-	}
 	rs.meta = peekMeta(msg.Params)
 	if rs.meta != nil {
 		rs.progressToken = rs.meta.ProgressToken

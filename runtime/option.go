@@ -34,6 +34,7 @@ type serverConfig struct {
 	pageSize            int
 	completion          CompletionHandler
 	keepAlive           time.Duration
+	writeTimeout        time.Duration
 }
 
 func defaultServerConfig() serverConfig {
@@ -51,6 +52,7 @@ func defaultServerConfig() serverConfig {
 		handlerTimeout:      10 * time.Minute,
 		clientRequestTimout: 5 * time.Minute,
 		pageSize:            100,
+		writeTimeout:        time.Minute,
 	}
 }
 
@@ -170,4 +172,11 @@ func WithCompletionHandler(h CompletionHandler) ServerOption {
 // so that proxies do not cut them (default off).
 func WithKeepAlive(d time.Duration) ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { c.keepAlive = d })
+}
+
+// WithWriteTimeout bounds each write to a client (default 1 minute; 0 for none). A client that
+// stops reading for that long loses its connection instead of holding a goroutine and its
+// events forever; it can resume the stream with GET and Last-Event-ID.
+func WithWriteTimeout(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.writeTimeout = d })
 }

@@ -192,6 +192,7 @@ type sseWriter struct {
 	buf     []byte
 	started bool // the response is SSE (headers set)
 	sent    bool // bytes have gone out: the headers are on the wire
+	timeout time.Duration
 }
 
 func (sw *sseWriter) header() {
@@ -238,6 +239,11 @@ func (sw *sseWriter) event(streamID string, seq uint64, data []byte) {
 // chunked body, so that a client that stops reading at the response event still finds the
 // body at EOF and keeps its connection.
 func (sw *sseWriter) flush(last bool) error {
+	if sw.timeout > 0 {
+		// Bounds this write, and net/http's flush of the last one (it clears the deadline
+		// once the response is finished).
+		_ = sw.rc.SetWriteDeadline(time.Now().Add(sw.timeout))
+	}
 	if len(sw.buf) > 0 {
 		sw.sent = true
 		_, err := sw.w.Write(sw.buf)
@@ -273,6 +279,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 	if sw == nil {
 		sw = &sseWriter{w: w, rc: http.NewResponseController(w)}
 	}
+	sw.timeout = s.cfg.writeTimeout
 	switch mode {
 	case modeSSE:
 		sw.header()
@@ -384,6 +391,9 @@ func (s *Server) streamDelivered(st *stream) {
 
 // writeJSON writes a complete JSON body with its length.
 func (s *Server) writeJSON(w http.ResponseWriter, status int, body []byte) {
+	if s.cfg.writeTimeout > 0 {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))

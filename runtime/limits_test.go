@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -372,4 +376,34 @@ func TestLimitClientMaxEventSize(t *testing.T) {
 // logger returns a logger writing into the env's log.
 func (e *hardenEnv) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// A client that never reads its SSE answer does not hold the server's writer forever: after
+// the write timeout the server drops the connection (the stream stays resumable), and the
+// handler finishes.
+func TestLimitWriteTimeout(t *testing.T) {
+	if defaultServerConfig().writeTimeout != time.Minute {
+		t.Fatal("the default write timeout changed; update the README")
+	}
+	e := newHardenEnv(t, WithWriteTimeout(200*time.Millisecond))
+	conn, err := net.Dial("tcp", e.hs.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := toolCall("1", "stream", `{"n":500,"size":65536,"tag":"stuck"}`)
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\nContent-Length: %d\r\n\r\n%s",
+		e.hs.Listener.Addr(), headerSessionID, e.sid, len(body), body)
+	if !waitFor(20*time.Second, func() bool { return strings.Contains(e.log.String(), "client went away mid-stream") }) {
+		t.Fatalf("the writer never gave up on the client that does not read:\n%s", truncate(e.log.String(), 3000))
+	}
+	if !waitFor(10*time.Second, func() bool { return !e.streamAttached(e.sid, "1") && e.runningHandlers() == 0 }) {
+		t.Fatal("the stream is still held, or its handler still running")
+	}
+	// The server closed the connection: the client finds its end without reading it all.
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.Copy(io.Discard, conn); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("the stuck connection was not closed: %v", err)
+	}
+	e.mustWork(e.sid)
 }

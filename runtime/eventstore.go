@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
 
@@ -33,7 +34,12 @@ type memSession struct {
 	bytes   int
 	order   []string // stream keys, oldest first
 	streams map[string][]storedEvent
+	evicted map[string]uint64 // stream -> the highest sequence number evicted from it
 }
+
+// ErrEventsEvicted is returned by MemoryEventStore.Replay when events after the requested one
+// were evicted to keep within the store's bound: replaying the rest would skip them silently.
+var ErrEventsEvicted = errors.New("the events after this Last-Event-ID are no longer stored (the event store's size limit); the stream cannot be resumed")
 
 type storedEvent struct {
 	seq  uint64
@@ -55,7 +61,7 @@ func (m *MemoryEventStore) Append(_ context.Context, session, stream string, seq
 	defer m.mu.Unlock()
 	s := m.sessions[session]
 	if s == nil {
-		s = &memSession{streams: make(map[string][]storedEvent)}
+		s = &memSession{streams: make(map[string][]storedEvent), evicted: make(map[string]uint64)}
 		m.sessions[session] = s
 	}
 	evs, ok := s.streams[stream]
@@ -67,10 +73,24 @@ func (m *MemoryEventStore) Append(_ context.Context, session, stream string, seq
 	for s.bytes > m.maxBytes && len(s.order) > 1 {
 		oldest := s.order[0]
 		s.order = s.order[1:]
-		for _, e := range s.streams[oldest] {
+		evs := s.streams[oldest]
+		for _, e := range evs {
 			s.bytes -= len(e.data)
 		}
+		if len(evs) > 0 {
+			s.evicted[oldest] = max(s.evicted[oldest], evs[len(evs)-1].seq)
+		}
 		delete(s.streams, oldest)
+	}
+	// One stream over the bound on its own: drop its oldest events, keeping the newest.
+	if evs := s.streams[stream]; s.bytes > m.maxBytes {
+		i := 0
+		for s.bytes > m.maxBytes && i < len(evs)-1 {
+			s.bytes -= len(evs[i].data)
+			s.evicted[stream] = max(s.evicted[stream], evs[i].seq)
+			i++
+		}
+		s.streams[stream] = append([]storedEvent(nil), evs[i:]...)
 	}
 	return nil
 }
@@ -80,6 +100,10 @@ func (m *MemoryEventStore) Replay(ctx context.Context, session, stream string, a
 	m.mu.Lock()
 	var evs []storedEvent
 	if s := m.sessions[session]; s != nil {
+		if floor, ok := s.evicted[stream]; ok && after < floor {
+			m.mu.Unlock()
+			return ErrEventsEvicted
+		}
 		for _, e := range s.streams[stream] {
 			if e.seq > after {
 				evs = append(evs, e)
@@ -106,6 +130,7 @@ func (m *MemoryEventStore) DeleteStream(_ context.Context, session, stream strin
 	if s == nil {
 		return nil
 	}
+	delete(s.evicted, stream)
 	evs, ok := s.streams[stream]
 	if !ok {
 		return nil

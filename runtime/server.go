@@ -453,6 +453,14 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 			replayed++
 			return nil
 		})
+		if errors.Is(err, ErrEventsEvicted) {
+			// Going on would skip the evicted events without a word.
+			if st != nil {
+				st.detach(my)
+			}
+			s.writeJSON(w, http.StatusNotFound, encodeResponse(nil, nil, NewError(CodeInvalidRequest, err.Error())))
+			return
+		}
 		if err != nil {
 			s.log.Warn("mcp: replay failed", "session", sess.id, "stream", streamID, "error", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -404,6 +405,80 @@ func TestLimitWriteTimeout(t *testing.T) {
 	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 	if _, err := io.Copy(io.Discard, conn); err != nil && !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("the stuck connection was not closed: %v", err)
+	}
+	e.mustWork(e.sid)
+}
+
+// The memory event store keeps its bound even for one stream, and never replays around a
+// gap: a resumption that would skip evicted events gets a clear error (404 on the wire)
+// instead of a stream with events silently missing.
+func TestLimitEventStoreEviction(t *testing.T) {
+	store := NewMemoryEventStore(3000)
+	ctx := context.Background()
+	data := []byte(strings.Repeat("e", 1000))
+	for seq := uint64(1); seq <= 10; seq++ {
+		if err := store.Append(ctx, "s", "1", seq, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store.mu.Lock()
+	n := store.sessions["s"].bytes
+	store.mu.Unlock()
+	if n > 3000 {
+		t.Fatalf("one stream holds %d bytes, over the store's 3000", n)
+	}
+	var got []uint64
+	if err := store.Replay(ctx, "s", "1", 0, func(seq uint64, _ []byte) error { got = append(got, seq); return nil }); !errors.Is(err, ErrEventsEvicted) || len(got) != 0 {
+		t.Fatalf("replay across evicted events: %v, replayed %v", err, got)
+	}
+	if err := store.Replay(ctx, "s", "1", 7, func(seq uint64, _ []byte) error { got = append(got, seq); return nil }); err != nil || !slices.Equal(got, []uint64{8, 9, 10}) {
+		t.Fatalf("replay after the evicted events: %v, %v", err, got)
+	}
+	// A whole stream evicted by newer ones.
+	_ = store.Append(ctx, "s", "2", 1, data)
+	_ = store.Append(ctx, "s", "2", 2, data)
+	_ = store.Append(ctx, "s", "2", 3, data)
+	if err := store.Replay(ctx, "s", "1", 9, func(uint64, []byte) error { return nil }); !errors.Is(err, ErrEventsEvicted) {
+		t.Fatalf("replay of an evicted stream: %v", err)
+	}
+
+	// On the wire: a live stream whose first event was evicted by another stream's events.
+	e := newHardenEnv(t, WithEventStore(NewMemoryEventStore(2048)))
+	c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "stream", `{"n":0,"size":10,"tag":"ev","gate":true}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.next(); !ok {
+		t.Fatal("no first event")
+	}
+	<-e.ctl.started
+	c.close()
+	streamID, _, _ := parseEventID(c.lastID)
+	if !waitFor(10*time.Second, func() bool { return !e.streamAttached(e.sid, streamID) }) {
+		t.Fatal("the server never noticed the client went away")
+	}
+	if r, err := e.call(e.ctx(), e.sid, "tools/call", `{"name":"stream","arguments":{"n":5,"size":1000,"tag":"big"}}`); err != nil || r.msg == nil || r.msg.Error != nil {
+		t.Fatalf("the evicting call: %v %s", err, dump(r))
+	}
+	r, err := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": streamID + "_0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHostile(t, hostileCase{status: 404, code: CodeInvalidRequest, msg: "no longer stored"}, r)
+	// From the event the client did receive, nothing is missing: the stream resumes.
+	done := make(chan *hardenResp, 1)
+	go func() {
+		r, _ := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": c.lastID})
+		done <- r
+	}()
+	e.ctl.open()
+	select {
+	case r := <-done:
+		if r == nil || r.msg == nil || r.msg.Error != nil {
+			t.Fatalf("resuming from the last event received: %s", dump(r))
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the resumption never finished")
 	}
 	e.mustWork(e.sid)
 }

@@ -413,6 +413,7 @@ type hostileCase struct {
 }
 
 const (
+	sessionUninit  = "uninitialized" // initialize answered, notifications/initialized not sent
 	sessionNone    = "none"
 	sessionUnknown = "unknown"
 	sessionDeleted = "deleted"
@@ -512,6 +513,10 @@ func hostileCases() []hostileCase {
 		{name: "request without a session (before initialize)", session: sessionNone, body: req("60", "tools/list", ""), status: 400, code: CodeInvalidRequest, msg: "missing Mcp-Session-Id"},
 		{name: "GET without a session", method: http.MethodGet, session: sessionNone, status: 400, code: CodeInvalidRequest, msg: "missing Mcp-Session-Id"},
 		{name: "DELETE without a session", method: http.MethodDelete, session: sessionNone, status: 400, code: CodeInvalidRequest, msg: "missing Mcp-Session-Id"},
+		// With a session, initialize has been answered: the client only skipped
+		// notifications/initialized (L4), which the server tolerates (L5 and L6 bind the
+		// client and the server's own requests, not the server's answers).
+		{name: "request before notifications/initialized", session: sessionUninit, body: req("65", "tools/list", ""), status: 200, msg: `"name":"echo"`},
 		{name: "unknown session", session: sessionUnknown, body: req("61", "ping", ""), status: 404, code: CodeInvalidRequest, msg: "send initialize to start a new one"},
 		{name: "deleted session", session: sessionDeleted, body: req("62", "ping", ""), status: 404, code: CodeInvalidRequest, msg: "session not found"},
 		{name: "expired session", run: runExpiredSession, status: 404, code: CodeInvalidRequest, msg: "expired or was deleted"},
@@ -676,6 +681,12 @@ func TestHostileInputs(t *testing.T) {
 					sid = ""
 				case sessionUnknown:
 					sid = "0123456789abcdef0123456789abcdef"
+				case sessionUninit:
+					r, err := e.send(e.ctx(), http.MethodPost, "", req("1", "initialize", `{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"x","version":"0"}}`), nil)
+					if err != nil || r.status != 200 {
+						t.Fatalf("initialize: %v %s", err, dump(r))
+					}
+					sid = r.header.Get(headerSessionID)
 				case sessionDeleted:
 					sid = e.initialize()
 					d, err := e.send(e.ctx(), http.MethodDelete, sid, "", nil)

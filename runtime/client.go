@@ -232,7 +232,15 @@ func (c *Client) Close(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	c.baseCancel()
-	<-done
+	// Drains and the standalone stream stop at once; handlers of server requests get their
+	// context cancelled. One that ignores it is not waited for past the close timeout.
+	t := time.NewTimer(c.cfg.closeTimeout)
+	select {
+	case <-done:
+		t.Stop()
+	case <-t.C:
+		c.cfg.logger.Warn("mcp: client closed with handlers still running; they ignore their context")
+	}
 	if c.owns {
 		c.hc.CloseIdleConnections()
 	}

@@ -140,6 +140,16 @@ func WithDefaultCallTimeout(d time.Duration) ClientOption {
 	return clientOptionFunc(func(c *clientConfig) { c.callTimeout = d })
 }
 
+// WithCloseTimeout bounds Close: its DELETE, and the wait for background work to stop
+// (default 5 s).
+func WithCloseTimeout(d time.Duration) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) {
+		if d > 0 {
+			c.closeTimeout = d
+		}
+	})
+}
+
 // WithMaxResumes bounds how many times in a row a call resumes its stream with GET and
 // Last-Event-ID without receiving anything (default 5).
 func WithMaxResumes(n int) ClientOption {

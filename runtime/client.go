@@ -31,10 +31,11 @@ type Client struct {
 
 	nextID atomic.Int64
 
-	initMu sync.Mutex // serialises initialization
-	mu     sync.Mutex
-	state  *clientSession
-	closed bool
+	initMu     sync.Mutex // serialises initialization
+	mu         sync.Mutex
+	state      *clientSession
+	closed     bool
+	serverReqs map[string]context.CancelFunc // handlers of server requests, by request ID
 }
 
 // clientSession is what initialize established.

@@ -11,14 +11,32 @@ import (
 )
 
 // serveRequest answers a request the server sent on a stream (sampling, elicitation, roots,
-// ping) in its own goroutine, POSTing the response back.
-func (c *Client) serveRequest(st *clientSession, m *wireMessage) {
+// ping) in its own goroutine, POSTing the response back. The handler's context ends when the
+// call that carried the request is cancelled, when the server sends notifications/cancelled
+// for it, or when the client closes.
+func (c *Client) serveRequest(callCtx context.Context, st *clientSession, m *wireMessage) {
+	ctx, cancel := context.WithTimeout(callCtx, 10*time.Minute)
+	stop := context.AfterFunc(c.baseCtx, cancel)
+	c.mu.Lock()
+	if c.serverReqs == nil {
+		c.serverReqs = make(map[string]context.CancelFunc)
+	}
+	c.serverReqs[m.ID.raw] = cancel
+	c.mu.Unlock()
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
-		ctx, cancel := context.WithTimeout(c.baseCtx, 10*time.Minute)
-		defer cancel()
+		defer func() {
+			stop()
+			cancel()
+			c.mu.Lock()
+			delete(c.serverReqs, m.ID.raw)
+			c.mu.Unlock()
+		}()
 		result, err := c.handleServerRequest(ctx, m)
+		if ctx.Err() != nil && callCtx.Err() == nil && c.baseCtx.Err() == nil && err != nil {
+			return // cancelled by the server: it wants no response
+		}
 		var body []byte
 		if err != nil {
 			body = encodeResponse(m.ID, nil, toRPCError(err))
@@ -36,6 +54,20 @@ func (c *Client) serveRequest(st *clientSession, m *wireMessage) {
 			c.cfg.logger.Warn("mcp: could not send the response to a server request", "method", m.Method, "error", err)
 		}
 	}()
+}
+
+// cancelServerRequest cancels the handler of a server request (notifications/cancelled).
+func (c *Client) cancelServerRequest(params json.RawMessage) {
+	var p CancelledParams
+	if json.Unmarshal(params, &p) != nil || p.RequestID == nil {
+		return
+	}
+	c.mu.Lock()
+	cancel := c.serverReqs[p.RequestID.raw]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 func (c *Client) handleServerRequest(ctx context.Context, m *wireMessage) (any, error) {

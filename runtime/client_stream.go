@@ -270,7 +270,7 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 		case m.isResponse():
 			c.cfg.logger.Debug("mcp: ignoring a response to another request", "id", m.ID.raw)
 		case m.isRequest():
-			c.serveRequest(st, m)
+			c.serveRequest(ctx, st, m)
 		default:
 			c.dispatchNotification(disp, m, co)
 		}
@@ -423,6 +423,8 @@ func (c *Client) enqueue(d *dispatcher, f func()) {
 func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOptions) {
 	ctx := c.baseCtx
 	switch m.Method {
+	case notifCancelled:
+		c.cancelServerRequest(m.Params)
 	case notifProgress:
 		if co == nil || co.onProgress == nil {
 			break

@@ -211,7 +211,7 @@ func messageResult(out proto.Message, sizeHint *atomic.Int64) (*CallToolResult, 
 	wire := make([]byte, 0, max(sizeHint.Load(), 256))
 	wire = append(wire, `{"structuredContent":`...)
 	start := len(wire)
-	wire, err := resultMarshal.MarshalAppend(wire, out)
+	wire, err := appendResultJSON(wire, out)
 	if err != nil {
 		return nil, Errorf(CodeInternalError, "could not encode tool result: %v", err)
 	}
@@ -225,11 +225,12 @@ func messageResult(out proto.Message, sizeHint *atomic.Int64) (*CallToolResult, 
 
 // appendJSONString appends s, UTF-8 text, as a JSON string, escaping what JSON requires:
 // quotes, backslashes and control characters.
-func appendJSONString(dst, s []byte) []byte {
+func appendJSONString[T string | []byte](dst []byte, s T) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	from := 0
-	for i, c := range s {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}

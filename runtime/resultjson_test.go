@@ -1,0 +1,109 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
+)
+
+// TestResultJSONMatchesProtojson checks that appendResultJSON writes what protojson.Marshal
+// writes (the same members and values), or fails where protojson fails.
+func TestResultJSONMatchesProtojson(t *testing.T) {
+	size := int64(0)
+	forecast := &weatherv1.GetForecastResponse{
+		Place: &weatherv1.Place{Name: "Zürich \"HB\" \\ \t\n\u2028 <&>", Coordinates: &weatherv1.Coordinates{Latitude: 47.378, Longitude: -0.0}, TimeZone: "Europe/Zurich"},
+		Days: []*weatherv1.DailyForecast{
+			{Date: "2026-01-01", Condition: weatherv1.Condition_CONDITION_SNOW, High: 1e21, Low: -1e-7, PrecipitationChance: map[string]int32{"night": 90, "morning": 10, "": -1, "évening": 0}},
+			{Date: "2026-01-02", Condition: weatherv1.Condition(99), High: math.MaxFloat64, Low: math.SmallestNonzeroFloat64},
+			{Condition: weatherv1.Condition_CONDITION_UNSPECIFIED, High: 123.456, Low: 5e-324},
+			{High: math.NaN(), Low: math.Inf(-1)},
+			{High: math.Inf(1), Low: 0.1 + 0.2},
+		},
+		IssuedAt: &timestamppb.Timestamp{Seconds: 1767225600, Nanos: 120000000},
+		Unit:     weatherv1.TemperatureUnit_TEMPERATURE_UNIT_FAHRENHEIT,
+	}
+	cases := []struct {
+		name    string
+		m       proto.Message
+		wantErr bool
+	}{
+		{"empty", &weatherv1.GetForecastResponse{}, false},
+		{"forecast", forecast, false},
+		{"timestamp nanos 0", &weatherv1.Alert{Id: "a", StartsAt: &timestamppb.Timestamp{Seconds: 0}}, false},
+		{"timestamp micros", &weatherv1.Alert{StartsAt: &timestamppb.Timestamp{Seconds: -62135596800, Nanos: 5000}}, false},
+		{"timestamp nanos", &weatherv1.Alert{StartsAt: &timestamppb.Timestamp{Seconds: 253402300799, Nanos: 999999999}, EndsAt: &timestamppb.Timestamp{Nanos: 1}}, false},
+		{"timestamp out of range", &weatherv1.Alert{StartsAt: &timestamppb.Timestamp{Seconds: 253402300800}}, true},
+		{"timestamp bad nanos", &weatherv1.Alert{StartsAt: &timestamppb.Timestamp{Nanos: -1}}, true},
+		{"alerts", &weatherv1.ListAlertsResponse{Alerts: []*weatherv1.Alert{{Id: "1", Severity: weatherv1.Severity_SEVERITY_SEVERE}, {}, {Headline: "x"}}}, false},
+		{"optional int64 zero", &mcpv1.ResourceLink{Uri: "file:///a", Size: &size}, false},
+		{"optional int64 big", &mcpv1.ResourceLink{Size: proto.Int64(math.MinInt64)}, false},
+		{"bytes", &mcpv1.ImageContent{Data: []byte{0, 1, 2, 250, 251, 252, 253, 254, 255}, MimeType: "image/png"}, false},
+		{"oneof bytes", &mcpv1.EmbeddedResource{Uri: "u", Contents: &mcpv1.EmbeddedResource_Blob{Blob: []byte{}}}, false},
+		{"oneof string", &mcpv1.Content{Kind: &mcpv1.Content_Text{Text: &mcpv1.TextContent{}}}, false},
+		{"invalid UTF-8", &mcpv1.TextContent{Text: "a\xffb"}, true},
+		{"invalid UTF-8 map key", &weatherv1.DailyForecast{PrecipitationChance: map[string]int32{"\xff": 1}}, true},
+		{"struct (protojson's path)", &mcpv1.ToolResult{StructuredContent: mustStruct(t, map[string]any{"a": 1.5, "b": []any{"x", nil}})}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want, wantErr := protojson.Marshal(c.m)
+			got, gotErr := appendResultJSON([]byte("prefix"), c.m)
+			if (wantErr != nil) != c.wantErr {
+				t.Fatalf("protojson error %v, test expects error: %v", wantErr, c.wantErr)
+			}
+			if wantErr != nil {
+				if gotErr == nil {
+					t.Fatalf("protojson fails (%v), appendResultJSON wrote %s", wantErr, got)
+				}
+				return
+			}
+			if gotErr != nil {
+				t.Fatalf("appendResultJSON: %v (protojson wrote %s)", gotErr, want)
+			}
+			got, ok := bytes.CutPrefix(got, []byte("prefix"))
+			if !ok {
+				t.Fatalf("the prefix was not kept: %s", got)
+			}
+			if !reflect.DeepEqual(decodeAny(t, got), decodeAny(t, want)) {
+				t.Fatalf("different JSON:\n got %s\nwant %s", got, want)
+			}
+			back := c.m.ProtoReflect().Type().New().Interface()
+			if err := protojson.Unmarshal(got, back); err != nil {
+				t.Fatalf("protojson cannot read %s: %v", got, err)
+			}
+			if !strings.Contains(c.name, "forecast") && !proto.Equal(back, c.m) { // NaN != NaN
+				t.Fatalf("round trip: got %v, want %v", back, c.m)
+			}
+		})
+	}
+}
+
+func decodeAny(t *testing.T, b []byte) any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("invalid JSON %s: %v", b, err)
+	}
+	return v
+}
+
+func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -161,9 +161,11 @@ type CallToolResult struct {
 	IsError           bool            `json:"isError,omitempty"`
 	Meta              map[string]any  `json:"_meta,omitempty"`
 
-	// wire, when set, is the whole result already encoded (a typed tool's, by messageResult):
-	// it is sent as is, and StructuredContent is a view of it; Content is left empty.
-	wire json.RawMessage
+	// wire, when set, holds the whole result already encoded (a typed tool's, by
+	// messageResult) from wireOff on: it is sent as is, and StructuredContent is a view of it;
+	// Content is left empty.
+	wire    []byte
+	wireOff int
 }
 
 // Text returns the text of the result's text blocks, joined by newlines.

@@ -328,7 +328,9 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 		err = NewError(CodeInternalError, "request cancelled: the server is shutting down")
 	}
 	var body []byte
-	if err != nil {
+	if er, ok := result.(*encodedResult); ok && err == nil {
+		body = er.response(msg.ID) // a typed tool's result: the envelope goes around it
+	} else if err != nil {
 		body = encodeResponse(msg.ID, nil, toRPCError(err))
 	} else {
 		raw, mErr := marshalResult(result)

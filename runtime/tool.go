@@ -208,7 +208,7 @@ func messageResult(out proto.Message, sizeHint *atomic.Int64) (*CallToolResult, 
 	if out == nil || !out.ProtoReflect().IsValid() {
 		out = out.ProtoReflect().Type().New().Interface()
 	}
-	wire := make([]byte, 0, max(sizeHint.Load(), 256))
+	wire := make([]byte, resultHeadroom, max(sizeHint.Load(), resultHeadroom+256))
 	wire = append(wire, `{"structuredContent":`...)
 	start := len(wire)
 	wire, err := appendResultJSON(wire, out)
@@ -219,8 +219,40 @@ func messageResult(out proto.Message, sizeHint *atomic.Int64) (*CallToolResult, 
 	wire = append(wire, `,"content":[{"type":"text","text":`...)
 	wire = appendJSONString(wire, wire[start:end])
 	wire = append(wire, "}]}"...)
-	sizeHint.Store(int64(len(wire)))
-	return &CallToolResult{StructuredContent: wire[start:end:end], wire: wire}, nil
+	sizeHint.Store(int64(len(wire) + 1)) // + the envelope's closing brace
+	return &CallToolResult{StructuredContent: wire[start:end:end], wire: wire, wireOff: resultHeadroom}, nil
+}
+
+// resultHeadroom is the room left in front of an encoded typed result for the JSON-RPC
+// envelope (`{"jsonrpc":"2.0","id":ID,"result":`), so that the response is written around the
+// result instead of copied: 32 bytes and the ID's, a UUID's fits.
+const resultHeadroom = 80
+
+// encodedResult is a typed tool's result encoded at off in buf, with room for the envelope
+// before it and, usually, for its closing brace after it.
+type encodedResult struct {
+	buf []byte
+	off int
+}
+
+// response returns the JSON-RPC response to id carrying the result, written into the
+// result's own buffer when the envelope fits in front of it (else, as encodeResponse, copied).
+func (r *encodedResult) response(id *ID) []byte {
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
+	idText := "null"
+	if id != nil && !id.IsZero() {
+		idText = id.raw
+	}
+	n := len(head) + len(idText) + len(mid)
+	if n > r.off {
+		return encodeResponse(id, r.buf[r.off:], nil)
+	}
+	at := r.off - n
+	p := r.buf[at:r.off]
+	p = p[copy(p, head):]
+	p = p[copy(p, idText):]
+	copy(p, mid)
+	return append(r.buf[at:], '}')
 }
 
 // appendJSONString appends s, UTF-8 text, as a JSON string, escaping what JSON requires:
@@ -310,13 +342,16 @@ func (s *Server) handleCallTool(ctx context.Context, rs *requestState, params js
 	if res == nil {
 		res = &CallToolResult{}
 	}
+	if res.wire != nil {
+		return &encodedResult{buf: res.wire, off: res.wireOff}, nil
+	}
 	return encodeToolResult(res)
 }
 
 // encodeToolResult encodes a CallToolResult, fast for the common typed-tool shape.
 func encodeToolResult(r *CallToolResult) (json.RawMessage, error) {
 	if r.wire != nil {
-		return r.wire, nil // a typed tool's result, encoded by messageResult
+		return r.wire[r.wireOff:], nil // a typed tool's result, encoded by messageResult
 	}
 	if r.Content == nil {
 		r.Content = []Content{}

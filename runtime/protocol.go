@@ -166,6 +166,7 @@ type CallToolResult struct {
 	// Content is left empty.
 	wire    []byte
 	wireOff int
+	wireBuf *wireBuf // wire's pool handle
 }
 
 // Text returns the text of the result's text blocks, joined by newlines.

@@ -1,8 +1,12 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
-	"sync/atomic"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -15,11 +19,11 @@ import (
 // structuredContent is the protojson of the message and whose text mirrors it exactly,
 // whatever the characters, and whose size hint does not change the bytes.
 func TestMessageResultEncoding(t *testing.T) {
-	var hint atomic.Int64
+	var enc resultEncoding
 	for _, text := range []string{"", "plain", `quote " backslash \ slash /`, "ctl \x00\x01\x1f\t\r\n end", "ünïcødé ✓ \u2028 <&>", string(make([]byte, 5000))} {
 		msg := &mcpv1.TextContent{Text: text}
 		for range 2 { // the second time with the hint of the first
-			res, err := messageResult(msg, &hint)
+			res, err := messageResult(msg, &enc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,5 +46,41 @@ func TestMessageResultEncoding(t *testing.T) {
 				t.Fatalf("%q: structuredContent %s decodes to %v (%v)", text, got.StructuredContent, back, err)
 			}
 		}
+	}
+}
+
+// TestPooledResultsUnderConcurrency checks that reused result buffers never leak one call's
+// answer into another's: concurrent calls of different sizes each get exactly their own.
+func TestPooledResultsUnderConcurrency(t *testing.T) {
+	s := NewServer(Implementation{Name: "pool", Version: "1"})
+	AddTool(s, ToolSpec{Name: "echo", InputSchema: `{"type":"object"}`, OutputSchema: `{"type":"object"}`},
+		func(_ context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+			return &mcpv1.TextContent{Text: strings.Repeat(in.GetText(), len(in.GetText()))}, nil
+		})
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	defer s.Shutdown(context.Background())
+	c := NewClient(hs.URL)
+	ctx := context.Background()
+	defer c.Close(ctx)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 40 {
+				text := strings.Repeat(string(rune('a'+w)), 1+(i*7+w*13)%90)
+				res, err := CallTool[mcpv1.TextContent](ctx, c, "echo", &mcpv1.TextContent{Text: text})
+				want := strings.Repeat(text, len(text))
+				if err != nil || res.GetText() != want {
+					errs <- fmt.Errorf("caller %d call %d: got %.40q (%v), want %.40q", w, i, res.GetText(), err, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

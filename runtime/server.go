@@ -327,9 +327,12 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	if err != nil && ctx.Err() != nil && s.baseCtx.Err() != nil {
 		err = NewError(CodeInternalError, "request cancelled: the server is shutting down")
 	}
-	var body []byte
+	var (
+		body   []byte
+		pooled *wireBuf
+	)
 	if er, ok := result.(*encodedResult); ok && err == nil {
-		body = er.response(msg.ID) // a typed tool's result: the envelope goes around it
+		body, pooled = er.response(msg.ID) // a typed tool's result: the envelope goes around it
 	} else if err != nil {
 		body = encodeResponse(msg.ID, nil, toRPCError(err))
 	} else {
@@ -340,7 +343,7 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 			body = encodeResponse(msg.ID, raw, nil)
 		}
 	}
-	if sendErr := rs.st.send(body, true); sendErr != nil {
+	if sendErr := rs.st.sendEvent(streamEvent{data: body, final: true, pooled: pooled}); sendErr != nil {
 		s.log.Error("mcp: response could not be queued for the client", "session", rs.sess.id, "id", msg.ID.raw, "error", sendErr)
 	}
 }

@@ -19,9 +19,10 @@ var errStreamDone = errors.New("mcp: the request has already been answered")
 
 // streamEvent is one message queued on a stream.
 type streamEvent struct {
-	seq   uint64
-	data  []byte
-	final bool // the response that ends a request stream
+	seq    uint64
+	data   []byte
+	final  bool     // the response that ends a request stream
+	pooled *wireBuf // data's buffer, reusable once data went out as a JSON answer
 }
 
 // stream is an ordered sequence of messages bound for the client: the messages of one POSTed
@@ -62,6 +63,12 @@ func (st *stream) signal() {
 
 // send queues a message. It never blocks.
 func (st *stream) send(data []byte, final bool) error {
+	return st.sendEvent(streamEvent{data: data, final: final})
+}
+
+// sendEvent queues ev (its seq is set here). It never blocks.
+func (st *stream) sendEvent(ev streamEvent) error {
+	final := ev.final
 	st.mu.Lock()
 	switch {
 	case st.closed:
@@ -77,7 +84,8 @@ func (st *stream) send(data []byte, final bool) error {
 		return errStreamFull
 	}
 	st.seq++
-	st.queue = append(st.queue, streamEvent{seq: st.seq, data: data, final: final})
+	ev.seq = st.seq
+	st.queue = append(st.queue, ev)
 	if final {
 		st.done = true
 	}
@@ -309,6 +317,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 		if len(evs) > 0 {
 			if !sw.started && len(evs) == 1 && evs[0].final && evs[0].data != nil {
 				s.writeJSON(w, http.StatusOK, evs[0].data)
+				evs[0].pooled.release() // written: the buffer can serve another call
 				s.streamDelivered(st)
 				return
 			}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -100,7 +101,7 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 	proto.Message
 }](s *Server, spec ToolSpec, h func(context.Context, PReq) (Res, error)) {
 	name := spec.Name
-	var sizeHint atomic.Int64 // the size of the tool's last encoded result
+	enc := new(resultEncoding)
 	required := requiredFields(spec.InputSchema, PReq(new(Req)).ProtoReflect().Descriptor())
 	s.AddTool(spec, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		in := PReq(new(Req))
@@ -121,7 +122,7 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 			}
 			return ErrorResult(err.Error()), nil
 		}
-		return messageResult(out, &sizeHint)
+		return messageResult(out, enc)
 	})
 }
 
@@ -201,14 +202,15 @@ func ErrorResult(msg string) *CallToolResult {
 // mirror is escaped from those bytes, so that a typed result costs one buffer (sized from the
 // tool's previous result) instead of protojson's buffer, a string copy and a reflective
 // encoding/json pass that re-validates the structured JSON and escapes the text again.
-func messageResult(out proto.Message, sizeHint *atomic.Int64) (*CallToolResult, error) {
+func messageResult(out proto.Message, enc *resultEncoding) (*CallToolResult, error) {
 	if tr, ok := out.(*mcpv1.ToolResult); ok {
 		return fromProtoToolResult(tr)
 	}
 	if out == nil || !out.ProtoReflect().IsValid() {
 		out = out.ProtoReflect().Type().New().Interface()
 	}
-	wire := make([]byte, resultHeadroom, max(sizeHint.Load(), resultHeadroom+256))
+	buf := enc.get()
+	wire := buf.b[:resultHeadroom]
 	wire = append(wire, `{"structuredContent":`...)
 	start := len(wire)
 	wire, err := appendResultJSON(wire, out)
@@ -219,8 +221,42 @@ func messageResult(out proto.Message, sizeHint *atomic.Int64) (*CallToolResult, 
 	wire = append(wire, `,"content":[{"type":"text","text":`...)
 	wire = appendJSONString(wire, wire[start:end])
 	wire = append(wire, "}]}"...)
-	sizeHint.Store(int64(len(wire) + 1)) // + the envelope's closing brace
-	return &CallToolResult{StructuredContent: wire[start:end:end], wire: wire, wireOff: resultHeadroom}, nil
+	enc.sizeHint.Store(int64(len(wire) + 1)) // + the envelope's closing brace
+	buf.b = wire
+	return &CallToolResult{StructuredContent: wire[start:end:end], wire: wire, wireOff: resultHeadroom, wireBuf: buf}, nil
+}
+
+// resultEncoding is what a typed tool keeps between calls to encode its results: the size of
+// its last one, and the buffers of results that went out as JSON answers, to be reused.
+type resultEncoding struct {
+	sizeHint atomic.Int64
+	pool     sync.Pool // *wireBuf
+}
+
+// wireBuf is a result buffer that goes back to its tool's pool once written.
+type wireBuf struct {
+	b    []byte
+	pool *sync.Pool
+}
+
+// maxPooledResult bounds the buffers kept for reuse.
+const maxPooledResult = 1 << 20
+
+func (e *resultEncoding) get() *wireBuf {
+	need := max(int(e.sizeHint.Load()), resultHeadroom+256)
+	if wb, _ := e.pool.Get().(*wireBuf); wb != nil && cap(wb.b) >= need {
+		return wb
+	}
+	return &wireBuf{b: make([]byte, 0, need), pool: &e.pool}
+}
+
+// release returns the buffer to its pool. Only the writer of a JSON answer calls it, after
+// writing: an answer that went out as SSE may be kept by the event store, and one that did not
+// go out at all is left to the garbage collector.
+func (wb *wireBuf) release() {
+	if wb != nil && cap(wb.b) <= maxPooledResult {
+		wb.pool.Put(wb)
+	}
 }
 
 // resultHeadroom is the room left in front of an encoded typed result for the JSON-RPC
@@ -229,15 +265,17 @@ func messageResult(out proto.Message, sizeHint *atomic.Int64) (*CallToolResult, 
 const resultHeadroom = 80
 
 // encodedResult is a typed tool's result encoded at off in buf, with room for the envelope
-// before it and, usually, for its closing brace after it.
+// before it and, usually, for its closing brace after it; pooled is buf's pool handle.
 type encodedResult struct {
-	buf []byte
-	off int
+	buf    []byte
+	off    int
+	pooled *wireBuf
 }
 
 // response returns the JSON-RPC response to id carrying the result, written into the
-// result's own buffer when the envelope fits in front of it (else, as encodeResponse, copied).
-func (r *encodedResult) response(id *ID) []byte {
+// result's own buffer when the envelope fits in front of it (else, as encodeResponse, copied),
+// and the buffer's pool handle when the response is in it.
+func (r *encodedResult) response(id *ID) ([]byte, *wireBuf) {
 	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
 	idText := "null"
 	if id != nil && !id.IsZero() {
@@ -245,14 +283,18 @@ func (r *encodedResult) response(id *ID) []byte {
 	}
 	n := len(head) + len(idText) + len(mid)
 	if n > r.off {
-		return encodeResponse(id, r.buf[r.off:], nil)
+		return encodeResponse(id, r.buf[r.off:], nil), nil
 	}
 	at := r.off - n
 	p := r.buf[at:r.off]
 	p = p[copy(p, head):]
 	p = p[copy(p, idText):]
 	copy(p, mid)
-	return append(r.buf[at:], '}')
+	body := append(r.buf[at:], '}')
+	if &body[0] != &r.buf[at] {
+		return body, nil // the brace did not fit: a new buffer
+	}
+	return body, r.pooled
 }
 
 // appendJSONString appends s, UTF-8 text, as a JSON string, escaping what JSON requires:
@@ -343,7 +385,7 @@ func (s *Server) handleCallTool(ctx context.Context, rs *requestState, params js
 		res = &CallToolResult{}
 	}
 	if res.wire != nil {
-		return &encodedResult{buf: res.wire, off: res.wireOff}, nil
+		return &encodedResult{buf: res.wire, off: res.wireOff, pooled: res.wireBuf}, nil
 	}
 	return encodeToolResult(res)
 }

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -261,4 +262,34 @@ func BenchmarkClientItems500(b *testing.B) {
 		out.Alerts = append(out.Alerts, &weatherv1.Alert{Id: id, Region: "FR", Severity: weatherv1.Severity_SEVERITY_MODERATE, Headline: "item " + id})
 	}
 	benchmarkClient[weatherv1.ListAlertsResponse](b, "items", &weatherv1.ListAlertsRequest{Regions: []string{"500"}}, out, false)
+}
+
+// BenchmarkServerEchoParallel runs the echo call from GOMAXPROCS goroutines at once on one
+// session, the shape of many concurrent callers: with -mutexprofile it shows the contention on
+// the session's and the server's locks.
+func BenchmarkServerEchoParallel(b *testing.B) {
+	s := newBenchServer(b)
+	var ids atomic.Int64
+	ids.Store(1 << 20)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		w := benchWriter{h: make(http.Header)}
+		var body benchBody
+		req := s.req.Clone(context.Background())
+		var msg []byte
+		for pb.Next() {
+			msg = append(msg[:0], `{"jsonrpc":"2.0","id":`...)
+			msg = strconv.AppendInt(msg, ids.Add(1), 10)
+			msg = append(msg, ',')
+			msg = append(msg, echoCall...)
+			w.reset()
+			body.Reset(msg)
+			req.Body = &body
+			s.s.ServeHTTP(&w, req)
+			if w.code != http.StatusOK {
+				b.Fatalf("status %d: %s", w.code, w.body.Bytes())
+			}
+		}
+	})
 }

@@ -20,8 +20,8 @@ import (
 func FuzzResultJSONMatchesProtojson(f *testing.F) {
 	seeds := []proto.Message{
 		&weatherv1.GetForecastResponse{
-			Place: &weatherv1.Place{Name: "Zürich", Coordinates: &weatherv1.Coordinates{Latitude: 47.4, Longitude: 8.5}},
-			Days: []*weatherv1.DailyForecast{{Date: "2026-01-01", High: 1.5, Low: -2, PrecipitationChance: map[string]int32{"night": 90}}},
+			Place:    &weatherv1.Place{Name: "Zürich", Coordinates: &weatherv1.Coordinates{Latitude: 47.4, Longitude: 8.5}},
+			Days:     []*weatherv1.DailyForecast{{Date: "2026-01-01", High: 1.5, Low: -2, PrecipitationChance: map[string]int32{"night": 90}}},
 			IssuedAt: &timestamppb.Timestamp{Seconds: 1767225600, Nanos: 1000},
 		},
 		&weatherv1.ListAlertsResponse{Alerts: []*weatherv1.Alert{{Id: "a", Severity: weatherv1.Severity_SEVERITY_SEVERE}}},

@@ -6,18 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"math"
-	"reflect"
 	"testing"
 	"time"
-
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/descriptorpb"
-	"google.golang.org/protobuf/types/known/timestamppb"
-
-	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
-	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
 )
 
 // FuzzDecodeMessage feeds arbitrary bytes to the JSON-RPC decoder both sides use. It must
@@ -145,65 +135,3 @@ func FuzzClientSSE(f *testing.F) {
 	})
 }
 
-// FuzzResultJSON compares the fast writer of typed results (appendResultJSON) with
-// protojson, which it must match member for member and value for value, on messages decoded
-// from arbitrary wire bytes: the weather results (maps, enums, repeated messages, timestamps,
-// doubles), mcp.v1 messages (int64, bytes, oneofs) and descriptor.proto (proto2 presence,
-// every scalar kind). Where protojson fails, so must it.
-func FuzzResultJSON(f *testing.F) {
-	days := []*weatherv1.DailyForecast{{Date: "2025-06-01", High: 21.5, Low: -3e-7, Condition: weatherv1.Condition_CONDITION_RAIN, PrecipitationChance: map[string]int32{"morning": 80, "night": 0}}}
-	seeds := []proto.Message{
-		&weatherv1.GetForecastResponse{Place: &weatherv1.Place{Name: "Paris", Coordinates: &weatherv1.Coordinates{Latitude: 48.85, Longitude: math.Inf(-1)}}, Days: days, IssuedAt: timestamppb.New(time.Date(2025, 6, 1, 9, 0, 0, 5000, time.UTC)), Unit: weatherv1.TemperatureUnit_TEMPERATURE_UNIT_FAHRENHEIT},
-		&weatherv1.ListAlertsResponse{Alerts: []*weatherv1.Alert{{Id: "a\u2028\"<>&", Severity: weatherv1.Severity_SEVERITY_SEVERE, StartsAt: &timestamppb.Timestamp{Seconds: -62135596800}}}},
-		&mcpv1.ResourceLink{Uri: "file:///x", Size: proto.Int64(-1 << 63)},
-		&descriptorpb.FileDescriptorProto{Name: proto.String("x.proto"), MessageType: []*descriptorpb.DescriptorProto{{Name: proto.String("M"), Field: []*descriptorpb.FieldDescriptorProto{{Number: proto.Int32(-5), Label: descriptorpb.FieldDescriptorProto_LABEL_REPEATED.Enum(), Proto3Optional: proto.Bool(false)}}}}, Options: &descriptorpb.FileOptions{JavaMultipleFiles: proto.Bool(true)}},
-	}
-	for i, m := range seeds {
-		b, err := proto.Marshal(m)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(byte(i), b)
-	}
-	f.Fuzz(func(t *testing.T, which byte, wire []byte) {
-		var m proto.Message
-		switch which % 5 {
-		case 0:
-			m = &weatherv1.GetForecastResponse{}
-		case 1:
-			m = &weatherv1.ListAlertsResponse{}
-		case 2:
-			m = &mcpv1.ResourceLink{}
-		case 3:
-			m = &weatherv1.DailyForecast{}
-		default:
-			m = &descriptorpb.FileDescriptorProto{}
-		}
-		if err := proto.Unmarshal(wire, m); err != nil {
-			return
-		}
-		want, wantErr := protojson.Marshal(m)
-		got, gotErr := appendResultJSON(nil, m)
-		if (wantErr == nil) != (gotErr == nil) {
-			t.Fatalf("protojson error %v, fast writer error %v, for %v", wantErr, gotErr, m)
-		}
-		if wantErr != nil {
-			return
-		}
-		if !json.Valid(got) {
-			t.Fatalf("not JSON: %s", got)
-		}
-		decode := func(b []byte) any {
-			d := json.NewDecoder(bytes.NewReader(b))
-			d.UseNumber()
-			var v any
-			if err := d.Decode(&v); err != nil {
-				t.Fatalf("decode %s: %v", b, err)
-			}
-			return v
-		}
-		if g, w := decode(got), decode(want); !reflect.DeepEqual(g, w) {
-			t.Fatalf("the fast writer differs from protojson:\n got %s\nwant %s", got, want)
-		}
-	})
-}

@@ -134,4 +134,3 @@ func FuzzClientSSE(f *testing.F) {
 		}
 	})
 }
-

@@ -490,8 +490,8 @@ func hostileCases() []hostileCase {
 		{name: "huge string under the body limit", body: toolCall("32", "len", `{"s":"`+strings.Repeat("a", 3<<20)+`"}`), status: 200, msg: "len=" + strconv.Itoa(3<<20+8)},
 		{name: "huge body", body: toolCall("33", "len", `{"s":"`+strings.Repeat("a", 5<<20)+`"}`), status: 413, code: CodeInvalidRequest, msg: "request body exceeds the limit of 4194304 bytes"},
 		{name: "raw tool handler returns a plain error", body: toolCall("38", "fail", `{}`), status: 200, isError: true, msg: "the disk is full"},
-		{name: "raw tool handler panics", body: toolCall("34", "panic", `{}`), status: 200, code: CodeInternalError, msg: "the tools/call handler panicked"},
-		{name: "typed tool handler panics", body: toolCall("35", "panic_typed", `{}`), status: 200, code: CodeInternalError, msg: "the tools/call handler panicked"},
+		{name: "raw tool handler panics", body: toolCall("34", "panic", `{}`), status: 200, code: CodeInternalError, msg: `the tool "panic" handler panicked`},
+		{name: "typed tool handler panics", body: toolCall("35", "panic_typed", `{}`), status: 200, code: CodeInternalError, msg: `the tool "panic_typed" handler panicked`},
 		{name: "invalid log level", body: req("36", "logging/setLevel", `{"level":"loud"}`), status: 200, code: CodeInvalidParams, msg: "loud"},
 		{name: "invalid cursor", body: req("37", "tools/list", `{"cursor":"!!not-a-cursor"}`), status: 200, code: CodeInvalidParams, msg: "cursor"},
 

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -351,8 +352,17 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 func (s *Server) callHandler(ctx context.Context, rs *requestState, h methodHandler, msg *wireMessage) (result any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.Error("mcp: handler panicked", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
-			err = Errorf(CodeInternalError, "internal error: the %s handler panicked", msg.Method)
+			what := msg.Method
+			if msg.Method == methodToolsCall {
+				var p struct {
+					Name string `json:"name"`
+				}
+				if json.Unmarshal(msg.Params, &p) == nil && p.Name != "" {
+					what = "tool " + strconv.Quote(truncate(p.Name, 64))
+				}
+			}
+			s.log.Error("mcp: handler panicked", "method", msg.Method, "handler", what, "panic", p, "stack", string(debug.Stack()))
+			err = Errorf(CodeInternalError, "internal error: the %s handler panicked", what)
 		}
 	}()
 	if msg.Method != methodPing && rs.sess.version() == "" {

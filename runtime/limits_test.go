@@ -269,7 +269,7 @@ func TestLimitHandlerPanic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkHostile(t, hostileCase{status: 200, code: CodeInternalError, msg: `internal error: the tool "panic" handler panicked`}, r)
+		checkHostile(t, hostileCase{status: 200, code: CodeInternalError, msg: `internal error: the tool "` + tool + `" handler panicked`}, r)
 		if strings.Contains(string(r.body), "goroutine") {
 			t.Fatalf("the stack leaked to the client: %s", r.body)
 		}

@@ -43,6 +43,7 @@ type Server struct {
 	prompts   registry[*promptEntry]
 
 	methods map[string]methodHandler
+	workers workers
 }
 
 // methodHandler handles one JSON-RPC request method.
@@ -70,6 +71,7 @@ func NewServer(impl Implementation, opts ...ServerOption) *Server {
 		closing:    make(chan struct{}),
 		sessions:   make(map[string]*session),
 	}
+	s.workers.idleTimeout = time.Second
 	s.tools.init()
 	s.resources.init()
 	s.templates.init()
@@ -299,7 +301,7 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 	st := sess.newRequestStream()
 	my, _ := st.attach() // a new stream: nobody else holds it
 	rs := &requestState{sess: sess, st: st, id: msg.ID}
-	go s.runHandler(ctx, cancel, rs, h, msg)
+	s.workers.run(func() { s.runHandler(ctx, cancel, rs, h, msg) })
 	mode := modeAuto
 	if s.cfg.alwaysSSE {
 		mode = modeSSE
@@ -595,6 +597,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	s.baseCancel()
+	s.workers.stop()
 	if err != nil {
 		// Cancelled handlers return promptly; wait for them within a short bound so that
 		// none outlives Shutdown, and before the streams close, so that their clients get

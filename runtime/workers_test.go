@@ -1,0 +1,80 @@
+package runtime
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The pool runs every job, concurrently when they overlap (no job waits for another), reuses
+// idle workers, and lets them go after the idle timeout or at stop.
+func TestWorkers(t *testing.T) {
+	p := &workers{idleTimeout: 50 * time.Millisecond}
+	const n = 64
+	var ran atomic.Int32
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	started.Add(n)
+	var done sync.WaitGroup
+	done.Add(n)
+	for range n {
+		p.run(func() {
+			started.Done()
+			<-release // every job blocks until all have started: they must run at once
+			ran.Add(1)
+			done.Done()
+		})
+	}
+	waitDone(t, &started, "all jobs to start while the others block")
+	close(release)
+	waitDone(t, &done, "all jobs to finish")
+	if ran.Load() != n {
+		t.Fatalf("ran %d jobs, want %d", ran.Load(), n)
+	}
+	// Idle workers are reused: a second wave of sequential jobs starts no goroutine.
+	p.mu.Lock()
+	idle := len(p.idle)
+	p.mu.Unlock()
+	if idle == 0 {
+		t.Fatal("no idle worker after the first wave")
+	}
+	// They leave after the idle timeout.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p.mu.Lock()
+		idle = len(p.idle)
+		p.mu.Unlock()
+		if idle == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d idle workers still there long after the idle timeout", idle)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// stop releases idle workers at once, and jobs still run after it.
+	q := &workers{idleTimeout: time.Hour}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	q.run(wg.Done)
+	waitDone(t, &wg, "a job")
+	q.stop()
+	wg.Add(1)
+	q.run(wg.Done)
+	waitDone(t, &wg, "a job after stop")
+}
+
+func waitDone(t *testing.T, wg *sync.WaitGroup, what string) {
+	t.Helper()
+	ch := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(ch)
+	}()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}

@@ -419,9 +419,7 @@ func (c *Client) callInto(ctx context.Context, method string, params, out any) e
 // CallTool calls a tool with JSON arguments (nil for none) and returns its result as sent; a
 // result with IsError set is not a Go error here (the typed CallTool makes it one).
 func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, opts ...CallOption) (*CallToolResult, error) {
-	co := newCallOptions(opts)
-	p := &CallToolParams{Name: name, Arguments: args, Meta: co.meta()}
-	raw, err := c.call(ctx, methodToolsCall, p, co)
+	raw, err := c.callToolRaw(ctx, name, args, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -430,6 +428,12 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 		return nil, fmt.Errorf("mcp tools/call %s: decode result: %w", name, err)
 	}
 	return &res, nil
+}
+
+func (c *Client) callToolRaw(ctx context.Context, name string, args json.RawMessage, opts []CallOption) (json.RawMessage, error) {
+	co := newCallOptions(opts)
+	p := &CallToolParams{Name: name, Arguments: args, Meta: co.meta()}
+	return c.call(ctx, methodToolsCall, p, co)
 }
 
 // Call sends any request and returns its raw result.

@@ -89,24 +89,39 @@ func CallTool[Res any, PRes interface {
 	if err != nil {
 		return nil, fmt.Errorf("mcp tools/call %s: encode arguments: %w", name, err)
 	}
-	res, err := c.CallTool(ctx, name, args, opts...)
+	raw, err := c.callToolRaw(ctx, name, args, opts)
 	if err != nil {
 		return nil, err
 	}
-	if res.IsError {
-		return nil, &ToolError{Tool: name, Result: res}
+	// Decode the content blocks only when they are the result: the text block of a typed
+	// result mirrors structuredContent, and unescaping it would double the decoding work.
+	var light struct {
+		Content           json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &light); err != nil {
+		return nil, fmt.Errorf("mcp tools/call %s: decode result: %w", name, err)
 	}
 	out := PRes(new(Res))
-	if tr, ok := any(out).(*mcpv1.ToolResult); ok {
-		conv, err := toProtoToolResult(res)
-		if err != nil {
-			return nil, fmt.Errorf("mcp tools/call %s: %w", name, err)
+	_, wantContent := any(out).(*mcpv1.ToolResult)
+	data := []byte(light.StructuredContent)
+	if light.IsError || wantContent || len(data) == 0 {
+		var res CallToolResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("mcp tools/call %s: decode result: %w", name, err)
 		}
-		proto.Merge(tr, conv)
-		return out, nil
-	}
-	data := []byte(res.StructuredContent)
-	if len(data) == 0 {
+		if res.IsError {
+			return nil, &ToolError{Tool: name, Result: &res}
+		}
+		if tr, ok := any(out).(*mcpv1.ToolResult); ok {
+			conv, err := toProtoToolResult(&res)
+			if err != nil {
+				return nil, fmt.Errorf("mcp tools/call %s: %w", name, err)
+			}
+			proto.Merge(tr, conv)
+			return out, nil
+		}
 		// Servers that predate structuredContent send the JSON as text.
 		data = []byte(res.Text())
 	}

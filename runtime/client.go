@@ -40,11 +40,13 @@ type Client struct {
 
 // clientSession is what initialize established.
 type clientSession struct {
-	id           string
-	version      string
-	serverInfo   Implementation
-	capabilities ServerCapabilities
-	instructions string
+	id      string
+	version string
+	// The two header values, made once by initialize and shared by every request.
+	idHeader, versionHeader []string
+	serverInfo              Implementation
+	capabilities            ServerCapabilities
+	instructions            string
 }
 
 // NewClient returns a client for the MCP endpoint at url. It does not contact the server
@@ -193,6 +195,10 @@ func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
 		capabilities: res.Capabilities,
 		instructions: res.Instructions,
 	}
+	if st.id != "" {
+		st.idHeader = []string{st.id}
+	}
+	st.versionHeader = []string{st.version}
 	if !isSupportedVersion(res.ProtocolVersion) {
 		c.deleteSession(st)
 		return nil, fmt.Errorf("mcp initialize: server offered protocol version %q, which this client does not support (supported: %s)", res.ProtocolVersion, strings.Join(supportedVersions, ", "))
@@ -277,16 +283,38 @@ func (c *Client) sendDelete(ctx context.Context, st *clientSession) error {
 	}
 }
 
+// Header values shared by every request: net/http never modifies a request's headers, so
+// assigning these slices (under canonical keys) saves an allocation per header per call.
+var (
+	postContentType = []string{"application/json"}
+	postAccept      = []string{"application/json, text/event-stream"}
+	getAccept       = []string{"text/event-stream"}
+)
+
 func (c *Client) setHeaders(req *http.Request, st *clientSession) {
 	for k, v := range c.cfg.headers {
 		req.Header[k] = v
 	}
 	if st.id != "" {
-		req.Header.Set(headerSessionID, st.id)
+		if st.idHeader != nil {
+			req.Header[headerSessionID] = st.idHeader
+		} else {
+			req.Header[headerSessionID] = []string{st.id}
+		}
 	}
 	if st.version != "" {
-		req.Header.Set(headerProtocolVersion, st.version)
+		if st.versionHeader != nil {
+			req.Header[headerProtocolVersion] = st.versionHeader
+		} else {
+			req.Header[headerProtocolVersion] = []string{st.version}
+		}
 	}
+}
+
+// setPostHeaders sets the headers of a POST of one JSON-RPC message.
+func setPostHeaders(req *http.Request) {
+	req.Header["Content-Type"] = postContentType
+	req.Header["Accept"] = postAccept
 }
 
 // notify POSTs a notification; the server answers 202.
@@ -305,8 +333,7 @@ func (c *Client) postNoReply(ctx context.Context, st *clientSession, body []byte
 		return err
 	}
 	c.setHeaders(req, st)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	setPostHeaders(req)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return err

@@ -31,8 +31,7 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, method string
 		return nil, nil, err
 	}
 	c.setHeaders(req, st)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	setPostHeaders(req)
 	resp, detach, err := c.do(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -160,7 +159,7 @@ func (c *Client) openResume(ctx context.Context, st *clientSession, lastEventID 
 		return nil, err
 	}
 	c.setHeaders(req, st)
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header["Accept"] = getAccept
 	req.Header.Set(headerLastEventID, lastEventID)
 	resp, detach, err := c.do(ctx, req)
 	if err != nil {

@@ -312,7 +312,11 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 	for {
 		evs, kicked, closed, lost := st.take(my, s.cfg.eventStore, !sw.started)
 		if lost {
-			return // a resumed connection took the stream over
+			// A resumed connection took the stream over. The wake-up that brought this
+			// writer here may have been meant for the new one (they share the channel):
+			// pass it on, or the new writer could sleep through the stream's last event.
+			st.signal()
+			return
 		}
 		if len(evs) > 0 {
 			if !sw.started && len(evs) == 1 && evs[0].final && evs[0].data != nil {

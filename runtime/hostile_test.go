@@ -135,13 +135,14 @@ func addHardenTools(s *Server, ctl *hardenCtl) {
 	s.AddTool(ToolSpec{Name: "block", Description: "blocks until released", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		var a struct{ Tag string }
 		_ = json.Unmarshal(req.Arguments, &a)
+		gate := ctl.gate() // before telling the test: it may open the gate at once
 		select {
 		case ctl.started <- a.Tag:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 		select {
-		case <-ctl.gate():
+		case <-gate:
 			return &CallToolResult{Content: []Content{TextContent("released " + a.Tag)}}, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -153,13 +154,14 @@ func addHardenTools(s *Server, ctl *hardenCtl) {
 		if err := Log(ctx, LevelWarning, "harden", "secret-of-"+a.Tag); err != nil {
 			return nil, err
 		}
+		gate := ctl.gate() // before telling the test: it may open the gate at once
 		select {
 		case ctl.started <- a.Tag:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 		select {
-		case <-ctl.gate():
+		case <-gate:
 			return &CallToolResult{Content: []Content{TextContent("released " + a.Tag)}}, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -175,13 +177,14 @@ func addHardenTools(s *Server, ctl *hardenCtl) {
 			if err := Log(ctx, LevelWarning, "stream", "first of "+a.Tag); err != nil {
 				return nil, err
 			}
+			gate := ctl.gate() // before telling the test: it may open the gate at once
 			select {
 			case ctl.started <- a.Tag:
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
 			select {
-			case <-ctl.gate():
+			case <-gate:
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}

@@ -181,8 +181,11 @@ func encodeResponse(id *ID, result json.RawMessage, err *Error) []byte {
 }
 
 // encodeRequest encodes a JSON-RPC request (id set) or notification (id nil).
+//
+// The envelope is written around the marshalled params rather than marshalling a wireMessage
+// that holds them, which would make encoding/json validate and copy the params a second time.
 func encodeRequest(id *ID, method string, params any) ([]byte, error) {
-	var raw json.RawMessage
+	var raw []byte
 	if params != nil {
 		b, err := json.Marshal(params)
 		if err != nil {
@@ -190,7 +193,23 @@ func encodeRequest(id *ID, method string, params any) ([]byte, error) {
 		}
 		raw = b
 	}
-	return json.Marshal(&wireMessage{JSONRPC: jsonrpcVersion, ID: id, Method: method, Params: raw})
+	m, err := json.Marshal(method)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, len(raw)+len(m)+64)
+	buf = append(buf, `{"jsonrpc":"2.0"`...)
+	if id != nil && !id.IsZero() {
+		buf = append(buf, `,"id":`...)
+		buf = append(buf, id.raw...)
+	}
+	buf = append(buf, `,"method":`...)
+	buf = append(buf, m...)
+	if raw != nil && string(raw) != "null" {
+		buf = append(buf, `,"params":`...)
+		buf = append(buf, raw...)
+	}
+	return append(buf, '}'), nil
 }
 
 func truncate(s string, n int) string {

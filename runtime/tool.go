@@ -355,9 +355,12 @@ func (s *Server) handleListTools(_ context.Context, _ *requestState, params json
 }
 
 func (s *Server) handleCallTool(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
-	var p CallToolParams
-	if err := unmarshalParams(params, &p); err != nil {
-		return nil, err
+	p, ok := scanCallToolParams(params)
+	if !ok {
+		p = CallToolParams{}
+		if err := unmarshalParams(params, &p); err != nil {
+			return nil, err
+		}
 	}
 	if p.Name == "" {
 		return nil, NewError(CodeInvalidParams, `tools/call needs "name": the tool to call`)

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -26,6 +25,7 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/protomcp/protomcp/internal/conntest"
 	"github.com/protomcp/protomcp/runtime"
 )
 
@@ -40,83 +40,6 @@ func clientCtx(t *testing.T) context.Context {
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-// dialCounter is an *http.Client that counts what happens to its connections: the TCP
-// connections its transport dials, those the transport closes, and the response bodies the
-// caller closed before reading them to the end (abandoned, which makes the transport close
-// their connection).
-type dialCounter struct {
-	hc        *http.Client
-	tr        *http.Transport
-	dials     atomic.Int64
-	closes    atomic.Int64
-	abandoned atomic.Int64
-}
-
-func newDialCounter(t *testing.T) *dialCounter {
-	t.Helper()
-	dc := &dialCounter{tr: runtime.DefaultTransport()}
-	d := &net.Dialer{Timeout: 5 * time.Second}
-	dc.tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		dc.dials.Add(1)
-		conn, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &countedConn{Conn: conn, closes: &dc.closes}, nil
-	}
-	dc.hc = &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		resp, err := dc.tr.RoundTrip(req)
-		if err != nil {
-			return nil, err
-		}
-		resp.Body = &trackedBody{ReadCloser: resp.Body, abandoned: &dc.abandoned}
-		return resp, nil
-	})}
-	t.Cleanup(dc.tr.CloseIdleConnections)
-	return dc
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
-// trackedBody counts a body closed before it returned io.EOF.
-type trackedBody struct {
-	io.ReadCloser
-	eof       atomic.Bool
-	once      sync.Once
-	abandoned *atomic.Int64
-}
-
-func (b *trackedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if errors.Is(err, io.EOF) {
-		b.eof.Store(true)
-	}
-	return n, err
-}
-
-func (b *trackedBody) Close() error {
-	b.once.Do(func() {
-		if !b.eof.Load() {
-			b.abandoned.Add(1)
-		}
-	})
-	return b.ReadCloser.Close()
-}
-
-// countedConn counts its first Close.
-type countedConn struct {
-	net.Conn
-	once   sync.Once
-	closes *atomic.Int64
-}
-
-func (c *countedConn) Close() error {
-	c.once.Do(func() { c.closes.Add(1) })
-	return c.Conn.Close()
-}
 
 // rpcRecord is one JSON-RPC message POSTed to a recorder, with the HTTP status it got (0
 // while it is being served) and when its handler returned. Hooks see it before that.
@@ -271,7 +194,7 @@ type clientEnv struct {
 	srv *runtime.Server
 	rec *recorder
 	hs  *httptest.Server
-	dc  *dialCounter
+	dc  *conntest.Counter
 }
 
 func newClientEnv(t *testing.T, opts ...runtime.ServerOption) *clientEnv {
@@ -280,7 +203,7 @@ func newClientEnv(t *testing.T, opts ...runtime.ServerOption) *clientEnv {
 	e := &clientEnv{srv: runtime.NewServer(runtime.Implementation{Name: "client-test", Version: "0"}, opts...)}
 	e.rec = newRecorder(e.srv)
 	e.hs = httptest.NewServer(e.rec)
-	e.dc = newDialCounter(t)
+	e.dc = conntest.New(t)
 	t.Cleanup(e.shutdown)
 	return e
 }
@@ -291,14 +214,14 @@ func (e *clientEnv) shutdown() {
 	defer cancel()
 	_ = e.srv.Shutdown(ctx)
 	e.hs.Close()
-	e.dc.tr.CloseIdleConnections()
+	e.dc.Transport.CloseIdleConnections()
 }
 
 // client returns a client of the env's server using the dial-counting transport; it is
 // closed when the test ends, if the test did not close it.
 func (e *clientEnv) client(t *testing.T, opts ...runtime.ClientOption) *runtime.Client {
 	t.Helper()
-	opts = append([]runtime.ClientOption{runtime.WithHTTPClient(e.dc.hc), runtime.WithClientLogger(quietLogger())}, opts...)
+	opts = append([]runtime.ClientOption{runtime.WithHTTPClient(e.dc.Client), runtime.WithClientLogger(quietLogger())}, opts...)
 	c := runtime.NewClient(e.hs.URL, opts...)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), clientTestTimeout)
@@ -459,9 +382,9 @@ func testSlowStreamTail(t *testing.T, shape string, calls int) {
 	hs := httptest.NewServer(s)
 	defer hs.Close()
 	defer close(s.release)
-	dc := newDialCounter(t)
-	dc.tr.MaxConnsPerHost = 2
-	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(dc.hc), runtime.WithClientLogger(quietLogger()))
+	dc := conntest.New(t)
+	dc.Transport.MaxConnsPerHost = 2
+	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(dc.Client), runtime.WithClientLogger(quietLogger()))
 	ctx := clientCtx(t)
 	for i := range calls {
 		callCtx, cancel := ctx, context.CancelFunc(func() {})
@@ -494,7 +417,7 @@ func testSlowStreamTail(t *testing.T, shape string, calls int) {
 	if err := c.Close(ctx); err != nil {
 		t.Errorf("close: %v", err)
 	}
-	dials, retired, abandoned := dc.dials.Load(), dc.closes.Load(), dc.abandoned.Load()
+	dials, retired, abandoned := dc.Dials.Load(), dc.Closes.Load(), dc.Abandoned.Load()
 	t.Logf("%d calls with 50 ms stream tails, %s contexts: %d connections dialed, %d retired by the transport, %d bodies abandoned",
 		calls, shape, dials, retired, abandoned)
 	if abandoned != 0 {
@@ -513,9 +436,9 @@ func TestCloseStopsBackgroundDrains(t *testing.T) {
 	hs := httptest.NewServer(s)
 	defer hs.Close()
 	defer close(s.release) // if the test fails, lets the drain, Close and hs.Close end
-	dc := newDialCounter(t)
+	dc := conntest.New(t)
 	// Drain limits far beyond the test's timeout: only Close can stop the drain in time.
-	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(dc.hc), runtime.WithClientLogger(quietLogger()),
+	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(dc.Client), runtime.WithClientLogger(quietLogger()),
 		runtime.WithDrainLimits(1<<20, time.Hour))
 	if _, err := c.CallTool(clientCtx(t), "any", nil); err != nil {
 		t.Fatal(err)
@@ -539,7 +462,7 @@ func TestCloseStopsBackgroundDrains(t *testing.T) {
 		t.Fatal("the stream was not closed")
 	}
 	hs.Close()
-	dc.tr.CloseIdleConnections()
+	dc.Transport.CloseIdleConnections()
 	goleak.VerifyNone(t, leaks)
 }
 
@@ -726,7 +649,7 @@ func TestCallResumesAfterServerClosesStream(t *testing.T) {
 		if gap := resumes[0].Start.Sub(posts[0].End); gap < retry {
 			t.Errorf("the client reconnected %v after the server closed the stream, before the retry interval of %v", gap, retry)
 		}
-		t.Logf("resumed with Last-Event-ID %q; %d dials", resumes[0].LastEventID, e.dc.dials.Load())
+		t.Logf("resumed with Last-Event-ID %q; %d dials", resumes[0].LastEventID, e.dc.Dials.Load())
 	})
 }
 

@@ -2,98 +2,16 @@ package weather_test
 
 import (
 	"context"
-	"errors"
-	"io"
-	"net"
-	"net/http"
 	"net/http/httptest"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/protomcp/protomcp/examples/weather"
 	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
 	"github.com/protomcp/protomcp/gen/weather/v1/weatherv1mcp"
+	"github.com/protomcp/protomcp/internal/conntest"
 	"github.com/protomcp/protomcp/runtime"
 )
-
-// connCounter is an *http.Client that counts what happens to its connections: the TCP
-// connections its transport dials, those the transport closes, and the response bodies the
-// caller closed before reading them to the end (abandoned, which makes the transport close
-// their connection).
-type connCounter struct {
-	hc        *http.Client
-	tr        *http.Transport
-	dials     atomic.Int64
-	closes    atomic.Int64
-	abandoned atomic.Int64
-}
-
-func newConnCounter(t *testing.T) *connCounter {
-	t.Helper()
-	cc := &connCounter{tr: runtime.DefaultTransport()}
-	d := &net.Dialer{Timeout: 5 * time.Second}
-	cc.tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		cc.dials.Add(1)
-		conn, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &countedConn{Conn: conn, closes: &cc.closes}, nil
-	}
-	cc.hc = &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		resp, err := cc.tr.RoundTrip(req)
-		if err != nil {
-			return nil, err
-		}
-		resp.Body = &trackedBody{ReadCloser: resp.Body, abandoned: &cc.abandoned}
-		return resp, nil
-	})}
-	t.Cleanup(cc.tr.CloseIdleConnections)
-	return cc
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
-// countedConn counts its first Close.
-type countedConn struct {
-	net.Conn
-	once   sync.Once
-	closes *atomic.Int64
-}
-
-func (c *countedConn) Close() error {
-	c.once.Do(func() { c.closes.Add(1) })
-	return c.Conn.Close()
-}
-
-// trackedBody counts a body closed before it returned io.EOF.
-type trackedBody struct {
-	io.ReadCloser
-	eof       atomic.Bool
-	once      sync.Once
-	abandoned *atomic.Int64
-}
-
-func (b *trackedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if errors.Is(err, io.EOF) {
-		b.eof.Store(true)
-	}
-	return n, err
-}
-
-func (b *trackedBody) Close() error {
-	b.once.Do(func() {
-		if !b.eof.Load() {
-			b.abandoned.Add(1)
-		}
-	})
-	return b.ReadCloser.Close()
-}
 
 // reuseCalls is how many sequential calls TestConnectionReuse* make: the 10,000 of issue 4,
 // or 1,000 under the race detector, where 10,000 take about 45 s on two cores. `make test`
@@ -130,8 +48,8 @@ func testConnectionReuse(t *testing.T, n int, opts ...runtime.ServerOption) {
 	weatherv1mcp.RegisterWeatherServiceHandler(srv, &weather.Service{Now: func() time.Time { return fixedNow }})
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	cc := newConnCounter(t)
-	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(cc.hc))
+	cc := conntest.New(t)
+	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(cc.Client))
 	client := weatherv1mcp.NewWeatherServiceClient(c)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -146,8 +64,8 @@ func testConnectionReuse(t *testing.T, n int, opts ...runtime.ServerOption) {
 		if len(res.GetDays()) != 3 {
 			t.Fatalf("call %d: %d days", i, len(res.GetDays()))
 		}
-		if i == 0 && cc.dials.Load() != 1 {
-			t.Errorf("after the first call (initialize, notifications/initialized, tools/call): %d dials, want 1", cc.dials.Load())
+		if i == 0 && cc.Dials.Load() != 1 {
+			t.Errorf("after the first call (initialize, notifications/initialized, tools/call): %d dials, want 1", cc.Dials.Load())
 		}
 	}
 	elapsed := time.Since(start)
@@ -155,7 +73,7 @@ func testConnectionReuse(t *testing.T, n int, opts ...runtime.ServerOption) {
 		t.Errorf("close: %v", err)
 	}
 	_ = srv.Shutdown(ctx)
-	dials, retired, abandoned := cc.dials.Load(), cc.closes.Load(), cc.abandoned.Load()
+	dials, retired, abandoned := cc.Dials.Load(), cc.Closes.Load(), cc.Abandoned.Load()
 	t.Logf("%d calls in %v: %d dials, %d connections retired by the transport, %d bodies abandoned", n, elapsed, dials, retired, abandoned)
 	if abandoned != 0 {
 		t.Errorf("the client closed %d response bodies before their end, which closes their connections", abandoned)

@@ -6,38 +6,20 @@ import (
 	"fmt"
 )
 
-// JSON-RPC and MCP error codes.
-const (
-	CodeParseError     = -32700 // malformed JSON
-	CodeInvalidRequest = -32600 // not a valid JSON-RPC request
-	CodeMethodNotFound = -32601 // unknown method, or a capability the peer did not declare
-	CodeInvalidParams  = -32602 // params of the wrong shape, unknown tool, bad cursor...
-	CodeInternalError  = -32603 // a failure inside the server
-	// CodeResourceNotFound is MCP's code for resources/read of an unknown URI.
-	CodeResourceNotFound = -32002
-	// CodeURLElicitationRequired tells the client that URL-mode elicitation must happen first.
-	CodeURLElicitationRequired = -32042
-	// CodeRequestCancelled is returned to local callers whose request was cancelled. It is
-	// never sent on the wire: a cancelled request gets no response.
-	CodeRequestCancelled = -32800
-	// CodeUserRejected is the sampling error code for a user who declined the request.
-	CodeUserRejected = -1
-)
-
 // Error is a JSON-RPC error: a protocol failure, as opposed to a tool execution error (which
 // travels as a result with isError set). A handler that returns an *Error (or an error that
 // wraps one) makes the server answer with that JSON-RPC error.
 type Error struct {
-	Code    int             `json:"code"`
+	Code    Code            `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
 // NewError returns an *Error with the given code and message.
-func NewError(code int, message string) *Error { return &Error{Code: code, Message: message} }
+func NewError(code Code, message string) *Error { return &Error{Code: code, Message: message} }
 
 // Errorf returns an *Error with the given code and a formatted message.
-func Errorf(code int, format string, args ...any) *Error {
+func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -124,7 +106,7 @@ func (e *HTTPError) Unwrap() error {
 
 // ErrSessionExpired is returned (wrapped) by client calls when the server no longer knows the
 // session (HTTP 404) and the call could not be retried safely on a new session.
-var ErrSessionExpired = errors.New("mcp session expired")
+var ErrSessionExpired = errors.New("mcp: session expired")
 
 // ErrClosed is returned by calls on a closed client or to a server that is shutting down.
 var ErrClosed = errors.New("mcp: closed")

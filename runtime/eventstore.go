@@ -39,7 +39,7 @@ type memSession struct {
 
 // ErrEventsEvicted is returned by MemoryEventStore.Replay when events after the requested one
 // were evicted to keep within the store's bound: replaying the rest would skip them silently.
-var ErrEventsEvicted = errors.New("the events after this Last-Event-ID are no longer stored (the event store's size limit); the stream cannot be resumed")
+var ErrEventsEvicted = errors.New("mcp: the events after this Last-Event-ID are no longer stored (the event store's size limit); the stream cannot be resumed")
 
 type storedEvent struct {
 	seq  uint64

@@ -410,7 +410,7 @@ type hostileCase struct {
 	run func(t *testing.T, e *hardenEnv) *hardenResp
 
 	status  int    // the exact HTTP status
-	code    int    // the JSON-RPC error code; 0 for a result (or no body)
+	code    Code   // the JSON-RPC error code; 0 for a result (or no body)
 	isError bool   // the result is a tool error (isError: true)
 	msg     string // a substring of the error message, tool error text or result
 }

@@ -122,7 +122,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // httpError answers with an HTTP status and a JSON-RPC error body without an id.
-func (s *Server) httpError(w http.ResponseWriter, status, code int, msg string) {
+func (s *Server) httpError(w http.ResponseWriter, status int, code Code, msg string) {
 	s.writeJSON(w, status, encodeResponse(nil, nil, NewError(code, msg)))
 }
 
@@ -283,12 +283,8 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 	} else {
 		ctx, cancel = context.WithCancel(sess.ctx)
 	}
-	if rpcErr := sess.startRequest(msg.ID, cancel); rpcErr != nil {
+	if rpcErr, status := sess.startRequest(msg.ID, cancel); rpcErr != nil {
 		cancel()
-		status := http.StatusBadRequest
-		if strings.HasPrefix(rpcErr.Message, "too many") {
-			status = http.StatusTooManyRequests
-		}
 		s.writeJSON(w, status, encodeResponse(msg.ID, nil, rpcErr))
 		return
 	}

@@ -409,7 +409,7 @@ type wireRule struct {
 	wantStatus int
 	wantCT     string            // media type of the answer ("" = not checked)
 	wantHeader map[string]string // exact values; "*" = present
-	wantCode   int               // JSON-RPC error code; 0 = no error expected
+	wantCode   Code              // JSON-RPC error code; 0 = no error expected
 	wantMsg    string            // substring of the error message
 	wantResult string            // the exact result JSON, when set
 	emptyBody  bool

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -97,21 +98,22 @@ func (sess *session) lookupStream(id string) *stream {
 }
 
 // startRequest registers an in-flight request. It fails for a duplicate ID (B2) or when the
-// session has too many requests in flight.
-func (sess *session) startRequest(id *ID, cancel context.CancelFunc) *Error {
+// session has too many requests in flight; status is the HTTP status of the refusal: 429 for
+// the limit, which a client may retry later, and 400 otherwise.
+func (sess *session) startRequest(id *ID, cancel context.CancelFunc) (rpcErr *Error, status int) {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if sess.ended {
-		return NewError(CodeInvalidRequest, "session has ended")
+		return NewError(CodeInvalidRequest, "session has ended"), http.StatusBadRequest
 	}
 	if _, dup := sess.inflight[id.raw]; dup {
-		return Errorf(CodeInvalidRequest, "request id %s is already in use by a request in flight on this session", id.raw)
+		return Errorf(CodeInvalidRequest, "request id %s is already in use by a request in flight on this session", truncate(id.raw, 64)), http.StatusBadRequest
 	}
 	if len(sess.inflight) >= sess.server.cfg.maxInflight {
-		return Errorf(CodeInvalidRequest, "too many requests in flight on this session (limit %d); wait for some to finish", sess.server.cfg.maxInflight)
+		return Errorf(CodeInvalidRequest, "too many requests in flight on this session (limit %d); wait for some to finish", sess.server.cfg.maxInflight), http.StatusTooManyRequests
 	}
 	sess.inflight[id.raw] = cancel
-	return nil
+	return nil, 0
 }
 
 func (sess *session) endRequest(id *ID) {

@@ -144,21 +144,21 @@ func TestTypeScriptClientAgainstGoServer(t *testing.T) {
 type pollingService struct{ *weather.Service }
 
 func (p pollingService) GetForecast(ctx context.Context, req *weatherv1.GetForecastRequest) (*weatherv1.GetForecastResponse, error) {
-	if err := runtime.CloseSSEStream(ctx); err != nil {
+	if err := runtime.CallerFrom(ctx).CloseSSEStream(); err != nil {
 		return nil, err
 	}
 	return p.Service.GetForecast(ctx, req)
 }
 
 func (p pollingService) ListAlerts(ctx context.Context, req *weatherv1.ListAlertsRequest) (*weatherv1.ListAlertsResponse, error) {
-	if err := runtime.CloseSSEStream(ctx); err != nil {
+	if err := runtime.CallerFrom(ctx).CloseSSEStream(); err != nil {
 		return nil, err
 	}
 	return p.Service.ListAlerts(ctx, req)
 }
 
 func (p pollingService) RenderForecastChart(ctx context.Context, req *weatherv1.RenderForecastChartRequest) (*mcpv1.ToolResult, error) {
-	if err := runtime.CloseSSEStream(ctx); err != nil {
+	if err := runtime.CallerFrom(ctx).CloseSSEStream(); err != nil {
 		return nil, err
 	}
 	return p.Service.RenderForecastChart(ctx, req)
@@ -186,7 +186,7 @@ func TestGoClientAgainstTypeScriptServer(t *testing.T) {
 			c := runtime.NewClient(ts.URL,
 				runtime.WithHTTPClient(&http.Client{Transport: rt}),
 				runtime.WithClientInfo(runtime.Implementation{Name: "protomcp-interop", Version: runtime.Version}),
-				runtime.WithClientLogger(slog.New(slog.NewTextHandler(t.Output(), nil))))
+				runtime.WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))))
 			t.Cleanup(func() {
 				if n := rt.resumes.Load(); (n > 0) != tc.resumes {
 					t.Errorf("the client resumed %d streams with GET and Last-Event-ID", n)

@@ -37,6 +37,7 @@ type clientConfig struct {
 	onNotification  NotificationHandler
 	onLog           func(context.Context, *LogMessageParams)
 	listen          bool
+	interceptors    []Interceptor
 }
 
 // SamplingHandler answers sampling/createMessage requests from the server.
@@ -107,15 +108,6 @@ func WithHeader(key, value string) ClientOption {
 			c.headers = make(http.Header)
 		}
 		c.headers.Add(key, value)
-	})
-}
-
-// WithClientLogger sets the client's logger (default slog.Default()).
-func WithClientLogger(l *slog.Logger) ClientOption {
-	return clientOptionFunc(func(c *clientConfig) {
-		if l != nil {
-			c.logger = l
-		}
 	})
 }
 

@@ -221,7 +221,7 @@ func (e *clientEnv) shutdown() {
 // closed when the test ends, if the test did not close it.
 func (e *clientEnv) client(t *testing.T, opts ...runtime.ClientOption) *runtime.Client {
 	t.Helper()
-	opts = append([]runtime.ClientOption{runtime.WithHTTPClient(e.dc.Client), runtime.WithClientLogger(quietLogger())}, opts...)
+	opts = append([]runtime.ClientOption{runtime.WithHTTPClient(e.dc.Client), runtime.WithLogger(quietLogger())}, opts...)
 	c := runtime.NewClient(e.hs.URL, opts...)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), clientTestTimeout)
@@ -384,7 +384,7 @@ func testSlowStreamTail(t *testing.T, shape string, calls int) {
 	defer close(s.release)
 	dc := conntest.New(t)
 	dc.Transport.MaxConnsPerHost = 2
-	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(dc.Client), runtime.WithClientLogger(quietLogger()))
+	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(dc.Client), runtime.WithLogger(quietLogger()))
 	ctx := clientCtx(t)
 	for i := range calls {
 		callCtx, cancel := ctx, context.CancelFunc(func() {})
@@ -438,7 +438,7 @@ func TestCloseStopsBackgroundDrains(t *testing.T) {
 	defer close(s.release) // if the test fails, lets the drain, Close and hs.Close end
 	dc := conntest.New(t)
 	// Drain limits far beyond the test's timeout: only Close can stop the drain in time.
-	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(dc.Client), runtime.WithClientLogger(quietLogger()),
+	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(dc.Client), runtime.WithLogger(quietLogger()),
 		runtime.WithDrainLimits(1<<20, time.Hour))
 	if _, err := c.CallTool(clientCtx(t), "any", nil); err != nil {
 		t.Fatal(err)
@@ -497,7 +497,7 @@ func testCancelledCall(t *testing.T, how string, opts ...runtime.ServerOption) {
 	handlerErr := make(chan error, 1)
 	e.srv.AddTool(runtime.ToolSpec{Name: "block"}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
 		if how == "cancel-resuming" {
-			if err := runtime.CloseSSEStream(ctx); err != nil {
+			if err := runtime.CallerFrom(ctx).CloseSSEStream(); err != nil {
 				return nil, err
 			}
 		}
@@ -608,7 +608,7 @@ func TestCallResumesAfterServerClosesStream(t *testing.T) {
 		var runs atomic.Int32
 		e.srv.AddTool(runtime.ToolSpec{Name: "poll"}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
 			runs.Add(1)
-			if err := runtime.CloseSSEStream(ctx); err != nil {
+			if err := runtime.CallerFrom(ctx).CloseSSEStream(); err != nil {
 				return nil, err
 			}
 			// Answer only once the client is back, so that the result can only arrive on
@@ -787,7 +787,7 @@ func TestServerToClientRequests(t *testing.T) {
 		e.srv.AddTool(runtime.ToolSpec{Name: "ask"}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
 			var a asked
 			var err error
-			a.Elicit, err = runtime.Elicit(ctx, &runtime.ElicitParams{
+			a.Elicit, err = runtime.CallerFrom(ctx).Elicit(ctx, &runtime.ElicitParams{
 				Message: "Where?",
 				RequestedSchema: json.RawMessage(`{"type":"object","properties":{
 					"city":{"type":"string"},
@@ -798,14 +798,14 @@ func TestServerToClientRequests(t *testing.T) {
 			if err != nil {
 				return nil, fmt.Errorf("elicit: %w", err)
 			}
-			a.Sample, err = runtime.CreateMessage(ctx, &runtime.CreateMessageParams{
+			a.Sample, err = runtime.CallerFrom(ctx).CreateMessage(ctx, &runtime.CreateMessageParams{
 				Messages:  []runtime.SamplingMessage{{Role: "user", Content: runtime.TextContent("Say hi")}},
 				MaxTokens: 16,
 			})
 			if err != nil {
 				return nil, fmt.Errorf("sample: %w", err)
 			}
-			a.Roots, err = runtime.ListRoots(ctx)
+			a.Roots, err = runtime.CallerFrom(ctx).ListRoots(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("roots: %w", err)
 			}
@@ -869,7 +869,7 @@ func TestElicitationDefaultsOnlyOnAccept(t *testing.T) {
 		}{&action}); err != nil {
 			return nil, err
 		}
-		res, err := runtime.Elicit(ctx, &runtime.ElicitParams{Message: action, RequestedSchema: schema})
+		res, err := runtime.CallerFrom(ctx).Elicit(ctx, &runtime.ElicitParams{Message: action, RequestedSchema: schema})
 		if err != nil {
 			return nil, err
 		}
@@ -908,7 +908,7 @@ func TestProgressCallbacksInOrderBeforeReturn(t *testing.T) {
 		const steps = 50
 		e.srv.AddTool(runtime.ToolSpec{Name: "count"}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
 			for i := 1; i <= steps; i++ {
-				if err := runtime.NotifyProgress(ctx, float64(i), steps, fmt.Sprintf("step %d", i)); err != nil {
+				if err := runtime.CallerFrom(ctx).NotifyProgress(ctx, float64(i), steps, fmt.Sprintf("step %d", i)); err != nil {
 					return nil, err
 				}
 			}

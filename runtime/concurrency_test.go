@@ -27,7 +27,7 @@ func addItemsTool(s *Server) {
 			return nil, err
 		}
 		for i := 1; i <= a.Progress; i++ {
-			if err := NotifyProgress(ctx, float64(i), float64(a.Progress), fmt.Sprintf("step %d", i)); err != nil {
+			if err := CallerFrom(ctx).NotifyProgress(ctx, float64(i), float64(a.Progress), fmt.Sprintf("step %d", i)); err != nil {
 				return nil, err
 			}
 		}
@@ -159,7 +159,7 @@ func TestDeadStreamDoesNotBlockOthers(t *testing.T) {
 	ts.srv.AddTool(ToolSpec{Name: "flood"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
 		var err error
 		for i := 1; i <= floods && err == nil; i++ {
-			err = NotifyProgress(ctx, float64(i), floods, pad)
+			err = CallerFrom(ctx).NotifyProgress(ctx, float64(i), floods, pad)
 		}
 		floodDone <- err
 		return &CallToolResult{Content: []Content{TextContent("flooded")}}, err

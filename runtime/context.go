@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"sync"
 )
 
@@ -16,6 +17,11 @@ type requestState struct {
 	id            *ID
 	meta          *RequestMeta
 	progressToken json.RawMessage
+	header        http.Header // of the HTTP request that carried the request, if any
+
+	req    Request  // what interceptors see
+	resp   Response // what the innermost CallFunc fills in
+	caller Caller   // what CallerFrom returns
 
 	mu           sync.Mutex
 	lastProgress float64
@@ -43,28 +49,56 @@ func peekMeta(params json.RawMessage) *RequestMeta {
 	return p.Meta
 }
 
-// errNoRequest is returned by the helpers when ctx is not a handler's context.
+// errNoRequest is returned by Caller's methods when the context is not a handler's.
 var errNoRequest = fmt.Errorf("mcp: not called with the context of an MCP request handler")
 
-// SessionID returns the MCP session ID of the request being handled, or "".
-func SessionID(ctx context.Context) string {
+// Caller is the client that sent the request a handler is serving, seen from the server: what
+// it said about itself, and the requests and notifications the handler sends back to it
+// (Ping, Log, NotifyProgress, CreateMessage, Elicit, ListRoots). Those go to the client, on
+// the stream of the request being served; to call a server, use a Client.
+//
+// A Caller is valid while its request is being served. Its methods return an error (and its
+// accessors zero values) when called on the nil Caller that CallerFrom returns outside a
+// handler.
+type Caller struct {
+	rs *requestState
+}
+
+// CallerFrom returns the Caller of the request whose handler ctx belongs to, or nil when ctx
+// is not a handler's context. Interceptors on a Server get the same Caller from their ctx.
+func CallerFrom(ctx context.Context) *Caller {
 	if rs := stateFrom(ctx); rs != nil {
+		return &rs.caller
+	}
+	return nil
+}
+
+func (c *Caller) state() *requestState {
+	if c == nil {
+		return nil
+	}
+	return c.rs
+}
+
+// SessionID returns the MCP session ID of the request, or "".
+func (c *Caller) SessionID() string {
+	if rs := c.state(); rs != nil {
 		return rs.sess.id
 	}
 	return ""
 }
 
-// Meta returns the _meta of the request being handled, or nil.
-func Meta(ctx context.Context) *RequestMeta {
-	if rs := stateFrom(ctx); rs != nil {
-		return rs.meta
+// ProtocolVersion returns the protocol version negotiated for the caller's session.
+func (c *Caller) ProtocolVersion() string {
+	if rs := c.state(); rs != nil {
+		return rs.sess.version()
 	}
-	return nil
+	return ""
 }
 
-// ClientInfo returns the name and version the client gave at initialization.
-func ClientInfo(ctx context.Context) Implementation {
-	if rs := stateFrom(ctx); rs != nil {
+// Info returns the name and version the client gave at initialization.
+func (c *Caller) Info() Implementation {
+	if rs := c.state(); rs != nil {
 		rs.sess.mu.Lock()
 		defer rs.sess.mu.Unlock()
 		return rs.sess.clientInfo
@@ -72,11 +106,36 @@ func ClientInfo(ctx context.Context) Implementation {
 	return Implementation{}
 }
 
-// NotifyProgress sends notifications/progress for the request being handled, if the client
-// asked for progress (a progressToken); otherwise it does nothing. Progress must increase
-// with every call; total <= 0 means unknown.
-func NotifyProgress(ctx context.Context, progress, total float64, message string) error {
-	rs := stateFrom(ctx)
+// Capabilities returns the capabilities the client declared at initialization.
+func (c *Caller) Capabilities() ClientCapabilities {
+	if rs := c.state(); rs != nil {
+		return rs.sess.caps()
+	}
+	return ClientCapabilities{}
+}
+
+// Meta returns the _meta of the request, or nil.
+func (c *Caller) Meta() *RequestMeta {
+	if rs := c.state(); rs != nil {
+		return rs.meta
+	}
+	return nil
+}
+
+// Header returns the headers of the HTTP request that carried the request (nil on other
+// transports). Treat them as read-only.
+func (c *Caller) Header() http.Header {
+	if rs := c.state(); rs != nil {
+		return rs.header
+	}
+	return nil
+}
+
+// NotifyProgress sends notifications/progress for the request, if the client asked for
+// progress (a progressToken); otherwise it does nothing. Progress must increase with every
+// call; total <= 0 means unknown.
+func (c *Caller) NotifyProgress(ctx context.Context, progress, total float64, message string) error {
+	rs := c.state()
 	if rs == nil {
 		return errNoRequest
 	}
@@ -97,10 +156,10 @@ func NotifyProgress(ctx context.Context, progress, total float64, message string
 	return rs.send(notifProgress, p)
 }
 
-// Log sends notifications/message to the client, on the stream of the request being handled,
-// if level is at or above the level the client set with logging/setLevel (default: info).
-func Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
-	rs := stateFrom(ctx)
+// Log sends notifications/message to the client, on the stream of the request, if level is
+// at or above the level the client set with logging/setLevel (default: info).
+func (c *Caller) Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
+	rs := c.state()
 	if rs == nil {
 		return errNoRequest
 	}
@@ -134,9 +193,9 @@ func (rs *requestState) send(method string, params any) error {
 }
 
 // CreateMessage asks the client to sample an LLM (sampling/createMessage) and waits for the
-// answer, within ctx and the server's client request timeout.
-func CreateMessage(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error) {
-	rs := stateFrom(ctx)
+// answer, within ctx and the server's WithCallerRequestTimeout.
+func (c *Caller) CreateMessage(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error) {
+	rs := c.state()
 	if rs == nil {
 		return nil, errNoRequest
 	}
@@ -151,17 +210,17 @@ func CreateMessage(ctx context.Context, p *CreateMessageParams) (*CreateMessageR
 }
 
 // Elicit asks the client for information from its user (elicitation/create) and waits for the
-// answer.
-func Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
-	rs := stateFrom(ctx)
+// answer, within ctx and the server's WithCallerRequestTimeout.
+func (c *Caller) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
+	rs := c.state()
 	if rs == nil {
 		return nil, errNoRequest
 	}
-	c := rs.sess.caps().Elicitation
-	if c == nil {
+	ec := rs.sess.caps().Elicitation
+	if ec == nil {
 		return nil, NewError(CodeMethodNotFound, "the client did not declare the elicitation capability")
 	}
-	if p.Mode == "url" && c.URL == nil {
+	if p.Mode == "url" && ec.URL == nil {
 		return nil, NewError(CodeInvalidParams, "the client did not declare URL-mode elicitation")
 	}
 	var res ElicitResult
@@ -172,8 +231,8 @@ func Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
 }
 
 // ListRoots asks the client for its roots (roots/list).
-func ListRoots(ctx context.Context) (*ListRootsResult, error) {
-	rs := stateFrom(ctx)
+func (c *Caller) ListRoots(ctx context.Context) (*ListRootsResult, error) {
+	rs := c.state()
 	if rs == nil {
 		return nil, errNoRequest
 	}
@@ -187,9 +246,9 @@ func ListRoots(ctx context.Context) (*ListRootsResult, error) {
 	return &res, nil
 }
 
-// Ping pings the client from a handler.
-func Ping(ctx context.Context) error {
-	rs := stateFrom(ctx)
+// Ping pings the client (the server-to-client ping of the spec's Ping utility).
+func (c *Caller) Ping(ctx context.Context) error {
+	rs := c.state()
 	if rs == nil {
 		return errNoRequest
 	}
@@ -208,11 +267,11 @@ func (rs *requestState) call(ctx context.Context, method string, params, result 
 	return nil
 }
 
-// CloseSSEStream closes the HTTP connection carrying the current request's SSE stream without
-// ending the stream (SEP-1699 polling): the client reconnects with GET and Last-Event-ID after
+// CloseSSEStream closes the HTTP connection carrying the request's SSE stream without ending
+// the stream (SSE polling, SEP-1699): the client reconnects with GET and Last-Event-ID after
 // the retry interval and receives what the handler sends from then on.
-func CloseSSEStream(ctx context.Context) error {
-	rs := stateFrom(ctx)
+func (c *Caller) CloseSSEStream() error {
+	rs := c.state()
 	if rs == nil {
 		return errNoRequest
 	}

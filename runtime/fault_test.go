@@ -139,7 +139,7 @@ func TestFaultServerRestart(t *testing.T) {
 		_ = hs.Close()
 	}
 	srv1, hs1 := start(ln)
-	c := NewClient("http://"+addr, WithClientLogger(discardTestLogger()))
+	c := NewClient("http://"+addr, WithLogger(discardTestLogger()))
 	defer c.Close(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -188,7 +188,7 @@ func TestFaultServerRestart(t *testing.T) {
 func TestFaultShutdownInFlight(t *testing.T) {
 	t.Run("finish within the deadline", func(t *testing.T) {
 		e := newHardenEnv(t)
-		c := NewClient(e.url, WithClientLogger(e.logger()))
+		c := NewClient(e.url, WithLogger(e.logger()))
 		defer c.Close(context.Background())
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
@@ -227,7 +227,7 @@ func TestFaultShutdownInFlight(t *testing.T) {
 	})
 	t.Run("cancelled after the deadline", func(t *testing.T) {
 		e := newHardenEnv(t)
-		c := NewClient(e.url, WithClientLogger(e.logger()), WithMaxResumes(1))
+		c := NewClient(e.url, WithLogger(e.logger()), WithMaxResumes(1))
 		defer c.Close(context.Background())
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
@@ -318,7 +318,7 @@ func TestFaultResumeAfterDrop(t *testing.T) {
 			}()
 			var mu sync.Mutex
 			var seen []int
-			c := NewClient(hs.URL, WithClientLogger(slogTo(log)), WithNotificationHandler(func(_ context.Context, method string, params json.RawMessage) {
+			c := NewClient(hs.URL, WithLogger(slogTo(log)), WithNotificationHandler(func(_ context.Context, method string, params json.RawMessage) {
 				var p struct {
 					Data struct {
 						I int `json:"i"`

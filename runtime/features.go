@@ -25,22 +25,36 @@ type CompletionHandler func(ctx context.Context, p *CompleteParams) (*Completion
 type resourceEntry struct {
 	resource Resource
 	handler  ResourceHandler
+	call     CallFunc // resources/read inside the registration's interceptors
 }
 
 type templateEntry struct {
 	template ResourceTemplate
 	handler  ResourceHandler
 	match    func(uri string) bool
+	call     CallFunc
 }
 
 type promptEntry struct {
 	prompt  Prompt
 	handler PromptHandler
+	call    CallFunc // prompts/get inside the registration's interceptors
 }
 
-// AddResource adds (or replaces) a resource with a fixed URI.
-func (s *Server) AddResource(r Resource, h ResourceHandler) {
-	s.resources.put(r.URI, &resourceEntry{resource: r, handler: h})
+// AddResource adds a resource with a fixed URI. Like AddTool, it panics if the server already
+// has a resource with that URI: RemoveResource it first to replace it. Interceptors given in
+// opts wrap the reads of this resource, inside the server's.
+func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...HandlerOption) {
+	if h == nil {
+		panic(fmt.Sprintf("mcp: nil handler for resource %q", r.URI))
+	}
+	if r.URI == "" {
+		panic("mcp: a resource needs a URI")
+	}
+	e := &resourceEntry{resource: r, handler: h, call: chain(newHandlerConfig(opts).interceptors, callMethod)}
+	if !s.resources.add(r.URI, e) {
+		panic(fmt.Sprintf("mcp: a resource with URI %q is already registered", r.URI))
+	}
 	s.broadcast(notifResourcesListChanged, nil)
 }
 
@@ -54,10 +68,26 @@ func (s *Server) RemoveResource(uri string) bool {
 }
 
 // AddResourceTemplate adds a resource template (RFC 6570 level 1: {var} segments). Reads of
-// URIs that match it and are not fixed resources go to h.
-func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler) {
-	s.templates.put(t.URITemplate, &templateEntry{template: t, handler: h, match: templateMatcher(t.URITemplate)})
+// URIs that match it and are not fixed resources go to h. It panics if the server already has
+// a template with that URI template.
+func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts ...HandlerOption) {
+	if h == nil {
+		panic(fmt.Sprintf("mcp: nil handler for resource template %q", t.URITemplate))
+	}
+	e := &templateEntry{template: t, handler: h, match: templateMatcher(t.URITemplate), call: chain(newHandlerConfig(opts).interceptors, callMethod)}
+	if !s.templates.add(t.URITemplate, e) {
+		panic(fmt.Sprintf("mcp: a resource template %q is already registered", t.URITemplate))
+	}
 	s.broadcast(notifResourcesListChanged, nil)
+}
+
+// RemoveResourceTemplate removes a resource template; it reports whether there was one.
+func (s *Server) RemoveResourceTemplate(uriTemplate string) bool {
+	ok := s.templates.remove(uriTemplate)
+	if ok {
+		s.broadcast(notifResourcesListChanged, nil)
+	}
+	return ok
 }
 
 // templateMatcher matches URIs against a level-1 URI template: literal text must match, and
@@ -118,10 +148,64 @@ func (s *Server) NotifyResourceUpdated(uri string) {
 	}
 }
 
-// AddPrompt adds (or replaces) a prompt.
-func (s *Server) AddPrompt(p Prompt, h PromptHandler) {
-	s.prompts.put(p.Name, &promptEntry{prompt: p, handler: h})
+// AddPrompt adds a prompt. Like AddTool, it panics if the server already has a prompt of that
+// name: RemovePrompt it first to replace it. Interceptors given in opts wrap this prompt's
+// prompts/get requests, inside the server's.
+func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...HandlerOption) {
+	if h == nil {
+		panic(fmt.Sprintf("mcp: nil handler for prompt %q", p.Name))
+	}
+	if p.Name == "" {
+		panic("mcp: a prompt needs a name")
+	}
+	e := &promptEntry{prompt: p, handler: h, call: chain(newHandlerConfig(opts).interceptors, callMethod)}
+	if !s.prompts.add(p.Name, e) {
+		panic(fmt.Sprintf("mcp: a prompt named %q is already registered", p.Name))
+	}
 	s.broadcast(notifPromptsListChanged, nil)
+}
+
+// routeGetPrompt names the prompt for interceptors and picks its registration's CallFunc.
+func (s *Server) routeGetPrompt(req *Request) {
+	var p struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil {
+		return // handleGetPrompt reports the error
+	}
+	req.Name = p.Name
+	if e, ok := s.prompts.get(p.Name); ok {
+		req.serve = e.call
+	}
+}
+
+// routeReadResource names the URI for interceptors and picks the CallFunc of the resource or
+// template that will serve it.
+func (s *Server) routeReadResource(req *Request) {
+	routeURI(req)
+	if req.Name == "" {
+		return
+	}
+	if r, ok := s.resources.get(req.Name); ok {
+		req.serve = r.call
+		return
+	}
+	for _, t := range s.templates.all() {
+		if t.match(req.Name) {
+			req.serve = t.call
+			return
+		}
+	}
+}
+
+// routeURI names the request's params.uri for interceptors.
+func routeURI(req *Request) {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if json.Unmarshal(req.Params, &p) == nil {
+		req.Name = p.URI
+	}
 }
 
 // RemovePrompt removes a prompt; it reports whether there was one.

@@ -105,7 +105,7 @@ func FuzzClientSSE(f *testing.F) {
 		WithLogHandler(func(context.Context, *LogMessageParams) {}),
 		WithNotificationHandler(func(context.Context, string, json.RawMessage) {}),
 		WithRootsHandler(func(context.Context) (*ListRootsResult, error) { return &ListRootsResult{}, nil }),
-		WithClientLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	f.Cleanup(func() { _ = c.Close(context.Background()) })
 	st := &clientSession{id: "fuzz", version: LatestProtocolVersion}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -151,7 +151,7 @@ func addHardenTools(s *Server, ctl *hardenCtl) {
 	s.AddTool(ToolSpec{Name: "notify_block", Description: "logs one message, then blocks until released", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		var a struct{ Tag string }
 		_ = json.Unmarshal(req.Arguments, &a)
-		if err := Log(ctx, LevelWarning, "harden", "secret-of-"+a.Tag); err != nil {
+		if err := CallerFrom(ctx).Log(ctx, LevelWarning, "harden", "secret-of-"+a.Tag); err != nil {
 			return nil, err
 		}
 		gate := ctl.gate() // before telling the test: it may open the gate at once
@@ -174,7 +174,7 @@ func addHardenTools(s *Server, ctl *hardenCtl) {
 		}
 		filler := strings.Repeat("x", a.Size)
 		if a.Gate {
-			if err := Log(ctx, LevelWarning, "stream", "first of "+a.Tag); err != nil {
+			if err := CallerFrom(ctx).Log(ctx, LevelWarning, "stream", "first of "+a.Tag); err != nil {
 				return nil, err
 			}
 			gate := ctl.gate() // before telling the test: it may open the gate at once
@@ -190,7 +190,7 @@ func addHardenTools(s *Server, ctl *hardenCtl) {
 			}
 		}
 		for i := 0; i < a.N; i++ {
-			if err := Log(ctx, LevelWarning, "stream", map[string]any{"i": i, "tag": a.Tag, "filler": filler}); err != nil {
+			if err := CallerFrom(ctx).Log(ctx, LevelWarning, "stream", map[string]any{"i": i, "tag": a.Tag, "filler": filler}); err != nil {
 				return nil, fmt.Errorf("notification %d of %d: %w", i, a.N, err)
 			}
 		}

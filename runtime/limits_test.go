@@ -32,7 +32,7 @@ func TestLimitDefaults(t *testing.T) {
 		"max queued events/stream": {int64(c.maxQueuedEvents), 10000},
 		"handler timeout":          {int64(c.handlerTimeout), int64(10 * time.Minute)},
 		"session idle timeout":     {int64(c.sessionIdleTimeout), int64(30 * time.Minute)},
-		"client request timeout":   {int64(c.clientRequestTimout), int64(5 * time.Minute)},
+		"client request timeout":   {int64(c.callerRequestTimeout), int64(5 * time.Minute)},
 		"event store bytes":        {int64(c.eventStore.(*MemoryEventStore).maxBytes), 16 << 20},
 	}
 	for name, v := range want {
@@ -344,7 +344,7 @@ func TestLimitEventStoreBytes(t *testing.T) {
 // clear error at once, not a retry loop, and the client keeps working.
 func TestLimitClientMaxEventSize(t *testing.T) {
 	e := newHardenEnv(t)
-	c := NewClient(e.url, WithMaxEventSize(4096), WithClientLogger(e.logger()))
+	c := NewClient(e.url, WithMaxEventSize(4096), WithLogger(e.logger()))
 	defer c.Close(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -47,7 +47,7 @@ func TestLoad(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	cs := make([]*Client, clients)
 	for i := range cs {
-		cs[i] = NewClient(hs.URL, WithClientLogger(slogTo(log)), WithNotificationHandler(func(context.Context, string, json.RawMessage) {}))
+		cs[i] = NewClient(hs.URL, WithLogger(slogTo(log)), WithNotificationHandler(func(context.Context, string, json.RawMessage) {}))
 	}
 
 	var (

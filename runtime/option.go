@@ -10,59 +10,121 @@ type ServerOption interface {
 	applyServer(*serverConfig)
 }
 
+// Option configures a Server and a Client alike: WithLogger is one.
+type Option interface {
+	ServerOption
+	ClientOption
+}
+
+// HandlerOption configures one registration: a tool, prompt or resource added to a Server,
+// or every tool of a generated Register function.
+type HandlerOption interface {
+	applyHandler(*handlerConfig)
+}
+
+// InterceptorsOption is what WithInterceptors returns: an option for a Server, a Client and a
+// registration alike.
+type InterceptorsOption interface {
+	Option
+	HandlerOption
+}
+
+type handlerConfig struct {
+	interceptors []Interceptor
+}
+
+func newHandlerConfig(opts []HandlerOption) handlerConfig {
+	var c handlerConfig
+	for _, o := range opts {
+		o.applyHandler(&c)
+	}
+	return c
+}
+
+// WithInterceptors adds interceptors, in order, the first outermost. Given to NewServer they
+// wrap every request the server handles; to a registration (AddTool, AddPrompt, AddResource,
+// a generated Register function), the requests for what it registers, inside the server's;
+// to NewClient, every request the client sends.
+func WithInterceptors(interceptors ...Interceptor) InterceptorsOption {
+	return &interceptorsOption{interceptors: interceptors}
+}
+
+type interceptorsOption struct{ interceptors []Interceptor }
+
+func (o *interceptorsOption) applyServer(c *serverConfig) {
+	c.interceptors = append(c.interceptors, o.interceptors...)
+}
+
+func (o *interceptorsOption) applyClient(c *clientConfig) {
+	c.interceptors = append(c.interceptors, o.interceptors...)
+}
+
+func (o *interceptorsOption) applyHandler(c *handlerConfig) {
+	c.interceptors = append(c.interceptors, o.interceptors...)
+}
+
+// WithLogger sets the logger of a Server or a Client (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return loggerOption{l} }
+
+type loggerOption struct{ l *slog.Logger }
+
+func (o loggerOption) applyServer(c *serverConfig) {
+	if o.l != nil {
+		c.logger = o.l
+	}
+}
+
+func (o loggerOption) applyClient(c *clientConfig) {
+	if o.l != nil {
+		c.logger = o.l
+	}
+}
+
 type serverOptionFunc func(*serverConfig)
 
 func (f serverOptionFunc) applyServer(c *serverConfig) { f(c) }
 
 type serverConfig struct {
-	logger              *slog.Logger
-	instructions        string
-	alwaysSSE           bool
-	allowedOrigins      []string
-	allowedHosts        []string
-	dnsRebinding        bool
-	sessionIdleTimeout  time.Duration
-	eventStore          EventStore
-	eventRetention      time.Duration
-	retryInterval       time.Duration
-	maxBodyBytes        int64
-	maxSessions         int
-	maxInflight         int
-	maxQueuedEvents     int
-	handlerTimeout      time.Duration
-	clientRequestTimout time.Duration
-	pageSize            int
-	completion          CompletionHandler
-	keepAlive           time.Duration
-	writeTimeout        time.Duration
+	logger               *slog.Logger
+	instructions         string
+	alwaysSSE            bool
+	allowedOrigins       []string
+	allowedHosts         []string
+	dnsRebinding         bool
+	sessionIdleTimeout   time.Duration
+	eventStore           EventStore
+	eventRetention       time.Duration
+	retryInterval        time.Duration
+	maxBodyBytes         int64
+	maxSessions          int
+	maxInflight          int
+	maxQueuedEvents      int
+	handlerTimeout       time.Duration
+	callerRequestTimeout time.Duration
+	interceptors         []Interceptor
+	pageSize             int
+	completion           CompletionHandler
+	keepAlive            time.Duration
+	writeTimeout         time.Duration
 }
 
 func defaultServerConfig() serverConfig {
 	return serverConfig{
-		logger:              slog.Default(),
-		dnsRebinding:        true,
-		sessionIdleTimeout:  30 * time.Minute,
-		eventStore:          NewMemoryEventStore(0),
-		eventRetention:      10 * time.Second,
-		retryInterval:       time.Second,
-		maxBodyBytes:        4 << 20,
-		maxSessions:         10000,
-		maxInflight:         256,
-		maxQueuedEvents:     10000,
-		handlerTimeout:      10 * time.Minute,
-		clientRequestTimout: 5 * time.Minute,
-		pageSize:            100,
-		writeTimeout:        time.Minute,
+		logger:               slog.Default(),
+		dnsRebinding:         true,
+		sessionIdleTimeout:   30 * time.Minute,
+		eventStore:           NewMemoryEventStore(0),
+		eventRetention:       10 * time.Second,
+		retryInterval:        time.Second,
+		maxBodyBytes:         4 << 20,
+		maxSessions:          10000,
+		maxInflight:          256,
+		maxQueuedEvents:      10000,
+		handlerTimeout:       10 * time.Minute,
+		callerRequestTimeout: 5 * time.Minute,
+		pageSize:             100,
+		writeTimeout:         time.Minute,
 	}
-}
-
-// WithLogger sets the server's logger (default slog.Default()).
-func WithLogger(l *slog.Logger) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) {
-		if l != nil {
-			c.logger = l
-		}
-	})
 }
 
 // WithInstructions sets the instructions returned by initialize.
@@ -148,10 +210,11 @@ func WithHandlerTimeout(d time.Duration) ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { c.handlerTimeout = d })
 }
 
-// WithClientRequestTimeout bounds requests the server sends to the client (sampling,
-// elicitation, roots) when the handler's context has no earlier deadline (default 5 minutes).
-func WithClientRequestTimeout(d time.Duration) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.clientRequestTimout = d })
+// WithCallerRequestTimeout bounds the requests a handler sends back to its caller through
+// Caller (CreateMessage, Elicit, ListRoots, Ping) when the handler's context has no earlier
+// deadline (default 5 minutes).
+func WithCallerRequestTimeout(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.callerRequestTimeout = d })
 }
 
 // WithPageSize sets how many items list methods return per page (default 100).

@@ -68,7 +68,7 @@ func countTool(n, gateAt int, gate <-chan struct{}, pause time.Duration) ToolHan
 					return nil, err
 				}
 			}
-			if err := NotifyProgress(ctx, float64(i), float64(n), strconv.Itoa(i)); err != nil {
+			if err := CallerFrom(ctx).NotifyProgress(ctx, float64(i), float64(n), strconv.Itoa(i)); err != nil {
 				return nil, err
 			}
 			if pause > 0 {
@@ -292,10 +292,10 @@ func TestCloseSSEStreamThenResume(t *testing.T) {
 			ts := newTestServer(t, append(mode.opts, WithRetryInterval(250*time.Millisecond))...)
 			gate := make(chan struct{})
 			ts.srv.AddTool(ToolSpec{Name: "poll"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
-				if err := NotifyProgress(ctx, 1, 3, "1"); err != nil {
+				if err := CallerFrom(ctx).NotifyProgress(ctx, 1, 3, "1"); err != nil {
 					return nil, err
 				}
-				if err := CloseSSEStream(ctx); err != nil {
+				if err := CallerFrom(ctx).CloseSSEStream(); err != nil {
 					return nil, err
 				}
 				select {
@@ -303,10 +303,10 @@ func TestCloseSSEStreamThenResume(t *testing.T) {
 				case <-ctx.Done():
 					return nil, ctx.Err()
 				}
-				if err := NotifyProgress(ctx, 2, 3, "2"); err != nil {
+				if err := CallerFrom(ctx).NotifyProgress(ctx, 2, 3, "2"); err != nil {
 					return nil, err
 				}
-				if err := NotifyProgress(ctx, 3, 3, "3"); err != nil {
+				if err := CallerFrom(ctx).NotifyProgress(ctx, 3, 3, "3"); err != nil {
 					return nil, err
 				}
 				return &CallToolResult{Content: []Content{TextContent("counted 3")}}, nil
@@ -352,11 +352,11 @@ func TestCloseSSEStreamClientResumes(t *testing.T) {
 	ts := newTestServer(t, WithRetryInterval(20*time.Millisecond))
 	ts.srv.AddTool(ToolSpec{Name: "poll"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
 		for i := 1; i <= 4; i++ {
-			if err := NotifyProgress(ctx, float64(i), 4, ""); err != nil {
+			if err := CallerFrom(ctx).NotifyProgress(ctx, float64(i), 4, ""); err != nil {
 				return nil, err
 			}
 			if i%2 == 1 {
-				if err := CloseSSEStream(ctx); err != nil {
+				if err := CallerFrom(ctx).CloseSSEStream(); err != nil {
 					return nil, err
 				}
 			}

@@ -43,6 +43,10 @@ type Server struct {
 	prompts   registry[*promptEntry]
 
 	methods map[string]methodHandler
+	// routes resolve what some methods target before the interceptors run (Request.Name,
+	// Request.Message) and pick the registration's CallFunc.
+	routes  map[string]func(*Request)
+	call    CallFunc // the server's interceptors around the request's own CallFunc
 	workers workers
 }
 
@@ -79,7 +83,7 @@ func NewServer(impl Implementation, opts ...ServerOption) *Server {
 	s.methods = map[string]methodHandler{
 		methodPing:               s.handlePing,
 		methodToolsList:          s.handleListTools,
-		methodToolsCall:          s.handleCallTool,
+		methodToolsCall:          nil, // served by routeCallTool
 		methodResourcesList:      s.handleListResources,
 		methodResourceTemplates:  s.handleListTemplates,
 		methodResourcesRead:      s.handleReadResource,
@@ -90,7 +94,41 @@ func NewServer(impl Implementation, opts ...ServerOption) *Server {
 		methodComplete:           s.handleComplete,
 		methodSetLevel:           s.handleSetLevel,
 	}
+	s.routes = map[string]func(*Request){
+		methodToolsCall:          s.routeCallTool,
+		methodPromptsGet:         s.routeGetPrompt,
+		methodResourcesRead:      s.routeReadResource,
+		methodResourcesSubscribe: routeURI,
+		methodResourcesUnsub:     routeURI,
+	}
+	s.call = chain(cfg.interceptors, serveRequest)
 	return s
+}
+
+// serveRequest is the innermost CallFunc of the server's interceptors: it runs what the
+// request's route chose.
+func serveRequest(ctx context.Context, req *Request) (*Response, error) {
+	return req.serve(ctx, req)
+}
+
+// callMethod is the CallFunc of methods served by a methodHandler.
+func callMethod(ctx context.Context, req *Request) (*Response, error) {
+	res, err := req.handler(ctx, req.rs, req.Params)
+	if err != nil {
+		return nil, err
+	}
+	resp := req.response()
+	resp.Result = res
+	return resp, nil
+}
+
+// response returns the Response a CallFunc fills in: the one kept in the request's state when
+// there is one, so that a request costs no extra allocation for it.
+func (req *Request) response() *Response {
+	if req.rs != nil {
+		return &req.rs.resp
+	}
+	return new(Response)
 }
 
 // ServeHTTP implements http.Handler: POST carries client messages, GET opens (or resumes) a
@@ -296,7 +334,8 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 	}
 	st := sess.newRequestStream()
 	my, _ := st.attach() // a new stream: nobody else holds it
-	rs := &requestState{sess: sess, st: st, id: msg.ID}
+	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header}
+	rs.caller.rs = rs
 	s.workers.run(func() { s.runHandler(ctx, cancel, rs, h, msg) })
 	mode := modeAuto
 	if s.cfg.alwaysSSE {
@@ -348,25 +387,35 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 }
 
 func (s *Server) callHandler(ctx context.Context, rs *requestState, h methodHandler, msg *wireMessage) (result any, err error) {
+	req := &rs.req
 	defer func() {
 		if p := recover(); p != nil {
 			what := msg.Method
-			if msg.Method == methodToolsCall {
-				var p struct {
-					Name string `json:"name"`
-				}
-				if json.Unmarshal(msg.Params, &p) == nil && p.Name != "" {
-					what = "tool " + strconv.Quote(truncate(p.Name, 64))
-				}
+			if req.Name != "" && msg.Method == methodToolsCall {
+				what = "tool " + strconv.Quote(truncate(req.Name, 64))
 			}
 			s.log.Error("mcp: handler panicked", "method", msg.Method, "handler", what, "panic", p, "stack", string(debug.Stack()))
 			err = Errorf(CodeInternalError, "internal error: the %s handler panicked", what)
 		}
 	}()
-	if msg.Method != methodPing && rs.sess.version() == "" {
+	version := rs.sess.version()
+	if msg.Method != methodPing && version == "" {
 		return nil, NewError(CodeInvalidRequest, "session not initialized")
 	}
-	return h(ctx, rs, msg.Params)
+	req.Method, req.ID, req.Params, req.Meta = msg.Method, *msg.ID, msg.Params, rs.meta
+	req.SessionID, req.ProtocolVersion, req.Header = rs.sess.id, version, rs.header
+	req.rs, req.handler, req.serve = rs, h, callMethod
+	if route := s.routes[msg.Method]; route != nil {
+		route(req)
+	}
+	resp, err := s.call(ctx, req)
+	if msg.Method == methodToolsCall {
+		return toolAnswer(ctx, req, resp, err)
+	}
+	if err != nil || resp == nil {
+		return nil, err
+	}
+	return resp.Result, nil
 }
 
 // marshalResult encodes a handler's result; json.RawMessage passes through.

@@ -363,7 +363,7 @@ func recvWithin[T any](ctx context.Context, t *testing.T, what string, ch <-chan
 // pingClientTool calls back into the client (a server-to-client ping) and returns "pong".
 func pingClientTool(_ *testing.T) (ToolSpec, ToolHandler) {
 	return ToolSpec{Name: "ping_client"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
-		if err := Ping(ctx); err != nil {
+		if err := CallerFrom(ctx).Ping(ctx); err != nil {
 			return nil, err
 		}
 		return &CallToolResult{Content: []Content{TextContent("pong")}}, nil
@@ -943,7 +943,7 @@ func TestServerListChangedOnStandaloneStream(t *testing.T) {
 	// A call's own messages go on its stream only, never on the GET stream (T28): had the
 	// progress below been sent there too, it would arrive before the list_changed.
 	ts.srv.AddTool(ToolSpec{Name: "progress"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
-		return &CallToolResult{}, NotifyProgress(ctx, 1, 1, "on the call's stream")
+		return &CallToolResult{}, CallerFrom(ctx).NotifyProgress(ctx, 1, 1, "on the call's stream")
 	})
 	if _, m := r.nextMessage(t); m.Method != "notifications/tools/list_changed" {
 		t.Fatalf("want notifications/tools/list_changed, got %+v", m)
@@ -1105,7 +1105,7 @@ func TestServerLogLevel(t *testing.T) {
 	ts := newTestServer(t)
 	ts.srv.AddTool(ToolSpec{Name: "logs"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
 		for _, l := range []LoggingLevel{LevelDebug, LevelInfo, LevelWarning, LevelError} {
-			if err := Log(ctx, l, "test", string(l)); err != nil {
+			if err := CallerFrom(ctx).Log(ctx, l, "test", string(l)); err != nil {
 				return nil, err
 			}
 		}

@@ -168,9 +168,9 @@ func (sess *session) request(ctx context.Context, st *stream, method string, par
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := ctx.Deadline(); !ok && sess.server.cfg.clientRequestTimout > 0 {
+	if _, ok := ctx.Deadline(); !ok && sess.server.cfg.callerRequestTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, sess.server.cfg.clientRequestTimout)
+		ctx, cancel = context.WithTimeout(ctx, sess.server.cfg.callerRequestTimeout)
 		defer cancel()
 	}
 	if err := st.send(data, false); err != nil {

@@ -36,7 +36,12 @@ type ToolHandler func(ctx context.Context, req *CallToolRequest) (*CallToolResul
 type toolEntry struct {
 	tool    Tool
 	encoded json.RawMessage // the Tool as tools/list sends it
-	handler ToolHandler
+	// decode turns a typed tool's arguments into its request message; nil for a raw tool.
+	decode func(args json.RawMessage) (proto.Message, error)
+	// call serves the tool: its handler inside the registration's interceptors.
+	call CallFunc
+	// enc is what a typed tool keeps between calls to encode its results.
+	enc *resultEncoding
 }
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -44,13 +49,26 @@ var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // AddTool adds a tool with a raw handler. It panics if the spec is invalid (a bad name or a
 // schema that is not a JSON object) or the server already has a tool of that name: both are
 // programming errors, like registering a pattern twice on an http.ServeMux. To replace a tool
-// at run time, RemoveTool it first.
-func (s *Server) AddTool(spec ToolSpec, h ToolHandler) {
-	if !toolNameRE.MatchString(spec.Name) {
-		panic(fmt.Sprintf("mcp: invalid tool name %q: must match %s", spec.Name, toolNameRE))
-	}
+// at run time, RemoveTool it first. Interceptors given in opts wrap this tool's calls, inside
+// the server's.
+func (s *Server) AddTool(spec ToolSpec, h ToolHandler, opts ...HandlerOption) {
 	if h == nil {
 		panic(fmt.Sprintf("mcp: nil handler for tool %q", spec.Name))
+	}
+	s.addTool(spec, &toolEntry{call: func(ctx context.Context, req *Request) (*Response, error) {
+		res, err := h(ctx, &CallToolRequest{Name: req.Name, Arguments: req.args, Meta: req.Meta})
+		if err != nil {
+			return nil, err
+		}
+		resp := req.response()
+		resp.Result = res
+		return resp, nil
+	}}, opts)
+}
+
+func (s *Server) addTool(spec ToolSpec, e *toolEntry, opts []HandlerOption) {
+	if !toolNameRE.MatchString(spec.Name) {
+		panic(fmt.Sprintf("mcp: invalid tool name %q: must match %s", spec.Name, toolNameRE))
 	}
 	t := Tool{Name: spec.Name, Title: spec.Title, Description: spec.Description, Annotations: spec.Annotations}
 	t.InputSchema = mustSchema(spec.Name, "input", spec.InputSchema, `{"type":"object"}`)
@@ -61,7 +79,9 @@ func (s *Server) AddTool(spec ToolSpec, h ToolHandler) {
 	if err != nil {
 		panic(fmt.Sprintf("mcp: tool %q: %v", spec.Name, err))
 	}
-	if !s.tools.add(spec.Name, &toolEntry{tool: t, encoded: enc, handler: h}) {
+	e.tool, e.encoded = t, enc
+	e.call = chain(newHandlerConfig(opts).interceptors, e.call)
+	if !s.tools.add(spec.Name, e) {
 		panic(fmt.Sprintf("mcp: a tool named %q is already registered", spec.Name))
 	}
 	s.broadcast(notifToolsListChanged, nil)
@@ -94,36 +114,45 @@ func mustSchema(tool, which, schema, def string) json.RawMessage {
 // AddTool adds a typed tool: arguments are decoded with protojson into a new Req (unknown
 // fields and wrong types are reported to the model as a tool error naming the field), and the
 // response is sent as structuredContent plus a text mirror of the same JSON. A response of type
-// *mcpv1.ToolResult is sent as its content blocks instead. Generated Register functions call
-// this once per tool.
+// *mcpv1.ToolResult is sent as its content blocks instead. Interceptors see the decoded Req as
+// Request.Message and the handler's response as Response.Message. Generated Register functions
+// call this once per tool.
 func AddTool[Req any, Res proto.Message, PReq interface {
 	*Req
 	proto.Message
-}](s *Server, spec ToolSpec, h func(context.Context, PReq) (Res, error)) {
+}](s *Server, spec ToolSpec, h func(context.Context, PReq) (Res, error), opts ...HandlerOption) {
+	if h == nil {
+		panic(fmt.Sprintf("mcp: nil handler for tool %q", spec.Name))
+	}
 	name := spec.Name
-	enc := new(resultEncoding)
 	required := requiredFields(spec.InputSchema, PReq(new(Req)).ProtoReflect().Descriptor())
-	s.AddTool(spec, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+	e := &toolEntry{enc: new(resultEncoding)}
+	e.decode = func(args json.RawMessage) (proto.Message, error) {
 		in := PReq(new(Req))
-		args := req.Arguments
 		if len(args) > 0 && string(args) != "null" {
 			if err := argsUnmarshal.Unmarshal(args, in); err != nil {
-				return ErrorResult(fmt.Sprintf("invalid arguments for tool %s: %s", name, cleanProtoError(err))), nil
+				return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, cleanProtoError(err))
 			}
 		}
 		if missing := missingFields(args, required); len(missing) > 0 {
-			return ErrorResult(fmt.Sprintf("invalid arguments for tool %s: missing required field %s", name, strings.Join(missing, ", "))), nil
+			return nil, fmt.Errorf("invalid arguments for tool %s: missing required field %s", name, strings.Join(missing, ", "))
+		}
+		return in, nil
+	}
+	e.call = func(ctx context.Context, req *Request) (*Response, error) {
+		in, ok := req.Message.(PReq)
+		if !ok {
+			return nil, Errorf(CodeInternalError, "tool %s: the request is a %T where the tool takes a %T (an interceptor replaced it)", name, req.Message, in)
 		}
 		out, err := h(ctx, in)
 		if err != nil {
-			var rpc *Error
-			if errors.As(err, &rpc) {
-				return nil, err
-			}
-			return ErrorResult(err.Error()), nil
+			return nil, err
 		}
-		return messageResult(out, enc)
-	})
+		resp := req.response()
+		resp.Message = out
+		return resp, nil
+	}
+	s.addTool(spec, e, opts)
 }
 
 // requiredField is a top-level field the input schema requires, under both names protojson
@@ -354,35 +383,86 @@ func (s *Server) handleListTools(_ context.Context, _ *requestState, params json
 	return json.RawMessage(buf), nil
 }
 
-func (s *Server) handleCallTool(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
-	p, ok := scanCallToolParams(params)
+// routeCallTool resolves a tools/call request before the interceptors run: it finds the
+// tool and decodes a typed tool's arguments, so that interceptors see Request.Name and
+// Request.Message. A request that cannot be served still passes through the interceptors,
+// with a CallFunc that returns the reason.
+func (s *Server) routeCallTool(req *Request) {
+	p, ok := scanCallToolParams(req.Params)
 	if !ok {
 		p = CallToolParams{}
-		if err := unmarshalParams(params, &p); err != nil {
-			return nil, err
+		if err := unmarshalParams(req.Params, &p); err != nil {
+			req.serve = failWith(err)
+			return
 		}
 	}
 	if p.Name == "" {
-		return nil, NewError(CodeInvalidParams, `tools/call needs "name": the tool to call`)
+		req.serve = failWith(NewError(CodeInvalidParams, `tools/call needs "name": the tool to call`))
+		return
 	}
+	req.Name = p.Name
 	t, ok := s.tools.get(p.Name)
 	if !ok {
-		return nil, Errorf(CodeInvalidParams, "unknown tool %q; call tools/list for the available tools", truncate(p.Name, 100))
+		req.serve = failWith(Errorf(CodeInvalidParams, "unknown tool %q; call tools/list for the available tools", truncate(p.Name, 100)))
+		return
 	}
+	req.tool, req.args = t, p.Arguments
 	if len(p.Arguments) > 0 {
 		if a := trimSpace(p.Arguments); len(a) > 0 && a[0] != '{' && string(a) != "null" {
-			return ErrorResult(fmt.Sprintf("invalid arguments for tool %s: arguments must be a JSON object", p.Name)), nil
+			req.serve = failWith(fmt.Errorf("invalid arguments for tool %s: arguments must be a JSON object", p.Name))
+			return
 		}
 	}
-	res, err := t.handler(ctx, &CallToolRequest{Name: p.Name, Arguments: p.Arguments, Meta: rs.meta})
+	if t.decode != nil {
+		msg, err := t.decode(p.Arguments)
+		if err != nil {
+			req.serve = failWith(err)
+			return
+		}
+		req.Message = msg
+	}
+	req.serve = t.call
+}
+
+// failWith returns a CallFunc that fails with err.
+func failWith(err error) CallFunc {
+	return func(context.Context, *Request) (*Response, error) { return nil, err }
+}
+
+// toolAnswer turns what the interceptors and the tool returned into the tools/call result: a
+// JSON-RPC error for an *Error or a cancelled request, a result with isError set for any other
+// error (as documented on ToolHandler), and a typed tool's message encoded without copies.
+func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (any, error) {
 	if err != nil {
 		var rpc *Error
 		if errors.As(err, &rpc) || ctx.Err() != nil {
 			// A protocol error, or a cancelled or timed-out request: runHandler decides.
 			return nil, err
 		}
-		// As documented on ToolHandler: any other error is a tool error the model can read.
-		res = ErrorResult(err.Error())
+		return encodeToolResult(ErrorResult(err.Error()))
+	}
+	var res *CallToolResult
+	switch {
+	case resp == nil:
+	case resp.Result != nil:
+		tr, ok := resp.Result.(*CallToolResult)
+		if !ok {
+			return nil, Errorf(CodeInternalError, "tools/call answered with a %T result; want a *runtime.CallToolResult", resp.Result)
+		}
+		res = tr
+	case resp.Message != nil:
+		enc := (*resultEncoding)(nil)
+		if req.tool != nil {
+			enc = req.tool.enc
+		}
+		if enc == nil {
+			enc = new(resultEncoding)
+		}
+		r, err := messageResult(resp.Message, enc)
+		if err != nil {
+			return nil, err
+		}
+		res = r
 	}
 	if res == nil {
 		res = &CallToolResult{}

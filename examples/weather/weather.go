@@ -76,7 +76,7 @@ func (s *Service) GetForecast(ctx context.Context, req *weatherv1.GetForecastReq
 	fc := forecast(place.GetName(), now, int(days), unit)
 	for i, d := range fc {
 		// Progress is best effort: a client that is not reading must not fail the forecast.
-		_ = runtime.NotifyProgress(ctx, float64(i+1), float64(len(fc)), "forecast for "+d.GetDate())
+		_ = runtime.CallerFrom(ctx).NotifyProgress(ctx, float64(i+1), float64(len(fc)), "forecast for "+d.GetDate())
 	}
 	return &weatherv1.GetForecastResponse{
 		Place:    place,

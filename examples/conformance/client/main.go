@@ -75,7 +75,7 @@ func known() string {
 func newClient(url string, log *slog.Logger, opts ...runtime.ClientOption) *runtime.Client {
 	opts = append([]runtime.ClientOption{
 		runtime.WithClientInfo(runtime.Implementation{Name: "protomcp-conformance-client", Version: runtime.Version}),
-		runtime.WithClientLogger(log),
+		runtime.WithLogger(log),
 		// The mock servers keep resumed GET streams open after the response: stop reading
 		// them soon, so that Close does not wait out the default 5 s drain bound.
 		runtime.WithDrainLimits(1<<20, 500*time.Millisecond),

@@ -83,7 +83,7 @@ func (*tools) TestToolWithLogging(ctx context.Context, _ *conformancev1.TestTool
 				return nil, err
 			}
 		}
-		if err := runtime.Log(ctx, runtime.LevelInfo, "test_tool_with_logging", m); err != nil {
+		if err := runtime.CallerFrom(ctx).Log(ctx, runtime.LevelInfo, "test_tool_with_logging", m); err != nil {
 			return nil, err
 		}
 	}
@@ -98,7 +98,7 @@ func (*tools) TestToolWithProgress(ctx context.Context, _ *conformancev1.TestToo
 			}
 		}
 		// Without a progress token NotifyProgress does nothing, and the tool just runs.
-		if err := runtime.NotifyProgress(ctx, p, 100, fmt.Sprintf("Completed step %d of 3", i+1)); err != nil {
+		if err := runtime.CallerFrom(ctx).NotifyProgress(ctx, p, 100, fmt.Sprintf("Completed step %d of 3", i+1)); err != nil {
 			return nil, err
 		}
 	}
@@ -112,7 +112,7 @@ func (*tools) TestErrorHandling(context.Context, *conformancev1.TestErrorHandlin
 }
 
 func (*tools) TestSampling(ctx context.Context, req *conformancev1.TestSamplingRequest) (*mcpv1.ToolResult, error) {
-	res, err := runtime.CreateMessage(ctx, &runtime.CreateMessageParams{
+	res, err := runtime.CallerFrom(ctx).CreateMessage(ctx, &runtime.CreateMessageParams{
 		Messages:  []runtime.SamplingMessage{{Role: "user", Content: runtime.TextContent(req.GetPrompt())}},
 		MaxTokens: 100,
 	})
@@ -137,7 +137,7 @@ const usernameEmailSchema = `{
 }`
 
 func (*tools) TestElicitation(ctx context.Context, req *conformancev1.TestElicitationRequest) (*mcpv1.ToolResult, error) {
-	res, err := runtime.Elicit(ctx, &runtime.ElicitParams{Message: req.GetMessage(), RequestedSchema: json.RawMessage(usernameEmailSchema)})
+	res, err := runtime.CallerFrom(ctx).Elicit(ctx, &runtime.ElicitParams{Message: req.GetMessage(), RequestedSchema: json.RawMessage(usernameEmailSchema)})
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ const sep1034Schema = `{
 }`
 
 func (*tools) TestElicitationSep1034Defaults(ctx context.Context, _ *conformancev1.TestElicitationSep1034DefaultsRequest) (*mcpv1.ToolResult, error) {
-	res, err := runtime.Elicit(ctx, &runtime.ElicitParams{
+	res, err := runtime.CallerFrom(ctx).Elicit(ctx, &runtime.ElicitParams{
 		Message:         "Please review and update the form fields with defaults",
 		RequestedSchema: json.RawMessage(sep1034Schema),
 	})
@@ -211,7 +211,7 @@ const sep1330Schema = `{
 }`
 
 func (*tools) TestElicitationSep1330Enums(ctx context.Context, _ *conformancev1.TestElicitationSep1330EnumsRequest) (*mcpv1.ToolResult, error) {
-	res, err := runtime.Elicit(ctx, &runtime.ElicitParams{
+	res, err := runtime.CallerFrom(ctx).Elicit(ctx, &runtime.ElicitParams{
 		Message:         "Please pick from each kind of enum",
 		RequestedSchema: json.RawMessage(sep1330Schema),
 	})
@@ -233,7 +233,7 @@ func describeElicitation(res *runtime.ElicitResult) string {
 // client a retry: interval) and answers only afterwards, so that the result reaches the client
 // on the GET stream it resumes with Last-Event-ID.
 func (t *tools) TestReconnection(ctx context.Context, _ *conformancev1.TestReconnectionRequest) (*mcpv1.ToolResult, error) {
-	if err := runtime.CloseSSEStream(ctx); err != nil {
+	if err := runtime.CallerFrom(ctx).CloseSSEStream(); err != nil {
 		return nil, err
 	}
 	if err := sleep(ctx, t.reconnectDelay); err != nil {

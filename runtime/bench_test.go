@@ -150,6 +150,19 @@ func BenchmarkServerEcho(b *testing.B) {
 	benchmarkServer(b, echoCall, `"structuredContent":{"text":"`+benchText+`"}`)
 }
 
+// noopInterceptor observes nothing and passes every request on: the cost of the interceptor
+// machinery itself.
+var noopInterceptor = runtime.InterceptorFunc(func(next runtime.CallFunc) runtime.CallFunc {
+	return func(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+		return next(ctx, req)
+	}
+})
+
+// BenchmarkServerEchoInterceptor is BenchmarkServerEcho with one no-op server interceptor.
+func BenchmarkServerEchoInterceptor(b *testing.B) {
+	benchmarkServer(b, echoCall, `"structuredContent":{"text":"`+benchText+`"}`, runtime.WithInterceptors(noopInterceptor))
+}
+
 // BenchmarkServerEchoSSE is the same call answered with an SSE stream.
 func BenchmarkServerEchoSSE(b *testing.B) {
 	benchmarkServer(b, echoCall, `"structuredContent":{"text":"`+benchText+`"}`, runtime.WithSSEResponses())
@@ -221,14 +234,14 @@ func requestID(msg []byte) string {
 func benchmarkClient[Res any, PRes interface {
 	*Res
 	proto.Message
-}](b *testing.B, tool string, req proto.Message, result PRes, sse bool) {
+}](b *testing.B, tool string, req proto.Message, result PRes, sse bool, opts ...runtime.ClientOption) {
 	sc, err := protojson.Marshal(result)
 	if err != nil {
 		b.Fatal(err)
 	}
 	text, _ := json.Marshal(string(sc))
 	res := `{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + string(sc) + `}`
-	c := runtime.NewClient("http://mem/mcp", runtime.WithHTTPClient(&http.Client{Transport: &memTransport{result: res, sse: sse}}))
+	c := runtime.NewClient("http://mem/mcp", append([]runtime.ClientOption{runtime.WithHTTPClient(&http.Client{Transport: &memTransport{result: res, sse: sse}})}, opts...)...)
 	ctx := context.Background()
 	if err := c.Connect(ctx); err != nil {
 		b.Fatal(err)
@@ -247,6 +260,11 @@ func benchmarkClient[Res any, PRes interface {
 // (including the in-memory transport's own few allocations).
 func BenchmarkClientEcho(b *testing.B) {
 	benchmarkClient[mcpv1.TextContent](b, "echo", &mcpv1.TextContent{Text: benchText}, &mcpv1.TextContent{Text: benchText}, false)
+}
+
+// BenchmarkClientEchoInterceptor is BenchmarkClientEcho with one no-op client interceptor.
+func BenchmarkClientEchoInterceptor(b *testing.B) {
+	benchmarkClient[mcpv1.TextContent](b, "echo", &mcpv1.TextContent{Text: benchText}, &mcpv1.TextContent{Text: benchText}, false, runtime.WithInterceptors(noopInterceptor))
 }
 
 // BenchmarkClientEchoSSE is the same call answered with an SSE stream.

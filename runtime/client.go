@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 )
 
 // Client is an MCP client speaking Streamable HTTP. It initializes lazily on its first call
@@ -30,6 +32,8 @@ type Client struct {
 	bg         sync.WaitGroup // drains, handlers, the standalone stream
 
 	nextID atomic.Int64
+
+	send CallFunc // the client's interceptors around sendRequest
 
 	initMu     sync.Mutex // serialises initialization
 	mu         sync.Mutex
@@ -62,6 +66,7 @@ func NewClient(url string, opts ...ClientOption) *Client {
 		c.owns = true
 	}
 	c.baseCtx, c.baseCancel = context.WithCancel(context.Background())
+	c.send = chain(cfg.interceptors, c.sendRequest)
 	return c
 }
 
@@ -180,7 +185,11 @@ func (c *Client) capabilities() ClientCapabilities {
 func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
 	params := &InitializeParams{ProtocolVersion: c.cfg.protocolVersion, Capabilities: c.capabilities(), ClientInfo: c.cfg.info}
 	pre := &clientSession{} // no ID, no version header yet
-	raw, hdr, err := c.roundTrip(ctx, pre, methodInitialize, params, nil)
+	pb, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("mcp initialize: %w", err)
+	}
+	raw, hdr, err := c.roundTrip(ctx, pre, &Request{Method: methodInitialize, Params: pb, IsClient: true}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("mcp initialize: %w", err)
 	}
@@ -446,29 +455,92 @@ func (c *Client) callInto(ctx context.Context, method string, params, out any) e
 // CallTool calls a tool with JSON arguments (nil for none) and returns its result as sent; a
 // result with IsError set is not a Go error here (the typed CallTool makes it one).
 func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, opts ...CallOption) (*CallToolResult, error) {
-	raw, err := c.callToolRaw(ctx, name, args, opts)
+	resp, err := c.invoke(ctx, newToolRequest(name, args, nil), newCallOptions(opts))
 	if err != nil {
 		return nil, err
 	}
 	var res CallToolResult
-	if err := json.Unmarshal(raw, &res); err != nil {
+	if err := json.Unmarshal(rawResult(resp), &res); err != nil {
 		return nil, fmt.Errorf("mcp tools/call %s: decode result: %w", name, err)
 	}
 	return &res, nil
 }
 
-func (c *Client) callToolRaw(ctx context.Context, name string, args json.RawMessage, opts []CallOption) (json.RawMessage, error) {
-	co := newCallOptions(opts)
-	p := &CallToolParams{Name: name, Arguments: args, Meta: co.meta()}
-	return c.call(ctx, methodToolsCall, p, co)
+// newToolRequest makes the Request of a tools/call, writing its params without a reflective
+// encoding pass over arguments that are already JSON.
+func newToolRequest(name string, args json.RawMessage, msg proto.Message) *Request {
+	params := make([]byte, 0, len(name)+len(args)+32)
+	params = append(params, `{"name":`...)
+	params = appendJSONString(params, name)
+	if a := bytes.TrimSpace(args); len(a) > 0 && string(a) != "null" {
+		params = append(params, `,"arguments":`...)
+		params = append(params, a...)
+	}
+	params = append(params, '}')
+	return &Request{Method: methodToolsCall, Name: name, Params: params, Message: msg, IsClient: true}
 }
 
-// Call sends any request and returns its raw result.
+// rawResult returns the result as received from a Response: what the innermost CallFunc
+// returns, or what an interceptor put in its place.
+func rawResult(resp *Response) json.RawMessage {
+	if resp == nil {
+		return nil
+	}
+	switch r := resp.Result.(type) {
+	case json.RawMessage:
+		return r
+	case []byte:
+		return r
+	case nil:
+		return nil
+	default:
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil
+		}
+		return b
+	}
+}
+
+// Call sends any request and returns its raw result. params is encoded with encoding/json (a
+// json.RawMessage is sent as it is).
 func (c *Client) Call(ctx context.Context, method string, params any, opts ...CallOption) (json.RawMessage, error) {
-	return c.call(ctx, method, params, newCallOptions(opts))
+	req := &Request{Method: method, IsClient: true}
+	if params != nil {
+		if raw, ok := params.(json.RawMessage); ok {
+			req.Params = raw
+		} else {
+			b, err := json.Marshal(params)
+			if err != nil {
+				return nil, fmt.Errorf("mcp %s: encode params: %w", method, err)
+			}
+			req.Params = b
+		}
+	}
+	switch method {
+	case methodPromptsGet:
+		var p struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		req.Name = p.Name
+	case methodResourcesRead, methodResourcesSubscribe, methodResourcesUnsub:
+		var p struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		req.Name = p.URI
+	}
+	resp, err := c.invoke(ctx, req, newCallOptions(opts))
+	if err != nil {
+		return nil, err
+	}
+	return rawResult(resp), nil
 }
 
-func (c *Client) call(ctx context.Context, method string, params any, co *callOptions) (json.RawMessage, error) {
+// invoke sends req through the client's interceptors, within the call's timeout: an
+// interceptor that retries does so within the same bound.
+func (c *Client) invoke(ctx context.Context, req *Request, co *callOptions) (*Response, error) {
 	if co.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, co.timeout)
@@ -478,12 +550,28 @@ func (c *Client) call(ctx context.Context, method string, params any, co *callOp
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.callTimeout)
 		defer cancel()
 	}
+	if req.Meta == nil {
+		req.Meta = co.meta()
+	}
+	req.co = co
+	return c.send(ctx, req)
+}
+
+// sendRequest is the innermost CallFunc of a client's interceptors: it sends the request on
+// the session (initializing one first if needed) and reads its answer.
+func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, error) {
+	co := req.co
+	if co == nil {
+		co = &callOptions{}
+	}
+	method := req.Method
 	for attempt := 0; ; attempt++ {
 		st, err := c.session(ctx)
 		if err != nil {
 			return nil, err
 		}
-		raw, _, err := c.roundTrip(ctx, st, method, params, co)
+		req.SessionID, req.ProtocolVersion = st.id, st.version
+		raw, _, err := c.roundTrip(ctx, st, req, co)
 		var he *HTTPError
 		if errors.As(err, &he) && he.StatusCode == http.StatusNotFound && st.id != "" {
 			// The server forgot the session before running anything: start a new one (T43)
@@ -497,6 +585,14 @@ func (c *Client) call(ctx context.Context, method string, params any, co *callOp
 		if err != nil {
 			return nil, fmt.Errorf("mcp %s: %w", method, err)
 		}
-		return raw, nil
+		resp := &Response{Result: raw}
+		if req.decode != nil {
+			msg, err := req.decode(req.Name, raw)
+			if err != nil {
+				return nil, err
+			}
+			resp.Message = msg
+		}
+		return resp, nil
 	}
 }

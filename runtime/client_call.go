@@ -79,8 +79,9 @@ func WithTimeout(d time.Duration) CallOption {
 var argsMarshal = protojson.MarshalOptions{}
 
 // CallTool calls a tool with a protobuf request and decodes its structuredContent into a new
-// Res. A result with isError set becomes a *ToolError carrying the content. Generated clients
-// call this once per method.
+// Res. A result with isError set becomes a *ToolError carrying the content. Interceptors see
+// req as Request.Message and the decoded Res as Response.Message. Generated clients call this
+// once per method.
 func CallTool[Res any, PRes interface {
 	*Res
 	proto.Message
@@ -89,10 +90,40 @@ func CallTool[Res any, PRes interface {
 	if err != nil {
 		return nil, fmt.Errorf("mcp tools/call %s: encode arguments: %w", name, err)
 	}
-	raw, err := c.callToolRaw(ctx, name, args, opts)
+	r := newToolRequest(name, args, req)
+	r.decode = decodeToolMessage[Res, PRes]
+	resp, err := c.invoke(ctx, r, newCallOptions(opts))
 	if err != nil {
 		return nil, err
 	}
+	if out, ok := resp.Message.(PRes); ok && out != nil {
+		return out, nil
+	}
+	if resp.Message == nil && resp.Result != nil {
+		// An interceptor answered with a raw result only.
+		return decodeToolResult[Res, PRes](name, rawResult(resp))
+	}
+	return nil, fmt.Errorf("mcp tools/call %s: the response is a %T, not a %T (an interceptor replaced it)", name, resp.Message, PRes(nil))
+}
+
+// decodeToolMessage is decodeToolResult as Request.decode: a function value without captures.
+func decodeToolMessage[Res any, PRes interface {
+	*Res
+	proto.Message
+}](name string, raw json.RawMessage) (proto.Message, error) {
+	out, err := decodeToolResult[Res, PRes](name, raw)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decodeToolResult decodes a tools/call result into a new Res: its structuredContent, or its
+// content blocks for an *mcpv1.ToolResult; a result with isError set is a *ToolError.
+func decodeToolResult[Res any, PRes interface {
+	*Res
+	proto.Message
+}](name string, raw json.RawMessage) (PRes, error) {
 	// Decode the content blocks only when they are the result: the text block of a typed
 	// result mirrors structuredContent, and unescaping it would double the decoding work.
 	var light struct {

@@ -19,9 +19,16 @@ import (
 )
 
 // roundTrip POSTs one request and reads its answer, JSON or SSE. It returns the raw result, or
-// the JSON-RPC error as an *Error.
-func (c *Client) roundTrip(ctx context.Context, st *clientSession, method string, params any, co *callOptions) (json.RawMessage, http.Header, error) {
+// the JSON-RPC error as an *Error. It gives the request a new ID (r.ID) and sends r.Params
+// with r.Meta as their _meta, and r.Header besides the client's own headers.
+func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, co *callOptions) (json.RawMessage, http.Header, error) {
+	method := r.Method
 	id := IntID(c.nextID.Add(1))
+	r.ID = id
+	params, err := withMeta(r.Params, r.Meta)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode %s params: %w", method, err)
+	}
 	body, err := encodeRequest(&id, method, params)
 	if err != nil {
 		return nil, nil, err
@@ -29,6 +36,9 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, method string
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, err
+	}
+	for k, v := range r.Header {
+		req.Header[k] = v
 	}
 	c.setHeaders(req, st)
 	setPostHeaders(req)

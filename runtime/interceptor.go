@@ -76,8 +76,9 @@ type Request struct {
 	tool    *toolEntry
 	args    json.RawMessage
 
-	// Client side: decodes a typed call's result into Response.Message.
-	decode func(raw json.RawMessage) (proto.Message, error)
+	// Client side: decodes a typed call's result into Response.Message; the call's options.
+	decode func(name string, raw json.RawMessage) (proto.Message, error)
+	co     *callOptions
 }
 
 // Response is the answer to a Request as interceptors see it.

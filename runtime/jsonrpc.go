@@ -186,7 +186,9 @@ func encodeResponse(id *ID, result json.RawMessage, err *Error) []byte {
 // that holds them, which would make encoding/json validate and copy the params a second time.
 func encodeRequest(id *ID, method string, params any) ([]byte, error) {
 	var raw []byte
-	if params != nil {
+	if r, ok := params.(json.RawMessage); ok {
+		raw = r // already JSON: no second validation pass
+	} else if params != nil {
 		b, err := json.Marshal(params)
 		if err != nil {
 			return nil, fmt.Errorf("encode %s params: %w", method, err)
@@ -217,4 +219,61 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// withMeta returns params (a JSON object, or empty for none) with meta's entries as its
+// _meta member, merged into a _meta it already has.
+func withMeta(params json.RawMessage, meta *RequestMeta) (json.RawMessage, error) {
+	if meta == nil || (len(meta.ProgressToken) == 0 && len(meta.Other) == 0) {
+		return params, nil
+	}
+	p := bytes.TrimSpace(params)
+	if len(p) == 0 || string(p) == "null" {
+		p = []byte("{}")
+	}
+	if p[0] != '{' || p[len(p)-1] != '}' {
+		return nil, fmt.Errorf("params must be a JSON object to carry _meta")
+	}
+	if bytes.Contains(p, []byte(`"_meta"`)) {
+		var all map[string]json.RawMessage
+		if err := json.Unmarshal(p, &all); err != nil {
+			return nil, err
+		}
+		if old, ok := all["_meta"]; ok {
+			var merged RequestMeta
+			if err := json.Unmarshal(old, &merged); err != nil {
+				return nil, fmt.Errorf("_meta: %w", err)
+			}
+			if len(meta.ProgressToken) > 0 {
+				merged.ProgressToken = meta.ProgressToken
+			}
+			for k, v := range meta.Other {
+				if merged.Other == nil {
+					merged.Other = make(map[string]json.RawMessage, len(meta.Other))
+				}
+				merged.Other[k] = v
+			}
+			meta = &merged
+		}
+		mb, err := json.Marshal(meta)
+		if err != nil {
+			return nil, err
+		}
+		all["_meta"] = mb
+		return json.Marshal(all)
+	}
+	mb, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	inner := bytes.TrimSpace(p[1 : len(p)-1])
+	out := make([]byte, 0, len(p)+len(mb)+10)
+	out = append(out, '{')
+	out = append(out, inner...)
+	if len(inner) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"_meta":`...)
+	out = append(out, mb...)
+	return append(out, '}'), nil
 }

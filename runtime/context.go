@@ -278,3 +278,26 @@ func (c *Caller) CloseSSEStream() error {
 	rs.st.kick()
 	return nil
 }
+
+// valuesCtx is a context whose deadline and cancellation are its own Context's and whose
+// values are looked up there first, then in values.
+type valuesCtx struct {
+	context.Context
+	values context.Context
+}
+
+// valuesFrom returns ctx with values's values behind its own.
+func valuesFrom(ctx, values context.Context) context.Context {
+	if values == nil || values == context.Background() {
+		return ctx
+	}
+	return &valuesCtx{Context: ctx, values: values}
+}
+
+// Value implements context.Context.
+func (c *valuesCtx) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.values.Value(key)
+}

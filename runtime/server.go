@@ -321,6 +321,11 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 	} else {
 		ctx, cancel = context.WithCancel(sess.ctx)
 	}
+	// The handler outlives neither its session nor its timeout, but it may outlive the HTTP
+	// request (CloseSSEStream, a client that goes away): it takes the request context's
+	// values (what HTTP middleware stored: auth, the HTTP server span) without its
+	// cancellation.
+	ctx = valuesFrom(ctx, r.Context())
 	if rpcErr, status := sess.startRequest(msg.ID, cancel); rpcErr != nil {
 		cancel()
 		s.writeJSON(w, status, encodeResponse(msg.ID, nil, rpcErr))

@@ -1,0 +1,438 @@
+package runtime_test
+
+// Tests of interceptors on a real server and client over loopback: the order of server,
+// registration and client interceptors, what each sees, refusing a call before its handler,
+// replacing an answer, panics inside interceptors, and retries by a client interceptor.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+	"google.golang.org/protobuf/proto"
+
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+	"github.com/protomcp/protomcp/runtime"
+)
+
+// trail records the steps of interceptors and handlers, in order, across goroutines.
+type trail struct {
+	mu    sync.Mutex
+	steps []string
+}
+
+func (tr *trail) add(s string) {
+	tr.mu.Lock()
+	tr.steps = append(tr.steps, s)
+	tr.mu.Unlock()
+}
+
+func (tr *trail) take() []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	out := tr.steps
+	tr.steps = nil
+	return out
+}
+
+// named is an interceptor that records when a request enters and leaves it.
+func named(tr *trail, name string) runtime.Interceptor {
+	return runtime.InterceptorFunc(func(next runtime.CallFunc) runtime.CallFunc {
+		return func(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+			tr.add(name + ">" + req.Method)
+			resp, err := next(ctx, req)
+			tr.add(name + "<" + req.Method)
+			return resp, err
+		}
+	})
+}
+
+// only applies an interceptor to one method.
+func only(method string, f func(ctx context.Context, req *runtime.Request, next runtime.CallFunc) (*runtime.Response, error)) runtime.Interceptor {
+	return runtime.InterceptorFunc(func(next runtime.CallFunc) runtime.CallFunc {
+		return func(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+			if req.Method != method {
+				return next(ctx, req)
+			}
+			return f(ctx, req, next)
+		}
+	})
+}
+
+// echoTool is a typed tool that echoes its text, counting its calls.
+func addEcho(s *runtime.Server, calls *atomic.Int64, tr *trail, opts ...runtime.HandlerOption) {
+	runtime.AddTool(s, runtime.ToolSpec{Name: "echo", InputSchema: `{"type":"object","properties":{"text":{"type":"string"}}}`},
+		func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+			calls.Add(1)
+			if tr != nil {
+				tr.add("handler")
+			}
+			if in.GetText() == "fail" {
+				return nil, errors.New("echo refuses to echo fail")
+			}
+			return &mcpv1.TextContent{Text: in.GetText()}, nil
+		}, opts...)
+}
+
+func echo(ctx context.Context, c *runtime.Client, text string) (string, error) {
+	out, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", &mcpv1.TextContent{Text: text})
+	return out.GetText(), err
+}
+
+func TestInterceptorOrderAndWhatTheySee(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	tr := &trail{}
+	var seen struct {
+		sync.Mutex
+		server, client *runtime.Request
+		clientResp     *runtime.Response
+		serverMsg      proto.Message
+	}
+	watchServer := only("tools/call", func(ctx context.Context, req *runtime.Request, next runtime.CallFunc) (*runtime.Response, error) {
+		seen.Lock()
+		cp := *req
+		seen.server = &cp
+		seen.serverMsg = proto.Clone(req.Message)
+		seen.Unlock()
+		return next(ctx, req)
+	})
+	e := newClientEnv(t, runtime.WithInterceptors(named(tr, "A"), named(tr, "B"), watchServer))
+	var calls atomic.Int64
+	addEcho(e.srv, &calls, tr, runtime.WithInterceptors(named(tr, "C")))
+	watchClient := only("tools/call", func(ctx context.Context, req *runtime.Request, next runtime.CallFunc) (*runtime.Response, error) {
+		resp, err := next(ctx, req)
+		seen.Lock()
+		cp := *req
+		seen.client, seen.clientResp = &cp, resp
+		seen.Unlock()
+		return resp, err
+	})
+	c := e.client(t, runtime.WithInterceptors(named(tr, "X"), named(tr, "Y"), watchClient))
+	ctx := clientCtx(t)
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr.take() // initialize
+
+	got, err := echo(ctx, c, "hello")
+	if err != nil || got != "hello" {
+		t.Fatalf("echo = %q, %v", got, err)
+	}
+	want := []string{
+		"X>tools/call", "Y>tools/call", // the client's, first outermost
+		"A>tools/call", "B>tools/call", // the server's
+		"C>tools/call", // the registration's, inside the server's
+		"handler",
+		"C<tools/call", "B<tools/call", "A<tools/call",
+		"Y<tools/call", "X<tools/call",
+	}
+	if steps := tr.take(); !slices.Equal(steps, want) {
+		t.Errorf("order:\n got %v\nwant %v", steps, want)
+	}
+
+	seen.Lock()
+	sr, cr, cresp, smsg := seen.server, seen.client, seen.clientResp, seen.serverMsg
+	seen.Unlock()
+	if sr == nil || cr == nil {
+		t.Fatal("the watching interceptors saw no tools/call")
+	}
+	if sr.IsClient || sr.Name != "echo" || sr.SessionID != c.SessionID() || sr.ProtocolVersion != runtime.LatestProtocolVersion || sr.ID.IsZero() {
+		t.Errorf("server saw %+v", sr)
+	}
+	if m, ok := smsg.(*mcpv1.TextContent); !ok || m.GetText() != "hello" {
+		t.Errorf("server saw Message %v; want the decoded request", smsg)
+	}
+	if sr.Header.Get("Mcp-Session-Id") != c.SessionID() {
+		t.Errorf("server saw headers %v", sr.Header)
+	}
+	if !strings.Contains(string(sr.Params), `"hello"`) {
+		t.Errorf("server saw params %s", sr.Params)
+	}
+	if !cr.IsClient || cr.Name != "echo" || cr.SessionID != c.SessionID() || cr.ID.IsZero() || cr.ID.String() != sr.ID.String() {
+		t.Errorf("client saw %+v (server saw id %s)", cr, sr.ID)
+	}
+	if m, ok := cresp.Message.(*mcpv1.TextContent); !ok || m.GetText() != "hello" {
+		t.Errorf("client saw response %+v; want the typed response", cresp)
+	}
+
+	// Methods without a registration pass through the server's and client's interceptors only.
+	if _, err := c.ListTools(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"X>tools/list", "Y>tools/list", "A>tools/list", "B>tools/list", "B<tools/list", "A<tools/list", "Y<tools/list", "X<tools/list"}
+	if steps := tr.take(); !slices.Equal(steps, want) {
+		t.Errorf("tools/list order:\n got %v\nwant %v", steps, want)
+	}
+	e.closeAll(t, c, leaks)
+}
+
+func TestInterceptorRefusesBeforeHandler(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	const codeForbidden runtime.Code = -32001
+	guard := only("tools/call", func(ctx context.Context, req *runtime.Request, next runtime.CallFunc) (*runtime.Response, error) {
+		switch req.Message.(*mcpv1.TextContent).GetText() {
+		case "secret":
+			return nil, runtime.NewError(codeForbidden, "not allowed to echo secrets")
+		case "quiet":
+			return nil, errors.New("the guard asks for silence")
+		}
+		return next(ctx, req)
+	})
+	e := newClientEnv(t, runtime.WithInterceptors(guard))
+	var calls atomic.Int64
+	addEcho(e.srv, &calls, nil)
+	c := e.client(t)
+	ctx := clientCtx(t)
+
+	_, err := echo(ctx, c, "secret")
+	if runtime.CodeOf(err) != codeForbidden || !strings.Contains(err.Error(), "not allowed to echo secrets") {
+		t.Errorf("refused with an *Error: got %v (code %v)", err, runtime.CodeOf(err))
+	}
+	// A plain error from an interceptor is a tool error, as from a handler.
+	_, err = echo(ctx, c, "quiet")
+	var te *runtime.ToolError
+	if !errors.As(err, &te) || !strings.Contains(te.Error(), "the guard asks for silence") {
+		t.Errorf("refused with a plain error: got %v; want a *ToolError with its text", err)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("the handler ran %d times for refused calls", n)
+	}
+	if got, err := echo(ctx, c, "fine"); err != nil || got != "fine" {
+		t.Errorf("allowed call: %q, %v", got, err)
+	}
+	e.closeAll(t, c, leaks)
+}
+
+func TestInterceptorReplacesResult(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	replace := only("tools/call", func(ctx context.Context, req *runtime.Request, next runtime.CallFunc) (*runtime.Response, error) {
+		resp, err := next(ctx, req)
+		if err != nil {
+			return resp, err
+		}
+		switch req.Message.(*mcpv1.TextContent).GetText() {
+		case "upper":
+			// Replace the typed answer with another message: it is still encoded by the
+			// typed fast path.
+			return &runtime.Response{Message: &mcpv1.TextContent{Text: "UPPER"}}, nil
+		case "raw":
+			// Replace it with a raw result, which takes precedence over Message.
+			resp.Result = &runtime.CallToolResult{
+				Content:           []runtime.Content{runtime.TextContent(`{"text":"from raw"}`)},
+				StructuredContent: json.RawMessage(`{"text":"from raw"}`),
+			}
+			return resp, nil
+		case "hide":
+			resp.Result = runtime.ErrorResult("hidden by policy")
+			return resp, nil
+		}
+		return resp, nil
+	})
+	e := newClientEnv(t, runtime.WithInterceptors(replace))
+	var calls atomic.Int64
+	addEcho(e.srv, &calls, nil)
+	clientSide := only("tools/call", func(ctx context.Context, req *runtime.Request, next runtime.CallFunc) (*runtime.Response, error) {
+		resp, err := next(ctx, req)
+		m, _ := req.Message.(*mcpv1.TextContent) // nil for the raw CallTool
+		if err == nil && m.GetText() == "client" {
+			resp.Message = &mcpv1.TextContent{Text: "replaced by the client"}
+		}
+		return resp, err
+	})
+	c := e.client(t, runtime.WithInterceptors(clientSide))
+	ctx := clientCtx(t)
+	for _, tc := range []struct{ in, want string }{
+		{"plain", "plain"},
+		{"upper", "UPPER"},
+		{"raw", "from raw"},
+		{"client", "replaced by the client"},
+	} {
+		if got, err := echo(ctx, c, tc.in); err != nil || got != tc.want {
+			t.Errorf("echo(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	var te *runtime.ToolError
+	if _, err := echo(ctx, c, "hide"); !errors.As(err, &te) || !strings.Contains(err.Error(), "hidden by policy") {
+		t.Errorf("echo(hide) = %v; want the replacing tool error", err)
+	}
+	// The raw client sees the replaced result as sent.
+	res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"upper"}`))
+	if err != nil || string(res.StructuredContent) != `{"text":"UPPER"}` {
+		t.Errorf("raw CallTool: %+v, %v", res, err)
+	}
+	e.closeAll(t, c, leaks)
+}
+
+func TestInterceptorPanicsAreContained(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	boom := only("tools/call", func(ctx context.Context, req *runtime.Request, next runtime.CallFunc) (*runtime.Response, error) {
+		if req.Message.(*mcpv1.TextContent).GetText() == "boom" {
+			panic("interceptor exploded")
+		}
+		resp, err := next(ctx, req)
+		if req.Message.(*mcpv1.TextContent).GetText() == "late" {
+			panic("interceptor exploded after the handler")
+		}
+		return resp, err
+	})
+	e := newClientEnv(t, runtime.WithInterceptors(boom))
+	var calls atomic.Int64
+	addEcho(e.srv, &calls, nil, runtime.WithInterceptors(only("tools/call", func(ctx context.Context, req *runtime.Request, next runtime.CallFunc) (*runtime.Response, error) {
+		if req.Message.(*mcpv1.TextContent).GetText() == "inner" {
+			panic("registration interceptor exploded")
+		}
+		return next(ctx, req)
+	})))
+	c := e.client(t)
+	ctx := clientCtx(t)
+	for _, in := range []string{"boom", "late", "inner"} {
+		_, err := echo(ctx, c, in)
+		if runtime.CodeOf(err) != runtime.CodeInternalError || !strings.Contains(err.Error(), `tool "echo"`) {
+			t.Errorf("echo(%q) = %v; want an internal error naming the tool", in, err)
+		}
+		if got, err := echo(ctx, c, "after"); err != nil || got != "after" {
+			t.Fatalf("the server stopped serving after a panic in an interceptor: %q, %v", got, err)
+		}
+	}
+	e.closeAll(t, c, leaks)
+}
+
+func TestClientInterceptorRetries(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	e := newClientEnv(t)
+	var calls atomic.Int64
+	runtime.AddTool(e.srv, runtime.ToolSpec{Name: "flaky"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+		if calls.Add(1) < 3 {
+			return nil, runtime.NewError(runtime.CodeInternalError, "try again")
+		}
+		return &mcpv1.TextContent{Text: "third time"}, nil
+	})
+	var ids []string
+	retry := runtime.InterceptorFunc(func(next runtime.CallFunc) runtime.CallFunc {
+		return func(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+			for attempt := 1; ; attempt++ {
+				resp, err := next(ctx, req)
+				ids = append(ids, req.ID.String())
+				if runtime.CodeOf(err) != runtime.CodeInternalError || attempt == 5 {
+					return resp, err
+				}
+			}
+		}
+	})
+	c := e.client(t, runtime.WithInterceptors(retry))
+	ctx := clientCtx(t)
+	out, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "flaky", &mcpv1.TextContent{})
+	if err != nil || out.GetText() != "third time" {
+		t.Fatalf("flaky = %v, %v", out, err)
+	}
+	if calls.Load() != 3 || len(ids) != 3 {
+		t.Errorf("handler ran %d times, interceptor saw %d attempts; want 3 of each", calls.Load(), len(ids))
+	}
+	if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
+		t.Errorf("attempts reused request IDs: %v", ids)
+	}
+	e.closeAll(t, c, leaks)
+}
+
+// ctxKey is a context key set by HTTP middleware in front of the server.
+type ctxKey struct{}
+
+func TestClientMetaAndHeadersReachTheServer(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	e := newClientEnv(t)
+	// Middleware in front of the server stores a value in the request context, as an auth
+	// or tracing middleware does.
+	mw := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.srv.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, "from middleware")))
+	})
+	e.rec.setHandler(mw)
+	var got struct {
+		sync.Mutex
+		traceparent, header, value string
+	}
+	runtime.AddTool(e.srv, runtime.ToolSpec{Name: "look"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+		caller := runtime.CallerFrom(ctx)
+		got.Lock()
+		defer got.Unlock()
+		if m := caller.Meta(); m != nil {
+			got.traceparent = string(m.Other["traceparent"])
+		}
+		got.header = caller.Header().Get("X-Tenant")
+		got.value, _ = ctx.Value(ctxKey{}).(string)
+		return &mcpv1.TextContent{}, nil
+	})
+	inject := runtime.InterceptorFunc(func(next runtime.CallFunc) runtime.CallFunc {
+		return func(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+			if req.Meta == nil {
+				req.Meta = &runtime.RequestMeta{}
+			}
+			if req.Meta.Other == nil {
+				req.Meta.Other = map[string]json.RawMessage{}
+			}
+			req.Meta.Other["traceparent"] = json.RawMessage(`"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`)
+			req.Header = http.Header{"X-Tenant": {"acme"}}
+			return next(ctx, req)
+		}
+	})
+	c := e.client(t, runtime.WithInterceptors(inject))
+	ctx := clientCtx(t)
+	// WithMeta entries and the interceptor's travel together.
+	if _, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "look", &mcpv1.TextContent{}, runtime.WithMeta("k", "v")); err != nil {
+		t.Fatal(err)
+	}
+	got.Lock()
+	defer got.Unlock()
+	if got.traceparent != `"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"` || got.header != "acme" || got.value != "from middleware" {
+		t.Errorf("handler saw traceparent %s, X-Tenant %q, context value %q", got.traceparent, got.header, got.value)
+	}
+	posts := e.rec.postsOf("tools/call")
+	if len(posts) != 1 || !strings.Contains(string(posts[0].Params), `"k":"v"`) || !strings.Contains(string(posts[0].Params), `"traceparent"`) {
+		t.Errorf("posted params: %v", posts)
+	}
+	e.closeAll(t, c, leaks)
+}
+
+func TestCodeOf(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want runtime.Code
+	}{
+		{nil, 0},
+		{runtime.NewError(runtime.CodeInvalidParams, "x"), runtime.CodeInvalidParams},
+		{fmt.Errorf("wrapped: %w", runtime.NewError(runtime.CodeResourceNotFound, "x")), runtime.CodeResourceNotFound},
+		{&runtime.HTTPError{StatusCode: 400, RPC: runtime.NewError(runtime.CodeInvalidRequest, "x")}, runtime.CodeInvalidRequest},
+		{context.Canceled, runtime.CodeRequestCancelled},
+		{errors.New("plain"), runtime.CodeInternalError},
+	} {
+		if got := runtime.CodeOf(tc.err); got != tc.want {
+			t.Errorf("CodeOf(%v) = %v; want %v", tc.err, got, tc.want)
+		}
+	}
+	if s := runtime.CodeInvalidParams.String(); s != "invalid_params" {
+		t.Errorf("CodeInvalidParams.String() = %q", s)
+	}
+	if s := runtime.Code(-32099).String(); s != "-32099" {
+		t.Errorf("unnamed code String() = %q", s)
+	}
+}
+
+func TestCallerOutsideHandler(t *testing.T) {
+	c := runtime.CallerFrom(context.Background())
+	if c != nil {
+		t.Fatalf("CallerFrom(background) = %v; want nil", c)
+	}
+	if err := c.Ping(context.Background()); err == nil {
+		t.Error("Ping on a nil Caller succeeded")
+	}
+	if c.SessionID() != "" || c.Meta() != nil || c.Header() != nil {
+		t.Error("a nil Caller's accessors are not zero")
+	}
+}

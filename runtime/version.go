@@ -3,10 +3,14 @@
 // messages into tool arguments and results.
 package runtime
 
-// SupportPackageIsVersion1 is referenced by generated code to make sure it is compiled against
-// a compatible runtime. A new major change to the generated code's contract adds
-// SupportPackageIsVersion2 and, eventually, removes this one.
+// SupportPackageIsVersion1 is referenced by code generated before interceptors, which still
+// compiles against this runtime.
 const SupportPackageIsVersion1 = true
 
+// SupportPackageIsVersion2 is referenced by generated code to make sure it is compiled against
+// a compatible runtime: one whose AddTool takes HandlerOptions. A new change to the generated
+// code's contract adds SupportPackageIsVersion3.
+const SupportPackageIsVersion2 = true
+
 // Version is the version of the protomcp runtime, reported as the implementation version.
-const Version = "0.1.0"
+const Version = "0.2.0"

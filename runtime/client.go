@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"strings"
 	"sync"
@@ -373,7 +374,8 @@ func (c *Client) Ping(ctx context.Context) error {
 	return err
 }
 
-// ListTools returns one page of tools; pass the previous page's NextCursor for the next.
+// ListTools returns one page of tools; pass the previous page's NextCursor for the next
+// ("" for the first). Tools iterates over every page.
 func (c *Client) ListTools(ctx context.Context, cursor string) (*ListToolsResult, error) {
 	var res ListToolsResult
 	if err := c.callInto(ctx, methodToolsList, cursorParams(cursor), &res); err != nil {
@@ -382,16 +384,90 @@ func (c *Client) ListTools(ctx context.Context, cursor string) (*ListToolsResult
 	return &res, nil
 }
 
-// ListResources returns one page of resources.
-func (c *Client) ListResources(ctx context.Context, cursor string) ([]Resource, string, error) {
-	var res struct {
-		Resources  []Resource `json:"resources"`
-		NextCursor string     `json:"nextCursor"`
-	}
+// ListResources returns one page of resources; pass the previous page's NextCursor for the
+// next. Resources iterates over every page.
+func (c *Client) ListResources(ctx context.Context, cursor string) (*ListResourcesResult, error) {
+	var res ListResourcesResult
 	if err := c.callInto(ctx, methodResourcesList, cursorParams(cursor), &res); err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	return res.Resources, res.NextCursor, nil
+	return &res, nil
+}
+
+// ListResourceTemplates returns one page of resource templates; pass the previous page's
+// NextCursor for the next. ResourceTemplates iterates over every page.
+func (c *Client) ListResourceTemplates(ctx context.Context, cursor string) (*ListResourceTemplatesResult, error) {
+	var res ListResourceTemplatesResult
+	if err := c.callInto(ctx, methodResourceTemplates, cursorParams(cursor), &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// ListPrompts returns one page of prompts; pass the previous page's NextCursor for the next.
+// Prompts iterates over every page.
+func (c *Client) ListPrompts(ctx context.Context, cursor string) (*ListPromptsResult, error) {
+	var res ListPromptsResult
+	if err := c.callInto(ctx, methodPromptsList, cursorParams(cursor), &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Tools iterates over the server's tools, page by page. It stops at the first error, which it
+// yields with a zero Tool.
+func (c *Client) Tools(ctx context.Context) iter.Seq2[Tool, error] {
+	return pages(ctx, c.ListTools, func(r *ListToolsResult) ([]Tool, string) { return r.Tools, r.NextCursor })
+}
+
+// Resources iterates over the server's resources, page by page. It stops at the first error,
+// which it yields with a zero Resource.
+func (c *Client) Resources(ctx context.Context) iter.Seq2[Resource, error] {
+	return pages(ctx, c.ListResources, func(r *ListResourcesResult) ([]Resource, string) { return r.Resources, r.NextCursor })
+}
+
+// ResourceTemplates iterates over the server's resource templates, page by page. It stops at
+// the first error, which it yields with a zero ResourceTemplate.
+func (c *Client) ResourceTemplates(ctx context.Context) iter.Seq2[ResourceTemplate, error] {
+	return pages(ctx, c.ListResourceTemplates, func(r *ListResourceTemplatesResult) ([]ResourceTemplate, string) {
+		return r.ResourceTemplates, r.NextCursor
+	})
+}
+
+// Prompts iterates over the server's prompts, page by page. It stops at the first error, which
+// it yields with a zero Prompt.
+func (c *Client) Prompts(ctx context.Context) iter.Seq2[Prompt, error] {
+	return pages(ctx, c.ListPrompts, func(r *ListPromptsResult) ([]Prompt, string) { return r.Prompts, r.NextCursor })
+}
+
+// maxPages bounds the pages an iterator follows, against a server whose cursors never end.
+const maxPages = 10000
+
+// pages iterates over the items of a paginated list method.
+func pages[R any, T any](ctx context.Context, list func(context.Context, string) (*R, error), items func(*R) ([]T, string)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		cursor := ""
+		for range maxPages {
+			page, err := list(ctx, cursor)
+			if err != nil {
+				var zero T
+				yield(zero, err)
+				return
+			}
+			its, next := items(page)
+			for _, it := range its {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if next == "" || next == cursor {
+				return
+			}
+			cursor = next
+		}
+		var zero T
+		yield(zero, fmt.Errorf("mcp: more than %d pages; the server's cursors do not end", maxPages))
+	}
 }
 
 // ReadResource reads a resource.
@@ -401,18 +477,6 @@ func (c *Client) ReadResource(ctx context.Context, uri string) (*ReadResourceRes
 		return nil, err
 	}
 	return &res, nil
-}
-
-// ListPrompts returns one page of prompts.
-func (c *Client) ListPrompts(ctx context.Context, cursor string) ([]Prompt, string, error) {
-	var res struct {
-		Prompts    []Prompt `json:"prompts"`
-		NextCursor string   `json:"nextCursor"`
-	}
-	if err := c.callInto(ctx, methodPromptsList, cursorParams(cursor), &res); err != nil {
-		return nil, "", err
-	}
-	return res.Prompts, res.NextCursor, nil
 }
 
 // GetPrompt renders a prompt.

@@ -244,10 +244,7 @@ func (s *Server) handleListResources(_ context.Context, _ *requestState, params 
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
-	out := struct {
-		Resources  []Resource `json:"resources"`
-		NextCursor string     `json:"nextCursor,omitempty"`
-	}{Resources: make([]Resource, 0, len(items)), NextCursor: next}
+	out := &ListResourcesResult{Resources: make([]Resource, 0, len(items)), NextCursor: next}
 	for _, r := range items {
 		out.Resources = append(out.Resources, r.resource)
 	}
@@ -263,10 +260,7 @@ func (s *Server) handleListTemplates(_ context.Context, _ *requestState, params 
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
-	out := struct {
-		ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
-		NextCursor        string             `json:"nextCursor,omitempty"`
-	}{ResourceTemplates: make([]ResourceTemplate, 0, len(items)), NextCursor: next}
+	out := &ListResourceTemplatesResult{ResourceTemplates: make([]ResourceTemplate, 0, len(items)), NextCursor: next}
 	for _, t := range items {
 		out.ResourceTemplates = append(out.ResourceTemplates, t.template)
 	}
@@ -351,10 +345,7 @@ func (s *Server) handleListPrompts(_ context.Context, _ *requestState, params js
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
-	out := struct {
-		Prompts    []Prompt `json:"prompts"`
-		NextCursor string   `json:"nextCursor,omitempty"`
-	}{Prompts: make([]Prompt, 0, len(items)), NextCursor: next}
+	out := &ListPromptsResult{Prompts: make([]Prompt, 0, len(items)), NextCursor: next}
 	for _, p := range items {
 		out.Prompts = append(out.Prompts, p.prompt)
 	}

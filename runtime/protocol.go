@@ -261,6 +261,18 @@ type ResourceTemplate struct {
 	Annotations *Annotations `json:"annotations,omitempty"`
 }
 
+// ListResourcesResult is the result of resources/list.
+type ListResourcesResult struct {
+	Resources  []Resource `json:"resources"`
+	NextCursor string     `json:"nextCursor,omitempty"`
+}
+
+// ListResourceTemplatesResult is the result of resources/templates/list.
+type ListResourceTemplatesResult struct {
+	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
+	NextCursor        string             `json:"nextCursor,omitempty"`
+}
+
 // ReadResourceResult is the result of resources/read.
 type ReadResourceResult struct {
 	Contents []ResourceContents `json:"contents"`
@@ -272,6 +284,12 @@ type Prompt struct {
 	Title       string           `json:"title,omitempty"`
 	Description string           `json:"description,omitempty"`
 	Arguments   []PromptArgument `json:"arguments,omitempty"`
+}
+
+// ListPromptsResult is the result of prompts/list.
+type ListPromptsResult struct {
+	Prompts    []Prompt `json:"prompts"`
+	NextCursor string   `json:"nextCursor,omitempty"`
 }
 
 // PromptArgument is one argument of a prompt.

@@ -1,0 +1,145 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/protomcp/protomcp/runtime"
+)
+
+// TestListsAndIterators checks that the four list methods have one shape (a page and its
+// NextCursor) and that the iterators follow every page.
+func TestListsAndIterators(t *testing.T) {
+	e := newClientEnv(t, runtime.WithPageSize(2))
+	var tools, prompts, resources, templates []string
+	for i := range 5 {
+		name := fmt.Sprintf("t%d", i)
+		tools = append(tools, name)
+		e.srv.AddTool(runtime.ToolSpec{Name: name}, func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+			return &runtime.CallToolResult{}, nil
+		})
+		p := fmt.Sprintf("p%d", i)
+		prompts = append(prompts, p)
+		e.srv.AddPrompt(runtime.Prompt{Name: p}, func(context.Context, map[string]string) (*runtime.GetPromptResult, error) {
+			return &runtime.GetPromptResult{}, nil
+		})
+		u := fmt.Sprintf("mem://r/%d", i)
+		resources = append(resources, u)
+		e.srv.AddResource(runtime.Resource{URI: u, Name: u}, func(context.Context, string) (*runtime.ReadResourceResult, error) {
+			return &runtime.ReadResourceResult{}, nil
+		})
+		tmpl := fmt.Sprintf("mem://t%d/{id}", i)
+		templates = append(templates, tmpl)
+		e.srv.AddResourceTemplate(runtime.ResourceTemplate{URITemplate: tmpl, Name: tmpl}, func(context.Context, string) (*runtime.ReadResourceResult, error) {
+			return &runtime.ReadResourceResult{}, nil
+		})
+	}
+	c := e.client(t)
+	ctx := clientCtx(t)
+
+	page, err := c.ListPrompts(ctx, "")
+	if err != nil || len(page.Prompts) != 2 || page.NextCursor == "" {
+		t.Fatalf("first prompts page: %+v, %v", page, err)
+	}
+	rp, err := c.ListResources(ctx, "")
+	if err != nil || len(rp.Resources) != 2 || rp.NextCursor == "" {
+		t.Fatalf("first resources page: %+v, %v", rp, err)
+	}
+	tp, err := c.ListResourceTemplates(ctx, rp.NextCursor)
+	if err != nil || len(tp.ResourceTemplates) != 2 {
+		t.Fatalf("templates page: %+v, %v", tp, err)
+	}
+
+	collect := func(what string, seq func(yield func(string, error) bool)) []string {
+		var out []string
+		for name, err := range seq {
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			out = append(out, name)
+		}
+		return out
+	}
+	gotTools := collect("Tools", func(yield func(string, error) bool) {
+		for tool, err := range c.Tools(ctx) {
+			if !yield(tool.Name, err) {
+				return
+			}
+		}
+	})
+	gotPrompts := collect("Prompts", func(yield func(string, error) bool) {
+		for p, err := range c.Prompts(ctx) {
+			if !yield(p.Name, err) {
+				return
+			}
+		}
+	})
+	gotResources := collect("Resources", func(yield func(string, error) bool) {
+		for r, err := range c.Resources(ctx) {
+			if !yield(r.URI, err) {
+				return
+			}
+		}
+	})
+	gotTemplates := collect("ResourceTemplates", func(yield func(string, error) bool) {
+		for r, err := range c.ResourceTemplates(ctx) {
+			if !yield(r.URITemplate, err) {
+				return
+			}
+		}
+	})
+	for _, tc := range []struct {
+		what      string
+		got, want []string
+	}{{"tools", gotTools, tools}, {"prompts", gotPrompts, prompts}, {"resources", gotResources, resources}, {"templates", gotTemplates, templates}} {
+		if !slices.Equal(tc.got, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.what, tc.got, tc.want)
+		}
+	}
+	// Breaking out of an iterator stops it.
+	n := 0
+	for range c.Tools(ctx) {
+		n++
+		break
+	}
+	if n != 1 {
+		t.Errorf("break after one tool yielded %d", n)
+	}
+}
+
+// TestDuplicateRegistrationPanics checks that tools, prompts, resources and templates all
+// refuse a second registration under the same name, as http.ServeMux does.
+func TestDuplicateRegistrationPanics(t *testing.T) {
+	s := runtime.NewServer(runtime.Implementation{Name: "dup"}, runtime.WithLogger(quietLogger()))
+	tool := func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) { return nil, nil }
+	prompt := func(context.Context, map[string]string) (*runtime.GetPromptResult, error) { return nil, nil }
+	read := func(context.Context, string) (*runtime.ReadResourceResult, error) { return nil, nil }
+	for _, tc := range []struct {
+		what string
+		add  func()
+	}{
+		{"tool", func() { s.AddTool(runtime.ToolSpec{Name: "x"}, tool) }},
+		{"prompt", func() { s.AddPrompt(runtime.Prompt{Name: "x"}, prompt) }},
+		{"resource", func() { s.AddResource(runtime.Resource{URI: "mem://x", Name: "x"}, read) }},
+		{"resource template", func() { s.AddResourceTemplate(runtime.ResourceTemplate{URITemplate: "mem://{x}", Name: "x"}, read) }},
+	} {
+		tc.add() // the first registration is fine
+		func() {
+			defer func() {
+				p := recover()
+				if p == nil || !strings.Contains(fmt.Sprint(p), "already registered") {
+					t.Errorf("second %s registration: panic %v; want 'already registered'", tc.what, p)
+				}
+			}()
+			tc.add()
+		}()
+	}
+	// After removal, the name is free again.
+	if !s.RemovePrompt("x") || !s.RemoveResource("mem://x") || !s.RemoveResourceTemplate("mem://{x}") || !s.RemoveTool("x") {
+		t.Fatal("removal failed")
+	}
+	s.AddPrompt(runtime.Prompt{Name: "x"}, prompt)
+}

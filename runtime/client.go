@@ -190,10 +190,12 @@ func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp initialize: %w", err)
 	}
-	raw, hdr, err := c.roundTrip(ctx, pre, &Request{Method: methodInitialize, Params: pb, IsClient: true}, nil)
+	req := &Request{Method: methodInitialize, Params: pb, IsClient: true, initSession: pre}
+	resp, err := c.send(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("mcp initialize: %w", err)
 	}
+	raw, hdr := rawResult(resp), req.initHeader
 	var res InitializeResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("mcp initialize: decode result: %w", err)
@@ -629,6 +631,16 @@ func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, erro
 		co = &callOptions{}
 	}
 	method := req.Method
+	if pre := req.initSession; pre != nil {
+		// initialize itself: sent before there is a session.
+		raw, hdr, err := c.roundTrip(ctx, pre, req, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.initHeader = hdr
+		req.SessionID = hdr.Get(headerSessionID)
+		return &Response{Result: raw}, nil
+	}
 	for attempt := 0; ; attempt++ {
 		st, err := c.session(ctx)
 		if err != nil {

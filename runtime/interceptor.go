@@ -79,6 +79,9 @@ type Request struct {
 	// Client side: decodes a typed call's result into Response.Message; the call's options.
 	decode func(name string, raw json.RawMessage) (proto.Message, error)
 	co     *callOptions
+	// Client side, initialize only: the session it is sent on, and the answer's headers.
+	initSession *clientSession
+	initHeader  http.Header
 }
 
 // Response is the answer to a Request as interceptors see it.

@@ -120,13 +120,18 @@ func TestInterceptorOrderAndWhatTheySee(t *testing.T) {
 	if err := c.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	tr.take() // initialize
+	// initialize passes through the client's and the server's interceptors; the session it
+	// starts is known inside them once next returns.
+	want := []string{"X>initialize", "Y>initialize", "A>initialize", "B>initialize", "B<initialize", "A<initialize", "Y<initialize", "X<initialize"}
+	if steps := tr.take(); !slices.Equal(steps, want) {
+		t.Errorf("initialize:\n got %v\nwant %v", steps, want)
+	}
 
 	got, err := echo(ctx, c, "hello")
 	if err != nil || got != "hello" {
 		t.Fatalf("echo = %q, %v", got, err)
 	}
-	want := []string{
+	want = []string{
 		"X>tools/call", "Y>tools/call", // the client's, first outermost
 		"A>tools/call", "B>tools/call", // the server's
 		"C>tools/call", // the registration's, inside the server's
@@ -320,6 +325,9 @@ func TestClientInterceptorRetries(t *testing.T) {
 		return func(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
 			for attempt := 1; ; attempt++ {
 				resp, err := next(ctx, req)
+				if req.Method != "tools/call" {
+					return resp, err // initialize passes through here too
+				}
 				ids = append(ids, req.ID.String())
 				if runtime.CodeOf(err) != runtime.CodeInternalError || attempt == 5 {
 					return resp, err
@@ -435,4 +443,49 @@ func TestCallerOutsideHandler(t *testing.T) {
 	if c.SessionID() != "" || c.Meta() != nil || c.Header() != nil {
 		t.Error("a nil Caller's accessors are not zero")
 	}
+}
+
+func TestInterceptorRefusesInitialize(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	var refusedSession string
+	guard := only("initialize", func(ctx context.Context, req *runtime.Request, next runtime.CallFunc) (*runtime.Response, error) {
+		if req.Header.Get("X-Key") == "" {
+			return nil, runtime.NewError(-32001, "an X-Key header is required")
+		}
+		resp, err := next(ctx, req)
+		if req.Header.Get("X-Key") == "late" {
+			refusedSession = req.SessionID
+			return nil, runtime.NewError(-32001, "refused after the session was made")
+		}
+		return resp, err
+	})
+	e := newClientEnv(t, runtime.WithInterceptors(guard))
+	ctx := clientCtx(t)
+	if err := e.client(t).Connect(ctx); runtime.CodeOf(err) != -32001 || !strings.Contains(err.Error(), "X-Key") {
+		t.Errorf("Connect without a key: %v", err)
+	}
+	if err := e.client(t, runtime.WithHeader("X-Key", "late")).Connect(ctx); runtime.CodeOf(err) != -32001 {
+		t.Errorf("Connect refused late: %v", err)
+	}
+	// The session made before the refusal was ended: using it gets 404.
+	if refusedSession == "" {
+		t.Fatal("the interceptor saw no session ID after next")
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", refusedSession)
+	resp, err := e.dc.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the refused session answered %d; want 404", resp.StatusCode)
+	}
+	c := e.client(t, runtime.WithHeader("X-Key", "k"))
+	if err := c.Connect(ctx); err != nil {
+		t.Fatalf("Connect with a key: %v", err)
+	}
+	e.closeAll(t, c, leaks)
 }

@@ -254,40 +254,81 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not carry an Mcp-Session-Id: this session is already initialized; DELETE it or start a new one without the header")))
 		return
 	}
-	var p InitializeParams
-	if err := unmarshalParams(msg.Params, &p); err != nil {
-		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, err))
-		return
-	}
-	version := p.ProtocolVersion
-	if !isSupportedVersion(version) {
-		version = LatestProtocolVersion // counter-offer (V2)
-	}
-	s.mu.Lock()
-	if len(s.sessions) >= s.cfg.maxSessions {
+	var sess *session
+	req := &Request{Method: methodInitialize, ID: *msg.ID, Params: msg.Params, Meta: peekMeta(msg.Params), Header: r.Header}
+	req.serve = func(_ context.Context, req *Request) (*Response, error) {
+		var p InitializeParams
+		if err := unmarshalParams(req.Params, &p); err != nil {
+			return nil, &statusError{status: http.StatusBadRequest, err: err}
+		}
+		version := p.ProtocolVersion
+		if !isSupportedVersion(version) {
+			version = LatestProtocolVersion // counter-offer (V2)
+		}
+		s.mu.Lock()
+		if len(s.sessions) >= s.cfg.maxSessions {
+			s.mu.Unlock()
+			return nil, &statusError{status: http.StatusServiceUnavailable, err: NewError(CodeInternalError, "too many sessions; try again later")}
+		}
+		sess = s.newSession(&p, version)
+		s.sessions[sess.id] = sess
+		if !s.reaping && s.cfg.sessionIdleTimeout > 0 {
+			s.reaping = true
+			go s.reap(s.cfg.sessionIdleTimeout)
+		}
 		s.mu.Unlock()
-		s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "too many sessions; try again later")
+		req.SessionID, req.ProtocolVersion = sess.id, version
+		s.log.Debug("mcp: session started", "session", sess.id, "client", p.ClientInfo.Name, "version", version)
+		return &Response{Result: &InitializeResult{
+			ProtocolVersion: version,
+			Capabilities:    s.capabilities(),
+			ServerInfo:      s.impl,
+			Instructions:    s.cfg.instructions,
+		}}, nil
+	}
+	resp, err := s.callInitialize(r.Context(), req)
+	var b []byte
+	if err == nil && resp != nil {
+		b, err = json.Marshal(resp.Result)
+	}
+	if err != nil || sess == nil {
+		if sess != nil {
+			s.endSession(sess) // an interceptor refused after the session was made
+		}
+		if err == nil {
+			err = NewError(CodeInternalError, "initialize was answered without starting a session")
+		}
+		status := http.StatusOK
+		var se *statusError
+		if errors.As(err, &se) {
+			status = se.status
+		}
+		s.writeJSON(w, status, encodeResponse(msg.ID, nil, toRPCError(err)))
 		return
 	}
-	sess := s.newSession(&p, version)
-	s.sessions[sess.id] = sess
-	if !s.reaping && s.cfg.sessionIdleTimeout > 0 {
-		s.reaping = true
-		go s.reap(s.cfg.sessionIdleTimeout)
-	}
-	s.mu.Unlock()
-
-	res := &InitializeResult{
-		ProtocolVersion: version,
-		Capabilities:    s.capabilities(),
-		ServerInfo:      s.impl,
-		Instructions:    s.cfg.instructions,
-	}
-	b, _ := json.Marshal(res)
 	w.Header().Set(headerSessionID, sess.id)
-	s.log.Debug("mcp: session started", "session", sess.id, "client", p.ClientInfo.Name, "version", version)
 	s.writeJSON(w, http.StatusOK, encodeResponse(msg.ID, b, nil))
 }
+
+// callInitialize runs initialize through the server's interceptors, containing their panics.
+func (s *Server) callInitialize(ctx context.Context, req *Request) (resp *Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("mcp: initialize panicked", "panic", p, "stack", string(debug.Stack()))
+			err = NewError(CodeInternalError, "internal error: initialize panicked")
+		}
+	}()
+	return s.call(ctx, req)
+}
+
+// statusError is an error answered with an HTTP status other than 200.
+type statusError struct {
+	status int
+	err    error
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
 
 func (s *Server) capabilities() ServerCapabilities {
 	c := ServerCapabilities{

@@ -285,6 +285,11 @@ func benchRow(bin, section, name string) *row {
 	}
 	r.pair = strings.TrimPrefix(name, "Benchmark")
 	switch {
+	case strings.HasSuffix(name, "Interceptor"):
+		// The cost of one no-op interceptor: its "× floor" is relative to the same call
+		// without one.
+		r.pair += " (× floor: vs. no interceptor)"
+		r.floor = bin + "/" + strings.TrimSuffix(name, "Interceptor")
 	case strings.HasPrefix(name, "BenchmarkServerEcho"):
 		r.floor = "servers.test/BenchmarkHandler/echo/floor"
 		r.peers = [2]string{"servers.test/BenchmarkHandler/echo/gosdk", "servers.test/BenchmarkHandler/echo/mcpgo"}

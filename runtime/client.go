@@ -30,7 +30,11 @@ type Client struct {
 
 	baseCtx    context.Context // handlers and drains run under it; cancelled by Close
 	baseCancel context.CancelFunc
-	bg         sync.WaitGroup // drains, handlers, the standalone stream
+	// The standalone stream runs under listenCtx, which Close cancels first: it has no end
+	// of its own for Close to wait for.
+	listenCtx    context.Context
+	listenCancel context.CancelFunc
+	bg           sync.WaitGroup // drains, handlers, the standalone stream
 
 	nextID atomic.Int64
 
@@ -67,6 +71,7 @@ func NewClient(url string, opts ...ClientOption) *Client {
 		c.owns = true
 	}
 	c.baseCtx, c.baseCancel = context.WithCancel(context.Background())
+	c.listenCtx, c.listenCancel = context.WithCancel(c.baseCtx)
 	c.send = chain(cfg.interceptors, c.sendRequest)
 	return c
 }
@@ -239,6 +244,7 @@ func (c *Client) Close(ctx context.Context) error {
 		err = c.sendDelete(dctx, st)
 		cancel()
 	}
+	c.listenCancel()
 	done := make(chan struct{})
 	go func() {
 		c.bg.Wait()
@@ -262,6 +268,11 @@ func (c *Client) Close(ctx context.Context) error {
 	}
 	if c.owns {
 		c.hc.CloseIdleConnections()
+	}
+	if c.cfg.onClose != nil {
+		if cerr := c.cfg.onClose(ctx); err == nil {
+			err = cerr
+		}
 	}
 	return err
 }

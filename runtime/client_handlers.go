@@ -150,7 +150,7 @@ func (c *Client) listen(st *clientSession, ready chan struct{}) {
 	var readyOnce sync.Once
 	signal := func() { readyOnce.Do(func() { close(ready) }) }
 	defer signal()
-	ctx := c.baseCtx
+	ctx := c.listenCtx
 	cur := &streamCursor{retry: time.Second}
 	disp := &dispatcher{}
 	failures := 0

@@ -38,6 +38,9 @@ type clientConfig struct {
 	onLog           func(context.Context, *LogMessageParams)
 	listen          bool
 	interceptors    []Interceptor
+	// A stdio client's: ends its transport (Close), and the waits of its process's shutdown.
+	onClose                      func(context.Context) error
+	stdioExitWait, stdioTermWait time.Duration
 }
 
 // SamplingHandler answers sampling/createMessage requests from the server.
@@ -65,6 +68,8 @@ func defaultClientConfig() clientConfig {
 		callTimeout:     5 * time.Minute,
 		closeTimeout:    5 * time.Second,
 		maxResumes:      5,
+		stdioExitWait:   defaultStdioExitWait,
+		stdioTermWait:   defaultStdioTermWait,
 	}
 }
 

@@ -1,0 +1,65 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+)
+
+// testChildEnv names the variable that turns the test binary into a stdio server child.
+const testChildEnv = "PROTOMCP_TEST_CHILD"
+
+// runTestChild serves MCP over stdin/stdout as the stdio client tests' child process, in one
+// of these modes:
+//   - serve: an echo tool, until stdin ends or SIGTERM;
+//   - junk: writes lines that are not JSON-RPC to stdout first, then serves;
+//   - exit-early: exits with status 3 after reading its first message, answering nothing;
+//   - ignore-term: serves, then ignores stdin's end and SIGTERM, so that only SIGKILL ends it.
+func runTestChild(mode string) int {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	s := NewServer(Implementation{Name: "stdio-child", Version: "1"}, WithLogger(log))
+	AddTool(s, ToolSpec{Name: "echo"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+		if in.GetText() == "slow" {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Minute):
+			}
+		}
+		return &mcpv1.TextContent{Text: in.GetText()}, nil
+	})
+	fmt.Fprintln(os.Stderr, "child started in mode", mode)
+	switch mode {
+	case "junk":
+		fmt.Fprintln(os.Stdout, "this is not JSON")
+		fmt.Fprintln(os.Stdout, `{"neither": "is this a message"`)
+	case "exit-early":
+		buf := make([]byte, 1)
+		_, _ = os.Stdin.Read(buf)
+		return 3
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	if mode == "ignore-term" {
+		ctx = context.Background()
+	}
+	err := s.ServeStdio(ctx, os.Stdin, os.Stdout)
+	if mode == "ignore-term" {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		time.Sleep(time.Hour)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "serve:", err)
+		return 1
+	}
+	return 0
+}

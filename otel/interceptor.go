@@ -138,8 +138,18 @@ func (i *Interceptor) server(ctx context.Context, req *runtime.Request, next run
 	ctx, span := i.tracer.Start(ctx, i.spanName(req), opts...)
 	defer span.End()
 
+	hadSession := req.SessionID != ""
 	resp, err := next(ctx, req)
 
+	// initialize starts its session inside next: its ID and version are known only now.
+	if !hadSession && span.IsRecording() {
+		if req.SessionID != "" {
+			span.SetAttributes(semconv.McpSessionID(req.SessionID))
+		}
+		if req.ProtocolVersion != "" {
+			span.SetAttributes(semconv.McpProtocolVersion(req.ProtocolVersion))
+		}
+	}
 	o := serverOutcome(ctx, req, resp, err)
 	i.finish(ctx, span, req, o, start, false)
 	return resp, err
@@ -275,7 +285,10 @@ func (i *Interceptor) finish(ctx context.Context, span trace.Span, req *runtime.
 // rpcOutcome is the outcome of a JSON-RPC error: its code's name as error.type, its number as
 // rpc.response.status_code.
 func rpcOutcome(e *runtime.Error) outcome {
-	return outcome{errorType: e.Code.String(), statusCode: strconv.Itoa(int(e.Code)), message: e.Message}
+	// The MCP semantic conventions: error.type is the JSON-RPC error code as a string, like
+	// rpc.response.status_code.
+	code := strconv.Itoa(int(e.Code))
+	return outcome{errorType: code, statusCode: code, message: e.Message}
 }
 
 // serverOutcome classifies what a Server's handler returned the way the runtime answers it: an

@@ -240,8 +240,8 @@ func TestSpansAndMetrics(t *testing.T) {
 	}
 
 	spans := tel.spans.Ended()
-	if len(spans) != 10 {
-		t.Errorf("%d spans, want 10 (5 calls, each seen by the client and by the server)", len(spans))
+	if len(spans) != 12 {
+		t.Errorf("%d spans, want 12 (initialize and 5 calls, each seen by the client and by the server)", len(spans))
 	}
 	sessionAttrs := map[attribute.Key]string{
 		"mcp.session.id":        "*",
@@ -261,6 +261,15 @@ func TestSpansAndMetrics(t *testing.T) {
 		return out
 	}
 	errorAttrs := []attribute.Key{"error.type", "rpc.response.status_code"}
+
+	t.Run("initialize", func(t *testing.T) {
+		cs := span(t, spans, "initialize", trace.SpanKindClient)
+		ss := span(t, spans, "initialize", trace.SpanKindServer)
+		for _, s := range []sdktrace.ReadOnlySpan{cs, ss} {
+			checkAttrs(t, s, with(map[attribute.Key]string{"mcp.method.name": "initialize"}), errorAttrs...)
+		}
+		checkPair(t, cs, ss)
+	})
 
 	t.Run("tool", func(t *testing.T) {
 		// The first get_forecast succeeded; the second is the tool error: tell them apart by
@@ -310,7 +319,7 @@ func TestSpansAndMetrics(t *testing.T) {
 			checkAttrs(t, s, with(map[attribute.Key]string{
 				"mcp.method.name":          "tools/call",
 				"gen_ai.tool.name":         "no_such_tool",
-				"error.type":               "invalid_params",
+				"error.type":               "-32602",
 				"rpc.response.status_code": strconv.Itoa(int(runtime.CodeInvalidParams)),
 			}))
 			if s.Status().Code != codes.Error || s.Status().Description == "" {
@@ -364,12 +373,13 @@ func TestSpansAndMetrics(t *testing.T) {
 			attribute.String("gen_ai.operation.name", "execute_tool"),
 		}
 		want := []attribute.Set{
+			set(attribute.String("mcp.method.name", "initialize")),
 			set(tool...),
 			set(append(tool, attribute.String("error.type", "tool_error"))...),
 			set(attribute.String("mcp.method.name", "tools/call"),
 				attribute.String("gen_ai.tool.name", "no_such_tool"),
 				attribute.String("gen_ai.operation.name", "execute_tool"),
-				attribute.String("error.type", "invalid_params"),
+				attribute.String("error.type", "-32602"),
 				attribute.String("rpc.response.status_code", "-32602")),
 			// The resource's URI is opt-in for metrics: not recorded.
 			set(attribute.String("mcp.method.name", "resources/read")),

@@ -650,6 +650,12 @@ func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, erro
 		}
 		req.initHeader = hdr
 		req.SessionID = hdr.Get(headerSessionID)
+		var negotiated struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if json.Unmarshal(raw, &negotiated) == nil {
+			req.ProtocolVersion = negotiated.ProtocolVersion
+		}
 		return &Response{Result: raw}, nil
 	}
 	for attempt := 0; ; attempt++ {

@@ -2,6 +2,7 @@
 // client and prints the results. It exits with a non-zero status on any error.
 //
 //	go run ./examples/weather/client -url http://127.0.0.1:8080/mcp
+//	go run ./examples/weather/client -stdio -- go run ./examples/weather/server -stdio
 package main
 
 import (
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"time"
 
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
@@ -21,17 +23,33 @@ import (
 func main() {
 	url := flag.String("url", "http://127.0.0.1:8080/mcp", "URL of the MCP endpoint")
 	timeout := flag.Duration("timeout", 30*time.Second, "time allowed for all calls")
+	stdio := flag.Bool("stdio", false, "launch the server command given after -- and speak stdio to it")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	if err := run(ctx, *url, os.Stdout); err != nil {
+	var (
+		c   *runtime.Client
+		err error
+	)
+	if *stdio {
+		if flag.NArg() == 0 {
+			fmt.Fprintln(os.Stderr, "client: -stdio needs the server command after --, e.g. -stdio -- weather-server -stdio")
+			os.Exit(2)
+		}
+		c, err = runtime.NewCommandClient(exec.Command(flag.Arg(0), flag.Args()[1:]...))
+	} else {
+		c = runtime.NewClient(*url)
+	}
+	if err == nil {
+		err = run(ctx, c, os.Stdout)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "client:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, url string, w io.Writer) (err error) {
-	c := runtime.NewClient(url)
+func run(ctx context.Context, c *runtime.Client, w io.Writer) (err error) {
 	defer func() {
 		if cerr := c.Close(ctx); err == nil {
 			err = cerr

@@ -1,6 +1,8 @@
-// Command server serves the example WeatherService as an MCP server over Streamable HTTP.
+// Command server serves the example WeatherService as an MCP server over Streamable HTTP, or
+// over stdio for a host that launches it (Claude Desktop, VS Code, the MCP Inspector).
 //
 //	go run ./examples/weather/server -addr 127.0.0.1:8080 -path /mcp
+//	go run ./examples/weather/server -stdio
 package main
 
 import (
@@ -22,17 +24,42 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
 	path := flag.String("path", "/mcp", "URL path of the MCP endpoint")
+	stdio := flag.Bool("stdio", false, "serve over stdin and stdout instead of HTTP (logs go to stderr)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	run := serveHTTP
+	if *stdio {
+		run = serveStdio
+	}
 	if err := run(*addr, *path, log); err != nil {
 		log.Error("server failed", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, path string, log *slog.Logger) error {
-	srv := runtime.NewServer(runtime.Implementation{Name: "weather", Title: "Weather example", Version: runtime.Version})
+func newServer(log *slog.Logger) *runtime.Server {
+	srv := runtime.NewServer(runtime.Implementation{Name: "weather", Title: "Weather example", Version: runtime.Version}, runtime.WithLogger(log))
 	weatherv1mcp.RegisterWeatherServiceHandler(srv, &weather.Service{})
+	return srv
+}
+
+// serveStdio serves one client on stdin and stdout until stdin ends, SIGINT or SIGTERM.
+func serveStdio(_, _ string, log *slog.Logger) error {
+	srv := newServer(log)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := srv.ServeStdio(ctx, os.Stdin, os.Stdout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdownCtx)
+	if errors.Is(err, context.Canceled) {
+		return nil // a signal: a clean exit
+	}
+	return err
+}
+
+func serveHTTP(addr, path string, log *slog.Logger) error {
+	srv := newServer(log)
 
 	mux := http.NewServeMux()
 	mux.Handle(path, srv)

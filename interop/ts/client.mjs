@@ -1,5 +1,6 @@
 // client.mjs URL: drives the weather example's MCP server at URL with the official TypeScript
 // SDK (Client over StreamableHTTPClientTransport) and checks what comes back.
+// client.mjs --stdio COMMAND ARGS...: the same, launching the server with StdioClientTransport.
 //
 // It lists the tools and checks their metadata and schemas, calls every tool with valid
 // arguments (some with an onprogress callback, some concurrently), checks structuredContent
@@ -8,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -51,6 +53,17 @@ function sdkVersion() {
 
 class CheckError extends Error {}
 
+// Over stdio the SDK (1.32) runs notification handlers in a later microtask but settles a
+// request on its response at once, and deletes the request's progress handler then: progress
+// notifications that arrive in the same read as the response are dropped with "unknown
+// token". Over stdio, checks that every progress notification arrived are therefore relaxed
+// to checks on those that did.
+let strictProgress = true;
+
+function checkAllProgress(cond, msg) {
+  if (strictProgress) check(cond, msg);
+}
+
 function check(cond, msg) {
   summary.checks++;
   if (!cond) throw new CheckError(msg);
@@ -86,17 +99,21 @@ function validators(tools) {
 
 async function main() {
   const url = process.argv[2];
-  if (!url) throw new CheckError('usage: node client.mjs URL');
+  if (!url) throw new CheckError('usage: node client.mjs URL | --stdio COMMAND ARGS...');
+  const stdio = url === '--stdio';
+  strictProgress = !stdio;
 
   const client = new Client({ name: 'protomcp-interop-ts-client', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(url));
+  const transport = stdio
+    ? new StdioClientTransport({ command: process.argv[3], args: process.argv.slice(4), stderr: 'inherit' })
+    : new StreamableHTTPClientTransport(new URL(url));
   await client.connect(transport);
   const info = client.getServerVersion();
   summary.server = info ? { name: info.name, version: info.version } : null;
-  summary.protocolVersion = transport.protocolVersion ?? null;
+  summary.protocolVersion = transport.protocolVersion ?? null; // HTTP only: stdio has no header
   summary.sessionId = typeof transport.sessionId === 'string' && transport.sessionId.length > 0;
   check(summary.server?.name, 'server gave no serverInfo.name');
-  check(summary.sessionId, 'server gave no Mcp-Session-Id');
+  check(stdio || summary.sessionId, 'server gave no Mcp-Session-Id');
   check(client.getServerCapabilities()?.tools, 'server did not declare the tools capability');
 
   await client.ping();
@@ -174,12 +191,12 @@ async function main() {
     checkForecast(fc, 5);
     check(fc.place.name === 'Paris, FR' && fc.place.timeZone === 'Europe/Paris', `get_forecast: place ${JSON.stringify(fc.place)}`);
     check(fc.unit === 'TEMPERATURE_UNIT_FAHRENHEIT', `get_forecast: unit ${fc.unit}`);
-    check(progress.length > 0, 'get_forecast: no progress notification arrived');
+    checkAllProgress(progress.length > 0, 'get_forecast: no progress notification arrived');
     for (let i = 0; i < progress.length; i++) {
       check(progress[i].total === 5, `get_forecast: progress total ${progress[i].total}, want 5`);
       check(i === 0 || progress[i].progress > progress[i - 1].progress, 'get_forecast: progress does not increase');
     }
-    check(progress.at(-1).progress === 5, `get_forecast: last progress ${progress.at(-1).progress}, want 5`);
+    checkAllProgress(progress.at(-1)?.progress === 5, `get_forecast: last progress ${progress.at(-1)?.progress}, want 5`);
   }
 
   // get_forecast by coordinates, defaults (3 days, Celsius), no progress requested.
@@ -197,7 +214,8 @@ async function main() {
     const results = await Promise.all(cities.map((city, i) => call('get_forecast', { city, days: i + 1 }, { progress: true })));
     results.forEach(({ res, progress }, i) => {
       checkForecast(res.structuredContent, i + 1);
-      check(progress.length === i + 1 && progress.every((p) => p.total === i + 1), `get_forecast(${cities[i]}): progress ${JSON.stringify(progress)} belongs to another call`);
+      check(progress.every((p) => p.total === i + 1), `get_forecast(${cities[i]}): progress ${JSON.stringify(progress)} belongs to another call`);
+      checkAllProgress(progress.length === i + 1, `get_forecast(${cities[i]}): ${progress.length} progress notifications, want ${i + 1}`);
     });
   }
 
@@ -229,7 +247,7 @@ async function main() {
     const png = Buffer.from(image.data, 'base64');
     check(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), 'forecast_chart: not a PNG');
     check(png.readUInt32BE(16) === 4 * 32 + 8 && png.readUInt32BE(20) === 160, `forecast_chart: PNG is ${png.readUInt32BE(16)}x${png.readUInt32BE(20)}`);
-    check(progress.length > 0, 'forecast_chart: no progress notification arrived');
+    checkAllProgress(progress.length > 0, 'forecast_chart: no progress notification arrived');
   }
 
   // A tool execution error (the handler refuses) is a result with isError, readable by the
@@ -257,8 +275,8 @@ async function main() {
     summary.protocolErrors++;
   }
 
-  // End the session (DELETE), then close.
-  await transport.terminateSession();
+  // End the session (DELETE), then close; over stdio, close ends the process.
+  if (!stdio) await transport.terminateSession();
   await client.close();
   summary.ok = true;
 }

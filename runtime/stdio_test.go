@@ -10,12 +10,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -440,6 +442,98 @@ func TestCommandClientKillsChildThatIgnoresSIGTERM(t *testing.T) {
 	err = c.Close(ctx)
 	if err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Errorf("Close = %v; want the report that the child was killed", err)
+	}
+	goleak.VerifyNone(t, leaks)
+}
+
+// A client that stops reading the server's output blocks neither the server's reading of its
+// input nor its handlers: a handler that floods notifications gets an error once the bounded
+// queue is full, other requests are still read and run, and everything queued is written
+// once the client reads again.
+func TestStdioStalledReaderDoesNotBlockServer(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	srv := newStdioServer(runtime.WithMaxQueuedEvents(50))
+	var marked atomic.Bool
+	runtime.AddTool(srv, runtime.ToolSpec{Name: "flood"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+		for i := range 100000 {
+			if err := runtime.CallerFrom(ctx).Log(ctx, runtime.LevelWarning, "flood", strings.Repeat("x", 1000)); err != nil {
+				return &mcpv1.TextContent{Text: fmt.Sprintf("queue full after %d", i)}, nil
+			}
+		}
+		return &mcpv1.TextContent{Text: "never full"}, nil
+	})
+	runtime.AddTool(srv, runtime.ToolSpec{Name: "mark"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+		marked.Store(true)
+		return &mcpv1.TextContent{Text: "marked"}, nil
+	})
+	r := newRawStdio(srv)
+	r.initialize(t)
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood","arguments":{}}}`)
+	// The test reads nothing now: r.lines fills up and the server's writes block.
+	r.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mark","arguments":{}}}`)
+	deadline := time.Now().Add(clientTestTimeout)
+	for !marked.Load() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !marked.Load() {
+		t.Fatal("a request sent while the client was not reading was never run")
+	}
+	// Now read: both answers arrive, the flood's saying its queue filled.
+	got := map[float64]string{}
+	for len(got) < 2 {
+		m := r.next(t)
+		if id, ok := m["id"].(float64); ok {
+			res, _ := m["result"].(map[string]any)
+			sc, _ := res["structuredContent"].(map[string]any)
+			got[id], _ = sc["text"].(string)
+		}
+	}
+	if !strings.HasPrefix(got[1], "queue full after") || got[2] != "marked" {
+		t.Errorf("answers: %v", got)
+	}
+	r.in.Close()
+	if err := <-r.done; err != nil {
+		t.Errorf("ServeStdio: %v", err)
+	}
+	for range r.lines {
+	}
+	goleak.VerifyNone(t, leaks)
+}
+
+// A client whose notification handler stalls still gets its calls' responses: the transport
+// routes responses apart from notifications and never waits for a handler.
+func TestStdioStalledHandlerDoesNotBlockClient(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	srv := newStdioServer()
+	runtime.AddTool(srv, runtime.ToolSpec{Name: "chatty"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+		for range 200 {
+			if err := runtime.CallerFrom(ctx).Log(ctx, runtime.LevelWarning, "chatty", "hello"); err != nil {
+				return nil, err
+			}
+		}
+		return &mcpv1.TextContent{Text: "done"}, nil
+	})
+	release := make(chan struct{})
+	var logs atomic.Int64
+	c, done := stdioPair(t, srv, runtime.WithLogHandler(func(context.Context, *runtime.LogMessageParams) {
+		logs.Add(1)
+		<-release
+	}))
+	ctx := clientCtx(t)
+	out, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "chatty", &mcpv1.TextContent{})
+	if err != nil || out.GetText() != "done" {
+		t.Fatalf("chatty with a stalled log handler: %v, %v", out, err)
+	}
+	if got, err := echo(ctx, c, "still"); err != nil || got != "still" {
+		t.Fatalf("echo with a stalled log handler: %q, %v", got, err)
+	}
+	close(release)
+	if err := c.Close(ctx); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	waitServer(t, done)
+	if logs.Load() == 0 {
+		t.Error("no log notification reached the handler")
 	}
 	goleak.VerifyNone(t, leaks)
 }

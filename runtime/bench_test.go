@@ -311,3 +311,37 @@ func BenchmarkServerEchoParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkStdioEcho is one small typed call from a stdio client to a stdio server over
+// in-process pipes: both sides' whole cost, without a process boundary.
+func BenchmarkStdioEcho(b *testing.B) {
+	s := runtime.NewServer(runtime.Implementation{Name: "bench", Version: "1"})
+	runtime.AddTool(s, runtime.ToolSpec{Name: "echo"}, func(_ context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+		return &mcpv1.TextContent{Text: in.GetText()}, nil
+	})
+	c2sR, c2sW := io.Pipe()
+	s2cR, s2cW := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.ServeStdio(context.Background(), c2sR, s2cW)
+		s2cW.Close()
+	}()
+	c := runtime.NewStdioClient(s2cR, c2sW)
+	ctx := context.Background()
+	req := &mcpv1.TextContent{Text: benchText}
+	if _, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", req); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	_ = c.Close(ctx)
+	<-done
+	_ = s.Shutdown(ctx)
+}

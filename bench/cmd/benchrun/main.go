@@ -94,7 +94,10 @@ func main() {
 
 	logf("building")
 	run("", "go", "build", "-o", dir+string(filepath.Separator),
-		"./cmd/server-floor", "./cmd/server-protomcp", "./cmd/server-gosdk", "./cmd/server-mcpgo", "./cmd/load", "./cmd/pair")
+		"./cmd/server-floor", "./cmd/server-protomcp", "./cmd/server-gosdk", "./cmd/server-mcpgo", "./cmd/server-stdio", "./cmd/load", "./cmd/pair")
+	stdioServers["protomcp"] = filepath.Join(dir, "server-stdio") + " -sdk protomcp"
+	stdioServers["gosdk"] = filepath.Join(dir, "server-stdio") + " -sdk gosdk"
+	stdioServers["ts"] = tsStdioServer()
 	if *flagGT {
 		run("", "go", "test", "-c", "-o", filepath.Join(dir, "servers.test"), "./internal/servers")
 		run(*flagRt, "go", "test", "-c", "-o", filepath.Join(dir, "runtime.test"), "./runtime")
@@ -150,9 +153,37 @@ func defineRows() {
 			add("pair/"+c+"/"+k, &row{section: sec, what: "p50 latency", pair: clientLabel[c] + " client → " + serverByKey(k).label, kind: "lat", floor: "seq/floor", peers: [2]string{"pair/gosdk/gosdk", "pair/mcpgo/mcpgo"}})
 		}
 	}
+	sec = "sequential echo over stdio, SDK client → server process (× go-sdk: go-sdk's own pairing; × mcp-go column: × the TypeScript SDK's server with the same client)"
+	for _, c := range []string{"protomcp", "gosdk"} {
+		for _, k := range []string{"protomcp", "gosdk", "ts"} {
+			add("stdio/"+c+"/"+k, &row{section: sec, what: "p50 latency", pair: clientLabel[c] + " client → " + stdioLabel[k] + " server", kind: "lat", peers: [2]string{"stdio/gosdk/gosdk", "stdio/" + c + "/ts"}})
+		}
+	}
 }
 
 var clientLabel = map[string]string{"protomcp": "protomcp", "gosdk": "go-sdk", "mcpgo": "mcp-go"}
+
+// stdioServers are the commands of the stdio rows' servers, by SDK: protomcp's and go-sdk's
+// (server-stdio) and the TypeScript SDK's (interop/ts/bench-stdio-server.mjs).
+var stdioServers = map[string]string{}
+
+var stdioLabel = map[string]string{"protomcp": "protomcp", "gosdk": "go-sdk", "ts": "TypeScript SDK"}
+
+// tsStdioServer returns the command of the TypeScript SDK's stdio server, installing the npm
+// packages of interop/ts first if they are missing.
+func tsStdioServer() string {
+	ts, err := filepath.Abs(filepath.Join(*flagRt, "interop", "ts"))
+	check(err)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		fatalf("the stdio rows need Node.js for the TypeScript SDK's server: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ts, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		logf("npm ci in %s", ts)
+		run(ts, "npm", "ci", "--no-audit", "--no-fund")
+	}
+	return node + " " + filepath.Join(ts, "bench-stdio-server.mjs")
+}
 
 func oneRound(dir string) {
 	d := (*flagD).String()
@@ -171,6 +202,11 @@ func oneRound(dir string) {
 	for _, cl := range []string{"protomcp", "gosdk", "mcpgo"} {
 		for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
 			measure(dir, "pair/"+cl+"/"+k, "pair", "-client", cl, "-url", serverByKey(k).url, "-d", d)
+		}
+	}
+	for _, cl := range []string{"protomcp", "gosdk"} {
+		for _, k := range []string{"protomcp", "gosdk", "ts"} {
+			measure(dir, "stdio/"+cl+"/"+k, "pair", "-client", cl, "-stdio", stdioServers[k], "-d", d)
 		}
 	}
 }

@@ -4,6 +4,9 @@
 // many new connections the calls needed after warm-up (zero when the client reuses them).
 //
 //	pair -client gosdk -url http://127.0.0.1:8081/mcp -d 2s
+//	pair -client protomcp -stdio "server-stdio -sdk gosdk" -d 2s
+//
+// With -stdio, the client launches the command and speaks the stdio transport to it instead.
 package main
 
 import (
@@ -12,6 +15,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 	"time"
 
 	mgclient "github.com/mark3labs/mcp-go/client"
@@ -41,7 +46,11 @@ func main() {
 	count := flag.Int("count", 0, "calls per caller to measure (overrides -d)")
 	warmup := flag.Int("warmup", 200, "calls per caller before measuring")
 	timeout := flag.Duration("timeout", 10*time.Second, "a call running longer is a hang")
+	stdio := flag.String("stdio", "", "launch this command (space-separated) and speak stdio to it instead of -url")
 	flag.Parse()
+	if *stdio != "" {
+		stdioCommand = strings.Fields(*stdio)
+	}
 	if *name == "" {
 		*name = *client
 	}
@@ -58,11 +67,23 @@ func main() {
 	closeFn()
 }
 
+// stdioCommand is the server command of -stdio, when given.
+var stdioCommand []string
+
 func connect(ctx context.Context, kind, url string, dialer *harness.Dialer, callers int, tool, text string, n int32) (harness.Call, func(), error) {
 	hc := dialer.HTTPClient(callers)
 	switch kind {
 	case "protomcp":
-		c := runtime.NewClient(url, runtime.WithHTTPClient(hc), runtime.WithProtocolVersion(protocolVersion))
+		var c *runtime.Client
+		if stdioCommand != nil {
+			var err error
+			c, err = runtime.NewCommandClient(exec.Command(stdioCommand[0], stdioCommand[1:]...), runtime.WithProtocolVersion(protocolVersion))
+			if err != nil {
+				return nil, nil, err
+			}
+		} else {
+			c = runtime.NewClient(url, runtime.WithHTTPClient(hc), runtime.WithProtocolVersion(protocolVersion))
+		}
 		if err := c.Connect(ctx); err != nil {
 			return nil, nil, err
 		}
@@ -87,7 +108,11 @@ func connect(ctx context.Context, kind, url string, dialer *harness.Dialer, call
 
 	case "gosdk":
 		c := gomcp.NewClient(&gomcp.Implementation{Name: "pair-gosdk", Version: "1"}, nil)
-		cs, err := c.Connect(ctx, &gomcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &gomcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+		var transport gomcp.Transport = &gomcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}
+		if stdioCommand != nil {
+			transport = &gomcp.CommandTransport{Command: exec.Command(stdioCommand[0], stdioCommand[1:]...)}
+		}
+		cs, err := c.Connect(ctx, transport, &gomcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
 		if err != nil {
 			return nil, nil, err
 		}

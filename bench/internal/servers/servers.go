@@ -44,6 +44,13 @@ func Protomcp(sse bool) *runtime.Server {
 // GoSDK returns the official go-sdk's Streamable HTTP handler. Its default answer is an SSE
 // stream; jsonResponse makes it answer JSON.
 func GoSDK(jsonResponse bool) http.Handler {
+	s := GoSDKServer()
+	return gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return s },
+		&gomcp.StreamableHTTPOptions{JSONResponse: jsonResponse})
+}
+
+// GoSDKServer returns the official go-sdk's server with the benchmark tools, for any transport.
+func GoSDKServer() *gomcp.Server {
 	s := gomcp.NewServer(&gomcp.Implementation{Name: "gosdk-bench", Version: "1"}, nil)
 	gomcp.AddTool(s, &gomcp.Tool{Name: tools.Echo, Description: "Returns its text unchanged."},
 		func(_ context.Context, _ *gomcp.CallToolRequest, in tools.EchoArgs) (*gomcp.CallToolResult, tools.EchoResult, error) {
@@ -58,8 +65,7 @@ func GoSDK(jsonResponse bool) http.Handler {
 		func(ctx context.Context, _ *gomcp.CallToolRequest, in tools.SlowArgs) (*gomcp.CallToolResult, tools.SlowResult, error) {
 			return nil, tools.SlowResult(in), tools.Sleep(ctx, in.Ms)
 		})
-	return gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return s },
-		&gomcp.StreamableHTTPOptions{JSONResponse: jsonResponse})
+	return s
 }
 
 // MCPGo returns mcp-go's Streamable HTTP server (JSON answers unless a tool streams).

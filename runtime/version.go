@@ -1,6 +1,3 @@
-// Package runtime is the Streamable HTTP runtime that protomcp's generated code runs on: an
-// MCP server (an http.Handler) and an MCP client, plus the generic glue that turns protobuf
-// messages into tool arguments and results.
 package runtime
 
 // SupportPackageIsVersion1 is referenced by code generated before interceptors, which still

@@ -3,7 +3,7 @@
 
 GO ?= go
 BUF := $(GO) tool -modfile=tools/go.mod buf
-DEMO_ADDR ?= 127.0.0.1:8080
+DEMO_ADDR ?= 127.0.0.1:0
 
 .PHONY: all
 all: generate lint test
@@ -52,19 +52,24 @@ checkgenerate: generate
 	@untracked=$$(git ls-files --others --exclude-standard -- gen cmd/protoc-gen-mcp/testdata); \
 	if [ -n "$$untracked" ]; then echo "untracked generated files:"; echo "$$untracked"; exit 1; fi
 
-# Builds the weather example, serves it in the background, runs its client against it and
-# exits with the client's status.
+# Builds the weather example, serves it in the background on a free port (DEMO_ADDR), runs its
+# client against the URL the server logs once it listens, and exits with the client's status.
 .PHONY: demo
 demo:
 	$(GO) build -o bin/weather-server ./examples/weather/server
 	$(GO) build -o bin/weather-client ./examples/weather/client
-	@bin/weather-server -addr $(DEMO_ADDR) & pid=$$!; \
-	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT; \
-	for i in $$(seq 1 50); do \
-		if curl -s -o /dev/null http://$(DEMO_ADDR)/mcp 2>/dev/null; then break; fi; \
+	@log=$$(mktemp); \
+	bin/weather-server -addr $(DEMO_ADDR) 2>$$log & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null; rm -f $$log' EXIT; \
+	url=; for i in $$(seq 1 100); do \
+		url=$$(sed -n 's/.*msg="serving MCP" url=\([^ ]*\).*/\1/p' $$log); \
+		if [ -n "$$url" ]; then break; fi; \
+		if ! kill -0 $$pid 2>/dev/null; then echo "weather-server exited:"; cat $$log; exit 1; fi; \
 		sleep 0.1; \
 	done; \
-	bin/weather-client -url http://$(DEMO_ADDR)/mcp
+	if [ -z "$$url" ]; then echo "weather-server did not start:"; cat $$log; exit 1; fi; \
+	echo "weather-server is serving $$url"; \
+	bin/weather-client -url $$url
 
 # Runs the official MCP conformance suite (pinned in scripts/conformance/) against the
 # conformance example's server and client; fails unless every scenario passes with no warning.

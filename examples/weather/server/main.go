@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -60,16 +61,27 @@ func serveStdio(_, _ string, log *slog.Logger) error {
 
 func serveHTTP(addr, path string, log *slog.Logger) error {
 	srv := newServer(log)
-
 	mux := http.NewServeMux()
 	mux.Handle(path, srv)
-	hs := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// No WriteTimeout: it would cut SSE streams; the MCP server bounds its writes itself.
+	}
 
+	// Listen first, so that the logged URL is one that answers (and has the real port when
+	// addr asks for any free one, as make demo does with 127.0.0.1:0).
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
-	go func() { errc <- hs.ListenAndServe() }()
-	log.Info("serving MCP", "url", "http://"+addr+path)
+	go func() { errc <- hs.Serve(ln) }()
+	log.Info("serving MCP", "url", "http://"+ln.Addr().String()+path)
 
 	select {
 	case err := <-errc:
@@ -79,6 +91,11 @@ func serveHTTP(addr, path string, log *slog.Logger) error {
 	log.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// The MCP server first: it ends its sessions' streams, which http.Server.Shutdown would
+	// otherwise wait on until its deadline.
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		log.Warn("MCP server shutdown", "err", err)
+	}
 	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

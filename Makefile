@@ -80,7 +80,7 @@ conformance:
 
 # Side-by-side benchmarks: protomcp against the official go-sdk, mcp-go and a plain net/http
 # floor (bench/ is its own module, so the peers stay out of go.mod), plus the runtime's per-call
-# testing.B benchmarks. Prints one markdown table; about four minutes on 2 cores.
+# testing.B benchmarks, in 5 interleaved rounds. Prints one markdown table; about eight minutes on 2 cores.
 .PHONY: bench
 bench:
 	cd bench && $(GO) run ./cmd/benchrun

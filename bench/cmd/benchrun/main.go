@@ -53,6 +53,7 @@ func serverByKey(k string) *server {
 // metrics is one run of one row.
 type metrics struct {
 	P50, P90, P99, PerSec float64
+	CPUPerCall            float64 // the load client's own CPU per call, µs
 	Errors, Hangs         int
 	NewDials              int64
 	NsOp, BOp, AllocsOp   float64
@@ -71,7 +72,7 @@ var (
 	rows   []*row
 	byKey  = map[string]*row{}
 	flagD  = flag.Duration("d", time.Second, "how long each load measurement runs")
-	flagR  = flag.Int("rounds", 3, "runs of everything; the table shows medians")
+	flagR  = flag.Int("rounds", 5, "runs of everything, interleaved; the table shows medians")
 	flagC  = flag.Int("c", 64, "concurrent callers of the throughput rows")
 	flagBT = flag.String("benchtime", "1s", "-benchtime of the testing.B benchmarks")
 	flagGT = flag.Bool("gotest", true, "run the testing.B benchmarks too")
@@ -117,7 +118,7 @@ func main() {
 	}()
 	for r := range *flagR {
 		logf("round %d of %d", r+1, *flagR)
-		oneRound(dir)
+		oneRound(dir, r)
 	}
 	for _, s := range servers {
 		_ = s.cmd.Process.Signal(os.Interrupt)
@@ -185,27 +186,46 @@ func tsStdioServer() string {
 	return node + " " + filepath.Join(ts, "bench-stdio-server.mjs")
 }
 
-func oneRound(dir string) {
+// rotate returns xs rotated left by r: each round measures the servers of a section in
+// another order, so that no server always runs first (or last) on a machine that warms up or
+// slows down over a round.
+func rotate[T any](xs []T, r int) []T {
+	if len(xs) == 0 {
+		return xs
+	}
+	r %= len(xs)
+	return append(slices.Clone(xs[r:]), xs[:r]...)
+}
+
+// oneRound measures every row once; r rotates the order within each section.
+func oneRound(dir string, r int) {
 	d := (*flagD).String()
-	measure(dir, "seq/floor", "load", "-plain", "-url", serverByKey("floor").url, "-d", d)
-	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "gosdk-json", "mcpgo"} {
+	seq := rotate([]string{"floor", "protomcp", "protomcp-sse", "gosdk", "gosdk-json", "mcpgo"}, r)
+	for _, k := range seq {
+		if k == "floor" {
+			measure(dir, "seq/floor", "load", "-plain", "-url", serverByKey("floor").url, "-d", d)
+			continue
+		}
 		measure(dir, "seq/"+k, "load", "-url", serverByKey(k).url, "-d", d)
 	}
 	c := strconv.Itoa(*flagC)
-	measure(dir, "conc/floor", "load", "-plain", "-url", serverByKey("floor").url, "-d", d, "-c", c, "-warmup", "20")
-	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
+	for _, k := range rotate([]string{"floor", "protomcp", "protomcp-sse", "gosdk", "mcpgo"}, r) {
+		if k == "floor" {
+			measure(dir, "conc/floor", "load", "-plain", "-url", serverByKey("floor").url, "-d", d, "-c", c, "-warmup", "20")
+			continue
+		}
 		measure(dir, "conc/"+k, "load", "-url", serverByKey(k).url, "-d", d, "-c", c, "-warmup", "20")
 	}
-	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
+	for _, k := range rotate([]string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"}, r) {
 		measure(dir, "items/"+k, "load", "-url", serverByKey(k).url, "-d", d, "-tool", "items", "-n", "500", "-warmup", "20")
 	}
-	for _, cl := range []string{"protomcp", "gosdk", "mcpgo"} {
-		for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
+	for _, cl := range rotate([]string{"protomcp", "gosdk", "mcpgo"}, r) {
+		for _, k := range rotate([]string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"}, r) {
 			measure(dir, "pair/"+cl+"/"+k, "pair", "-client", cl, "-url", serverByKey(k).url, "-d", d)
 		}
 	}
-	for _, cl := range []string{"protomcp", "gosdk"} {
-		for _, k := range []string{"protomcp", "gosdk", "ts"} {
+	for _, cl := range rotate([]string{"protomcp", "gosdk"}, r) {
+		for _, k := range rotate([]string{"protomcp", "gosdk", "ts"}, r) {
 			measure(dir, "stdio/"+cl+"/"+k, "pair", "-client", cl, "-stdio", stdioServers[k], "-d", d)
 		}
 	}
@@ -221,6 +241,7 @@ type result struct {
 	P90      float64 `json:"p90_us"`
 	P99      float64 `json:"p99_us"`
 	PerSec   float64 `json:"calls_per_s"`
+	CPU      float64 `json:"client_cpu_us_per_call"`
 	FirstErr string  `json:"first_error"`
 }
 
@@ -237,7 +258,7 @@ func measure(dir, key, bin string, args ...string) {
 		logf("%s: failed: %v", key, err)
 		r.Errors = -1
 	}
-	byKey[key].runs = append(byKey[key].runs, metrics{P50: r.P50, P90: r.P90, P99: r.P99, PerSec: r.PerSec, Errors: r.Errors, Hangs: r.Hangs, NewDials: r.NewDials})
+	byKey[key].runs = append(byKey[key].runs, metrics{P50: r.P50, P90: r.P90, P99: r.P99, PerSec: r.PerSec, CPUPerCall: r.CPU, Errors: r.Errors, Hangs: r.Hangs, NewDials: r.NewDials})
 }
 
 func startServer(dir string, s *server) {
@@ -387,6 +408,10 @@ func ratio(r *row, otherKey string) string {
 		return "—"
 	}
 	s := fmt.Sprintf("%.2f×", median(xs))
+	if len(xs) > 2 {
+		// The spread of the per-round ratios: how much to trust the median.
+		s += fmt.Sprintf(" [%.2f–%.2f]", slices.Min(xs), slices.Max(xs))
+	}
 	if len(bs) > 0 {
 		s += fmt.Sprintf(" (B %.2f×)", median(bs))
 	}
@@ -402,9 +427,9 @@ func num(v float64, prec int) string {
 
 func printTable(took time.Duration) {
 	fmt.Println()
-	fmt.Printf("Medians of %d rounds (load measurements %s each; testing.B -benchtime %s). Latency figures: p50; throughput: calls/s; testing.B: ns/op. Ratios: median of the per-round ratios of the figure (and of B/op) to the row named in the column header: lower is better, except calls/s where higher is better.\n\n", *flagR, *flagD, *flagBT)
-	fmt.Println("| section | client → server / benchmark | p50 µs | p90 µs | p99 µs | calls/s | errors / hangs | new conns after warm-up | ns/op | B/op | allocs/op | × floor | × go-sdk | × mcp-go |")
-	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Printf("Medians of %d rounds (load measurements %s each; testing.B -benchtime %s). Latency figures: p50; throughput: calls/s; testing.B: ns/op. Ratios: median of the per-round ratios of the figure (and of B/op) to the row named in the column header, [lowest–highest] of those ratios: lower is better, except calls/s where higher is better. Each round runs every row once, the servers of each section in a rotated order. Client CPU: the measuring client's own CPU time per call (median), so that ratios can be read as the servers' share.\n\n", *flagR, *flagD, *flagBT)
+	fmt.Println("| section | client → server / benchmark | p50 µs | p90 µs | p99 µs | calls/s | client CPU µs/call | errors / hangs | new conns after warm-up | ns/op | B/op | allocs/op | × floor | × go-sdk | × mcp-go |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
 		if len(r.runs) == 0 {
 			continue
@@ -426,12 +451,13 @@ func printTable(took time.Duration) {
 			}
 			nd = strconv.FormatInt(dials, 10)
 		}
-		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			r.section, r.pair,
 			num(col(r, func(m metrics) float64 { return m.P50 }), 0),
 			num(col(r, func(m metrics) float64 { return m.P90 }), 0),
 			num(col(r, func(m metrics) float64 { return m.P99 }), 0),
 			num(col(r, func(m metrics) float64 { return m.PerSec }), 0),
+			num(col(r, func(m metrics) float64 { return m.CPUPerCall }), 1),
 			eh, nd,
 			num(col(r, func(m metrics) float64 { return m.NsOp }), 0),
 			num(col(r, func(m metrics) float64 { return m.BOp }), 0),

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -29,7 +30,20 @@ type Result struct {
 	P90       float64 `json:"p90_us"`
 	P99       float64 `json:"p99_us"`
 	PerSec    float64 `json:"calls_per_s"`
-	FirstErr  string  `json:"first_error,omitempty"`
+	// CPUPerCall is the client process's own CPU time (user and system, all goroutines) per
+	// measured call, in microseconds: what the measurement cost the client, so that ratios
+	// can be read as the server's share.
+	CPUPerCall float64 `json:"client_cpu_us_per_call"`
+	FirstErr   string  `json:"first_error,omitempty"`
+}
+
+// cpuTime returns the process's CPU time so far (user and system).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // Dialer counts the TCP connections it opens.
@@ -146,11 +160,11 @@ func Run(name string, o Options, dials *Dialer, call Call) Result {
 	}
 	warm.Wait()
 	res.WarmDials = dials.Count()
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), cpuTime()
 	deadline = t0.Add(o.Duration)
 	close(gate)
 	start.Wait()
-	elapsed := time.Since(t0)
+	elapsed, cpu := time.Since(t0), cpuTime()-cpu0
 	res.NewDials = dials.Count() - res.WarmDials
 	res.Calls, res.Errors, res.Hangs = len(all), errs, hangs
 	if firstErr != nil {
@@ -159,6 +173,9 @@ func Run(name string, o Options, dials *Dialer, call Call) Result {
 	slices.Sort(all)
 	res.P50, res.P90, res.P99 = pct(all, 0.50), pct(all, 0.90), pct(all, 0.99)
 	res.PerSec = float64(len(all)) / elapsed.Seconds()
+	if n := len(all) + errs + hangs; n > 0 {
+		res.CPUPerCall = float64(cpu.Nanoseconds()) / 1e3 / float64(n)
+	}
 	return res
 }
 
@@ -177,8 +194,8 @@ func pct(s []time.Duration, p float64) float64 {
 func Print(r Result) {
 	b, _ := json.Marshal(r)
 	fmt.Println(string(b))
-	fmt.Fprintf(os.Stderr, "%s: callers=%d calls=%d p50=%.1fµs p90=%.1fµs p99=%.1fµs %.0f calls/s errors=%d hangs=%d new dials=%d (warm-up %d)\n",
-		r.Name, r.Callers, r.Calls, r.P50, r.P90, r.P99, r.PerSec, r.Errors, r.Hangs, r.NewDials, r.WarmDials)
+	fmt.Fprintf(os.Stderr, "%s: callers=%d calls=%d p50=%.1fµs p90=%.1fµs p99=%.1fµs %.0f calls/s errors=%d hangs=%d new dials=%d (warm-up %d) client CPU %.1fµs/call\n",
+		r.Name, r.Callers, r.Calls, r.P50, r.P90, r.P99, r.PerSec, r.Errors, r.Hangs, r.NewDials, r.WarmDials, r.CPUPerCall)
 	if r.FirstErr != "" {
 		fmt.Fprintf(os.Stderr, "  first error: %s\n", r.FirstErr)
 	}

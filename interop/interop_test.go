@@ -49,6 +49,33 @@ type clientSummary struct {
 	Error                 string                  `json:"error"`
 }
 
+// runClientMJS runs ts/client.mjs with args and returns the summary it prints last.
+func runClientMJS(t *testing.T, dir string, args ...string) clientSummary {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nodePath(t), append([]string{"client.mjs"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Environ(), "INTEROP_DEADLINE_MS=60000")
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("node client.mjs did not finish in time\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	if err != nil {
+		t.Fatalf("node client.mjs: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var sum clientSummary
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+		t.Fatalf("client.mjs summary: %v\nstdout:\n%s", err, stdout.String())
+	}
+	t.Logf("client.mjs summary: %s", lines[len(lines)-1])
+	return sum
+}
+
 // The TypeScript SDK's Client lists, calls and gets progress from the Go weather server, in
 // each of the server's answer modes (JSON unless a handler streams, SSE always, and SSE
 // streams the server closes and the client resumes).
@@ -90,27 +117,7 @@ func TestTypeScriptClientAgainstGoServer(t *testing.T) {
 				hs.Close()
 			})
 
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, nodePath(t), "client.mjs", hs.URL+"/mcp")
-			cmd.Dir = dir
-			cmd.Env = append(cmd.Environ(), "INTEROP_DEADLINE_MS=60000")
-			cmd.WaitDelay = 5 * time.Second
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			if ctx.Err() != nil {
-				t.Fatalf("node client.mjs did not finish in time\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-			}
-			if err != nil {
-				t.Fatalf("node client.mjs: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-			}
-			lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-			var sum clientSummary
-			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
-				t.Fatalf("client.mjs summary: %v\nstdout:\n%s", err, stdout.String())
-			}
-			t.Logf("client.mjs summary: %s", lines[len(lines)-1])
+			sum := runClientMJS(t, dir, hs.URL+"/mcp")
 			if !sum.OK || sum.Error != "" {
 				t.Errorf("client.mjs: ok=%v error=%q", sum.OK, sum.Error)
 			}

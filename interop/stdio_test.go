@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -32,28 +31,7 @@ func buildWeatherServer(t *testing.T) string {
 // -stdio, lists its tools and calls every one of them, as over HTTP.
 func TestTypeScriptStdioClientAgainstGoServer(t *testing.T) {
 	dir := ensureNodeModules(t)
-	bin := buildWeatherServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, nodePath(t), "client.mjs", "--stdio", bin, "-stdio")
-	cmd.Dir = dir
-	cmd.Env = append(cmd.Environ(), "INTEROP_DEADLINE_MS=60000")
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("node client.mjs --stdio did not finish in time\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-	}
-	if err != nil {
-		t.Fatalf("node client.mjs --stdio: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	var sum clientSummary
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
-		t.Fatalf("client.mjs summary: %v\nstdout:\n%s", err, stdout.String())
-	}
-	t.Logf("client.mjs summary: %s", lines[len(lines)-1])
+	sum := runClientMJS(t, dir, "--stdio", buildWeatherServer(t), "-stdio")
 	if !sum.OK || sum.Error != "" {
 		t.Errorf("client.mjs: ok=%v error=%q", sum.OK, sum.Error)
 	}

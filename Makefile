@@ -1,5 +1,5 @@
-# protomcp's development tasks. buf and protoc-gen-go are Go tools of tools/go.mod, so nothing
-# needs installing beyond Go.
+# protomcp's development tasks. buf, protoc-gen-go and staticcheck are Go tools of tools/go.mod,
+# so nothing needs installing beyond Go.
 
 GO ?= go
 BUF := $(GO) tool -modfile=tools/go.mod buf
@@ -42,6 +42,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool -modfile=tools/go.mod staticcheck ./...
 	cd otel && $(GO) vet ./...
 	cd otel/examples && $(GO) vet ./...
 	$(BUF) lint

@@ -16,18 +16,6 @@ type registry[T any] struct {
 
 func (r *registry[T]) init() { r.items = make(map[string]T) }
 
-// put adds or replaces an entry; it reports whether the name was new.
-func (r *registry[T]) put(name string, v T) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, exists := r.items[name]
-	if !exists {
-		r.order = append(r.order, name)
-	}
-	r.items[name] = v
-	return !exists
-}
-
 // add adds an entry; it reports false, changing nothing, if the name is taken.
 func (r *registry[T]) add(name string, v T) bool {
 	r.mu.Lock()
@@ -61,12 +49,6 @@ func (r *registry[T]) get(name string) (T, bool) {
 	defer r.mu.RUnlock()
 	v, ok := r.items[name]
 	return v, ok
-}
-
-func (r *registry[T]) len() int {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return len(r.items)
 }
 
 // page returns up to size entries after cursor, and the cursor of the next page ("" at the end).

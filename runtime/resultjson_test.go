@@ -22,7 +22,7 @@ import (
 func TestResultJSONMatchesProtojson(t *testing.T) {
 	size := int64(0)
 	forecast := &weatherv1.GetForecastResponse{
-		Place: &weatherv1.Place{Name: "Zürich \"HB\" \\ \t\n\u2028 <&>", Coordinates: &weatherv1.Coordinates{Latitude: 47.378, Longitude: -0.0}, TimeZone: "Europe/Zurich"},
+		Place: &weatherv1.Place{Name: "Zürich \"HB\" \\ \t\n\u2028 <&>", Coordinates: &weatherv1.Coordinates{Latitude: 47.378, Longitude: math.Copysign(0, -1)}, TimeZone: "Europe/Zurich"},
 		Days: []*weatherv1.DailyForecast{
 			{Date: "2026-01-01", Condition: weatherv1.Condition_CONDITION_SNOW, High: 1e21, Low: -1e-7, PrecipitationChance: map[string]int32{"night": 90, "morning": 10, "": -1, "évening": 0}},
 			{Date: "2026-01-02", Condition: weatherv1.Condition(99), High: math.MaxFloat64, Low: math.SmallestNonzeroFloat64},

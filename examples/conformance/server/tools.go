@@ -108,6 +108,7 @@ func (*tools) TestToolWithProgress(ctx context.Context, _ *conformancev1.TestToo
 // TestErrorHandling returns a plain Go error, which the runtime turns into a tool result with
 // isError set and the error's text (an *runtime.Error would be a JSON-RPC error instead).
 func (*tools) TestErrorHandling(context.Context, *conformancev1.TestErrorHandlingRequest) (*mcpv1.ToolResult, error) {
+	//lint:ignore ST1005 the conformance suite checks this exact text
 	return nil, errors.New("This tool intentionally returns an error for testing")
 }
 

@@ -86,7 +86,7 @@ func CallTool[Res any, PRes interface {
 	*Res
 	proto.Message
 }](ctx context.Context, c *Client, name string, req proto.Message, opts ...CallOption) (PRes, error) {
-	args, err := argsMarshal.Marshal(req)
+	args, err := marshalArgs(req)
 	if err != nil {
 		return nil, fmt.Errorf("mcp tools/call %s: encode arguments: %w", name, err)
 	}

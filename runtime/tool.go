@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+	"github.com/protomcp/protomcp/internal/fieldrules"
 )
 
 // CallToolRequest is what a raw ToolHandler receives.
@@ -144,6 +145,9 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 		if !ok {
 			return nil, Errorf(CodeInternalError, "tool %s: the request is a %T where the tool takes a %T (an interceptor replaced it)", name, req.Message, in)
 		}
+		if problems := checkRequired(in.ProtoReflect().Descriptor(), args); len(problems) > 0 {
+			return ErrorResult(fmt.Sprintf("invalid arguments for tool %s: %s", name, strings.Join(problems, "; "))), nil
+		}
 		out, err := h(ctx, in)
 		if err != nil {
 			return nil, err
@@ -161,7 +165,8 @@ type requiredField struct {
 	jsonName, protoName string
 }
 
-// requiredFields reads the input schema's top-level "required" list.
+// requiredFields reads the input schema's top-level "required" list, for the fields that a
+// hand-written schema requires beyond the required-field contract (see required.go).
 func requiredFields(schema string, md protoreflect.MessageDescriptor) []requiredField {
 	var s struct {
 		Required []string `json:"required"`
@@ -173,6 +178,9 @@ func requiredFields(schema string, md protoreflect.MessageDescriptor) []required
 	for _, n := range s.Required {
 		f := requiredField{jsonName: n, protoName: n}
 		if fd := md.Fields().ByJSONName(n); fd != nil {
+			if fieldrules.Required(fd) {
+				continue // checked with the nested fields, by checkRequired
+			}
 			f.protoName = string(fd.Name())
 		}
 		out = append(out, f)

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+	"github.com/protomcp/protomcp/internal/fieldrules"
 )
 
 // direction says whether a schema describes tool arguments (decoded from a model's JSON) or
@@ -39,9 +39,11 @@ type Schema struct {
 	Minimum              string // a JSON number
 	Maximum              string // a JSON number
 	Items                *Schema
+	MinItems             string // a JSON number
 	Properties           []Property
 	Required             []string
 	AdditionalProperties *Schema
+	MinProperties        string // a JSON number
 	PropertyNames        *Schema
 	DependentSchemas     []Property
 	Examples             []json.RawMessage
@@ -177,9 +179,17 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 	fields := md.Fields()
 	for i := 0; i < fields.Len(); i++ {
 		fd := fields.Get(i)
-		s.Properties = append(s.Properties, Property{fd.JSONName(), b.field(fd)})
-		if b.dir == input && isRequired(fd) {
+		fs := b.field(fd)
+		s.Properties = append(s.Properties, Property{fd.JSONName(), fs})
+		if b.dir == input && fieldrules.Required(fd) {
 			s.Required = append(s.Required, fd.JSONName())
+			// A required list or map needs an entry: the runtime refuses an empty one.
+			switch {
+			case fd.IsList():
+				fs.MinItems = "1"
+			case fd.IsMap():
+				fs.MinProperties = "1"
+			}
 		}
 	}
 	// A oneof is expressed without anyOf/oneOf (which several model providers reject, above
@@ -413,67 +423,6 @@ func wellKnownSchema(md protoreflect.MessageDescriptor) *Schema {
 	return nil
 }
 
-// fieldBehaviorRequired is google.api.field_behavior (extension 1052 of FieldOptions, a
-// repeated enum) containing REQUIRED (2). It reads the option's wire form, so it works
-// whether or not google/api/field_behavior.proto is linked into this binary.
-const (
-	fieldBehaviorNumber   = 1052
-	fieldBehaviorRequired = 2
-)
-
-// isRequired reports whether tool arguments must contain fd: a proto2/editions required
-// field, google.api.field_behavior = REQUIRED, or (mcp.v1.field).required.
-func isRequired(fd protoreflect.FieldDescriptor) bool {
-	if fd.Cardinality() == protoreflect.Required {
-		return true
-	}
-	opts, _ := fd.Options().(*descriptorpb.FieldOptions)
-	if opts == nil {
-		return false
-	}
-	if fo, ok := proto.GetExtension(opts, mcpv1.E_Field).(*mcpv1.FieldOptions); ok && fo.GetRequired() {
-		return true
-	}
-	raw, err := proto.Marshal(opts)
-	if err != nil {
-		return false
-	}
-	for len(raw) > 0 {
-		num, typ, n := protowire.ConsumeTag(raw)
-		if n < 0 {
-			return false
-		}
-		raw = raw[n:]
-		if num == fieldBehaviorNumber {
-			switch typ {
-			case protowire.VarintType:
-				v, m := protowire.ConsumeVarint(raw)
-				if m >= 0 && v == fieldBehaviorRequired {
-					return true
-				}
-			case protowire.BytesType:
-				packed, m := protowire.ConsumeBytes(raw)
-				for m >= 0 && len(packed) > 0 {
-					v, k := protowire.ConsumeVarint(packed)
-					if k < 0 {
-						break
-					}
-					if v == fieldBehaviorRequired {
-						return true
-					}
-					packed = packed[k:]
-				}
-			}
-		}
-		n = protowire.ConsumeFieldValue(num, typ, raw)
-		if n < 0 {
-			return false
-		}
-		raw = raw[n:]
-	}
-	return false
-}
-
 // leadingComments is the cleaned leading comment of d, from its file's source info.
 func leadingComments(d protoreflect.Descriptor) string {
 	return cleanComment(d.ParentFile().SourceLocations().ByDescriptor(d).LeadingComments)
@@ -552,9 +501,11 @@ func (s *Schema) write(w *strings.Builder, depth int) {
 	num("minimum", s.Minimum)
 	num("maximum", s.Maximum)
 	sub("items", s.Items)
+	num("minItems", s.MinItems)
 	props("properties", s.Properties)
 	strs("required", s.Required)
 	sub("additionalProperties", s.AdditionalProperties)
+	num("minProperties", s.MinProperties)
 	sub("propertyNames", s.PropertyNames)
 	props("dependentSchemas", s.DependentSchemas)
 	if len(s.Examples) > 0 {

@@ -122,7 +122,7 @@ func FuzzToolArguments(f *testing.F) {
 }
 
 // acceptedByProtojson reports whether the generated request message of tool decodes args
-// and every required field is there (not null), i.e. whether the handler should see them.
+// and every required field is there (not null, not an empty list), i.e. whether the handler should see them.
 func acceptedByProtojson(tool, args string) bool {
 	var err error
 	required := ""
@@ -143,6 +143,11 @@ func acceptedByProtojson(tool, args string) bool {
 		var present map[string]json.RawMessage
 		_ = json.Unmarshal([]byte(args), &present)
 		if v, ok := present[required]; !ok || string(v) == "null" {
+			return false
+		}
+		// A required list needs at least one item.
+		var items []json.RawMessage
+		if json.Unmarshal(present[required], &items) == nil && len(items) == 0 {
 			return false
 		}
 	}

@@ -320,6 +320,7 @@ const weatherServiceListAlertsInputSchema = `{
       "items": {
         "type": "string"
       },
+      "minItems": 1,
       "examples": [["FR","DE"]]
     },
     "minSeverity": {

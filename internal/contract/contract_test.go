@@ -1,0 +1,283 @@
+// Package contract tests, end to end over loopback HTTP, that the JSON Schemas protoc-gen-mcp
+// writes, what the typed client sends and what the server accepts are one contract: every
+// request the typed client encodes validates against the tool's input schema, every result the
+// server writes validates against its output schema, and the server refuses what the schemas
+// refuse, naming the field.
+package contract
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	contractv1 "github.com/protomcp/protomcp/gen/contract/v1"
+	"github.com/protomcp/protomcp/gen/contract/v1/contractv1mcp"
+	"github.com/protomcp/protomcp/runtime"
+)
+
+// echo returns what it is sent.
+type echo struct {
+	contractv1mcp.UnimplementedContractServiceHandler
+}
+
+func (echo) Echo(_ context.Context, req *contractv1.EchoRequest) (*contractv1.EchoResponse, error) {
+	return &contractv1.EchoResponse{Request: req, Color: req.GetColor()}, nil
+}
+
+func (echo) Known(_ context.Context, req *contractv1.KnownRequest) (*contractv1.KnownResponse, error) {
+	return &contractv1.KnownResponse{Request: req}, nil
+}
+
+// fixture is a contract server on loopback HTTP, a client of it, the tools' compiled schemas
+// and the arguments of every tools/call the server received.
+type fixture struct {
+	client  *runtime.Client
+	typed   contractv1mcp.ContractServiceClient
+	inputs  map[string]*jsonschema.Schema
+	outputs map[string]*jsonschema.Schema
+
+	mu   sync.Mutex
+	args []json.RawMessage // arguments of each tools/call, in order
+}
+
+func newFixture(t *testing.T, h contractv1mcp.ContractServiceHandler) *fixture {
+	t.Helper()
+	srv := runtime.NewServer(runtime.Implementation{Name: "contract", Version: "1.0.0"})
+	contractv1mcp.RegisterContractServiceHandler(srv, h)
+	f := &fixture{inputs: map[string]*jsonschema.Schema{}, outputs: map[string]*jsonschema.Schema{}}
+	// Record the arguments as they arrive on the wire, before the runtime decodes them.
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				t.Errorf("read body: %v", err)
+			}
+			var m struct {
+				Method string `json:"method"`
+				Params struct {
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" {
+				f.mu.Lock()
+				f.args = append(f.args, m.Params.Arguments)
+				f.mu.Unlock()
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	f.client = runtime.NewClient(hs.URL)
+	t.Cleanup(func() { _ = f.client.Close(context.Background()) })
+	f.typed = contractv1mcp.NewContractServiceClient(f.client)
+
+	list, err := f.client.ListTools(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		f.inputs[tool.Name] = compile(t, tool.InputSchema)
+		if len(tool.OutputSchema) > 0 {
+			f.outputs[tool.Name] = compile(t, tool.OutputSchema)
+		}
+	}
+	return f
+}
+
+// compile compiles a schema as JSON Schema 2020-12 (MCP's default dialect), asserting formats
+// and content encodings, as a strict client would.
+func compile(t *testing.T, schema json.RawMessage) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.AssertContent()
+	if err := c.AddResource("mem:///schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("mem:///schema.json")
+	if err != nil {
+		t.Fatalf("schema does not compile: %v\n%s", err, schema)
+	}
+	return s
+}
+
+func validate(s *jsonschema.Schema, doc []byte) error {
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return err
+	}
+	return s.Validate(inst)
+}
+
+// lastArgs is the arguments object of the last tools/call.
+func (f *fixture) lastArgs(t *testing.T) json.RawMessage {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.args) == 0 {
+		t.Fatal("no tools/call was received")
+	}
+	return f.args[len(f.args)-1]
+}
+
+// checkCall validates the last request's arguments against tool's input schema, and the
+// result's structuredContent against its output schema.
+func (f *fixture) checkCall(t *testing.T, tool string, res *runtime.CallToolResult) {
+	t.Helper()
+	args := f.lastArgs(t)
+	if err := validate(f.inputs[tool], args); err != nil {
+		t.Errorf("%s: the typed client sent arguments its input schema refuses: %s\n%v", tool, args, err)
+	}
+	if res != nil && f.outputs[tool] != nil {
+		if err := validate(f.outputs[tool], res.StructuredContent); err != nil {
+			t.Errorf("%s: the server wrote a result its output schema refuses: %s\n%v", tool, res.StructuredContent, err)
+		}
+	}
+}
+
+// minimal is the smallest valid EchoRequest: every required field at its zero value, but for
+// the placeholder color and the list that must not be empty.
+func minimal() *contractv1.EchoRequest {
+	return &contractv1.EchoRequest{Color: contractv1.Color_COLOR_RED, Tags: []string{""}}
+}
+
+// TestTypedClientSendsRequiredZeroValues: a required field whose value is the zero value goes
+// on the wire, and the server takes it.
+func TestTypedClientSendsRequiredZeroValues(t *testing.T) {
+	f := newFixture(t, echo{})
+	ctx := context.Background()
+	res, err := f.typed.Echo(ctx, minimal())
+	if err != nil {
+		t.Fatalf("Echo with zero-valued required fields: %v", err)
+	}
+	var sent map[string]json.RawMessage
+	if err := json.Unmarshal(f.lastArgs(t), &sent); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"count": "0", "flag": "false", "name": `""`, "big": `"0"`, "mode": `"MODE_FIRST"`} {
+		if got := string(sent[name]); got != want {
+			t.Errorf("sent %s = %s, want %s", name, got, want)
+		}
+	}
+	if res.GetRequest().GetColor() != contractv1.Color_COLOR_RED {
+		t.Errorf("echoed color = %v", res.GetRequest().GetColor())
+	}
+	// Nested: the required city of each address, in a field, a list and a map.
+	nested := minimal()
+	nested.Home = &contractv1.Address{}
+	nested.Others = []*contractv1.Address{{City: "a"}, {}}
+	nested.ByName = map[string]*contractv1.Address{"k": {}}
+	nested.Tree = &contractv1.Tree{Children: []*contractv1.Tree{{}}}
+	if _, err := f.typed.Echo(ctx, nested); err != nil {
+		t.Fatalf("Echo with zero-valued nested required fields: %v", err)
+	}
+	f.checkCall(t, "echo", nil)
+}
+
+// TestRequiredAtEveryDepth: the server refuses arguments without a required field at any
+// depth, or with a required enum's placeholder, or an empty required list, naming the path.
+func TestRequiredAtEveryDepth(t *testing.T) {
+	f := newFixture(t, echo{})
+	ctx := context.Background()
+	base := `"count": 1, "flag": true, "name": "n", "big": "1", "color": "COLOR_RED", "mode": "MODE_FIRST", "tags": ["t"]`
+	cases := []struct {
+		args string
+		want []string // substrings of the tool error
+	}{
+		{`{"tags": ["t"]}`, []string{`missing required field "count", "flag", "name", "big", "color", "mode"`}},
+		{`{` + base + `, "home": {}}`, []string{`missing required field "home.city"`}},
+		{`{` + base + `, "home": {"street": "s"}, "others": [{"city": "c"}, {"city": null}]}`, []string{`"home.city"`, `"others[1].city"`}},
+		{`{` + base + `, "byName": {"x": {"city": "c"}, "y": {}}}`, []string{`"byName[\"y\"].city"`}},
+		{`{` + base + `, "tree": {"label": "r", "children": [{"children": [{}]}]}}`, []string{`"tree.children[0].label"`, `"tree.children[0].children[0].label"`}},
+		{`{` + base + `, "postal": {}}`, []string{`"postal.city"`}},
+		{strings.Replace(`{`+base+`}`, `"COLOR_RED"`, `"COLOR_UNSPECIFIED"`, 1), []string{`required field "color" must not be COLOR_UNSPECIFIED`}},
+		{strings.Replace(`{`+base+`}`, `"COLOR_RED"`, `0`, 1), []string{`required field "color" must not be COLOR_UNSPECIFIED`}},
+		{strings.Replace(`{`+base+`}`, `["t"]`, `[]`, 1), []string{`required field "tags" must have at least one item`}},
+	}
+	for _, tc := range cases {
+		res, err := f.client.CallTool(ctx, "echo", json.RawMessage(tc.args))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		if !res.IsError {
+			t.Errorf("%s: accepted, want a tool error", tc.args)
+			continue
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(res.Text(), want) {
+				t.Errorf("%s: error %q does not contain %q", tc.args, res.Text(), want)
+			}
+		}
+		// The schema refuses the same arguments.
+		if err := validate(f.inputs["echo"], []byte(tc.args)); err == nil {
+			t.Errorf("%s: the input schema accepts what the server refuses", tc.args)
+		}
+	}
+	// The typed client's view: an unset required message field is left out, and the server
+	// names it.
+	req := minimal()
+	req.Others = []*contractv1.Address{{City: "x"}, {Street: "no city"}}
+	if _, err := f.typed.Echo(ctx, req); err != nil {
+		t.Fatalf("the typed client did not fill others[1].city: %v", err)
+	}
+	req = minimal()
+	req.Color = contractv1.Color_COLOR_UNSPECIFIED
+	_, err := f.typed.Echo(ctx, req)
+	var te *runtime.ToolError
+	if !asToolError(err, &te) || !strings.Contains(te.Error(), `"color"`) {
+		t.Errorf("Echo with the placeholder color: %v, want a tool error naming color", err)
+	}
+}
+
+func asToolError(err error, target **runtime.ToolError) bool {
+	te, ok := err.(*runtime.ToolError)
+	if ok {
+		*target = te
+	}
+	return ok
+}
+
+// TestExtremeValues calls every tool through the typed client with extreme values and checks
+// every request and result against the schemas.
+func TestExtremeValues(t *testing.T) {
+	f := newFixture(t, echo{})
+	ctx := context.Background()
+	ratio := math.MaxFloat64
+	req := &contractv1.EchoRequest{
+		Count: math.MinInt32, Flag: true, Name: "<&>\u2028", Big: math.MinInt64,
+		Color: contractv1.Color_COLOR_GREEN, Mode: contractv1.Mode_MODE_SECOND, Tags: []string{"a", "b"},
+		Home:   &contractv1.Address{City: "c", Point: &contractv1.Point{Latitude: -90, Longitude: 180}},
+		Others: []*contractv1.Address{{City: "x"}}, ByName: map[string]*contractv1.Address{"": {City: "y"}},
+		Tree:  &contractv1.Tree{Label: "r", Children: []*contractv1.Tree{{Label: "c"}}},
+		Ratio: &ratio, Weight: math.MaxFloat32, Total: math.MaxUint64, Blob: []byte{0, 255},
+		ByCode: map[int32]string{math.MinInt32: "min", math.MaxInt32: "max"},
+		Target: &contractv1.EchoRequest_Email{Email: "a@example.com"},
+	}
+	res, err := f.typed.Echo(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GetRequest().GetBig() != math.MinInt64 || res.GetRequest().GetTotal() != math.MaxUint64 {
+		t.Errorf("64-bit extremes did not survive: %v", res.GetRequest())
+	}
+	raw, err := f.client.CallTool(ctx, "echo", f.lastArgs(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.checkCall(t, "echo", raw)
+}

@@ -1,0 +1,314 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/protomcp/protomcp/internal/fieldrules"
+)
+
+// The required-field contract. protoc-gen-mcp lists a field in an input schema's "required"
+// when it is a proto2/editions required field, google.api.field_behavior = REQUIRED or
+// (mcp.v1.field).required, at any depth (internal/fieldrules decides, for the generator and
+// for this file alike). The server refuses arguments without such a field, naming its path
+// (address.city), since protojson alone cannot tell an absent implicit-presence field from its
+// zero value. A required repeated field or map needs at least one entry, and a required enum
+// refuses the X_UNSPECIFIED placeholder. The typed client, in turn, always sends a required
+// field that has implicit presence, its zero value included, so that what the schema requires
+// is what goes on the wire; a required field with explicit presence (a message, optional, a
+// oneof member) is sent only when it is set.
+
+// requiredPlan is what the required-field contract needs to know about one message type.
+type requiredPlan struct {
+	required []protoreflect.FieldDescriptor // fields the schema requires
+	children []protoreflect.FieldDescriptor // message fields whose types have rules below
+	// fills reports whether a required implicit-presence field is reachable from here: the
+	// client then re-reads protojson's output to add the zero values it left out.
+	fills bool
+}
+
+func (p *requiredPlan) empty() bool { return len(p.required) == 0 && len(p.children) == 0 }
+
+var requiredPlans sync.Map // protoreflect.FullName -> *requiredPlan
+
+// planFor returns md's plan, computed once per message type.
+func planFor(md protoreflect.MessageDescriptor) *requiredPlan {
+	if p, ok := requiredPlans.Load(md.FullName()); ok {
+		return p.(*requiredPlan)
+	}
+	// Every message type reachable from md, then the rules reachable from each, to a fixed
+	// point: recursive types reach themselves.
+	plans := map[protoreflect.FullName]*requiredPlan{}
+	descs := map[protoreflect.FullName]protoreflect.MessageDescriptor{}
+	var collect func(m protoreflect.MessageDescriptor)
+	collect = func(m protoreflect.MessageDescriptor) {
+		if _, ok := plans[m.FullName()]; ok {
+			return
+		}
+		p := &requiredPlan{}
+		plans[m.FullName()], descs[m.FullName()] = p, m
+		if m.ParentFile().Package() == "google.protobuf" {
+			return // well-known types: their JSON forms have no required members
+		}
+		fields := m.Fields()
+		for i := 0; i < fields.Len(); i++ {
+			fd := fields.Get(i)
+			if fieldrules.Required(fd) {
+				p.required = append(p.required, fd)
+				p.fills = p.fills || implicitScalar(fd)
+			}
+			if c := fieldMessage(fd); c != nil {
+				collect(c)
+			}
+		}
+	}
+	collect(md)
+	rules := map[protoreflect.FullName]bool{}
+	for name, p := range plans {
+		rules[name] = len(p.required) > 0
+	}
+	for changed := true; changed; {
+		changed = false
+		for name, p := range plans {
+			if descs[name].ParentFile().Package() == "google.protobuf" {
+				continue
+			}
+			fields := descs[name].Fields()
+			for i := 0; i < fields.Len(); i++ {
+				c := fieldMessage(fields.Get(i))
+				if c == nil {
+					continue
+				}
+				if rules[c.FullName()] && !rules[name] {
+					rules[name], changed = true, true
+				}
+				if plans[c.FullName()].fills && !p.fills {
+					p.fills, changed = true, true
+				}
+			}
+		}
+	}
+	for name, p := range plans {
+		if descs[name].ParentFile().Package() == "google.protobuf" {
+			continue
+		}
+		fields := descs[name].Fields()
+		for i := 0; i < fields.Len(); i++ {
+			if c := fieldMessage(fields.Get(i)); c != nil && rules[c.FullName()] {
+				p.children = append(p.children, fields.Get(i))
+			}
+		}
+	}
+	for name, p := range plans {
+		requiredPlans.LoadOrStore(name, p)
+	}
+	p, _ := requiredPlans.Load(md.FullName())
+	return p.(*requiredPlan)
+}
+
+// fieldMessage is the message type of a field's values (its map values, for a map), or nil.
+func fieldMessage(fd protoreflect.FieldDescriptor) protoreflect.MessageDescriptor {
+	if fd.IsMap() {
+		fd = fd.MapValue()
+	}
+	return fd.Message()
+}
+
+// implicitScalar reports whether fd is a singular field without presence: protojson leaves it
+// out when it holds its zero value.
+func implicitScalar(fd protoreflect.FieldDescriptor) bool {
+	return !fd.IsList() && !fd.IsMap() && !fd.HasPresence()
+}
+
+// checkRequired checks the arguments object of a tool against the required-field contract
+// and returns one message per problem, each naming the field's path.
+func checkRequired(md protoreflect.MessageDescriptor, args json.RawMessage) []string {
+	p := planFor(md)
+	if p.empty() {
+		return nil
+	}
+	var problems, missing []string
+	checkObject(p, md, args, "", &missing, &problems)
+	if len(missing) > 0 {
+		problems = append([]string{"missing required field " + strings.Join(missing, ", ")}, problems...)
+	}
+	return problems
+}
+
+func checkObject(p *requiredPlan, md protoreflect.MessageDescriptor, raw json.RawMessage, path string, missing, problems *[]string) {
+	var obj map[string]json.RawMessage
+	if len(raw) > 0 && json.Unmarshal(raw, &obj) != nil {
+		return // not an object: protojson has already reported it
+	}
+	lookup := func(fd protoreflect.FieldDescriptor) (json.RawMessage, bool) {
+		v, ok := obj[fd.JSONName()]
+		if !ok {
+			v, ok = obj[string(fd.Name())]
+		}
+		if ok && string(bytes.TrimSpace(v)) == "null" {
+			return nil, false
+		}
+		return v, ok
+	}
+	for _, fd := range p.required {
+		name := path + fd.JSONName()
+		v, ok := lookup(fd)
+		switch {
+		case !ok:
+			*missing = append(*missing, strconv.Quote(name))
+		case fd.IsList():
+			var items []json.RawMessage
+			if json.Unmarshal(v, &items) == nil && len(items) == 0 {
+				*problems = append(*problems, fmt.Sprintf("required field %q must have at least one item", name))
+			}
+		case fd.IsMap():
+			var entries map[string]json.RawMessage
+			if json.Unmarshal(v, &entries) == nil && len(entries) == 0 {
+				*problems = append(*problems, fmt.Sprintf("required field %q must have at least one entry", name))
+			}
+		case fd.Enum() != nil && fieldrules.PlaceholderZero(fd.Enum()):
+			zero := fd.Enum().Values().ByNumber(0)
+			var s string
+			var n json.Number
+			if (json.Unmarshal(v, &s) == nil && s == string(zero.Name())) ||
+				(json.Unmarshal(v, &n) == nil && n.String() == "0") {
+				*problems = append(*problems, fmt.Sprintf("required field %q must not be %s, the placeholder for no value", name, zero.Name()))
+			}
+		}
+	}
+	for _, fd := range p.children {
+		v, ok := lookup(fd)
+		if !ok {
+			continue
+		}
+		m := fieldMessage(fd)
+		cp := planFor(m)
+		name := path + fd.JSONName()
+		switch {
+		case fd.IsList():
+			var items []json.RawMessage
+			if json.Unmarshal(v, &items) != nil {
+				continue
+			}
+			for i, item := range items {
+				checkObject(cp, m, item, name+"["+strconv.Itoa(i)+"].", missing, problems)
+			}
+		case fd.IsMap():
+			var entries map[string]json.RawMessage
+			if json.Unmarshal(v, &entries) != nil {
+				continue
+			}
+			for _, k := range sortedKeys(entries) {
+				checkObject(cp, m, entries[k], name+"["+strconv.Quote(k)+"].", missing, problems)
+			}
+		default:
+			checkObject(cp, m, v, name+".", missing, problems)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}
+
+// marshalArgs encodes a typed client's request with protojson, adding the required
+// implicit-presence fields that protojson leaves out when they hold their zero value.
+func marshalArgs(req proto.Message) ([]byte, error) {
+	b, err := argsMarshal.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	m := req.ProtoReflect()
+	p := planFor(m.Descriptor())
+	if !p.fills {
+		return b, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil {
+		return nil, fmt.Errorf("re-read arguments: %w", err)
+	}
+	fillRequired(m, p, obj)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(obj); err != nil {
+		return nil, fmt.Errorf("re-encode arguments: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func fillRequired(m protoreflect.Message, p *requiredPlan, obj map[string]any) {
+	for _, fd := range p.required {
+		if !implicitScalar(fd) {
+			continue
+		}
+		if _, ok := obj[fd.JSONName()]; !ok {
+			obj[fd.JSONName()] = zeroJSON(fd)
+		}
+	}
+	for _, fd := range p.children {
+		cp := planFor(fieldMessage(fd))
+		if !cp.fills || !m.Has(fd) {
+			continue
+		}
+		v := obj[fd.JSONName()]
+		switch {
+		case fd.IsList():
+			items, _ := v.([]any)
+			list := m.Get(fd).List()
+			for i := 0; i < list.Len() && i < len(items); i++ {
+				if o, ok := items[i].(map[string]any); ok {
+					fillRequired(list.Get(i).Message(), cp, o)
+				}
+			}
+		case fd.IsMap():
+			entries, _ := v.(map[string]any)
+			m.Get(fd).Map().Range(func(k protoreflect.MapKey, val protoreflect.Value) bool {
+				if o, ok := entries[k.String()].(map[string]any); ok {
+					fillRequired(val.Message(), cp, o)
+				}
+				return true
+			})
+		default:
+			if o, ok := v.(map[string]any); ok {
+				fillRequired(m.Get(fd).Message(), cp, o)
+			}
+		}
+	}
+}
+
+// zeroJSON is the proto3 JSON form of fd's zero value.
+func zeroJSON(fd protoreflect.FieldDescriptor) any {
+	switch fd.Kind() {
+	case protoreflect.BoolKind:
+		return false
+	case protoreflect.StringKind, protoreflect.BytesKind:
+		return ""
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind,
+		protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return "0"
+	case protoreflect.EnumKind:
+		if v := fd.Enum().Values().ByNumber(0); v != nil {
+			return string(v.Name())
+		}
+	}
+	return json.Number("0")
+}

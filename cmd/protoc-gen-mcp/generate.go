@@ -26,13 +26,21 @@ const (
 
 // config holds the plugin's parameters.
 type config struct {
-	packageSuffix string
+	packageSuffix  string
+	maxSchemaBytes int
 }
+
+// defaultMaxSchemaBytes bounds each generated schema. Shared messages go to $defs, so schemas
+// grow linearly with the proto; one larger than this is more than a model's context should
+// carry, and is better refused at generate time than shipped.
+const defaultMaxSchemaBytes = 256 << 10
 
 func newConfig(flags *flag.FlagSet) *config {
 	c := &config{}
 	flags.StringVar(&c.packageSuffix, "package_suffix", "mcp",
 		"suffix of the generated Go package's name and directory; empty generates next to the .pb.go files")
+	flags.IntVar(&c.maxSchemaBytes, "max_schema_bytes", defaultMaxSchemaBytes,
+		"the largest JSON Schema, in bytes, that a tool may have")
 	return c
 }
 
@@ -71,7 +79,7 @@ func (c *config) generate(gen *protogen.Plugin) error {
 		if !f.Generate {
 			continue
 		}
-		services, err := collect(f)
+		services, err := c.collect(f)
 		if err != nil {
 			return err
 		}
@@ -114,14 +122,14 @@ func (c *config) output(f *protogen.File) (filename string, importPath protogen.
 
 // collect validates a file's services and computes their tools. Every problem is an error
 // naming the file and the rpc: a tool that silently disappears is worse than a failed build.
-func collect(f *protogen.File) ([]*service, error) {
+func (c *config) collect(f *protogen.File) ([]*service, error) {
 	var services []*service
 	names := map[string]string{} // tool name -> rpc, across the file's services
 	for _, svc := range f.Services {
 		s := &service{Service: svc}
 		svcOpts, _ := proto.GetExtension(svc.Desc.Options(), mcpv1.E_Service).(*mcpv1.ServiceOptions)
 		for _, m := range svc.Methods {
-			t, err := newTool(f, svcOpts, m)
+			t, err := c.newTool(f, svcOpts, m)
 			if err != nil {
 				return nil, err
 			}
@@ -142,7 +150,7 @@ func collect(f *protogen.File) ([]*service, error) {
 }
 
 // newTool computes the tool of one rpc, or nil when the rpc is skipped.
-func newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *protogen.Method) (*tool, error) {
+func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *protogen.Method) (*tool, error) {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%s: rpc %s: %s", f.Desc.Path(), m.Desc.FullName(), fmt.Sprintf(format, args...))
 	}
@@ -214,6 +222,12 @@ func newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *protogen.Method
 			return nil, fail("result %s: %v", m.Output.Desc.FullName(), err)
 		}
 		t.outputSchema = out.String()
+	}
+	for _, sc := range []struct{ which, text string }{{"input", t.inputSchema}, {"output", t.outputSchema}} {
+		if c.maxSchemaBytes > 0 && len(sc.text) > c.maxSchemaBytes {
+			return nil, fail("the %s schema is %d bytes, more than max_schema_bytes=%d: split the message, or raise the limit with the plugin parameter max_schema_bytes",
+				sc.which, len(sc.text), c.maxSchemaBytes)
+		}
 	}
 	return t, nil
 }

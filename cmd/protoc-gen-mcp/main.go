@@ -18,6 +18,8 @@
 //	package_suffix=mcp  the generated Go package is the .pb.go package's name plus this
 //	                    suffix, in a subdirectory of the same name; empty writes next to .pb.go
 //	paths=...           as for protoc-gen-go (import or source_relative)
+//	max_schema_bytes=N  the largest JSON Schema a tool may have (default 262144); a larger one
+//	                    is a generate-time error
 package main
 
 import (
@@ -39,7 +41,7 @@ func main() {
 	}
 	if len(os.Args) == 2 && (os.Args[1] == "--help" || os.Args[1] == "-h") {
 		fmt.Fprintln(os.Stderr, "protoc-gen-mcp is a protoc/buf plugin; run it through buf generate or protoc --mcp_out.")
-		fmt.Fprintln(os.Stderr, "Parameters: package_suffix=<suffix> (default \"mcp\"), paths=import|source_relative.")
+		fmt.Fprintln(os.Stderr, "Parameters: package_suffix=<suffix> (default \"mcp\"), paths=import|source_relative, max_schema_bytes=<n> (default 262144).")
 		os.Exit(2)
 	}
 	var flags flag.FlagSet

@@ -239,3 +239,18 @@ func TestRawString(t *testing.T) {
 		t.Errorf("rawString = %s, want %s", got, want)
 	}
 }
+
+// TestMaxSchemaBytes: a schema over the limit is a generate-time error naming the rpc, the
+// size and the parameter.
+func TestMaxSchemaBytes(t *testing.T) {
+	resp := runPlugin(t, "paths=source_relative,max_schema_bytes=500", "weather/v1/weather.proto")
+	msg := resp.GetError()
+	for _, want := range []string{"rpc weather.v1.WeatherService.GetForecast", "schema is", "more than max_schema_bytes=500"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not contain %q", msg, want)
+		}
+	}
+	if resp := runPlugin(t, "paths=source_relative", "test/shared/v1/shared.proto"); resp.Error != nil {
+		t.Errorf("the shared chain is over the default limit: %s", resp.GetError())
+	}
+}

@@ -74,7 +74,7 @@ func messageSchema(md protoreflect.MessageDescriptor, dir direction) (*Schema, e
 	b := &schemaBuilder{
 		dir:  dir,
 		root: md,
-		refs: cycleEntries(md),
+		refs: defEntries(md),
 		defs: map[protoreflect.FullName]*Schema{},
 	}
 	if s := wellKnownSchema(md); s != nil {
@@ -131,6 +131,69 @@ func cycleEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName
 		visit(root)
 	}
 	return marked
+}
+
+// defEntries is the set of messages written once into $defs and referred to with $ref: those
+// that close a cycle, and those used by more than one field (counting each message's fields
+// once) unless they are small leaves. Inlining only messages used once, and leaves, keeps a
+// schema's size linear in the size of the proto, where inlining every use grows exponentially
+// with the depth of shared messages.
+func defEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName]bool {
+	refs := cycleEntries(root)
+	if wellKnownSchema(root) != nil {
+		return refs
+	}
+	uses := map[protoreflect.FullName]int{}
+	seen := map[protoreflect.FullName]bool{}
+	var walk func(md protoreflect.MessageDescriptor)
+	walk = func(md protoreflect.MessageDescriptor) {
+		if seen[md.FullName()] {
+			return
+		}
+		seen[md.FullName()] = true
+		fields := md.Fields()
+		for i := 0; i < fields.Len(); i++ {
+			if m := fieldMessage(fields.Get(i)); m != nil && wellKnownSchema(m) == nil {
+				uses[m.FullName()]++
+				walk(m)
+			}
+		}
+	}
+	walk(root)
+	var mark func(md protoreflect.MessageDescriptor)
+	marked := map[protoreflect.FullName]bool{}
+	mark = func(md protoreflect.MessageDescriptor) {
+		if marked[md.FullName()] {
+			return
+		}
+		marked[md.FullName()] = true
+		if md.FullName() != root.FullName() && uses[md.FullName()] > 1 && !smallLeaf(md) {
+			refs[md.FullName()] = true
+		}
+		fields := md.Fields()
+		for i := 0; i < fields.Len(); i++ {
+			if m := fieldMessage(fields.Get(i)); m != nil && wellKnownSchema(m) == nil {
+				mark(m)
+			}
+		}
+	}
+	mark(root)
+	return refs
+}
+
+// smallLeaf reports whether md is small enough to repeat inline wherever it is used: a few
+// fields, none of them another message (well-known types aside).
+func smallLeaf(md protoreflect.MessageDescriptor) bool {
+	fields := md.Fields()
+	if fields.Len() > 4 {
+		return false
+	}
+	for i := 0; i < fields.Len(); i++ {
+		if m := fieldMessage(fields.Get(i)); m != nil && wellKnownSchema(m) == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // fieldMessage is the message a field's values are (its map values, for a map), or nil.

@@ -312,3 +312,39 @@ func TestRootsAreObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedMessagesAreDefs: a chain of messages each holding two fields of the next one
+// would expand 2^24 times inline; shared messages go to $defs once, small leaves stay inline,
+// and the schema stays small and valid.
+func TestSharedMessagesAreDefs(t *testing.T) {
+	files, types := registry(t)
+	md := findMessage(t, files, "test.shared.v1.Link0")
+	for _, dir := range []direction{input, output} {
+		text := schemaText(t, md, dir)
+		if len(text) > 64<<10 {
+			t.Fatalf("schema of the chain is %d bytes; shared messages should be $defs", len(text))
+		}
+		for _, want := range []string{`"$ref": "#/$defs/test.shared.v1.Link1"`, `"test.shared.v1.Link24": {`} {
+			if !strings.Contains(text, want) {
+				t.Errorf("schema lacks %s", want)
+			}
+		}
+		if strings.Contains(text, `"test.shared.v1.Point": {`) {
+			t.Errorf("the small leaf Point went to $defs; it should stay inline")
+		}
+		schema := compileSchema(t, text)
+		doc := `{"left": {"right": {"left": {}}}}`
+		msg := dynamicpb.NewMessage(md)
+		if err := (protojson.UnmarshalOptions{Resolver: types}).Unmarshal([]byte(doc), msg); err != nil {
+			t.Fatal(err)
+		}
+		inst, _ := jsonschema.UnmarshalJSON(strings.NewReader(doc))
+		if err := schema.Validate(inst); err != nil {
+			t.Errorf("schema refuses %s: %v", doc, err)
+		}
+		bad, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"left": {"right": {"left": {"nope": 1}}}}`))
+		if schema.Validate(bad) == nil {
+			t.Errorf("schema accepts an unknown field deep in the chain")
+		}
+	}
+}

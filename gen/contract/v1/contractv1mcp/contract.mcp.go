@@ -159,110 +159,21 @@ const contractServiceEchoInputSchema = `{
       "minItems": 1
     },
     "home": {
-      "type": "object",
-      "description": "An address, whose city is required when it is given.",
-      "properties": {
-        "city": {
-          "type": "string",
-          "description": "The city: required."
-        },
-        "street": {
-          "type": "string",
-          "description": "The street."
-        },
-        "point": {
-          "type": "object",
-          "description": "Where the address is.",
-          "properties": {
-            "latitude": {
-              "type": ["number", "string"],
-              "description": "Latitude in degrees.",
-              "pattern": "^(NaN|-?Infinity)$"
-            },
-            "longitude": {
-              "type": ["number", "string"],
-              "description": "Longitude in degrees.",
-              "pattern": "^(NaN|-?Infinity)$"
-            }
-          },
-          "additionalProperties": false
-        }
-      },
-      "required": ["city"],
-      "additionalProperties": false
+      "$ref": "#/$defs/contract.v1.Address",
+      "description": "An address, whose city is required when it is given."
     },
     "others": {
       "type": "array",
       "description": "More addresses: the same message again.",
       "items": {
-        "type": "object",
-        "description": "A postal address.",
-        "properties": {
-          "city": {
-            "type": "string",
-            "description": "The city: required."
-          },
-          "street": {
-            "type": "string",
-            "description": "The street."
-          },
-          "point": {
-            "type": "object",
-            "description": "Where the address is.",
-            "properties": {
-              "latitude": {
-                "type": ["number", "string"],
-                "description": "Latitude in degrees.",
-                "pattern": "^(NaN|-?Infinity)$"
-              },
-              "longitude": {
-                "type": ["number", "string"],
-                "description": "Longitude in degrees.",
-                "pattern": "^(NaN|-?Infinity)$"
-              }
-            },
-            "additionalProperties": false
-          }
-        },
-        "required": ["city"],
-        "additionalProperties": false
+        "$ref": "#/$defs/contract.v1.Address"
       }
     },
     "byName": {
       "type": "object",
       "description": "Addresses by name.",
       "additionalProperties": {
-        "type": "object",
-        "description": "A postal address.",
-        "properties": {
-          "city": {
-            "type": "string",
-            "description": "The city: required."
-          },
-          "street": {
-            "type": "string",
-            "description": "The street."
-          },
-          "point": {
-            "type": "object",
-            "description": "Where the address is.",
-            "properties": {
-              "latitude": {
-                "type": ["number", "string"],
-                "description": "Latitude in degrees.",
-                "pattern": "^(NaN|-?Infinity)$"
-              },
-              "longitude": {
-                "type": ["number", "string"],
-                "description": "Longitude in degrees.",
-                "pattern": "^(NaN|-?Infinity)$"
-              }
-            },
-            "additionalProperties": false
-          }
-        },
-        "required": ["city"],
-        "additionalProperties": false
+        "$ref": "#/$defs/contract.v1.Address"
       }
     },
     "tree": {
@@ -308,8 +219,28 @@ const contractServiceEchoInputSchema = `{
       "description": "By e-mail.\n\nSet at most one of: email, postal."
     },
     "postal": {
+      "$ref": "#/$defs/contract.v1.Address",
+      "description": "By post.\n\nSet at most one of: email, postal."
+    }
+  },
+  "required": ["count", "flag", "name", "big", "color", "mode", "tags"],
+  "additionalProperties": false,
+  "dependentSchemas": {
+    "email": {
+      "properties": {
+        "postal": false
+      }
+    },
+    "postal": {
+      "properties": {
+        "email": false
+      }
+    }
+  },
+  "$defs": {
+    "contract.v1.Address": {
       "type": "object",
-      "description": "By post.\n\nSet at most one of: email, postal.",
+      "description": "A postal address.",
       "properties": {
         "city": {
           "type": "string",
@@ -339,23 +270,7 @@ const contractServiceEchoInputSchema = `{
       },
       "required": ["city"],
       "additionalProperties": false
-    }
-  },
-  "required": ["count", "flag", "name", "big", "color", "mode", "tags"],
-  "additionalProperties": false,
-  "dependentSchemas": {
-    "email": {
-      "properties": {
-        "postal": false
-      }
     },
-    "postal": {
-      "properties": {
-        "email": false
-      }
-    }
-  },
-  "$defs": {
     "contract.v1.Tree": {
       "type": "object",
       "description": "A tree of labelled nodes.",
@@ -427,107 +342,21 @@ const contractServiceEchoOutputSchema = `{
           }
         },
         "home": {
-          "type": "object",
-          "description": "An address, whose city is required when it is given.",
-          "properties": {
-            "city": {
-              "type": "string",
-              "description": "The city: required."
-            },
-            "street": {
-              "type": "string",
-              "description": "The street."
-            },
-            "point": {
-              "type": "object",
-              "description": "Where the address is.",
-              "properties": {
-                "latitude": {
-                  "type": ["number", "string"],
-                  "description": "Latitude in degrees.",
-                  "pattern": "^(NaN|-?Infinity)$"
-                },
-                "longitude": {
-                  "type": ["number", "string"],
-                  "description": "Longitude in degrees.",
-                  "pattern": "^(NaN|-?Infinity)$"
-                }
-              },
-              "additionalProperties": false
-            }
-          },
-          "additionalProperties": false
+          "$ref": "#/$defs/contract.v1.Address",
+          "description": "An address, whose city is required when it is given."
         },
         "others": {
           "type": "array",
           "description": "More addresses: the same message again.",
           "items": {
-            "type": "object",
-            "description": "A postal address.",
-            "properties": {
-              "city": {
-                "type": "string",
-                "description": "The city: required."
-              },
-              "street": {
-                "type": "string",
-                "description": "The street."
-              },
-              "point": {
-                "type": "object",
-                "description": "Where the address is.",
-                "properties": {
-                  "latitude": {
-                    "type": ["number", "string"],
-                    "description": "Latitude in degrees.",
-                    "pattern": "^(NaN|-?Infinity)$"
-                  },
-                  "longitude": {
-                    "type": ["number", "string"],
-                    "description": "Longitude in degrees.",
-                    "pattern": "^(NaN|-?Infinity)$"
-                  }
-                },
-                "additionalProperties": false
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/$defs/contract.v1.Address"
           }
         },
         "byName": {
           "type": "object",
           "description": "Addresses by name.",
           "additionalProperties": {
-            "type": "object",
-            "description": "A postal address.",
-            "properties": {
-              "city": {
-                "type": "string",
-                "description": "The city: required."
-              },
-              "street": {
-                "type": "string",
-                "description": "The street."
-              },
-              "point": {
-                "type": "object",
-                "description": "Where the address is.",
-                "properties": {
-                  "latitude": {
-                    "type": ["number", "string"],
-                    "description": "Latitude in degrees.",
-                    "pattern": "^(NaN|-?Infinity)$"
-                  },
-                  "longitude": {
-                    "type": ["number", "string"],
-                    "description": "Longitude in degrees.",
-                    "pattern": "^(NaN|-?Infinity)$"
-                  }
-                },
-                "additionalProperties": false
-              }
-            },
-            "additionalProperties": false
+            "$ref": "#/$defs/contract.v1.Address"
           }
         },
         "tree": {
@@ -573,36 +402,8 @@ const contractServiceEchoOutputSchema = `{
           "description": "By e-mail.\n\nSet at most one of: email, postal."
         },
         "postal": {
-          "type": "object",
-          "description": "By post.\n\nSet at most one of: email, postal.",
-          "properties": {
-            "city": {
-              "type": "string",
-              "description": "The city: required."
-            },
-            "street": {
-              "type": "string",
-              "description": "The street."
-            },
-            "point": {
-              "type": "object",
-              "description": "Where the address is.",
-              "properties": {
-                "latitude": {
-                  "type": ["number", "string"],
-                  "description": "Latitude in degrees.",
-                  "pattern": "^(NaN|-?Infinity)$"
-                },
-                "longitude": {
-                  "type": ["number", "string"],
-                  "description": "Longitude in degrees.",
-                  "pattern": "^(NaN|-?Infinity)$"
-                }
-              },
-              "additionalProperties": false
-            }
-          },
-          "additionalProperties": false
+          "$ref": "#/$defs/contract.v1.Address",
+          "description": "By post.\n\nSet at most one of: email, postal."
         }
       },
       "additionalProperties": false,
@@ -627,6 +428,38 @@ const contractServiceEchoOutputSchema = `{
   },
   "additionalProperties": false,
   "$defs": {
+    "contract.v1.Address": {
+      "type": "object",
+      "description": "A postal address.",
+      "properties": {
+        "city": {
+          "type": "string",
+          "description": "The city: required."
+        },
+        "street": {
+          "type": "string",
+          "description": "The street."
+        },
+        "point": {
+          "type": "object",
+          "description": "Where the address is.",
+          "properties": {
+            "latitude": {
+              "type": ["number", "string"],
+              "description": "Latitude in degrees.",
+              "pattern": "^(NaN|-?Infinity)$"
+            },
+            "longitude": {
+              "type": ["number", "string"],
+              "description": "Longitude in degrees.",
+              "pattern": "^(NaN|-?Infinity)$"
+            }
+          },
+          "additionalProperties": false
+        }
+      },
+      "additionalProperties": false
+    },
     "contract.v1.Tree": {
       "type": "object",
       "description": "A tree of labelled nodes.",

@@ -224,7 +224,7 @@ func fill(f *fuzzBytes, m protoreflect.Message, depth int) {
 			for range f.n(3) {
 				k := scalar(f, fd.MapKey())
 				if fd.MapValue().Kind() == protoreflect.MessageKind {
-					if depth <= 0 || isWellKnown(fd.MapValue().Message()) {
+					if depth <= 0 || inGoogleProtobuf(fd.MapValue().Message()) {
 						continue
 					}
 					v := mp.NewValue()
@@ -238,7 +238,7 @@ func fill(f *fuzzBytes, m protoreflect.Message, depth int) {
 			l := m.Mutable(fd).List()
 			for range f.n(3) {
 				if fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind {
-					if depth <= 0 || isWellKnown(fd.Message()) {
+					if depth <= 0 || inGoogleProtobuf(fd.Message()) {
 						break
 					}
 					v := l.NewElement()
@@ -249,7 +249,7 @@ func fill(f *fuzzBytes, m protoreflect.Message, depth int) {
 				}
 			}
 		case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
-			if depth <= 0 || isWellKnown(fd.Message()) {
+			if depth <= 0 || inGoogleProtobuf(fd.Message()) {
 				continue
 			}
 			fill(f, m.Mutable(fd).Message(), depth-1)
@@ -259,7 +259,7 @@ func fill(f *fuzzBytes, m protoreflect.Message, depth int) {
 	}
 }
 
-func isWellKnown(md protoreflect.MessageDescriptor) bool {
+func inGoogleProtobuf(md protoreflect.MessageDescriptor) bool {
 	return md.ParentFile().Package() == "google.protobuf"
 }
 

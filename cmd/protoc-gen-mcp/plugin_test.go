@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"go/format"
 	"os"
 	"path/filepath"
@@ -173,6 +174,7 @@ func TestGenerateErrors(t *testing.T) {
 		{"bidi streaming", []string{"errors/bidistream/v1/bidistream.proto"}, []string{"bidirectional streaming", "skip"}, "errors/bidistream/v1/bidistream.proto", "errors.bidistream.v1.S.Chat"},
 		{"server streaming", []string{"errors/serverstream/v1/serverstream.proto"}, []string{"server-streaming", "skip"}, "errors/serverstream/v1/serverstream.proto", "errors.serverstream.v1.S.Watch"},
 		{"bad example", []string{"errors/badexample/v1/badexample.proto"}, []string{"errors.badexample.v1.GetRequest.city", `"Paris" is not valid JSON`}, "errors/badexample/v1/badexample.proto", "errors.badexample.v1.S.Get"},
+		{"example of the wrong type", []string{"errors/badexampletype/v1/badexampletype.proto"}, []string{"errors.badexampletype.v1.GetRequest.days", `[1,"two"] does not fit the field: item 1: want integer`}, "errors/badexampletype/v1/badexampletype.proto", "errors.badexampletype.v1.S.Get"},
 		{"arguments not an object", []string{"errors/rootnotobject/v1/rootnotobject.proto"}, []string{"google.protobuf.Timestamp", "must be JSON objects"}, "errors/rootnotobject/v1/rootnotobject.proto", "errors.rootnotobject.v1.S.At"},
 	}
 	for _, tc := range cases {
@@ -252,5 +254,26 @@ func TestMaxSchemaBytes(t *testing.T) {
 	}
 	if resp := runPlugin(t, "paths=source_relative", "test/shared/v1/shared.proto"); resp.Error != nil {
 		t.Errorf("the shared chain is over the default limit: %s", resp.GetError())
+	}
+}
+
+// TestFormatWarning: a format outside the JSON Schema vocabulary is kept, with a warning that
+// names the field; a known one is not warned about.
+func TestFormatWarning(t *testing.T) {
+	var warnings []string
+	saved := warnf
+	warnf = func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
+	defer func() { warnf = saved }()
+	resp := runPlugin(t, "paths=source_relative", "errors/badformat/v1/badformat.proto")
+	if resp.Error != nil {
+		t.Fatal(resp.GetError())
+	}
+	if len(warnings) == 0 || !strings.Contains(warnings[0], `errors.badformat.v1.GetRequest.phone: (mcp.v1.field).format "phone" is not a format`) {
+		t.Errorf("warnings = %q", warnings)
+	}
+	for _, w := range warnings {
+		if strings.Contains(w, "GetRequest.mail") {
+			t.Errorf("warned about a known format: %s", w)
+		}
 	}
 }

@@ -2,8 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -32,20 +37,31 @@ type Schema struct {
 	Type                 []string // one type is written as a string, several as an array
 	Description          string
 	Deprecated           bool
+	ReadOnly             bool
+	Default              json.RawMessage
 	Format               string
 	Pattern              string
 	ContentEncoding      string
 	Enum                 []string
 	Minimum              string // a JSON number
 	Maximum              string // a JSON number
+	ExclusiveMinimum     string // a JSON number
+	ExclusiveMaximum     string // a JSON number
+	MinLength            string // a JSON number
+	MaxLength            string // a JSON number
 	Items                *Schema
 	MinItems             string // a JSON number
+	MaxItems             string // a JSON number
+	UniqueItems          bool
 	Properties           []Property
+	PatternProperties    []Property
 	Required             []string
 	AdditionalProperties *Schema
 	MinProperties        string // a JSON number
+	MaxProperties        string // a JSON number
 	PropertyNames        *Schema
-	DependentSchemas     []Property
+	AnyOf                []*Schema
+	Not                  *Schema
 	Examples             []json.RawMessage
 	Defs                 []Property
 }
@@ -56,6 +72,8 @@ type Property struct {
 	Schema *Schema
 }
 
+// falseSchema is the boolean schema false, written only where a schema is boolean-valued by
+// nature (additionalProperties).
 var falseSchema = func() *Schema { f := false; return &Schema{boolean: &f} }
 
 // schemaError is a generate-time error about one descriptor.
@@ -77,7 +95,7 @@ func messageSchema(md protoreflect.MessageDescriptor, dir direction) (*Schema, e
 		refs: defEntries(md),
 		defs: map[protoreflect.FullName]*Schema{},
 	}
-	if s := wellKnownSchema(md); s != nil {
+	if s := wellKnownSchema(md, dir); s != nil {
 		if len(s.Type) != 1 || s.Type[0] != "object" {
 			return nil, &schemaError{md, "a tool's arguments and results must be JSON objects, and the JSON form of this well-known type is not"}
 		}
@@ -115,7 +133,7 @@ func cycleEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName
 		fields := md.Fields()
 		for i := 0; i < fields.Len(); i++ {
 			m := fieldMessage(fields.Get(i))
-			if m == nil || wellKnownSchema(m) != nil {
+			if m == nil || isWellKnown(m) {
 				continue
 			}
 			switch state[m.FullName()] {
@@ -127,7 +145,7 @@ func cycleEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName
 		}
 		state[md.FullName()] = done
 	}
-	if wellKnownSchema(root) == nil {
+	if !isWellKnown(root) {
 		visit(root)
 	}
 	return marked
@@ -140,7 +158,7 @@ func cycleEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName
 // with the depth of shared messages.
 func defEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName]bool {
 	refs := cycleEntries(root)
-	if wellKnownSchema(root) != nil {
+	if isWellKnown(root) {
 		return refs
 	}
 	uses := map[protoreflect.FullName]int{}
@@ -153,7 +171,7 @@ func defEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName]b
 		seen[md.FullName()] = true
 		fields := md.Fields()
 		for i := 0; i < fields.Len(); i++ {
-			if m := fieldMessage(fields.Get(i)); m != nil && wellKnownSchema(m) == nil {
+			if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) {
 				uses[m.FullName()]++
 				walk(m)
 			}
@@ -172,7 +190,7 @@ func defEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName]b
 		}
 		fields := md.Fields()
 		for i := 0; i < fields.Len(); i++ {
-			if m := fieldMessage(fields.Get(i)); m != nil && wellKnownSchema(m) == nil {
+			if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) {
 				mark(m)
 			}
 		}
@@ -189,7 +207,7 @@ func smallLeaf(md protoreflect.MessageDescriptor) bool {
 		return false
 	}
 	for i := 0; i < fields.Len(); i++ {
-		if m := fieldMessage(fields.Get(i)); m != nil && wellKnownSchema(m) == nil {
+		if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) {
 			return false
 		}
 	}
@@ -213,7 +231,7 @@ func (b *schemaBuilder) fail(d protoreflect.Descriptor, format string, args ...a
 // message returns md's schema: a well-known type's JSON form, a $ref when md closes a cycle,
 // or the object inline.
 func (b *schemaBuilder) message(md protoreflect.MessageDescriptor, top bool) *Schema {
-	if s := wellKnownSchema(md); s != nil {
+	if s := wellKnownSchema(md, b.dir); s != nil {
 		return s
 	}
 	name := md.FullName()
@@ -242,9 +260,14 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 	fields := md.Fields()
 	for i := 0; i < fields.Len(); i++ {
 		fd := fields.Get(i)
+		outputOnly := fieldrules.OutputOnly(fd)
+		if b.dir == input && outputOnly {
+			continue // the server sets it; a model has nothing to send
+		}
 		fs := b.field(fd)
-		s.Properties = append(s.Properties, Property{fd.JSONName(), fs})
-		if b.dir == input && fieldrules.Required(fd) {
+		required := b.dir == input && fieldrules.Required(fd)
+		switch {
+		case required:
 			s.Required = append(s.Required, fd.JSONName())
 			// A required list or map needs an entry: the runtime refuses an empty one.
 			switch {
@@ -253,10 +276,19 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 			case fd.IsMap():
 				fs.MinProperties = "1"
 			}
+		case b.dir == input && !acceptsNull(fd):
+			// protojson reads null as "not set" for every field, and some clients send it
+			// for the optional arguments they leave out.
+			fs = nullable(fs)
+		case outputOnly:
+			fs.ReadOnly = true
 		}
+		s.Properties = append(s.Properties, Property{fd.JSONName(), fs})
 	}
-	// A oneof is expressed without anyOf/oneOf (which several model providers reject, above
-	// all at the root): each member, when present, forbids the others.
+	// A oneof is a rule in the descriptions, which the runtime enforces (protojson refuses a
+	// second member): the keywords that could say it (oneOf, dependentSchemas with false
+	// subschemas) are rejected at the root by several model providers, skipped by many
+	// validators, and flagged by portability linters.
 	oneofs := md.Oneofs()
 	for i := 0; i < oneofs.Len(); i++ {
 		od := oneofs.Get(i)
@@ -268,22 +300,45 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 			names = append(names, od.Fields().Get(j).JSONName())
 		}
 		note := fmt.Sprintf("Set at most one of: %s.", strings.Join(names, ", "))
-		for _, member := range names {
-			dep := &Schema{}
-			for _, other := range names {
-				if other != member {
-					dep.Properties = append(dep.Properties, Property{other, falseSchema()})
-				}
-			}
-			s.DependentSchemas = append(s.DependentSchemas, Property{member, dep})
-			for k := range s.Properties {
+		for k := range s.Properties {
+			for _, member := range names {
 				if p := &s.Properties[k]; p.Name == member {
 					p.Schema.Description = join(p.Schema.Description, note)
 				}
 			}
 		}
 	}
+	// protojson writes a set extension field under its full name in brackets.
+	if b.dir == output && md.ExtensionRanges().Len() > 0 {
+		s.PatternProperties = []Property{{`^\[[A-Za-z_][A-Za-z0-9_.]*\]$`, anyJSON()}}
+	}
 	return s
+}
+
+// acceptsNull reports whether a field's schema already accepts null as a value:
+// google.protobuf.Value and NullValue, where null is a value rather than "not set".
+func acceptsNull(fd protoreflect.FieldDescriptor) bool {
+	if fd.IsList() || fd.IsMap() {
+		return false
+	}
+	if m := fd.Message(); m != nil {
+		return m.FullName() == "google.protobuf.Value"
+	}
+	return fd.Enum() != nil && fd.Enum().FullName() == "google.protobuf.NullValue"
+}
+
+// nullable accepts null besides s, keeping s's annotations on the outside. It is spelled as
+// anyOf with a typed branch each, not a type array, which single-type dialects cannot map.
+func nullable(s *Schema) *Schema {
+	inner := *s
+	inner.Description, inner.Deprecated, inner.Examples, inner.Default = "", false, nil, nil
+	return &Schema{
+		Description: s.Description,
+		Deprecated:  s.Deprecated,
+		Default:     s.Default,
+		AnyOf:       []*Schema{&inner, {Type: []string{"null"}}},
+		Examples:    s.Examples,
+	}
 }
 
 // field is one field's schema: its values, as an array for repeated fields or an object for
@@ -311,14 +366,24 @@ func (b *schemaBuilder) field(fd protoreflect.FieldDescriptor) *Schema {
 	}
 	opts, _ := fd.Options().(*descriptorpb.FieldOptions)
 	s.Deprecated = opts.GetDeprecated()
+	s.Default = defaultJSON(fd)
 	if fo, ok := proto.GetExtension(opts, mcpv1.E_Field).(*mcpv1.FieldOptions); ok && fo != nil {
-		if fo.GetFormat() != "" {
-			elem.Format = fo.GetFormat()
+		if f := fo.GetFormat(); f != "" {
+			elem.Format = f
+			if !knownFormats[f] {
+				warnf("%s: (mcp.v1.field).format %q is not a format of the JSON Schema vocabulary: validators ignore it, and strict ones (Ajv) refuse the schema", fd.FullName(), f)
+			}
 		}
 		for _, ex := range fo.GetExamples() {
 			var buf bytes.Buffer
 			if err := json.Compact(&buf, []byte(ex)); err != nil {
 				b.fail(fd, "(mcp.v1.field).examples: %q is not valid JSON: %v", ex, err)
+				continue
+			}
+			var v any
+			_ = json.Unmarshal(buf.Bytes(), &v)
+			if why := mismatch(s, v); why != "" {
+				b.fail(fd, "(mcp.v1.field).examples: %s does not fit the field: %s", buf.String(), why)
 				continue
 			}
 			s.Examples = append(s.Examples, buf.Bytes())
@@ -327,23 +392,177 @@ func (b *schemaBuilder) field(fd protoreflect.FieldDescriptor) *Schema {
 	return s
 }
 
+// knownFormats are the formats of the JSON Schema 2020-12 format vocabulary.
+var knownFormats = map[string]bool{}
+
+func init() {
+	for _, f := range strings.Fields(`date-time date time duration email idn-email hostname
+		idn-hostname ipv4 ipv6 uri uri-reference iri iri-reference uuid uri-template json-pointer
+		relative-json-pointer regex`) {
+		knownFormats[f] = true
+	}
+}
+
+// warnf reports a generate-time warning: protoc and buf show a plugin's standard error.
+var warnf = func(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "protoc-gen-mcp: warning: "+format+"\n", args...)
+}
+
+// mismatch checks a JSON value (decoded by encoding/json) against the parts of s that say
+// what type it is: type, enum, anyOf, items, properties, pattern, bounds. It returns why v
+// does not fit, or "". A $ref is taken on trust.
+func mismatch(s *Schema, v any) string {
+	if s == nil || s.boolean != nil || s.Ref != "" {
+		return ""
+	}
+	if len(s.AnyOf) > 0 {
+		var whys []string
+		for _, alt := range s.AnyOf {
+			why := mismatch(alt, v)
+			if why == "" {
+				return ""
+			}
+			whys = append(whys, why)
+		}
+		return strings.Join(whys, "; ")
+	}
+	if len(s.Type) > 0 {
+		ok := false
+		for _, t := range s.Type {
+			ok = ok || jsonIs(t, v)
+		}
+		if !ok {
+			return fmt.Sprintf("want %s", strings.Join(s.Type, " or "))
+		}
+	}
+	if len(s.Enum) > 0 {
+		str, _ := v.(string)
+		found := false
+		for _, e := range s.Enum {
+			found = found || e == str
+		}
+		if !found {
+			return fmt.Sprintf("want one of %s", strings.Join(s.Enum, ", "))
+		}
+	}
+	if str, ok := v.(string); ok && s.Pattern != "" {
+		if re, err := regexp.Compile(s.Pattern); err == nil && !re.MatchString(str) {
+			return fmt.Sprintf("%q does not match %s", str, s.Pattern)
+		}
+	}
+	if f, ok := v.(float64); ok {
+		if lo, err := strconv.ParseFloat(s.Minimum, 64); err == nil && f < lo {
+			return fmt.Sprintf("below the minimum %s", s.Minimum)
+		}
+		if hi, err := strconv.ParseFloat(s.Maximum, 64); err == nil && f > hi {
+			return fmt.Sprintf("above the maximum %s", s.Maximum)
+		}
+	}
+	if arr, ok := v.([]any); ok && s.Items != nil {
+		for i, item := range arr {
+			if why := mismatch(s.Items, item); why != "" {
+				return fmt.Sprintf("item %d: %s", i, why)
+			}
+		}
+	}
+	if obj, ok := v.(map[string]any); ok {
+		for k, val := range obj {
+			var sub *Schema
+			for _, p := range s.Properties {
+				if p.Name == k {
+					sub = p.Schema
+				}
+			}
+			if sub == nil {
+				sub = s.AdditionalProperties
+			}
+			if why := mismatch(sub, val); why != "" {
+				return fmt.Sprintf("%s: %s", k, why)
+			}
+		}
+	}
+	return ""
+}
+
+// jsonIs reports whether v, decoded by encoding/json, is of JSON Schema type t.
+func jsonIs(t string, v any) bool {
+	switch t {
+	case "null":
+		return v == nil
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "number":
+		_, ok := v.(float64)
+		return ok
+	case "integer":
+		f, ok := v.(float64)
+		return ok && f == math.Trunc(f)
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	}
+	return false
+}
+
+// defaultJSON is a proto2 or editions field's explicit default value in proto3 JSON form, or
+// nil. A default protojson could not write as a plain JSON value of the field's input type
+// (NaN, the infinities) is left out.
+func defaultJSON(fd protoreflect.FieldDescriptor) json.RawMessage {
+	if !fd.HasDefault() || fd.IsList() || fd.IsMap() {
+		return nil
+	}
+	v := fd.Default()
+	var out any
+	switch fd.Kind() {
+	case protoreflect.EnumKind:
+		if ev := fd.DefaultEnumValue(); ev != nil {
+			out = string(ev.Name())
+		}
+	case protoreflect.BytesKind:
+		out = base64.StdEncoding.EncodeToString(v.Bytes())
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		out = strconv.FormatInt(v.Int(), 10)
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		out = strconv.FormatUint(v.Uint(), 10)
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		if f := v.Float(); !math.IsNaN(f) && !math.IsInf(f, 0) {
+			out = f
+		}
+	default:
+		out = v.Interface()
+	}
+	if out == nil {
+		return nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
 // Ranges of the proto3 JSON numbers.
 const (
 	minInt32   = "-2147483648"
 	maxInt32   = "2147483647"
 	maxUint32  = "4294967295"
-	minInt64   = "-9223372036854775808"
 	maxInt64   = "9223372036854775807"
 	maxUint64  = "18446744073709551615"
 	maxFloat32 = "3.4028235e+38" // as protojson writes math.MaxFloat32
-
-	int64Pattern   = `^-?[0-9]+$`
-	uint64Pattern  = `^[0-9]+$`
-	nonFinite      = `^(NaN|-?Infinity)$`
-	durationSyntax = `^-?[0-9]+(\.[0-9]{1,9})?s$`
 )
 
 // singular is the schema of one value of fd's type.
+//
+// Inputs say what a model should send, each with one plain type: 64-bit integers as strings
+// (protojson's own form, exact beyond 2^53), finite numbers only. Outputs accept everything
+// protojson writes: "NaN" and the infinities, and enum numbers it does not know by name.
 func (b *schemaBuilder) singular(fd protoreflect.FieldDescriptor) *Schema {
 	switch fd.Kind() {
 	case protoreflect.BoolKind:
@@ -353,13 +572,13 @@ func (b *schemaBuilder) singular(fd protoreflect.FieldDescriptor) *Schema {
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
 		return &Schema{Type: []string{"integer"}, Minimum: "0", Maximum: maxUint32}
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		return &Schema{Type: []string{"integer", "string"}, Pattern: int64Pattern, Minimum: minInt64, Maximum: maxInt64}
+		return &Schema{Type: []string{"string"}, Pattern: int64Pattern}
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		return &Schema{Type: []string{"integer", "string"}, Pattern: uint64Pattern, Minimum: "0", Maximum: maxUint64}
+		return &Schema{Type: []string{"string"}, Pattern: uint64Pattern}
 	case protoreflect.FloatKind:
-		return &Schema{Type: []string{"number", "string"}, Pattern: nonFinite, Minimum: "-" + maxFloat32, Maximum: maxFloat32}
+		return b.number(&Schema{Type: []string{"number"}, Minimum: "-" + maxFloat32, Maximum: maxFloat32})
 	case protoreflect.DoubleKind:
-		return &Schema{Type: []string{"number", "string"}, Pattern: nonFinite}
+		return b.number(&Schema{Type: []string{"number"}})
 	case protoreflect.StringKind:
 		return &Schema{Type: []string{"string"}}
 	case protoreflect.BytesKind:
@@ -373,18 +592,33 @@ func (b *schemaBuilder) singular(fd protoreflect.FieldDescriptor) *Schema {
 	return &Schema{}
 }
 
+// number is a float or double: finite numbers on inputs; on outputs also the strings
+// protojson writes for NaN and the infinities.
+func (b *schemaBuilder) number(finite *Schema) *Schema {
+	if b.dir == input {
+		return finite
+	}
+	return &Schema{AnyOf: []*Schema{finite, {Type: []string{"string"}, Enum: []string{"NaN", "Infinity", "-Infinity"}}}}
+}
+
 // enum is an enum as protojson writes it: a value name. Inputs leave out the zero value when
 // it is the conventional X_UNSPECIFIED placeholder (protojson would still accept it, and
-// numbers too, but a model should send a meaningful name).
+// numbers too, but a model should send a meaningful name). Outputs also accept a number:
+// protojson writes the number of a value it has no name for (an open enum's unknown value).
 func (b *schemaBuilder) enum(ed protoreflect.EnumDescriptor) *Schema {
 	if ed.FullName() == "google.protobuf.NullValue" {
 		return &Schema{Type: []string{"null"}}
 	}
-	s := &Schema{Type: []string{"string"}, Description: join(leadingComments(ed), enumValuesDoc(ed, b.dir))}
+	names := &Schema{Type: []string{"string"}}
 	for _, v := range enumValues(ed, b.dir) {
-		s.Enum = append(s.Enum, string(v.Name()))
+		names.Enum = append(names.Enum, string(v.Name()))
 	}
-	return s
+	doc := join(leadingComments(ed), enumValuesDoc(ed, b.dir))
+	if b.dir == input {
+		names.Description = doc
+		return names
+	}
+	return &Schema{Description: doc, AnyOf: []*Schema{names, {Type: []string{"integer"}, Minimum: minInt32, Maximum: maxInt32}}}
 }
 
 func enumValues(ed protoreflect.EnumDescriptor, dir direction) []protoreflect.EnumValueDescriptor {
@@ -392,7 +626,7 @@ func enumValues(ed protoreflect.EnumDescriptor, dir direction) []protoreflect.En
 	values := ed.Values()
 	for i := 0; i < values.Len(); i++ {
 		v := values.Get(i)
-		if dir == input && v.Number() == 0 && values.Len() > 1 && strings.HasSuffix(string(v.Name()), "_UNSPECIFIED") {
+		if dir == input && v.Number() == 0 && fieldrules.PlaceholderZero(ed) {
 			continue
 		}
 		vs = append(vs, v)
@@ -419,69 +653,95 @@ func enumValuesDoc(ed protoreflect.EnumDescriptor, dir direction) string {
 	return strings.Join(lines, "\n")
 }
 
-// mapKeyNames constrains the object keys of a map with non-string keys.
+// mapKeyNames constrains the object keys of a map with non-string keys to what protojson
+// accepts: integers within the key type's range, or true and false.
 func mapKeyNames(fd protoreflect.FieldDescriptor) *Schema {
 	switch fd.Kind() {
 	case protoreflect.BoolKind:
 		return &Schema{Enum: []string{"true", "false"}}
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
-		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		return &Schema{Pattern: int32Pattern}
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return &Schema{Pattern: uint32Pattern}
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
 		return &Schema{Pattern: int64Pattern}
-	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
 		return &Schema{Pattern: uint64Pattern}
 	}
 	return nil
 }
 
+// anyJSON accepts every JSON value, spelled with a type in each branch: a bare {} is the
+// "untyped schema" that portability linters (MCP Inspector's among them) flag.
+func anyJSON() *Schema {
+	var branches []*Schema
+	for _, t := range []string{"object", "array", "string", "number", "boolean", "null"} {
+		branches = append(branches, &Schema{Type: []string{t}})
+	}
+	return &Schema{AnyOf: branches}
+}
+
+// isWellKnown reports whether md is a google.protobuf well-known type with a JSON form of its
+// own.
+func isWellKnown(md protoreflect.MessageDescriptor) bool {
+	return wellKnownSchema(md, output) != nil
+}
+
 // wellKnownSchema is the JSON form of a google.protobuf well-known type, or nil for any other
 // message. It returns a new schema on every call: callers add descriptions.
-func wellKnownSchema(md protoreflect.MessageDescriptor) *Schema {
+func wellKnownSchema(md protoreflect.MessageDescriptor, dir direction) *Schema {
 	if md.ParentFile().Package() != "google.protobuf" {
 		return nil
 	}
-	str := func(more ...string) []string { return append([]string{"string"}, more...) }
+	b := &schemaBuilder{dir: dir}
+	str := []string{"string"}
 	switch md.Name() {
 	case "Timestamp":
-		return &Schema{Type: str(), Format: "date-time"}
+		return &Schema{Type: str, Format: "date-time", Pattern: timestampPattern}
 	case "Duration":
-		return &Schema{Type: str(), Pattern: durationSyntax}
+		return &Schema{Type: str, Pattern: durationPattern}
 	case "FieldMask":
-		return &Schema{Type: str(), Description: "Comma-separated field paths in lowerCamelCase."}
+		return &Schema{Type: str, Description: "Comma-separated field paths in lowerCamelCase.", Pattern: fieldMaskPattern}
 	case "Struct":
 		return &Schema{Type: []string{"object"}}
 	case "Value":
-		return &Schema{}
+		return anyJSON()
 	case "ListValue":
 		return &Schema{Type: []string{"array"}}
 	case "Empty":
 		return &Schema{Type: []string{"object"}, AdditionalProperties: falseSchema()}
 	case "Any":
-		return &Schema{
+		s := &Schema{
 			Type: []string{"object"},
 			Properties: []Property{{"@type", &Schema{
-				Type:        str(),
+				Type:        str,
 				Description: "The type URL of the packed message, e.g. type.googleapis.com/google.protobuf.Duration.",
 			}}},
-			Required: []string{"@type"},
 		}
+		if dir == input {
+			s.Required = []string{"@type"} // protojson writes {} for an empty Any
+		}
+		return s
+	// Wrappers: the scalar's JSON form. An unset wrapper is left out of results, and accepted
+	// as null in arguments like any field that is not required.
 	case "DoubleValue":
-		return &Schema{Type: []string{"number", "string", "null"}, Pattern: nonFinite}
+		return b.number(&Schema{Type: []string{"number"}})
 	case "FloatValue":
-		return &Schema{Type: []string{"number", "string", "null"}, Pattern: nonFinite, Minimum: "-" + maxFloat32, Maximum: maxFloat32}
+		return b.number(&Schema{Type: []string{"number"}, Minimum: "-" + maxFloat32, Maximum: maxFloat32})
 	case "Int64Value":
-		return &Schema{Type: []string{"integer", "string", "null"}, Pattern: int64Pattern, Minimum: minInt64, Maximum: maxInt64}
+		return &Schema{Type: str, Pattern: int64Pattern}
 	case "UInt64Value":
-		return &Schema{Type: []string{"integer", "string", "null"}, Pattern: uint64Pattern, Minimum: "0", Maximum: maxUint64}
+		return &Schema{Type: str, Pattern: uint64Pattern}
 	case "Int32Value":
-		return &Schema{Type: []string{"integer", "null"}, Minimum: minInt32, Maximum: maxInt32}
+		return &Schema{Type: []string{"integer"}, Minimum: minInt32, Maximum: maxInt32}
 	case "UInt32Value":
-		return &Schema{Type: []string{"integer", "null"}, Minimum: "0", Maximum: maxUint32}
+		return &Schema{Type: []string{"integer"}, Minimum: "0", Maximum: maxUint32}
 	case "BoolValue":
-		return &Schema{Type: []string{"boolean", "null"}}
+		return &Schema{Type: []string{"boolean"}}
 	case "StringValue":
-		return &Schema{Type: []string{"string", "null"}}
+		return &Schema{Type: str}
 	case "BytesValue":
-		return &Schema{Type: []string{"string", "null"}, ContentEncoding: "base64"}
+		return &Schema{Type: str, ContentEncoding: "base64"}
 	}
 	return nil
 }
@@ -513,6 +773,28 @@ func (s *Schema) write(w *strings.Builder, depth int) {
 		fmt.Fprint(w, *s.boolean)
 		return
 	}
+	// A small flat schema, such as an anyOf branch {"type": "null"}, reads best on one line.
+	if s.Description == "" && len(s.Properties) == 0 && len(s.Defs) == 0 && s.Items == nil &&
+		s.AdditionalProperties == nil && s.PropertyNames == nil && len(s.AnyOf) == 0 && s.Not == nil && len(s.PatternProperties) == 0 {
+		var flat strings.Builder
+		s.writeMembers(&flat, 0)
+		lines := strings.Split(flat.String(), "\n")
+		if len(lines) > 2 {
+			inner := lines[1 : len(lines)-1]
+			for i := range inner {
+				inner[i] = strings.TrimSpace(inner[i])
+			}
+			one := "{" + strings.Join(inner, " ") + "}"
+			if len(one) <= 72 && !strings.Contains(one, "[ ") {
+				w.WriteString(one)
+				return
+			}
+		}
+	}
+	s.writeMembers(w, depth)
+}
+
+func (s *Schema) writeMembers(w *strings.Builder, depth int) {
 	type member struct {
 		key   string
 		write func(depth int)
@@ -545,6 +827,12 @@ func (s *Schema) write(w *strings.Builder, depth int) {
 		}
 	}
 
+	flag := func(key string, v bool) {
+		if v {
+			add(key, func(int) { w.WriteString("true") })
+		}
+	}
+
 	str("$ref", s.Ref)
 	switch len(s.Type) {
 	case 0:
@@ -554,8 +842,10 @@ func (s *Schema) write(w *strings.Builder, depth int) {
 		strs("type", s.Type)
 	}
 	str("description", s.Description)
-	if s.Deprecated {
-		add("deprecated", func(int) { w.WriteString("true") })
+	flag("deprecated", s.Deprecated)
+	flag("readOnly", s.ReadOnly)
+	if len(s.Default) > 0 {
+		add("default", func(int) { w.Write(s.Default) })
 	}
 	str("format", s.Format)
 	str("pattern", s.Pattern)
@@ -563,14 +853,25 @@ func (s *Schema) write(w *strings.Builder, depth int) {
 	strs("enum", s.Enum)
 	num("minimum", s.Minimum)
 	num("maximum", s.Maximum)
+	num("exclusiveMinimum", s.ExclusiveMinimum)
+	num("exclusiveMaximum", s.ExclusiveMaximum)
+	num("minLength", s.MinLength)
+	num("maxLength", s.MaxLength)
 	sub("items", s.Items)
 	num("minItems", s.MinItems)
+	num("maxItems", s.MaxItems)
+	flag("uniqueItems", s.UniqueItems)
 	props("properties", s.Properties)
+	props("patternProperties", s.PatternProperties)
 	strs("required", s.Required)
 	sub("additionalProperties", s.AdditionalProperties)
 	num("minProperties", s.MinProperties)
+	num("maxProperties", s.MaxProperties)
 	sub("propertyNames", s.PropertyNames)
-	props("dependentSchemas", s.DependentSchemas)
+	if len(s.AnyOf) > 0 {
+		add("anyOf", func(d int) { writeSchemas(w, s.AnyOf, d) })
+	}
+	sub("not", s.Not)
 	if len(s.Examples) > 0 {
 		add("examples", func(int) {
 			w.WriteString("[")
@@ -602,6 +903,20 @@ func (s *Schema) write(w *strings.Builder, depth int) {
 	}
 	indent(w, depth)
 	w.WriteString("}")
+}
+
+func writeSchemas(w *strings.Builder, ss []*Schema, depth int) {
+	w.WriteString("[\n")
+	for i, sc := range ss {
+		indent(w, depth+1)
+		sc.write(w, depth+1)
+		if i < len(ss)-1 {
+			w.WriteString(",")
+		}
+		w.WriteString("\n")
+	}
+	indent(w, depth)
+	w.WriteString("]")
 }
 
 func writeProperties(w *strings.Builder, ps []Property, depth int) {

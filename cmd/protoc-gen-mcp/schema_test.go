@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -103,21 +105,37 @@ func TestSchemaPayloads(t *testing.T) {
 		// schemaOnly marks payloads that protojson accepts but the schema rejects on purpose:
 		// missing required fields, the _UNSPECIFIED enum value, formats.
 		schemaOnly bool
+		serverOnly bool
 	}
 	ok := func(json string) payload { return payload{json: json, valid: true} }
 	bad := func(json string) payload { return payload{json: json} }
 	badSchema := func(json string) payload { return payload{json: json, schemaOnly: true} }
+	// serverOnly marks payloads that the schema accepts and protojson refuses, by design: a
+	// second member of a oneof, a rule the descriptions state and the runtime enforces.
+	serverOnly := func(json string) payload { return payload{json: json, valid: true, serverOnly: true} }
 	cases := map[string][]payload{
 		"test.v1.Scalars": {
 			ok(`{"boolValue": false, "stringValue": "ada@example.com"}`),
 			ok(`{"boolValue": true, "stringValue": "a@b.c",
 				"int64Value": "-9223372036854775808", "sint64Value": "9223372036854775807",
-				"sfixed64Value": -5, "uint64Value": "18446744073709551615", "fixed64Value": "0",
+				"sfixed64Value": "-5", "uint64Value": "18446744073709551615", "fixed64Value": "0",
 				"int32Value": -2147483648, "sint32Value": 2147483647, "sfixed32Value": 0,
 				"uint32Value": 4294967295, "fixed32Value": 0,
-				"doubleValue": "NaN", "floatValue": "-Infinity", "bytesValue": "aGVsbG8=",
+				"doubleValue": -1.7976931348623157e308, "floatValue": -3.4e38, "bytesValue": "aGVsbG8=",
 				"optionalValue": 0, "oldValue": ""}`),
-			ok(`{"boolValue": true, "stringValue": "a@b.c", "doubleValue": 1.5e300, "floatValue": 3.4e38, "int64Value": 42}`),
+			ok(`{"boolValue": true, "stringValue": "a@b.c", "doubleValue": 1.5e300, "floatValue": 3.4e38, "int64Value": "42"}`),
+			// null is "not set" for every field that is not required.
+			ok(`{"boolValue": true, "stringValue": "a@b.c", "doubleValue": null, "int64Value": null, "optionalValue": null, "bytesValue": null}`),
+			badSchema(`{"boolValue": null, "stringValue": "a@b.c"}`), // required: null is missing, the runtime refuses it
+			// Inputs ask for one plain type: 64-bit integers as strings, finite numbers.
+			badSchema(`{"boolValue": true, "stringValue": "a@b.c", "int64Value": 42}`),
+			badSchema(`{"boolValue": true, "stringValue": "a@b.c", "doubleValue": "NaN"}`),
+			badSchema(`{"boolValue": true, "stringValue": "a@b.c", "floatValue": "-Infinity"}`),
+			// 64-bit integers past their range.
+			bad(`{"boolValue": true, "stringValue": "a@b.c", "int64Value": "9223372036854775808"}`),
+			bad(`{"boolValue": true, "stringValue": "a@b.c", "int64Value": "-9223372036854775809"}`),
+			bad(`{"boolValue": true, "stringValue": "a@b.c", "uint64Value": "18446744073709551616"}`),
+			bad(`{"boolValue": true, "stringValue": "a@b.c", "int64Value": "99999999999999999999"}`),
 			badSchema(`{"boolValue": true}`),
 			badSchema(`{"stringValue": "a@b.c"}`),
 			badSchema(`{"boolValue": true, "stringValue": "not an email"}`),
@@ -163,10 +181,18 @@ func TestSchemaPayloads(t *testing.T) {
 			ok(`{"timestamp": "2024-01-02T03:04:05.123Z", "duration": "-1.5s", "struct": {"a": [1, {"b": null}]},
 				"value": [1, "x"], "listValue": [1, null], "nullValue": null, "fieldMask": "a.b,c",
 				"any": {"@type": "type.googleapis.com/google.protobuf.Duration", "value": "1s"}, "empty": {},
-				"doubleWrapper": "Infinity", "floatWrapper": 1.5, "int64Wrapper": "-1", "uint64Wrapper": 7,
+				"doubleWrapper": 1e300, "floatWrapper": 1.5, "int64Wrapper": "-1", "uint64Wrapper": "7",
 				"int32Wrapper": -1, "uint32Wrapper": 4294967295, "boolWrapper": null, "stringWrapper": "s",
 				"bytesWrapper": "AA==", "timestamps": ["1970-01-01T00:00:00Z"]}`),
 			ok(`{"value": null}`),
+			ok(`{"timestamp": null, "struct": null, "int64Wrapper": null, "any": null, "timestamps": null, "fieldMask": ""}`),
+			ok(`{"duration": "315576000000.999999999s", "timestamp": "9999-12-31T23:59:59.999999999+01:00"}`),
+			bad(`{"duration": "315576000001s"}`),
+			bad(`{"timestamp": "0000-12-31T00:00:00Z"}`),
+			bad(`{"timestamp": "2024-01-02t03:04:05Z"}`),
+			bad(`{"timestamp": "2024-01-02T03:04:05.1234567891Z"}`),
+			bad(`{"fieldMask": "foo_bar"}`),
+			badSchema(`{"doubleWrapper": "Infinity"}`),
 			bad(`{"timestamp": "yesterday"}`),
 			bad(`{"duration": "5m"}`),
 			bad(`{"empty": {"x": 1}}`),
@@ -179,7 +205,8 @@ func TestSchemaPayloads(t *testing.T) {
 		"weather.v1.GetForecastRequest": {
 			ok(`{"city": "Paris, FR", "days": 3, "unit": "TEMPERATURE_UNIT_CELSIUS"}`),
 			ok(`{"coordinates": {"latitude": 48.85, "longitude": 2.35}}`),
-			bad(`{"city": "Paris", "coordinates": {"latitude": 1, "longitude": 2}}`),
+			serverOnly(`{"city": "Paris", "coordinates": {"latitude": 1, "longitude": 2}}`), // the oneof rule
+			ok(`{"city": null, "coordinates": {"latitude": 1, "longitude": 2}, "days": null, "unit": null}`),
 			bad(`{"city": "Paris", "unit": "KELVIN"}`),
 			bad(`{"city": "Paris", "days": "three"}`),
 		},
@@ -195,9 +222,11 @@ func TestSchemaPayloads(t *testing.T) {
 			bad(`{"id": "x", "mode": "MODE_THIRD"}`),
 		},
 		"test.proto2.v1.DoRequest": {
-			ok(`{"id": "a", "options": {"verbose": true}, "mode": "slow"}`),
-			bad(`{"options": {}}`),
-			bad(`{"id": "a", "options": {"verbose": 1}}`),
+			ok(`{"id": "a", "options": {"verbose": true}, "mode": "slow", "tags": ["t"], "limit": "5", "speed": "SPEED_SLOW"}`),
+			badSchema(`{"id": "a", "tags": ["t"], "etag": "x"}`), // output only: not an argument (AIP-203: the server ignores it)
+			badSchema(`{"id": "a", "tags": []}`),                 // a required list needs an item
+			bad(`{"options": {}, "tags": ["t"]}`),
+			bad(`{"id": "a", "options": {"verbose": 1}, "tags": ["t"]}`),
 		},
 	}
 	for name, payloads := range cases {
@@ -217,7 +246,7 @@ func TestSchemaPayloads(t *testing.T) {
 			}
 			msg := dynamicpb.NewMessage(md)
 			perr := protojson.UnmarshalOptions{Resolver: types}.Unmarshal([]byte(p.json), msg)
-			protojsonValid := p.valid || p.schemaOnly
+			protojsonValid := (p.valid || p.schemaOnly) && !p.serverOnly
 			if protojsonValid && perr != nil {
 				t.Errorf("%s: protojson rejects %s: %v", name, p.json, perr)
 			}
@@ -247,6 +276,7 @@ func TestOutputSchemas(t *testing.T) {
 			  "nestedMaps": {"k": {"counts": {"z": -1}}}, "level": "LEVEL_LOW",
 			  "tree": {"value": "r", "children": [{"value": "c"}]}, "child": {"detail": {"label": "l"}},
 			  "ping": {"pong": {"ping": {"pong": {}}}}}`,
+			`{"color": 7, "colors": [9, "COLOR_RED"], "level": "LEVEL_LOW"}`, // unknown numbers of an open enum
 		},
 		"test.v1.WellKnownTypes": {
 			`{"timestamp": "0001-01-01T00:00:00Z", "duration": "-315576000000.999999999s", "struct": {"a": {"b": [true]}},
@@ -255,6 +285,11 @@ func TestOutputSchemas(t *testing.T) {
 			  "doubleWrapper": "-Infinity", "int64Wrapper": "0", "uint64Wrapper": "1", "int32Wrapper": 0,
 			  "uint32Wrapper": 0, "boolWrapper": false, "stringWrapper": "", "bytesWrapper": "",
 			  "timestamps": ["9999-12-31T23:59:59.999999999Z"]}`,
+			`{"any": {}}`, // an empty Any
+		},
+		"test.proto2.v1.DoResponse": {
+			`{"status": "ok", "etag": "e", "speed": "SPEED_FAST", "[test.proto2.v1.note]": "a note"}`,
+			`{"speed": 5}`, // a closed enum's number that protojson let through
 		},
 		"weather.v1.GetForecastResponse": {
 			`{"place": {"name": "Paris", "coordinates": {"latitude": 48.85, "longitude": 2.35}, "timeZone": "Europe/Paris"},
@@ -347,4 +382,123 @@ func TestSharedMessagesAreDefs(t *testing.T) {
 			t.Errorf("schema accepts an unknown field deep in the chain")
 		}
 	}
+}
+
+// lintFinding is one portability problem in a schema, by the rules of MCP Inspector's
+// `tools/list --strict` (2.12): a bare boolean where a schema object is expected is an error;
+// a type array, a remote $ref and a schema that constrains nothing are warnings.
+type lintFinding struct {
+	path, rule string
+	err        bool
+}
+
+// constraining are the keywords that make a schema constrain its instance.
+var constraining = map[string]bool{}
+
+func init() {
+	for _, k := range strings.Fields(`type enum const multipleOf maximum exclusiveMaximum minimum
+		exclusiveMinimum maxLength minLength pattern format contentMediaType contentEncoding
+		contentSchema maxItems minItems uniqueItems maxContains minContains maxProperties
+		minProperties required dependentRequired allOf anyOf oneOf not items prefixItems contains
+		additionalItems unevaluatedItems properties patternProperties additionalProperties
+		unevaluatedProperties propertyNames dependentSchemas dependencies $ref $dynamicRef
+		$recursiveRef`) {
+		constraining[k] = true
+	}
+}
+
+func lintSchema(node any, path, keyword string, out *[]lintFinding) {
+	switch n := node.(type) {
+	case bool:
+		switch keyword {
+		case "additionalProperties", "unevaluatedProperties", "additionalItems", "unevaluatedItems":
+		default:
+			*out = append(*out, lintFinding{path, "boolean-schema", true})
+		}
+	case map[string]any:
+		if _, ok := n["type"].([]any); ok {
+			*out = append(*out, lintFinding{path, "type-union", false})
+		}
+		if ref, ok := n["$ref"].(string); ok && !strings.HasPrefix(ref, "#") {
+			*out = append(*out, lintFinding{path, "remote-ref", false})
+		}
+		constrains := false
+		for k := range n {
+			constrains = constrains || constraining[k]
+		}
+		if !constrains && keyword != "not" {
+			*out = append(*out, lintFinding{path, "untyped-schema", false})
+		}
+		for _, k := range []string{"properties", "patternProperties", "$defs", "dependentSchemas", "definitions"} {
+			if m, ok := n[k].(map[string]any); ok {
+				for name, sub := range m {
+					lintSchema(sub, path+"."+k+"."+name, k, out)
+				}
+			}
+		}
+		for _, k := range []string{"anyOf", "allOf", "oneOf", "prefixItems"} {
+			if arr, ok := n[k].([]any); ok {
+				for i, sub := range arr {
+					lintSchema(sub, fmt.Sprintf("%s.%s[%d]", path, k, i), k, out)
+				}
+			}
+		}
+		for _, k := range []string{"items", "contains", "additionalProperties", "propertyNames", "not", "if", "then", "else"} {
+			if sub, ok := n[k]; ok {
+				lintSchema(sub, path+"."+k, k, out)
+			}
+		}
+	}
+}
+
+// TestSchemasPortable: no input schema of the test image has a finding of MCP Inspector's
+// strict lint, and no output schema has an error. Output schemas may keep a warning only
+// where completeness requires it; today none does.
+func TestSchemasPortable(t *testing.T) {
+	files, _ := registry(t)
+	files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+		if strings.HasPrefix(fd.Path(), "errors/") {
+			return true
+		}
+		for i := 0; i < fd.Services().Len(); i++ {
+			methods := fd.Services().Get(i).Methods()
+			for j := 0; j < methods.Len(); j++ {
+				m := methods.Get(j)
+				if m.IsStreamingClient() || m.IsStreamingServer() {
+					continue
+				}
+				for _, dir := range []direction{input, output} {
+					md := m.Input()
+					if dir == output {
+						md = m.Output()
+						if md.FullName() == toolResultName {
+							continue
+						}
+					}
+					var doc any
+					if err := json.Unmarshal([]byte(schemaText(t, md, dir)), &doc); err != nil {
+						t.Fatal(err)
+					}
+					var findings []lintFinding
+					lintSchema(doc, "", "", &findings)
+					for _, f := range findings {
+						if dir == input || f.err {
+							t.Errorf("%s %v schema: %s at %q", m.FullName(), dir, f.rule, f.path)
+						}
+					}
+					if s := schemaText(t, md, dir); dir == input && strings.Contains(s, `"dependentSchemas"`) {
+						t.Errorf("%s: input schema uses dependentSchemas", m.FullName())
+					}
+				}
+			}
+		}
+		return true
+	})
+}
+
+func (d direction) String() string {
+	if d == input {
+		return "input"
+	}
+	return "output"
 }

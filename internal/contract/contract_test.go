@@ -281,3 +281,96 @@ func TestExtremeValues(t *testing.T) {
 	}
 	f.checkCall(t, "echo", raw)
 }
+
+// callRaw calls a tool with raw arguments, as a model's client would.
+func (f *fixture) callRaw(t *testing.T, tool, args string) *runtime.CallToolResult {
+	t.Helper()
+	res, err := f.client.CallTool(context.Background(), tool, json.RawMessage(args))
+	if err != nil {
+		t.Fatalf("%s: %v", args, err)
+	}
+	return res
+}
+
+// TestNullArguments: null is "not set" for every field that is not required, in the input
+// schema and on the server alike.
+func TestNullArguments(t *testing.T) {
+	f := newFixture(t, echo{})
+	args := `{"count": 1, "flag": true, "name": "n", "big": "1", "color": "COLOR_RED", "mode": "MODE_FIRST", "tags": ["t"],
+		"home": null, "others": null, "byName": null, "tree": null, "ratio": null, "weight": null, "total": null,
+		"blob": null, "byCode": null, "email": null, "postal": null}`
+	if err := validate(f.inputs["echo"], []byte(args)); err != nil {
+		t.Errorf("the input schema refuses null for fields that are not required: %v", err)
+	}
+	if res := f.callRaw(t, "echo", args); res.IsError {
+		t.Errorf("the server refuses null for fields that are not required: %s", res.Text())
+	}
+	known := `{"at": null, "wait": null, "mask": null, "data": null, "value": null, "maybe": null, "any": null, "times": null}`
+	if err := validate(f.inputs["known"], []byte(known)); err != nil {
+		t.Errorf("the input schema of known refuses null: %v", err)
+	}
+	res := f.callRaw(t, "known", known)
+	if res.IsError {
+		t.Errorf("the server refuses null well-known types: %s", res.Text())
+	}
+	if err := validate(f.outputs["known"], res.StructuredContent); err != nil {
+		t.Errorf("output %s: %v", res.StructuredContent, err)
+	}
+	if strings.Contains(string(res.StructuredContent), "null") && !strings.Contains(string(res.StructuredContent), `"value":null`) {
+		t.Errorf("the server wrote null: %s", res.StructuredContent)
+	}
+}
+
+// TestOneofRule: the input schema states the oneof rule in its descriptions rather than with
+// keywords, and the server enforces it, naming the field.
+func TestOneofRule(t *testing.T) {
+	f := newFixture(t, echo{})
+	args := `{"count": 1, "flag": true, "name": "n", "big": "1", "color": "COLOR_RED", "mode": "MODE_FIRST", "tags": ["t"],
+		"email": "a@example.com", "postal": {"city": "c"}}`
+	res := f.callRaw(t, "echo", args)
+	if !res.IsError || !strings.Contains(res.Text(), "postal") {
+		t.Errorf("two members of a oneof: %v %s, want a tool error naming the field", res.IsError, res.Text())
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	list, err := f.client.ListTools(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		if tool.Name == "echo" {
+			_ = json.Unmarshal(tool.InputSchema, &schema)
+		}
+	}
+	if d := schema.Properties["email"].Description; !strings.Contains(d, "Set at most one of: email, postal.") {
+		t.Errorf("email's description %q does not state the oneof rule", d)
+	}
+}
+
+// unknownColor answers with enum numbers that have no name.
+type unknownColor struct{ echo }
+
+func (unknownColor) Echo(_ context.Context, req *contractv1.EchoRequest) (*contractv1.EchoResponse, error) {
+	return &contractv1.EchoResponse{Request: req, Color: contractv1.Color(42)}, nil
+}
+
+// TestOutputAcceptsUnknownEnumNumbers: an open enum's unknown number, which protojson writes
+// as a number, is valid against the output schema, and the typed client decodes it.
+func TestOutputAcceptsUnknownEnumNumbers(t *testing.T) {
+	f := newFixture(t, unknownColor{})
+	res, err := f.typed.Echo(context.Background(), minimal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GetColor() != 42 {
+		t.Errorf("color = %v, want 42", res.GetColor())
+	}
+	raw := f.callRaw(t, "echo", string(f.lastArgs(t)))
+	if !strings.Contains(string(raw.StructuredContent), `"color":42`) {
+		t.Errorf("structuredContent %s does not carry the number", raw.StructuredContent)
+	}
+	f.checkCall(t, "echo", raw)
+}

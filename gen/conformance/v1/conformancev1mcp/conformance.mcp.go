@@ -612,14 +612,12 @@ const mockServerServiceAddNumbersInputSchema = `{
   "description": "The arguments of add_numbers.",
   "properties": {
     "a": {
-      "type": ["number", "string"],
-      "description": "The first number.",
-      "pattern": "^(NaN|-?Infinity)$"
+      "type": "number",
+      "description": "The first number."
     },
     "b": {
-      "type": ["number", "string"],
-      "description": "The second number.",
-      "pattern": "^(NaN|-?Infinity)$"
+      "type": "number",
+      "description": "The second number."
     }
   },
   "required": ["a", "b"],

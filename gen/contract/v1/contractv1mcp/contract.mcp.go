@@ -134,11 +134,9 @@ const contractServiceEchoInputSchema = `{
       "description": "A required string: \"\" must go on the wire."
     },
     "big": {
-      "type": ["integer", "string"],
+      "type": "string",
       "description": "A required 64-bit integer.",
-      "pattern": "^-?[0-9]+$",
-      "minimum": -9223372036854775808,
-      "maximum": 9223372036854775807
+      "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
     },
     "color": {
       "type": "string",
@@ -153,90 +151,104 @@ const contractServiceEchoInputSchema = `{
     "tags": {
       "type": "array",
       "description": "A required list: it needs at least one item.",
-      "items": {
-        "type": "string"
-      },
+      "items": {"type": "string"},
       "minItems": 1
     },
     "home": {
-      "$ref": "#/$defs/contract.v1.Address",
-      "description": "An address, whose city is required when it is given."
+      "description": "An address, whose city is required when it is given.",
+      "anyOf": [
+        {"$ref": "#/$defs/contract.v1.Address"},
+        {"type": "null"}
+      ]
     },
     "others": {
-      "type": "array",
       "description": "More addresses: the same message again.",
-      "items": {
-        "$ref": "#/$defs/contract.v1.Address"
-      }
+      "anyOf": [
+        {
+          "type": "array",
+          "items": {"$ref": "#/$defs/contract.v1.Address"}
+        },
+        {"type": "null"}
+      ]
     },
     "byName": {
-      "type": "object",
       "description": "Addresses by name.",
-      "additionalProperties": {
-        "$ref": "#/$defs/contract.v1.Address"
-      }
+      "anyOf": [
+        {
+          "type": "object",
+          "additionalProperties": {"$ref": "#/$defs/contract.v1.Address"}
+        },
+        {"type": "null"}
+      ]
     },
     "tree": {
-      "$ref": "#/$defs/contract.v1.Tree",
-      "description": "A recursive message."
+      "description": "A recursive message.",
+      "anyOf": [
+        {"$ref": "#/$defs/contract.v1.Tree"},
+        {"type": "null"}
+      ]
     },
     "ratio": {
-      "type": ["number", "string"],
       "description": "An optional double.",
-      "pattern": "^(NaN|-?Infinity)$"
+      "anyOf": [
+        {"type": "number"},
+        {"type": "null"}
+      ]
     },
     "weight": {
-      "type": ["number", "string"],
       "description": "A float.",
-      "pattern": "^(NaN|-?Infinity)$",
-      "minimum": -3.4028235e+38,
-      "maximum": 3.4028235e+38
+      "anyOf": [
+        {"type": "number", "minimum": -3.4028235e+38, "maximum": 3.4028235e+38},
+        {"type": "null"}
+      ]
     },
     "total": {
-      "type": ["integer", "string"],
       "description": "An unsigned 64-bit integer.",
-      "pattern": "^[0-9]+$",
-      "minimum": 0,
-      "maximum": 18446744073709551615
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^(0|[1-9][0-9]{0,18}|1[0-7][0-9]{18}|18[0-3][0-9]{17}|184[0-3][0-9]{16}|1844[0-5][0-9]{15}|18446[0-6][0-9]{14}|184467[0-3][0-9]{13}|1844674[0-3][0-9]{12}|184467440[0-6][0-9]{10}|1844674407[0-2][0-9]{9}|18446744073[0-6][0-9]{8}|1844674407370[0-8][0-9]{6}|18446744073709[0-4][0-9]{5}|184467440737095[0-4][0-9]{4}|18446744073709550[0-9]{3}|18446744073709551[0-5][0-9]{2}|1844674407370955160[0-9]|1844674407370955161[0-4]|18446744073709551615)$"
+        },
+        {"type": "null"}
+      ]
     },
     "blob": {
-      "type": "string",
       "description": "Bytes.",
-      "contentEncoding": "base64"
+      "anyOf": [
+        {"type": "string", "contentEncoding": "base64"},
+        {"type": "null"}
+      ]
     },
     "byCode": {
-      "type": "object",
       "description": "A map with integer keys.",
-      "additionalProperties": {
-        "type": "string"
-      },
-      "propertyNames": {
-        "pattern": "^-?[0-9]+$"
-      }
+      "anyOf": [
+        {
+          "type": "object",
+          "additionalProperties": {"type": "string"},
+          "propertyNames": {
+            "pattern": "^(0|-?([1-9][0-9]{0,8}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-6]|2147483647)|-2147483648)$"
+          }
+        },
+        {"type": "null"}
+      ]
     },
     "email": {
-      "type": "string",
-      "description": "By e-mail.\n\nSet at most one of: email, postal."
+      "description": "By e-mail.\n\nSet at most one of: email, postal.",
+      "anyOf": [
+        {"type": "string"},
+        {"type": "null"}
+      ]
     },
     "postal": {
-      "$ref": "#/$defs/contract.v1.Address",
-      "description": "By post.\n\nSet at most one of: email, postal."
+      "description": "By post.\n\nSet at most one of: email, postal.",
+      "anyOf": [
+        {"$ref": "#/$defs/contract.v1.Address"},
+        {"type": "null"}
+      ]
     }
   },
   "required": ["count", "flag", "name", "big", "color", "mode", "tags"],
   "additionalProperties": false,
-  "dependentSchemas": {
-    "email": {
-      "properties": {
-        "postal": false
-      }
-    },
-    "postal": {
-      "properties": {
-        "email": false
-      }
-    }
-  },
   "$defs": {
     "contract.v1.Address": {
       "type": "object",
@@ -247,25 +259,37 @@ const contractServiceEchoInputSchema = `{
           "description": "The city: required."
         },
         "street": {
-          "type": "string",
-          "description": "The street."
+          "description": "The street.",
+          "anyOf": [
+            {"type": "string"},
+            {"type": "null"}
+          ]
         },
         "point": {
-          "type": "object",
           "description": "Where the address is.",
-          "properties": {
-            "latitude": {
-              "type": ["number", "string"],
-              "description": "Latitude in degrees.",
-              "pattern": "^(NaN|-?Infinity)$"
+          "anyOf": [
+            {
+              "type": "object",
+              "properties": {
+                "latitude": {
+                  "description": "Latitude in degrees.",
+                  "anyOf": [
+                    {"type": "number"},
+                    {"type": "null"}
+                  ]
+                },
+                "longitude": {
+                  "description": "Longitude in degrees.",
+                  "anyOf": [
+                    {"type": "number"},
+                    {"type": "null"}
+                  ]
+                }
+              },
+              "additionalProperties": false
             },
-            "longitude": {
-              "type": ["number", "string"],
-              "description": "Longitude in degrees.",
-              "pattern": "^(NaN|-?Infinity)$"
-            }
-          },
-          "additionalProperties": false
+            {"type": "null"}
+          ]
         }
       },
       "required": ["city"],
@@ -280,11 +304,14 @@ const contractServiceEchoInputSchema = `{
           "description": "The node's label: required."
         },
         "children": {
-          "type": "array",
           "description": "The children.",
-          "items": {
-            "$ref": "#/$defs/contract.v1.Tree"
-          }
+          "anyOf": [
+            {
+              "type": "array",
+              "items": {"$ref": "#/$defs/contract.v1.Tree"}
+            },
+            {"type": "null"}
+          ]
         }
       },
       "required": ["label"],
@@ -318,28 +345,31 @@ const contractServiceEchoOutputSchema = `{
           "description": "A required string: \"\" must go on the wire."
         },
         "big": {
-          "type": ["integer", "string"],
+          "type": "string",
           "description": "A required 64-bit integer.",
-          "pattern": "^-?[0-9]+$",
-          "minimum": -9223372036854775808,
-          "maximum": 9223372036854775807
+          "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
         },
         "color": {
-          "type": "string",
           "description": "A required enum: COLOR_UNSPECIFIED is refused.\n\n- COLOR_UNSPECIFIED: Not set.\n- COLOR_RED: Red.\n- COLOR_GREEN: Green.",
-          "enum": ["COLOR_UNSPECIFIED", "COLOR_RED", "COLOR_GREEN"]
+          "anyOf": [
+            {
+              "type": "string",
+              "enum": ["COLOR_UNSPECIFIED", "COLOR_RED", "COLOR_GREEN"]
+            },
+            {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+          ]
         },
         "mode": {
-          "type": "string",
           "description": "A required enum whose zero value is meaningful.\n\n- MODE_FIRST: The first mode.\n- MODE_SECOND: The second mode.",
-          "enum": ["MODE_FIRST", "MODE_SECOND"]
+          "anyOf": [
+            {"type": "string", "enum": ["MODE_FIRST", "MODE_SECOND"]},
+            {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+          ]
         },
         "tags": {
           "type": "array",
           "description": "A required list: it needs at least one item.",
-          "items": {
-            "type": "string"
-          }
+          "items": {"type": "string"}
         },
         "home": {
           "$ref": "#/$defs/contract.v1.Address",
@@ -348,39 +378,35 @@ const contractServiceEchoOutputSchema = `{
         "others": {
           "type": "array",
           "description": "More addresses: the same message again.",
-          "items": {
-            "$ref": "#/$defs/contract.v1.Address"
-          }
+          "items": {"$ref": "#/$defs/contract.v1.Address"}
         },
         "byName": {
           "type": "object",
           "description": "Addresses by name.",
-          "additionalProperties": {
-            "$ref": "#/$defs/contract.v1.Address"
-          }
+          "additionalProperties": {"$ref": "#/$defs/contract.v1.Address"}
         },
         "tree": {
           "$ref": "#/$defs/contract.v1.Tree",
           "description": "A recursive message."
         },
         "ratio": {
-          "type": ["number", "string"],
           "description": "An optional double.",
-          "pattern": "^(NaN|-?Infinity)$"
+          "anyOf": [
+            {"type": "number"},
+            {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+          ]
         },
         "weight": {
-          "type": ["number", "string"],
           "description": "A float.",
-          "pattern": "^(NaN|-?Infinity)$",
-          "minimum": -3.4028235e+38,
-          "maximum": 3.4028235e+38
+          "anyOf": [
+            {"type": "number", "minimum": -3.4028235e+38, "maximum": 3.4028235e+38},
+            {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+          ]
         },
         "total": {
-          "type": ["integer", "string"],
+          "type": "string",
           "description": "An unsigned 64-bit integer.",
-          "pattern": "^[0-9]+$",
-          "minimum": 0,
-          "maximum": 18446744073709551615
+          "pattern": "^(0|[1-9][0-9]{0,18}|1[0-7][0-9]{18}|18[0-3][0-9]{17}|184[0-3][0-9]{16}|1844[0-5][0-9]{15}|18446[0-6][0-9]{14}|184467[0-3][0-9]{13}|1844674[0-3][0-9]{12}|184467440[0-6][0-9]{10}|1844674407[0-2][0-9]{9}|18446744073[0-6][0-9]{8}|1844674407370[0-8][0-9]{6}|18446744073709[0-4][0-9]{5}|184467440737095[0-4][0-9]{4}|18446744073709550[0-9]{3}|18446744073709551[0-5][0-9]{2}|1844674407370955160[0-9]|1844674407370955161[0-4]|18446744073709551615)$"
         },
         "blob": {
           "type": "string",
@@ -390,11 +416,9 @@ const contractServiceEchoOutputSchema = `{
         "byCode": {
           "type": "object",
           "description": "A map with integer keys.",
-          "additionalProperties": {
-            "type": "string"
-          },
+          "additionalProperties": {"type": "string"},
           "propertyNames": {
-            "pattern": "^-?[0-9]+$"
+            "pattern": "^(0|-?([1-9][0-9]{0,8}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-6]|2147483647)|-2147483648)$"
           }
         },
         "email": {
@@ -406,24 +430,17 @@ const contractServiceEchoOutputSchema = `{
           "description": "By post.\n\nSet at most one of: email, postal."
         }
       },
-      "additionalProperties": false,
-      "dependentSchemas": {
-        "email": {
-          "properties": {
-            "postal": false
-          }
-        },
-        "postal": {
-          "properties": {
-            "email": false
-          }
-        }
-      }
+      "additionalProperties": false
     },
     "color": {
-      "type": "string",
       "description": "The color, as received, which may be a number the server does not know.\n\n- COLOR_UNSPECIFIED: Not set.\n- COLOR_RED: Red.\n- COLOR_GREEN: Green.",
-      "enum": ["COLOR_UNSPECIFIED", "COLOR_RED", "COLOR_GREEN"]
+      "anyOf": [
+        {
+          "type": "string",
+          "enum": ["COLOR_UNSPECIFIED", "COLOR_RED", "COLOR_GREEN"]
+        },
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+      ]
     }
   },
   "additionalProperties": false,
@@ -445,14 +462,18 @@ const contractServiceEchoOutputSchema = `{
           "description": "Where the address is.",
           "properties": {
             "latitude": {
-              "type": ["number", "string"],
               "description": "Latitude in degrees.",
-              "pattern": "^(NaN|-?Infinity)$"
+              "anyOf": [
+                {"type": "number"},
+                {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+              ]
             },
             "longitude": {
-              "type": ["number", "string"],
               "description": "Longitude in degrees.",
-              "pattern": "^(NaN|-?Infinity)$"
+              "anyOf": [
+                {"type": "number"},
+                {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+              ]
             }
           },
           "additionalProperties": false
@@ -471,9 +492,7 @@ const contractServiceEchoOutputSchema = `{
         "children": {
           "type": "array",
           "description": "The children.",
-          "items": {
-            "$ref": "#/$defs/contract.v1.Tree"
-          }
+          "items": {"$ref": "#/$defs/contract.v1.Tree"}
         }
       },
       "additionalProperties": false
@@ -488,51 +507,93 @@ const contractServiceKnownInputSchema = `{
   "description": "The arguments of Known.",
   "properties": {
     "at": {
-      "type": "string",
       "description": "A time.",
-      "format": "date-time"
+      "anyOf": [
+        {
+          "type": "string",
+          "format": "date-time",
+          "pattern": "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+        },
+        {"type": "null"}
+      ]
     },
     "wait": {
-      "type": "string",
       "description": "A duration.",
-      "pattern": "^-?[0-9]+(\\.[0-9]{1,9})?s$"
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^-?(0|[1-9][0-9]{0,10}|[1-2][0-9]{11}|30[0-9]{10}|31[0-4][0-9]{9}|315[0-4][0-9]{8}|3155[0-6][0-9]{7}|31557[0-5][0-9]{6}|315576000000)(\\.[0-9]{1,9})?s$"
+        },
+        {"type": "null"}
+      ]
     },
     "mask": {
-      "type": "string",
-      "description": "A field mask."
+      "description": "A field mask.",
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^([a-z][a-zA-Z0-9]*(\\.[a-z][a-zA-Z0-9]*)*(,[a-z][a-zA-Z0-9]*(\\.[a-z][a-zA-Z0-9]*)*)*)?$"
+        },
+        {"type": "null"}
+      ]
     },
     "data": {
-      "type": "object",
-      "description": "A struct."
+      "description": "A struct.",
+      "anyOf": [
+        {"type": "object"},
+        {"type": "null"}
+      ]
     },
     "value": {
-      "description": "Any JSON value."
+      "description": "Any JSON value.",
+      "anyOf": [
+        {"type": "object"},
+        {"type": "array"},
+        {"type": "string"},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "null"}
+      ]
     },
     "maybe": {
-      "type": ["integer", "string", "null"],
       "description": "A wrapped integer.",
-      "pattern": "^-?[0-9]+$",
-      "minimum": -9223372036854775808,
-      "maximum": 9223372036854775807
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
+        },
+        {"type": "null"}
+      ]
     },
     "any": {
-      "type": "object",
       "description": "Any message.",
-      "properties": {
-        "@type": {
-          "type": "string",
-          "description": "The type URL of the packed message, e.g. type.googleapis.com/google.protobuf.Duration."
-        }
-      },
-      "required": ["@type"]
+      "anyOf": [
+        {
+          "type": "object",
+          "properties": {
+            "@type": {
+              "type": "string",
+              "description": "The type URL of the packed message, e.g. type.googleapis.com/google.protobuf.Duration."
+            }
+          },
+          "required": ["@type"]
+        },
+        {"type": "null"}
+      ]
     },
     "times": {
-      "type": "array",
       "description": "A list of times.",
-      "items": {
-        "type": "string",
-        "format": "date-time"
-      }
+      "anyOf": [
+        {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "format": "date-time",
+            "pattern": "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+          }
+        },
+        {"type": "null"}
+      ]
     }
   },
   "additionalProperties": false
@@ -551,30 +612,38 @@ const contractServiceKnownOutputSchema = `{
         "at": {
           "type": "string",
           "description": "A time.",
-          "format": "date-time"
+          "format": "date-time",
+          "pattern": "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
         },
         "wait": {
           "type": "string",
           "description": "A duration.",
-          "pattern": "^-?[0-9]+(\\.[0-9]{1,9})?s$"
+          "pattern": "^-?(0|[1-9][0-9]{0,10}|[1-2][0-9]{11}|30[0-9]{10}|31[0-4][0-9]{9}|315[0-4][0-9]{8}|3155[0-6][0-9]{7}|31557[0-5][0-9]{6}|315576000000)(\\.[0-9]{1,9})?s$"
         },
         "mask": {
           "type": "string",
-          "description": "A field mask."
+          "description": "A field mask.",
+          "pattern": "^([a-z][a-zA-Z0-9]*(\\.[a-z][a-zA-Z0-9]*)*(,[a-z][a-zA-Z0-9]*(\\.[a-z][a-zA-Z0-9]*)*)*)?$"
         },
         "data": {
           "type": "object",
           "description": "A struct."
         },
         "value": {
-          "description": "Any JSON value."
+          "description": "Any JSON value.",
+          "anyOf": [
+            {"type": "object"},
+            {"type": "array"},
+            {"type": "string"},
+            {"type": "number"},
+            {"type": "boolean"},
+            {"type": "null"}
+          ]
         },
         "maybe": {
-          "type": ["integer", "string", "null"],
+          "type": "string",
           "description": "A wrapped integer.",
-          "pattern": "^-?[0-9]+$",
-          "minimum": -9223372036854775808,
-          "maximum": 9223372036854775807
+          "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
         },
         "any": {
           "type": "object",
@@ -584,15 +653,15 @@ const contractServiceKnownOutputSchema = `{
               "type": "string",
               "description": "The type URL of the packed message, e.g. type.googleapis.com/google.protobuf.Duration."
             }
-          },
-          "required": ["@type"]
+          }
         },
         "times": {
           "type": "array",
           "description": "A list of times.",
           "items": {
             "type": "string",
-            "format": "date-time"
+            "format": "date-time",
+            "pattern": "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
           }
         }
       },

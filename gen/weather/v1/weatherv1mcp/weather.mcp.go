@@ -157,52 +157,58 @@ const weatherServiceGetForecastInputSchema = `{
   "description": "The arguments of GetForecast.",
   "properties": {
     "city": {
-      "type": "string",
       "description": "A city name, optionally with its country, e.g. \"Paris, FR\".\n\nSet at most one of: city, coordinates.",
+      "anyOf": [
+        {"type": "string"},
+        {"type": "null"}
+      ],
       "examples": ["Paris, FR"]
     },
     "coordinates": {
-      "type": "object",
       "description": "A point on Earth.\n\nSet at most one of: city, coordinates.",
-      "properties": {
-        "latitude": {
-          "type": ["number", "string"],
-          "description": "Latitude, from -90 (south) to 90 (north).",
-          "pattern": "^(NaN|-?Infinity)$"
+      "anyOf": [
+        {
+          "type": "object",
+          "properties": {
+            "latitude": {
+              "description": "Latitude, from -90 (south) to 90 (north).",
+              "anyOf": [
+                {"type": "number"},
+                {"type": "null"}
+              ]
+            },
+            "longitude": {
+              "description": "Longitude, from -180 (west) to 180 (east).",
+              "anyOf": [
+                {"type": "number"},
+                {"type": "null"}
+              ]
+            }
+          },
+          "additionalProperties": false
         },
-        "longitude": {
-          "type": ["number", "string"],
-          "description": "Longitude, from -180 (west) to 180 (east).",
-          "pattern": "^(NaN|-?Infinity)$"
-        }
-      },
-      "additionalProperties": false
+        {"type": "null"}
+      ]
     },
     "days": {
-      "type": "integer",
       "description": "How many days to forecast, 1 to 14. Defaults to 3.",
-      "minimum": -2147483648,
-      "maximum": 2147483647
+      "anyOf": [
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+        {"type": "null"}
+      ]
     },
     "unit": {
-      "type": "string",
       "description": "The unit of temperatures. Defaults to CELSIUS.\n\n- TEMPERATURE_UNIT_CELSIUS: Degrees Celsius.\n- TEMPERATURE_UNIT_FAHRENHEIT: Degrees Fahrenheit.",
-      "enum": ["TEMPERATURE_UNIT_CELSIUS", "TEMPERATURE_UNIT_FAHRENHEIT"]
+      "anyOf": [
+        {
+          "type": "string",
+          "enum": ["TEMPERATURE_UNIT_CELSIUS", "TEMPERATURE_UNIT_FAHRENHEIT"]
+        },
+        {"type": "null"}
+      ]
     }
   },
-  "additionalProperties": false,
-  "dependentSchemas": {
-    "city": {
-      "properties": {
-        "coordinates": false
-      }
-    },
-    "coordinates": {
-      "properties": {
-        "city": false
-      }
-    }
-  }
+  "additionalProperties": false
 }`
 
 // weatherServiceGetForecastOutputSchema is the JSON Schema of the get_forecast tool's structured
@@ -224,14 +230,18 @@ const weatherServiceGetForecastOutputSchema = `{
           "description": "Where the place is.",
           "properties": {
             "latitude": {
-              "type": ["number", "string"],
               "description": "Latitude, from -90 (south) to 90 (north).",
-              "pattern": "^(NaN|-?Infinity)$"
+              "anyOf": [
+                {"type": "number"},
+                {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+              ]
             },
             "longitude": {
-              "type": ["number", "string"],
               "description": "Longitude, from -180 (west) to 180 (east).",
-              "pattern": "^(NaN|-?Infinity)$"
+              "anyOf": [
+                {"type": "number"},
+                {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+              ]
             }
           },
           "additionalProperties": false
@@ -256,35 +266,40 @@ const weatherServiceGetForecastOutputSchema = `{
             "format": "date"
           },
           "condition": {
-            "type": "string",
             "description": "The general condition of the day.\n\n- CONDITION_UNSPECIFIED: Unknown condition.\n- CONDITION_SUNNY: Clear sky.\n- CONDITION_CLOUDY: Clouds, no precipitation.\n- CONDITION_RAIN: Rain or showers.\n- CONDITION_SNOW: Snow.\n- CONDITION_STORM: Thunderstorms.",
-            "enum": [
-              "CONDITION_UNSPECIFIED",
-              "CONDITION_SUNNY",
-              "CONDITION_CLOUDY",
-              "CONDITION_RAIN",
-              "CONDITION_SNOW",
-              "CONDITION_STORM"
+            "anyOf": [
+              {
+                "type": "string",
+                "enum": [
+                  "CONDITION_UNSPECIFIED",
+                  "CONDITION_SUNNY",
+                  "CONDITION_CLOUDY",
+                  "CONDITION_RAIN",
+                  "CONDITION_SNOW",
+                  "CONDITION_STORM"
+                ]
+              },
+              {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
             ]
           },
           "high": {
-            "type": ["number", "string"],
             "description": "The highest temperature of the day.",
-            "pattern": "^(NaN|-?Infinity)$"
+            "anyOf": [
+              {"type": "number"},
+              {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+            ]
           },
           "low": {
-            "type": ["number", "string"],
             "description": "The lowest temperature of the day.",
-            "pattern": "^(NaN|-?Infinity)$"
+            "anyOf": [
+              {"type": "number"},
+              {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+            ]
           },
           "precipitationChance": {
             "type": "object",
             "description": "The chance of precipitation in percent, by part of the day: \"morning\", \"afternoon\", \"evening\" and \"night\".",
-            "additionalProperties": {
-              "type": "integer",
-              "minimum": -2147483648,
-              "maximum": 2147483647
-            }
+            "additionalProperties": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
           }
         },
         "additionalProperties": false
@@ -293,15 +308,21 @@ const weatherServiceGetForecastOutputSchema = `{
     "issuedAt": {
       "type": "string",
       "description": "When the forecast was issued.",
-      "format": "date-time"
+      "format": "date-time",
+      "pattern": "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
     },
     "unit": {
-      "type": "string",
       "description": "The unit of every temperature in this forecast.\n\n- TEMPERATURE_UNIT_UNSPECIFIED: Not set: Celsius.\n- TEMPERATURE_UNIT_CELSIUS: Degrees Celsius.\n- TEMPERATURE_UNIT_FAHRENHEIT: Degrees Fahrenheit.",
-      "enum": [
-        "TEMPERATURE_UNIT_UNSPECIFIED",
-        "TEMPERATURE_UNIT_CELSIUS",
-        "TEMPERATURE_UNIT_FAHRENHEIT"
+      "anyOf": [
+        {
+          "type": "string",
+          "enum": [
+            "TEMPERATURE_UNIT_UNSPECIFIED",
+            "TEMPERATURE_UNIT_CELSIUS",
+            "TEMPERATURE_UNIT_FAHRENHEIT"
+          ]
+        },
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
       ]
     }
   },
@@ -317,16 +338,19 @@ const weatherServiceListAlertsInputSchema = `{
     "regions": {
       "type": "array",
       "description": "The regions to look at, as two-letter country codes, e.g. \"FR\".",
-      "items": {
-        "type": "string"
-      },
+      "items": {"type": "string"},
       "minItems": 1,
       "examples": [["FR","DE"]]
     },
     "minSeverity": {
-      "type": "string",
       "description": "Leave out alerts less severe than this. Defaults to all alerts.\n\n- SEVERITY_MINOR: Be aware: usual but potentially dangerous weather.\n- SEVERITY_MODERATE: Be prepared: dangerous weather.\n- SEVERITY_SEVERE: Take action: very dangerous weather.",
-      "enum": ["SEVERITY_MINOR", "SEVERITY_MODERATE", "SEVERITY_SEVERE"]
+      "anyOf": [
+        {
+          "type": "string",
+          "enum": ["SEVERITY_MINOR", "SEVERITY_MODERATE", "SEVERITY_SEVERE"]
+        },
+        {"type": "null"}
+      ]
     }
   },
   "required": ["regions"],
@@ -355,13 +379,18 @@ const weatherServiceListAlertsOutputSchema = `{
             "description": "The region it applies to."
           },
           "severity": {
-            "type": "string",
             "description": "How severe the danger is.\n\n- SEVERITY_UNSPECIFIED: Not set.\n- SEVERITY_MINOR: Be aware: usual but potentially dangerous weather.\n- SEVERITY_MODERATE: Be prepared: dangerous weather.\n- SEVERITY_SEVERE: Take action: very dangerous weather.",
-            "enum": [
-              "SEVERITY_UNSPECIFIED",
-              "SEVERITY_MINOR",
-              "SEVERITY_MODERATE",
-              "SEVERITY_SEVERE"
+            "anyOf": [
+              {
+                "type": "string",
+                "enum": [
+                  "SEVERITY_UNSPECIFIED",
+                  "SEVERITY_MINOR",
+                  "SEVERITY_MODERATE",
+                  "SEVERITY_SEVERE"
+                ]
+              },
+              {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
             ]
           },
           "headline": {
@@ -371,12 +400,14 @@ const weatherServiceListAlertsOutputSchema = `{
           "startsAt": {
             "type": "string",
             "description": "When the alert comes into force.",
-            "format": "date-time"
+            "format": "date-time",
+            "pattern": "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
           },
           "endsAt": {
             "type": "string",
             "description": "When the alert ends.",
-            "format": "date-time"
+            "format": "date-time",
+            "pattern": "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
           }
         },
         "additionalProperties": false
@@ -397,10 +428,11 @@ const weatherServiceRenderForecastChartInputSchema = `{
       "description": "The city to chart."
     },
     "days": {
-      "type": "integer",
       "description": "How many days to chart, 1 to 14. Defaults to 7.",
-      "minimum": -2147483648,
-      "maximum": 2147483647
+      "anyOf": [
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+        {"type": "null"}
+      ]
     }
   },
   "required": ["city"],

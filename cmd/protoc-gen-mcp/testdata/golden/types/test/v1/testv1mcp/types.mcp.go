@@ -192,70 +192,92 @@ const typesServiceEchoInputSchema = `{
   "description": "Scalars has one field of each scalar type.",
   "properties": {
     "doubleValue": {
-      "type": ["number", "string"],
       "description": "A double: a number, or \"NaN\", \"Infinity\", \"-Infinity\".",
-      "pattern": "^(NaN|-?Infinity)$"
+      "anyOf": [
+        {"type": "number"},
+        {"type": "null"}
+      ]
     },
     "floatValue": {
-      "type": ["number", "string"],
-      "pattern": "^(NaN|-?Infinity)$",
-      "minimum": -3.4028235e+38,
-      "maximum": 3.4028235e+38
+      "anyOf": [
+        {"type": "number", "minimum": -3.4028235e+38, "maximum": 3.4028235e+38},
+        {"type": "null"}
+      ]
     },
     "int32Value": {
-      "type": "integer",
-      "minimum": -2147483648,
-      "maximum": 2147483647
+      "anyOf": [
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+        {"type": "null"}
+      ]
     },
     "int64Value": {
-      "type": ["integer", "string"],
-      "pattern": "^-?[0-9]+$",
-      "minimum": -9223372036854775808,
-      "maximum": 9223372036854775807
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
+        },
+        {"type": "null"}
+      ]
     },
     "uint32Value": {
-      "type": "integer",
-      "minimum": 0,
-      "maximum": 4294967295
+      "anyOf": [
+        {"type": "integer", "minimum": 0, "maximum": 4294967295},
+        {"type": "null"}
+      ]
     },
     "uint64Value": {
-      "type": ["integer", "string"],
-      "pattern": "^[0-9]+$",
-      "minimum": 0,
-      "maximum": 18446744073709551615
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^(0|[1-9][0-9]{0,18}|1[0-7][0-9]{18}|18[0-3][0-9]{17}|184[0-3][0-9]{16}|1844[0-5][0-9]{15}|18446[0-6][0-9]{14}|184467[0-3][0-9]{13}|1844674[0-3][0-9]{12}|184467440[0-6][0-9]{10}|1844674407[0-2][0-9]{9}|18446744073[0-6][0-9]{8}|1844674407370[0-8][0-9]{6}|18446744073709[0-4][0-9]{5}|184467440737095[0-4][0-9]{4}|18446744073709550[0-9]{3}|18446744073709551[0-5][0-9]{2}|1844674407370955160[0-9]|1844674407370955161[0-4]|18446744073709551615)$"
+        },
+        {"type": "null"}
+      ]
     },
     "sint32Value": {
-      "type": "integer",
-      "minimum": -2147483648,
-      "maximum": 2147483647
+      "anyOf": [
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+        {"type": "null"}
+      ]
     },
     "sint64Value": {
-      "type": ["integer", "string"],
-      "pattern": "^-?[0-9]+$",
-      "minimum": -9223372036854775808,
-      "maximum": 9223372036854775807
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
+        },
+        {"type": "null"}
+      ]
     },
     "fixed32Value": {
-      "type": "integer",
-      "minimum": 0,
-      "maximum": 4294967295
+      "anyOf": [
+        {"type": "integer", "minimum": 0, "maximum": 4294967295},
+        {"type": "null"}
+      ]
     },
     "fixed64Value": {
-      "type": ["integer", "string"],
-      "pattern": "^[0-9]+$",
-      "minimum": 0,
-      "maximum": 18446744073709551615
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^(0|[1-9][0-9]{0,18}|1[0-7][0-9]{18}|18[0-3][0-9]{17}|184[0-3][0-9]{16}|1844[0-5][0-9]{15}|18446[0-6][0-9]{14}|184467[0-3][0-9]{13}|1844674[0-3][0-9]{12}|184467440[0-6][0-9]{10}|1844674407[0-2][0-9]{9}|18446744073[0-6][0-9]{8}|1844674407370[0-8][0-9]{6}|18446744073709[0-4][0-9]{5}|184467440737095[0-4][0-9]{4}|18446744073709550[0-9]{3}|18446744073709551[0-5][0-9]{2}|1844674407370955160[0-9]|1844674407370955161[0-4]|18446744073709551615)$"
+        },
+        {"type": "null"}
+      ]
     },
     "sfixed32Value": {
-      "type": "integer",
-      "minimum": -2147483648,
-      "maximum": 2147483647
+      "anyOf": [
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+        {"type": "null"}
+      ]
     },
     "sfixed64Value": {
-      "type": ["integer", "string"],
-      "pattern": "^-?[0-9]+$",
-      "minimum": -9223372036854775808,
-      "maximum": 9223372036854775807
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
+        },
+        {"type": "null"}
+      ]
     },
     "boolValue": {
       "type": "boolean",
@@ -268,20 +290,26 @@ const typesServiceEchoInputSchema = `{
       "examples": ["ada@example.com", "grace@example.com"]
     },
     "bytesValue": {
-      "type": "string",
       "description": "Bytes, base64 on the wire.",
-      "contentEncoding": "base64"
+      "anyOf": [
+        {"type": "string", "contentEncoding": "base64"},
+        {"type": "null"}
+      ]
     },
     "optionalValue": {
-      "type": "integer",
       "description": "An optional field: presence is tracked, and it is not required.",
-      "minimum": -2147483648,
-      "maximum": 2147483647
+      "anyOf": [
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+        {"type": "null"}
+      ]
     },
     "oldValue": {
-      "type": "string",
       "description": "A deprecated field.",
-      "deprecated": true
+      "deprecated": true,
+      "anyOf": [
+        {"type": "string"},
+        {"type": "null"}
+      ]
     }
   },
   "required": ["boolValue", "stringValue"],
@@ -295,70 +323,42 @@ const typesServiceEchoOutputSchema = `{
   "description": "Scalars has one field of each scalar type.",
   "properties": {
     "doubleValue": {
-      "type": ["number", "string"],
       "description": "A double: a number, or \"NaN\", \"Infinity\", \"-Infinity\".",
-      "pattern": "^(NaN|-?Infinity)$"
+      "anyOf": [
+        {"type": "number"},
+        {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+      ]
     },
     "floatValue": {
-      "type": ["number", "string"],
-      "pattern": "^(NaN|-?Infinity)$",
-      "minimum": -3.4028235e+38,
-      "maximum": 3.4028235e+38
+      "anyOf": [
+        {"type": "number", "minimum": -3.4028235e+38, "maximum": 3.4028235e+38},
+        {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+      ]
     },
-    "int32Value": {
-      "type": "integer",
-      "minimum": -2147483648,
-      "maximum": 2147483647
-    },
+    "int32Value": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
     "int64Value": {
-      "type": ["integer", "string"],
-      "pattern": "^-?[0-9]+$",
-      "minimum": -9223372036854775808,
-      "maximum": 9223372036854775807
+      "type": "string",
+      "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
     },
-    "uint32Value": {
-      "type": "integer",
-      "minimum": 0,
-      "maximum": 4294967295
-    },
+    "uint32Value": {"type": "integer", "minimum": 0, "maximum": 4294967295},
     "uint64Value": {
-      "type": ["integer", "string"],
-      "pattern": "^[0-9]+$",
-      "minimum": 0,
-      "maximum": 18446744073709551615
+      "type": "string",
+      "pattern": "^(0|[1-9][0-9]{0,18}|1[0-7][0-9]{18}|18[0-3][0-9]{17}|184[0-3][0-9]{16}|1844[0-5][0-9]{15}|18446[0-6][0-9]{14}|184467[0-3][0-9]{13}|1844674[0-3][0-9]{12}|184467440[0-6][0-9]{10}|1844674407[0-2][0-9]{9}|18446744073[0-6][0-9]{8}|1844674407370[0-8][0-9]{6}|18446744073709[0-4][0-9]{5}|184467440737095[0-4][0-9]{4}|18446744073709550[0-9]{3}|18446744073709551[0-5][0-9]{2}|1844674407370955160[0-9]|1844674407370955161[0-4]|18446744073709551615)$"
     },
-    "sint32Value": {
-      "type": "integer",
-      "minimum": -2147483648,
-      "maximum": 2147483647
-    },
+    "sint32Value": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
     "sint64Value": {
-      "type": ["integer", "string"],
-      "pattern": "^-?[0-9]+$",
-      "minimum": -9223372036854775808,
-      "maximum": 9223372036854775807
+      "type": "string",
+      "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
     },
-    "fixed32Value": {
-      "type": "integer",
-      "minimum": 0,
-      "maximum": 4294967295
-    },
+    "fixed32Value": {"type": "integer", "minimum": 0, "maximum": 4294967295},
     "fixed64Value": {
-      "type": ["integer", "string"],
-      "pattern": "^[0-9]+$",
-      "minimum": 0,
-      "maximum": 18446744073709551615
+      "type": "string",
+      "pattern": "^(0|[1-9][0-9]{0,18}|1[0-7][0-9]{18}|18[0-3][0-9]{17}|184[0-3][0-9]{16}|1844[0-5][0-9]{15}|18446[0-6][0-9]{14}|184467[0-3][0-9]{13}|1844674[0-3][0-9]{12}|184467440[0-6][0-9]{10}|1844674407[0-2][0-9]{9}|18446744073[0-6][0-9]{8}|1844674407370[0-8][0-9]{6}|18446744073709[0-4][0-9]{5}|184467440737095[0-4][0-9]{4}|18446744073709550[0-9]{3}|18446744073709551[0-5][0-9]{2}|1844674407370955160[0-9]|1844674407370955161[0-4]|18446744073709551615)$"
     },
-    "sfixed32Value": {
-      "type": "integer",
-      "minimum": -2147483648,
-      "maximum": 2147483647
-    },
+    "sfixed32Value": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
     "sfixed64Value": {
-      "type": ["integer", "string"],
-      "pattern": "^-?[0-9]+$",
-      "minimum": -9223372036854775808,
-      "maximum": 9223372036854775807
+      "type": "string",
+      "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
     },
     "boolValue": {
       "type": "boolean",
@@ -397,227 +397,294 @@ const typesServiceStructureInputSchema = `{
   "description": "Structured has messages, enums, repeated fields, maps, a oneof and recursion.",
   "properties": {
     "inner": {
-      "type": "object",
       "description": "A nested message.",
-      "properties": {
-        "label": {
-          "type": "string"
-        },
-        "counts": {
+      "anyOf": [
+        {
           "type": "object",
-          "additionalProperties": {
-            "type": "integer",
-            "minimum": -2147483648,
-            "maximum": 2147483647
-          }
-        }
-      },
-      "additionalProperties": false
+          "properties": {
+            "label": {
+              "anyOf": [
+                {"type": "string"},
+                {"type": "null"}
+              ]
+            },
+            "counts": {
+              "anyOf": [
+                {
+                  "type": "object",
+                  "additionalProperties": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+                },
+                {"type": "null"}
+              ]
+            }
+          },
+          "additionalProperties": false
+        },
+        {"type": "null"}
+      ]
     },
     "color": {
-      "type": "string",
       "description": "An enum.",
-      "enum": ["COLOR_RED", "COLOR_GREEN"]
+      "anyOf": [
+        {"type": "string", "enum": ["COLOR_RED", "COLOR_GREEN"]},
+        {"type": "null"}
+      ]
     },
     "colors": {
-      "type": "array",
       "description": "A repeated enum.",
-      "items": {
-        "type": "string",
-        "description": "Color has no value comments.",
-        "enum": ["COLOR_RED", "COLOR_GREEN"]
-      }
+      "anyOf": [
+        {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "description": "Color has no value comments.",
+            "enum": ["COLOR_RED", "COLOR_GREEN"]
+          }
+        },
+        {"type": "null"}
+      ]
     },
     "inners": {
-      "type": "array",
       "description": "A repeated message.",
-      "items": {
-        "type": "object",
-        "description": "Inner is a nested message.",
-        "properties": {
-          "label": {
-            "type": "string"
-          },
-          "counts": {
+      "anyOf": [
+        {
+          "type": "array",
+          "items": {
             "type": "object",
-            "additionalProperties": {
-              "type": "integer",
-              "minimum": -2147483648,
-              "maximum": 2147483647
-            }
+            "description": "Inner is a nested message.",
+            "properties": {
+              "label": {
+                "anyOf": [
+                  {"type": "string"},
+                  {"type": "null"}
+                ]
+              },
+              "counts": {
+                "anyOf": [
+                  {
+                    "type": "object",
+                    "additionalProperties": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+                  },
+                  {"type": "null"}
+                ]
+              }
+            },
+            "additionalProperties": false
           }
         },
-        "additionalProperties": false
-      }
+        {"type": "null"}
+      ]
     },
     "byString": {
-      "type": "object",
       "description": "Maps with each key kind.",
-      "additionalProperties": {
-        "type": "string"
-      }
+      "anyOf": [
+        {
+          "type": "object",
+          "additionalProperties": {"type": "string"}
+        },
+        {"type": "null"}
+      ]
     },
     "byInt32": {
-      "type": "object",
-      "additionalProperties": {
-        "type": "object",
-        "description": "Inner is a nested message.",
-        "properties": {
-          "label": {
-            "type": "string"
-          },
-          "counts": {
-            "type": "object",
-            "additionalProperties": {
-              "type": "integer",
-              "minimum": -2147483648,
-              "maximum": 2147483647
-            }
-          }
-        },
-        "additionalProperties": false
-      },
-      "propertyNames": {
-        "pattern": "^-?[0-9]+$"
-      }
-    },
-    "byInt64": {
-      "type": "object",
-      "additionalProperties": {
-        "type": "string",
-        "description": "Color has no value comments.",
-        "enum": ["COLOR_RED", "COLOR_GREEN"]
-      },
-      "propertyNames": {
-        "pattern": "^-?[0-9]+$"
-      }
-    },
-    "byUint32": {
-      "type": "object",
-      "additionalProperties": {
-        "type": ["integer", "string"],
-        "pattern": "^-?[0-9]+$",
-        "minimum": -9223372036854775808,
-        "maximum": 9223372036854775807
-      },
-      "propertyNames": {
-        "pattern": "^[0-9]+$"
-      }
-    },
-    "byBool": {
-      "type": "object",
-      "additionalProperties": {
-        "type": "boolean"
-      },
-      "propertyNames": {
-        "enum": ["true", "false"]
-      }
-    },
-    "nestedMaps": {
-      "type": "object",
-      "description": "Nested maps: a map of messages holding maps.",
-      "additionalProperties": {
-        "type": "object",
-        "description": "Inner is a nested message.",
-        "properties": {
-          "label": {
-            "type": "string"
-          },
-          "counts": {
-            "type": "object",
-            "additionalProperties": {
-              "type": "integer",
-              "minimum": -2147483648,
-              "maximum": 2147483647
-            }
-          }
-        },
-        "additionalProperties": false
-      }
-    },
-    "name": {
-      "type": "string",
-      "description": "Pick a name.\n\nSet at most one of: name, number, detail."
-    },
-    "number": {
-      "type": ["integer", "string"],
-      "description": "Or a number.\n\nSet at most one of: name, number, detail.",
-      "pattern": "^-?[0-9]+$",
-      "minimum": -9223372036854775808,
-      "maximum": 9223372036854775807
-    },
-    "detail": {
-      "type": "object",
-      "description": "Or a message.\n\nSet at most one of: name, number, detail.",
-      "properties": {
-        "label": {
-          "type": "string"
-        },
-        "counts": {
+      "anyOf": [
+        {
           "type": "object",
           "additionalProperties": {
-            "type": "integer",
-            "minimum": -2147483648,
-            "maximum": 2147483647
+            "type": "object",
+            "description": "Inner is a nested message.",
+            "properties": {
+              "label": {
+                "anyOf": [
+                  {"type": "string"},
+                  {"type": "null"}
+                ]
+              },
+              "counts": {
+                "anyOf": [
+                  {
+                    "type": "object",
+                    "additionalProperties": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+                  },
+                  {"type": "null"}
+                ]
+              }
+            },
+            "additionalProperties": false
+          },
+          "propertyNames": {
+            "pattern": "^(0|-?([1-9][0-9]{0,8}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-6]|2147483647)|-2147483648)$"
           }
-        }
-      },
-      "additionalProperties": false
+        },
+        {"type": "null"}
+      ]
+    },
+    "byInt64": {
+      "anyOf": [
+        {
+          "type": "object",
+          "additionalProperties": {
+            "type": "string",
+            "description": "Color has no value comments.",
+            "enum": ["COLOR_RED", "COLOR_GREEN"]
+          },
+          "propertyNames": {
+            "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
+          }
+        },
+        {"type": "null"}
+      ]
+    },
+    "byUint32": {
+      "anyOf": [
+        {
+          "type": "object",
+          "additionalProperties": {
+            "type": "string",
+            "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
+          },
+          "propertyNames": {
+            "pattern": "^(0|[1-9][0-9]{0,8}|[1-3][0-9]{9}|4[0-1][0-9]{8}|42[0-8][0-9]{7}|429[0-3][0-9]{6}|4294[0-8][0-9]{5}|42949[0-5][0-9]{4}|429496[0-6][0-9]{3}|4294967[0-1][0-9]{2}|42949672[0-8][0-9]|429496729[0-4]|4294967295)$"
+          }
+        },
+        {"type": "null"}
+      ]
+    },
+    "byBool": {
+      "anyOf": [
+        {
+          "type": "object",
+          "additionalProperties": {"type": "boolean"},
+          "propertyNames": {"enum": ["true", "false"]}
+        },
+        {"type": "null"}
+      ]
+    },
+    "nestedMaps": {
+      "description": "Nested maps: a map of messages holding maps.",
+      "anyOf": [
+        {
+          "type": "object",
+          "additionalProperties": {
+            "type": "object",
+            "description": "Inner is a nested message.",
+            "properties": {
+              "label": {
+                "anyOf": [
+                  {"type": "string"},
+                  {"type": "null"}
+                ]
+              },
+              "counts": {
+                "anyOf": [
+                  {
+                    "type": "object",
+                    "additionalProperties": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+                  },
+                  {"type": "null"}
+                ]
+              }
+            },
+            "additionalProperties": false
+          }
+        },
+        {"type": "null"}
+      ]
+    },
+    "name": {
+      "description": "Pick a name.\n\nSet at most one of: name, number, detail.",
+      "anyOf": [
+        {"type": "string"},
+        {"type": "null"}
+      ]
+    },
+    "number": {
+      "description": "Or a number.\n\nSet at most one of: name, number, detail.",
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
+        },
+        {"type": "null"}
+      ]
+    },
+    "detail": {
+      "description": "Or a message.\n\nSet at most one of: name, number, detail.",
+      "anyOf": [
+        {
+          "type": "object",
+          "properties": {
+            "label": {
+              "anyOf": [
+                {"type": "string"},
+                {"type": "null"}
+              ]
+            },
+            "counts": {
+              "anyOf": [
+                {
+                  "type": "object",
+                  "additionalProperties": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+                },
+                {"type": "null"}
+              ]
+            }
+          },
+          "additionalProperties": false
+        },
+        {"type": "null"}
+      ]
     },
     "tree": {
-      "$ref": "#/$defs/test.v1.Node",
-      "description": "A tree: recursion through $defs."
+      "description": "A tree: recursion through $defs.",
+      "anyOf": [
+        {"$ref": "#/$defs/test.v1.Node"},
+        {"type": "null"}
+      ]
     },
     "child": {
-      "$ref": "#",
-      "description": "Recursion back to the root."
+      "description": "Recursion back to the root.",
+      "anyOf": [
+        {"$ref": "#"},
+        {"type": "null"}
+      ]
     },
     "ping": {
-      "$ref": "#/$defs/test.v1.Ping",
-      "description": "Mutual recursion."
+      "description": "Mutual recursion.",
+      "anyOf": [
+        {"$ref": "#/$defs/test.v1.Ping"},
+        {"type": "null"}
+      ]
     },
     "level": {
-      "type": "string",
       "description": "An enum nested in a message.\n\n- LEVEL_LOW: Little detail.\n- LEVEL_HIGH: Much detail.",
-      "enum": ["LEVEL_LOW", "LEVEL_HIGH"]
+      "anyOf": [
+        {"type": "string", "enum": ["LEVEL_LOW", "LEVEL_HIGH"]},
+        {"type": "null"}
+      ]
     }
   },
   "additionalProperties": false,
-  "dependentSchemas": {
-    "name": {
-      "properties": {
-        "number": false,
-        "detail": false
-      }
-    },
-    "number": {
-      "properties": {
-        "name": false,
-        "detail": false
-      }
-    },
-    "detail": {
-      "properties": {
-        "name": false,
-        "number": false
-      }
-    }
-  },
   "$defs": {
     "test.v1.Node": {
       "type": "object",
       "description": "Node is a recursive tree.",
       "properties": {
         "value": {
-          "type": "string",
-          "description": "The node's value."
+          "description": "The node's value.",
+          "anyOf": [
+            {"type": "string"},
+            {"type": "null"}
+          ]
         },
         "children": {
-          "type": "array",
           "description": "Its children.",
-          "items": {
-            "$ref": "#/$defs/test.v1.Node"
-          }
+          "anyOf": [
+            {
+              "type": "array",
+              "items": {"$ref": "#/$defs/test.v1.Node"}
+            },
+            {"type": "null"}
+          ]
         }
       },
       "additionalProperties": false
@@ -627,14 +694,22 @@ const typesServiceStructureInputSchema = `{
       "description": "Ping and Pong refer to each other.",
       "properties": {
         "pong": {
-          "type": "object",
           "description": "Pong refers back to Ping.",
-          "properties": {
-            "ping": {
-              "$ref": "#/$defs/test.v1.Ping"
-            }
-          },
-          "additionalProperties": false
+          "anyOf": [
+            {
+              "type": "object",
+              "properties": {
+                "ping": {
+                  "anyOf": [
+                    {"$ref": "#/$defs/test.v1.Ping"},
+                    {"type": "null"}
+                  ]
+                }
+              },
+              "additionalProperties": false
+            },
+            {"type": "null"}
+          ]
         }
       },
       "additionalProperties": false
@@ -652,32 +727,36 @@ const typesServiceStructureOutputSchema = `{
       "type": "object",
       "description": "A nested message.",
       "properties": {
-        "label": {
-          "type": "string"
-        },
+        "label": {"type": "string"},
         "counts": {
           "type": "object",
-          "additionalProperties": {
-            "type": "integer",
-            "minimum": -2147483648,
-            "maximum": 2147483647
-          }
+          "additionalProperties": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
         }
       },
       "additionalProperties": false
     },
     "color": {
-      "type": "string",
       "description": "An enum.",
-      "enum": ["COLOR_UNSPECIFIED", "COLOR_RED", "COLOR_GREEN"]
+      "anyOf": [
+        {
+          "type": "string",
+          "enum": ["COLOR_UNSPECIFIED", "COLOR_RED", "COLOR_GREEN"]
+        },
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+      ]
     },
     "colors": {
       "type": "array",
       "description": "A repeated enum.",
       "items": {
-        "type": "string",
         "description": "Color has no value comments.",
-        "enum": ["COLOR_UNSPECIFIED", "COLOR_RED", "COLOR_GREEN"]
+        "anyOf": [
+          {
+            "type": "string",
+            "enum": ["COLOR_UNSPECIFIED", "COLOR_RED", "COLOR_GREEN"]
+          },
+          {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+        ]
       }
     },
     "inners": {
@@ -687,16 +766,10 @@ const typesServiceStructureOutputSchema = `{
         "type": "object",
         "description": "Inner is a nested message.",
         "properties": {
-          "label": {
-            "type": "string"
-          },
+          "label": {"type": "string"},
           "counts": {
             "type": "object",
-            "additionalProperties": {
-              "type": "integer",
-              "minimum": -2147483648,
-              "maximum": 2147483647
-            }
+            "additionalProperties": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
           }
         },
         "additionalProperties": false
@@ -705,9 +778,7 @@ const typesServiceStructureOutputSchema = `{
     "byString": {
       "type": "object",
       "description": "Maps with each key kind.",
-      "additionalProperties": {
-        "type": "string"
-      }
+      "additionalProperties": {"type": "string"}
     },
     "byInt32": {
       "type": "object",
@@ -715,55 +786,48 @@ const typesServiceStructureOutputSchema = `{
         "type": "object",
         "description": "Inner is a nested message.",
         "properties": {
-          "label": {
-            "type": "string"
-          },
+          "label": {"type": "string"},
           "counts": {
             "type": "object",
-            "additionalProperties": {
-              "type": "integer",
-              "minimum": -2147483648,
-              "maximum": 2147483647
-            }
+            "additionalProperties": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
           }
         },
         "additionalProperties": false
       },
       "propertyNames": {
-        "pattern": "^-?[0-9]+$"
+        "pattern": "^(0|-?([1-9][0-9]{0,8}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-6]|2147483647)|-2147483648)$"
       }
     },
     "byInt64": {
       "type": "object",
       "additionalProperties": {
-        "type": "string",
         "description": "Color has no value comments.",
-        "enum": ["COLOR_UNSPECIFIED", "COLOR_RED", "COLOR_GREEN"]
+        "anyOf": [
+          {
+            "type": "string",
+            "enum": ["COLOR_UNSPECIFIED", "COLOR_RED", "COLOR_GREEN"]
+          },
+          {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+        ]
       },
       "propertyNames": {
-        "pattern": "^-?[0-9]+$"
+        "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
       }
     },
     "byUint32": {
       "type": "object",
       "additionalProperties": {
-        "type": ["integer", "string"],
-        "pattern": "^-?[0-9]+$",
-        "minimum": -9223372036854775808,
-        "maximum": 9223372036854775807
+        "type": "string",
+        "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
       },
       "propertyNames": {
-        "pattern": "^[0-9]+$"
+        "pattern": "^(0|[1-9][0-9]{0,8}|[1-3][0-9]{9}|4[0-1][0-9]{8}|42[0-8][0-9]{7}|429[0-3][0-9]{6}|4294[0-8][0-9]{5}|42949[0-5][0-9]{4}|429496[0-6][0-9]{3}|4294967[0-1][0-9]{2}|42949672[0-8][0-9]|429496729[0-4]|4294967295)$"
       }
     },
     "byBool": {
       "type": "object",
-      "additionalProperties": {
-        "type": "boolean"
-      },
-      "propertyNames": {
-        "enum": ["true", "false"]
-      }
+      "additionalProperties": {"type": "boolean"},
+      "propertyNames": {"enum": ["true", "false"]}
     },
     "nestedMaps": {
       "type": "object",
@@ -772,16 +836,10 @@ const typesServiceStructureOutputSchema = `{
         "type": "object",
         "description": "Inner is a nested message.",
         "properties": {
-          "label": {
-            "type": "string"
-          },
+          "label": {"type": "string"},
           "counts": {
             "type": "object",
-            "additionalProperties": {
-              "type": "integer",
-              "minimum": -2147483648,
-              "maximum": 2147483647
-            }
+            "additionalProperties": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
           }
         },
         "additionalProperties": false
@@ -792,26 +850,18 @@ const typesServiceStructureOutputSchema = `{
       "description": "Pick a name.\n\nSet at most one of: name, number, detail."
     },
     "number": {
-      "type": ["integer", "string"],
+      "type": "string",
       "description": "Or a number.\n\nSet at most one of: name, number, detail.",
-      "pattern": "^-?[0-9]+$",
-      "minimum": -9223372036854775808,
-      "maximum": 9223372036854775807
+      "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
     },
     "detail": {
       "type": "object",
       "description": "Or a message.\n\nSet at most one of: name, number, detail.",
       "properties": {
-        "label": {
-          "type": "string"
-        },
+        "label": {"type": "string"},
         "counts": {
           "type": "object",
-          "additionalProperties": {
-            "type": "integer",
-            "minimum": -2147483648,
-            "maximum": 2147483647
-          }
+          "additionalProperties": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
         }
       },
       "additionalProperties": false
@@ -829,32 +879,17 @@ const typesServiceStructureOutputSchema = `{
       "description": "Mutual recursion."
     },
     "level": {
-      "type": "string",
       "description": "An enum nested in a message.\n\n- LEVEL_UNSPECIFIED: Not set.\n- LEVEL_LOW: Little detail.\n- LEVEL_HIGH: Much detail.",
-      "enum": ["LEVEL_UNSPECIFIED", "LEVEL_LOW", "LEVEL_HIGH"]
+      "anyOf": [
+        {
+          "type": "string",
+          "enum": ["LEVEL_UNSPECIFIED", "LEVEL_LOW", "LEVEL_HIGH"]
+        },
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+      ]
     }
   },
   "additionalProperties": false,
-  "dependentSchemas": {
-    "name": {
-      "properties": {
-        "number": false,
-        "detail": false
-      }
-    },
-    "number": {
-      "properties": {
-        "name": false,
-        "detail": false
-      }
-    },
-    "detail": {
-      "properties": {
-        "name": false,
-        "number": false
-      }
-    }
-  },
   "$defs": {
     "test.v1.Node": {
       "type": "object",
@@ -867,9 +902,7 @@ const typesServiceStructureOutputSchema = `{
         "children": {
           "type": "array",
           "description": "Its children.",
-          "items": {
-            "$ref": "#/$defs/test.v1.Node"
-          }
+          "items": {"$ref": "#/$defs/test.v1.Node"}
         }
       },
       "additionalProperties": false
@@ -882,9 +915,7 @@ const typesServiceStructureOutputSchema = `{
           "type": "object",
           "description": "Pong refers back to Ping.",
           "properties": {
-            "ping": {
-              "$ref": "#/$defs/test.v1.Ping"
-            }
+            "ping": {"$ref": "#/$defs/test.v1.Ping"}
           },
           "additionalProperties": false
         }
@@ -901,90 +932,154 @@ const typesServiceWellKnownInputSchema = `{
   "description": "WellKnownTypes has a field of each well-known type.",
   "properties": {
     "timestamp": {
-      "type": "string",
-      "format": "date-time"
+      "anyOf": [
+        {
+          "type": "string",
+          "format": "date-time",
+          "pattern": "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+        },
+        {"type": "null"}
+      ]
     },
     "duration": {
-      "type": "string",
-      "pattern": "^-?[0-9]+(\\.[0-9]{1,9})?s$"
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^-?(0|[1-9][0-9]{0,10}|[1-2][0-9]{11}|30[0-9]{10}|31[0-4][0-9]{9}|315[0-4][0-9]{8}|3155[0-6][0-9]{7}|31557[0-5][0-9]{6}|315576000000)(\\.[0-9]{1,9})?s$"
+        },
+        {"type": "null"}
+      ]
     },
     "struct": {
-      "type": "object"
+      "anyOf": [
+        {"type": "object"},
+        {"type": "null"}
+      ]
     },
-    "value": {},
+    "value": {
+      "anyOf": [
+        {"type": "object"},
+        {"type": "array"},
+        {"type": "string"},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "null"}
+      ]
+    },
     "listValue": {
-      "type": "array"
+      "anyOf": [
+        {"type": "array"},
+        {"type": "null"}
+      ]
     },
-    "nullValue": {
-      "type": "null"
-    },
+    "nullValue": {"type": "null"},
     "fieldMask": {
-      "type": "string",
-      "description": "Comma-separated field paths in lowerCamelCase."
+      "description": "Comma-separated field paths in lowerCamelCase.",
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^([a-z][a-zA-Z0-9]*(\\.[a-z][a-zA-Z0-9]*)*(,[a-z][a-zA-Z0-9]*(\\.[a-z][a-zA-Z0-9]*)*)*)?$"
+        },
+        {"type": "null"}
+      ]
     },
     "any": {
-      "type": "object",
-      "properties": {
-        "@type": {
-          "type": "string",
-          "description": "The type URL of the packed message, e.g. type.googleapis.com/google.protobuf.Duration."
-        }
-      },
-      "required": ["@type"]
+      "anyOf": [
+        {
+          "type": "object",
+          "properties": {
+            "@type": {
+              "type": "string",
+              "description": "The type URL of the packed message, e.g. type.googleapis.com/google.protobuf.Duration."
+            }
+          },
+          "required": ["@type"]
+        },
+        {"type": "null"}
+      ]
     },
     "empty": {
-      "type": "object",
-      "additionalProperties": false
+      "anyOf": [
+        {
+          "type": "object",
+          "additionalProperties": false
+        },
+        {"type": "null"}
+      ]
     },
     "doubleWrapper": {
-      "type": ["number", "string", "null"],
-      "pattern": "^(NaN|-?Infinity)$"
+      "anyOf": [
+        {"type": "number"},
+        {"type": "null"}
+      ]
     },
     "floatWrapper": {
-      "type": ["number", "string", "null"],
-      "pattern": "^(NaN|-?Infinity)$",
-      "minimum": -3.4028235e+38,
-      "maximum": 3.4028235e+38
+      "anyOf": [
+        {"type": "number", "minimum": -3.4028235e+38, "maximum": 3.4028235e+38},
+        {"type": "null"}
+      ]
     },
     "int64Wrapper": {
-      "type": ["integer", "string", "null"],
-      "pattern": "^-?[0-9]+$",
-      "minimum": -9223372036854775808,
-      "maximum": 9223372036854775807
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
+        },
+        {"type": "null"}
+      ]
     },
     "uint64Wrapper": {
-      "type": ["integer", "string", "null"],
-      "pattern": "^[0-9]+$",
-      "minimum": 0,
-      "maximum": 18446744073709551615
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^(0|[1-9][0-9]{0,18}|1[0-7][0-9]{18}|18[0-3][0-9]{17}|184[0-3][0-9]{16}|1844[0-5][0-9]{15}|18446[0-6][0-9]{14}|184467[0-3][0-9]{13}|1844674[0-3][0-9]{12}|184467440[0-6][0-9]{10}|1844674407[0-2][0-9]{9}|18446744073[0-6][0-9]{8}|1844674407370[0-8][0-9]{6}|18446744073709[0-4][0-9]{5}|184467440737095[0-4][0-9]{4}|18446744073709550[0-9]{3}|18446744073709551[0-5][0-9]{2}|1844674407370955160[0-9]|1844674407370955161[0-4]|18446744073709551615)$"
+        },
+        {"type": "null"}
+      ]
     },
     "int32Wrapper": {
-      "type": ["integer", "null"],
-      "minimum": -2147483648,
-      "maximum": 2147483647
+      "anyOf": [
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+        {"type": "null"}
+      ]
     },
     "uint32Wrapper": {
-      "type": ["integer", "null"],
-      "minimum": 0,
-      "maximum": 4294967295
+      "anyOf": [
+        {"type": "integer", "minimum": 0, "maximum": 4294967295},
+        {"type": "null"}
+      ]
     },
     "boolWrapper": {
-      "type": ["boolean", "null"]
+      "anyOf": [
+        {"type": "boolean"},
+        {"type": "null"}
+      ]
     },
     "stringWrapper": {
-      "type": ["string", "null"]
+      "anyOf": [
+        {"type": "string"},
+        {"type": "null"}
+      ]
     },
     "bytesWrapper": {
-      "type": ["string", "null"],
-      "contentEncoding": "base64"
+      "anyOf": [
+        {"type": "string", "contentEncoding": "base64"},
+        {"type": "null"}
+      ]
     },
     "timestamps": {
-      "type": "array",
       "description": "Repeated timestamps.",
-      "items": {
-        "type": "string",
-        "format": "date-time"
-      }
+      "anyOf": [
+        {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "format": "date-time",
+            "pattern": "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+          }
+        },
+        {"type": "null"}
+      ]
     }
   },
   "additionalProperties": false
@@ -998,25 +1093,30 @@ const typesServiceWellKnownOutputSchema = `{
   "properties": {
     "timestamp": {
       "type": "string",
-      "format": "date-time"
+      "format": "date-time",
+      "pattern": "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
     },
     "duration": {
       "type": "string",
-      "pattern": "^-?[0-9]+(\\.[0-9]{1,9})?s$"
+      "pattern": "^-?(0|[1-9][0-9]{0,10}|[1-2][0-9]{11}|30[0-9]{10}|31[0-4][0-9]{9}|315[0-4][0-9]{8}|3155[0-6][0-9]{7}|31557[0-5][0-9]{6}|315576000000)(\\.[0-9]{1,9})?s$"
     },
-    "struct": {
-      "type": "object"
+    "struct": {"type": "object"},
+    "value": {
+      "anyOf": [
+        {"type": "object"},
+        {"type": "array"},
+        {"type": "string"},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "null"}
+      ]
     },
-    "value": {},
-    "listValue": {
-      "type": "array"
-    },
-    "nullValue": {
-      "type": "null"
-    },
+    "listValue": {"type": "array"},
+    "nullValue": {"type": "null"},
     "fieldMask": {
       "type": "string",
-      "description": "Comma-separated field paths in lowerCamelCase."
+      "description": "Comma-separated field paths in lowerCamelCase.",
+      "pattern": "^([a-z][a-zA-Z0-9]*(\\.[a-z][a-zA-Z0-9]*)*(,[a-z][a-zA-Z0-9]*(\\.[a-z][a-zA-Z0-9]*)*)*)?$"
     },
     "any": {
       "type": "object",
@@ -1025,61 +1125,44 @@ const typesServiceWellKnownOutputSchema = `{
           "type": "string",
           "description": "The type URL of the packed message, e.g. type.googleapis.com/google.protobuf.Duration."
         }
-      },
-      "required": ["@type"]
+      }
     },
     "empty": {
       "type": "object",
       "additionalProperties": false
     },
     "doubleWrapper": {
-      "type": ["number", "string", "null"],
-      "pattern": "^(NaN|-?Infinity)$"
+      "anyOf": [
+        {"type": "number"},
+        {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+      ]
     },
     "floatWrapper": {
-      "type": ["number", "string", "null"],
-      "pattern": "^(NaN|-?Infinity)$",
-      "minimum": -3.4028235e+38,
-      "maximum": 3.4028235e+38
+      "anyOf": [
+        {"type": "number", "minimum": -3.4028235e+38, "maximum": 3.4028235e+38},
+        {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+      ]
     },
     "int64Wrapper": {
-      "type": ["integer", "string", "null"],
-      "pattern": "^-?[0-9]+$",
-      "minimum": -9223372036854775808,
-      "maximum": 9223372036854775807
+      "type": "string",
+      "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
     },
     "uint64Wrapper": {
-      "type": ["integer", "string", "null"],
-      "pattern": "^[0-9]+$",
-      "minimum": 0,
-      "maximum": 18446744073709551615
+      "type": "string",
+      "pattern": "^(0|[1-9][0-9]{0,18}|1[0-7][0-9]{18}|18[0-3][0-9]{17}|184[0-3][0-9]{16}|1844[0-5][0-9]{15}|18446[0-6][0-9]{14}|184467[0-3][0-9]{13}|1844674[0-3][0-9]{12}|184467440[0-6][0-9]{10}|1844674407[0-2][0-9]{9}|18446744073[0-6][0-9]{8}|1844674407370[0-8][0-9]{6}|18446744073709[0-4][0-9]{5}|184467440737095[0-4][0-9]{4}|18446744073709550[0-9]{3}|18446744073709551[0-5][0-9]{2}|1844674407370955160[0-9]|1844674407370955161[0-4]|18446744073709551615)$"
     },
-    "int32Wrapper": {
-      "type": ["integer", "null"],
-      "minimum": -2147483648,
-      "maximum": 2147483647
-    },
-    "uint32Wrapper": {
-      "type": ["integer", "null"],
-      "minimum": 0,
-      "maximum": 4294967295
-    },
-    "boolWrapper": {
-      "type": ["boolean", "null"]
-    },
-    "stringWrapper": {
-      "type": ["string", "null"]
-    },
-    "bytesWrapper": {
-      "type": ["string", "null"],
-      "contentEncoding": "base64"
-    },
+    "int32Wrapper": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+    "uint32Wrapper": {"type": "integer", "minimum": 0, "maximum": 4294967295},
+    "boolWrapper": {"type": "boolean"},
+    "stringWrapper": {"type": "string"},
+    "bytesWrapper": {"type": "string", "contentEncoding": "base64"},
     "timestamps": {
       "type": "array",
       "description": "Repeated timestamps.",
       "items": {
         "type": "string",
-        "format": "date-time"
+        "format": "date-time",
+        "pattern": "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
       }
     }
   },

@@ -87,31 +87,44 @@ const editionsServiceGetInputSchema = `{
       "description": "A required field (LEGACY_REQUIRED)."
     },
     "count": {
-      "type": "integer",
-      "description": "Explicit presence, the editions default.",
-      "minimum": -2147483648,
-      "maximum": 2147483647
+      "description": "Explicit presence, the editions default, with a default value.",
+      "default": 7,
+      "anyOf": [
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+        {"type": "null"}
+      ]
     },
     "implicit": {
-      "type": "integer",
       "description": "Implicit presence, as in proto3.",
-      "minimum": -2147483648,
-      "maximum": 2147483647
+      "anyOf": [
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+        {"type": "null"}
+      ]
     },
     "sub": {
-      "type": "object",
       "description": "A delimited (group-encoded) message.",
-      "properties": {
-        "note": {
-          "type": "string"
-        }
-      },
-      "additionalProperties": false
+      "anyOf": [
+        {
+          "type": "object",
+          "properties": {
+            "note": {
+              "anyOf": [
+                {"type": "string"},
+                {"type": "null"}
+              ]
+            }
+          },
+          "additionalProperties": false
+        },
+        {"type": "null"}
+      ]
     },
     "mode": {
-      "type": "string",
       "description": "A closed enum.\n\n- MODE_FIRST: The first value.\n- MODE_SECOND: The second value.",
-      "enum": ["MODE_FIRST", "MODE_SECOND"]
+      "anyOf": [
+        {"type": "string", "enum": ["MODE_FIRST", "MODE_SECOND"]},
+        {"type": "null"}
+      ]
     }
   },
   "required": ["id"],

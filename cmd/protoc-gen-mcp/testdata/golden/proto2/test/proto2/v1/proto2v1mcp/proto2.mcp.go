@@ -87,27 +87,65 @@ const legacyServiceDoInputSchema = `{
       "description": "A required field."
     },
     "count": {
-      "type": "integer",
       "description": "An optional field.",
-      "minimum": -2147483648,
-      "maximum": 2147483647
+      "anyOf": [
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+        {"type": "null"}
+      ]
     },
     "options": {
-      "type": "object",
       "description": "A group.",
-      "properties": {
-        "verbose": {
-          "type": "boolean"
-        }
-      },
-      "additionalProperties": false
+      "anyOf": [
+        {
+          "type": "object",
+          "properties": {
+            "verbose": {
+              "anyOf": [
+                {"type": "boolean"},
+                {"type": "null"}
+              ]
+            }
+          },
+          "additionalProperties": false
+        },
+        {"type": "null"}
+      ]
     },
     "mode": {
-      "type": "string",
-      "description": "A default value does not change the schema."
+      "description": "A default value is the schema's default.",
+      "default": "fast",
+      "anyOf": [
+        {"type": "string"},
+        {"type": "null"}
+      ]
+    },
+    "limit": {
+      "description": "A 64-bit default, written as protojson writes it.",
+      "default": "-7",
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
+        },
+        {"type": "null"}
+      ]
+    },
+    "speed": {
+      "description": "An enum default.\n\n- SPEED_SLOW: Slow.\n- SPEED_FAST: Fast.",
+      "default": "SPEED_FAST",
+      "anyOf": [
+        {"type": "string", "enum": ["SPEED_SLOW", "SPEED_FAST"]},
+        {"type": "null"}
+      ]
+    },
+    "tags": {
+      "type": "array",
+      "description": "A required list: at least one item.",
+      "items": {"type": "string"},
+      "minItems": 1
     }
   },
-  "required": ["id"],
+  "required": ["id", "tags"],
   "additionalProperties": false
 }`
 
@@ -115,6 +153,36 @@ const legacyServiceDoInputSchema = `{
 // result (test.proto2.v1.DoResponse).
 const legacyServiceDoOutputSchema = `{
   "type": "object",
-  "description": "DoResponse is empty.",
+  "description": "DoResponse can be extended.",
+  "properties": {
+    "status": {
+      "type": "string",
+      "description": "The status."
+    },
+    "speed": {
+      "description": "The speed, which may be a number protojson did not know.\n\n- SPEED_SLOW: Slow.\n- SPEED_FAST: Fast.",
+      "anyOf": [
+        {"type": "string", "enum": ["SPEED_SLOW", "SPEED_FAST"]},
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+      ]
+    },
+    "etag": {
+      "type": "string",
+      "description": "Set by the server only.",
+      "readOnly": true
+    }
+  },
+  "patternProperties": {
+    "^\\[[A-Za-z_][A-Za-z0-9_.]*\\]$": {
+      "anyOf": [
+        {"type": "object"},
+        {"type": "array"},
+        {"type": "string"},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "null"}
+      ]
+    }
+  },
   "additionalProperties": false
 }`

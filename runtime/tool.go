@@ -138,15 +138,15 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 		if missing := missingFields(args, required); len(missing) > 0 {
 			return nil, fmt.Errorf("invalid arguments for tool %s: missing required field %s", name, strings.Join(missing, ", "))
 		}
+		if problems := checkRequired(in.ProtoReflect().Descriptor(), args); len(problems) > 0 {
+			return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, strings.Join(problems, "; "))
+		}
 		return in, nil
 	}
 	e.call = func(ctx context.Context, req *Request) (*Response, error) {
 		in, ok := req.Message.(PReq)
 		if !ok {
 			return nil, Errorf(CodeInternalError, "tool %s: the request is a %T where the tool takes a %T (an interceptor replaced it)", name, req.Message, in)
-		}
-		if problems := checkRequired(in.ProtoReflect().Descriptor(), args); len(problems) > 0 {
-			return ErrorResult(fmt.Sprintf("invalid arguments for tool %s: %s", name, strings.Join(problems, "; "))), nil
 		}
 		out, err := h(ctx, in)
 		if err != nil {

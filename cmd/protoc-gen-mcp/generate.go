@@ -75,6 +75,8 @@ func (c *config) generate(gen *protogen.Plugin) error {
 	// Tools generated into one Go package are likely registered on one server: their names
 	// must not collide. Keyed by Go import path, then tool name, valued by the rpc that has it.
 	used := map[protogen.GoImportPath]map[string]string{}
+	// Likewise for the Go identifiers generated into one package, by import path.
+	declared := map[protogen.GoImportPath]map[string]string{}
 	for _, f := range gen.Files {
 		if !f.Generate {
 			continue
@@ -101,10 +103,102 @@ func (c *config) generate(gen *protogen.Plugin) error {
 				names[t.name] = string(t.Desc.FullName()) + " (" + f.Desc.Path() + ")"
 			}
 		}
+		idents := declared[importPath]
+		if idents == nil {
+			idents = map[string]string{}
+			declared[importPath] = idents
+			if c.packageSuffix == "" {
+				// Beside the .pb.go files: their identifiers share the package.
+				for _, other := range gen.Files {
+					if other.GoImportPath == importPath {
+						protoGoIdents(other, idents)
+					}
+				}
+			}
+		}
+		for _, s := range services {
+			for _, id := range s.goIdents(f) {
+				if other, ok := idents[id.name]; ok {
+					return fmt.Errorf("%s: %s: the generated Go identifier %s collides with %s, in Go package %s: rename one of them, or generate into another package (package_suffix)",
+						f.Desc.Path(), id.source, id.name, other, importPath)
+				}
+				idents[id.name] = id.source + " (" + f.Desc.Path() + ")"
+			}
+		}
 		g := gen.NewGeneratedFile(filename, importPath)
 		generateFile(g, f, pkgName, services)
 	}
 	return nil
+}
+
+// goIdent is a package-level Go identifier that the plugin generates, and what it is generated
+// from.
+type goIdent struct {
+	name, source string
+}
+
+// goIdents lists the package-level identifiers generated for s.
+func (s *service) goIdents(f *protogen.File) []goIdent {
+	svc := "service " + string(s.Desc.FullName())
+	name := s.GoName
+	ids := []goIdent{
+		{name + "Name", svc}, {name + "Client", svc}, {"New" + name + "Client", svc},
+		{unexport(name) + "Client", svc}, {name + "Handler", svc},
+		{"Unimplemented" + name + "Handler", svc}, {"Register" + name + "Handler", svc},
+	}
+	for _, t := range s.tools {
+		rpc := "rpc " + string(t.Desc.FullName())
+		ids = append(ids, goIdent{t.constName, rpc}, goIdent{t.schemaPrefix + "InputSchema", rpc})
+		if t.outputSchema != "" {
+			ids = append(ids, goIdent{t.schemaPrefix + "OutputSchema", rpc})
+		}
+	}
+	return ids
+}
+
+// protoGoIdents adds the package-level identifiers that protoc-gen-go declares for f.
+func protoGoIdents(f *protogen.File, idents map[string]string) {
+	from := " (" + f.Desc.Path() + ", protoc-gen-go)"
+	idents[f.GoDescriptorIdent.GoName] = "the descriptor of " + f.Desc.Path() + from
+	enum := func(e *protogen.Enum) {
+		what := "enum " + string(e.Desc.FullName()) + from
+		idents[e.GoIdent.GoName] = what
+		idents[e.GoIdent.GoName+"_name"] = what
+		idents[e.GoIdent.GoName+"_value"] = what
+		for _, v := range e.Values {
+			idents[v.GoIdent.GoName] = "enum value " + string(v.Desc.FullName()) + from
+		}
+	}
+	for _, e := range f.Enums {
+		enum(e)
+	}
+	for _, x := range f.Extensions {
+		idents["E_"+x.GoIdent.GoName] = "extension " + string(x.Desc.FullName()) + from
+	}
+	var message func(m *protogen.Message)
+	message = func(m *protogen.Message) {
+		if m.Desc.IsMapEntry() {
+			return // protoc-gen-go declares no type for map entries
+		}
+		idents[m.GoIdent.GoName] = "message " + string(m.Desc.FullName()) + from
+		for _, fd := range m.Fields {
+			if fd.Oneof != nil && !fd.Oneof.Desc.IsSynthetic() {
+				idents[fd.GoIdent.GoName] = "oneof field " + string(fd.Desc.FullName()) + from
+			}
+		}
+		for _, e := range m.Enums {
+			enum(e)
+		}
+		for _, x := range m.Extensions {
+			idents["E_"+x.GoIdent.GoName] = "extension " + string(x.Desc.FullName()) + from
+		}
+		for _, n := range m.Messages {
+			message(n)
+		}
+	}
+	for _, m := range f.Messages {
+		message(m)
+	}
 }
 
 // output places the generated file: in a subpackage named after the .pb.go package plus the

@@ -175,17 +175,28 @@ func TestGenerateErrors(t *testing.T) {
 		{"server streaming", []string{"errors/serverstream/v1/serverstream.proto"}, []string{"server-streaming", "skip"}, "errors/serverstream/v1/serverstream.proto", "errors.serverstream.v1.S.Watch"},
 		{"bad example", []string{"errors/badexample/v1/badexample.proto"}, []string{"errors.badexample.v1.GetRequest.city", `"Paris" is not valid JSON`}, "errors/badexample/v1/badexample.proto", "errors.badexample.v1.S.Get"},
 		{"example of the wrong type", []string{"errors/badexampletype/v1/badexampletype.proto"}, []string{"errors.badexampletype.v1.GetRequest.days", `[1,"two"] does not fit the field: item 1: want integer`}, "errors/badexampletype/v1/badexampletype.proto", "errors.badexampletype.v1.S.Get"},
+		{"generated identifiers collide", []string{"errors/collide/v1/collide.proto"}, []string{"LibraryAdminListBooksToolName collides with rpc errors.collide.v1.Library.AdminListBooks (errors/collide/v1/collide.proto)"}, "errors/collide/v1/collide.proto", "errors.collide.v1.LibraryAdmin.ListBooks"},
+		{"generated identifier collides with protoc-gen-go's", []string{"errors/collidepb/v1/collidepb.proto"}, []string{"ShelfGetToolName collides with message errors.collidepb.v1.ShelfGetToolName (errors/collidepb/v1/collidepb.proto, protoc-gen-go)"}, "errors/collidepb/v1/collidepb.proto", "errors.collidepb.v1.Shelf.Get"},
 		{"arguments not an object", []string{"errors/rootnotobject/v1/rootnotobject.proto"}, []string{"google.protobuf.Timestamp", "must be JSON objects"}, "errors/rootnotobject/v1/rootnotobject.proto", "errors.rootnotobject.v1.S.At"},
 	}
+	// More plugin parameters, by case.
+	params := map[string]string{"generated identifier collides with protoc-gen-go's": "package_suffix="}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := runPlugin(t, "paths=source_relative", tc.files...)
+			param := "paths=source_relative"
+			if more := params[tc.name]; more != "" {
+				param += "," + more
+			}
+			resp := runPlugin(t, param, tc.files...)
 			msg := resp.GetError()
 			if msg == "" {
 				t.Fatalf("no error; generated %d files", len(resp.File))
 			}
 			if len(resp.File) != 0 {
 				t.Errorf("generated %d files despite the error", len(resp.File))
+			}
+			if n := strings.Count(msg, tc.file+": "); n != 1 {
+				t.Errorf("error %q names the file %d times, want once", msg, n)
 			}
 			for _, want := range append([]string{tc.file + ": rpc " + tc.rpc + ": "}, tc.want...) {
 				if !strings.Contains(msg, want) {

@@ -82,8 +82,9 @@ type schemaError struct {
 	msg  string
 }
 
+// Error names the descriptor by its full name: the caller's message already names the file.
 func (e *schemaError) Error() string {
-	return fmt.Sprintf("%s: %s: %s", e.desc.ParentFile().Path(), e.desc.FullName(), e.msg)
+	return fmt.Sprintf("%s: %s", e.desc.FullName(), e.msg)
 }
 
 // messageSchema returns the JSON Schema of the proto3 JSON form of md, the root of a tool's

@@ -141,6 +141,9 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 		if problems := checkRequired(in.ProtoReflect().Descriptor(), args); len(problems) > 0 {
 			return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, strings.Join(problems, "; "))
 		}
+		if err := validateArgs(spec.Validate, in); err != nil {
+			return nil, fmt.Errorf("invalid arguments for tool %s: %w", name, err)
+		}
 		return in, nil
 	}
 	e.call = func(ctx context.Context, req *Request) (*Response, error) {

@@ -1,5 +1,7 @@
 package runtime
 
+import "google.golang.org/protobuf/proto"
+
 // ToolSpec declares one tool as generated code (or a hand-written registration) describes it.
 type ToolSpec struct {
 	// Name is the tool's name, unique within a server; ^[A-Za-z0-9_-]{1,64}$.
@@ -15,6 +17,10 @@ type ToolSpec struct {
 	OutputSchema string
 	// Annotations are hints about the tool's behaviour (optional).
 	Annotations *ToolAnnotations
+	// Validate, when set, checks a typed tool's decoded arguments before interceptors and the
+	// handler see them; an error becomes a tool error the model can read (see validate.go).
+	// Generated code sets it to bufvalidate.Validate for requests with buf.validate rules.
+	Validate func(proto.Message) error
 }
 
 // ToolAnnotations are the MCP tool annotations. A nil hint is left out and takes the spec's

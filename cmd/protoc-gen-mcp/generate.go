@@ -18,6 +18,9 @@ import (
 const (
 	contextPackage = protogen.GoImportPath("context")
 	runtimePackage = protogen.GoImportPath("github.com/protomcp/protomcp/runtime")
+	// bufvalidatePackage enforces buf.validate rules; only code whose requests have some
+	// imports it.
+	bufvalidatePackage = protogen.GoImportPath("github.com/protomcp/protomcp/bufvalidate")
 
 	// toolResultName is the response type of free-form-content tools: its content blocks are
 	// sent as they are, and the tool advertises no outputSchema.
@@ -64,6 +67,7 @@ type tool struct {
 	openWorld    *bool
 	inputSchema  string
 	outputSchema string // empty for mcp.v1.ToolResult responses
+	validates    bool   // the arguments have buf.validate rules, enforced with protovalidate
 }
 
 func (c *config) generate(gen *protogen.Plugin) error {
@@ -310,6 +314,7 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 		return nil, fail("arguments %s: %v", m.Input.Desc.FullName(), err)
 	}
 	t.inputSchema = in.String()
+	t.validates = usesValidate(m.Input.Desc)
 	if m.Output.Desc.FullName() != toolResultName {
 		out, err := messageSchema(m.Output.Desc, output)
 		if err != nil {
@@ -453,6 +458,9 @@ func generateService(g *protogen.GeneratedFile, s *service) {
 		g.P("InputSchema: ", t.schemaPrefix, "InputSchema,")
 		if t.outputSchema != "" {
 			g.P("OutputSchema: ", t.schemaPrefix, "OutputSchema,")
+		}
+		if t.validates {
+			g.P("Validate: ", bufvalidatePackage.Ident("Validate"), ",")
 		}
 		if t.readOnly != nil || t.destructive != nil || t.idempotent != nil || t.openWorld != nil {
 			g.P("Annotations: &", runtimePackage.Ident("ToolAnnotations"), "{")

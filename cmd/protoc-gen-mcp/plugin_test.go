@@ -7,6 +7,7 @@ import (
 	"go/format"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -285,6 +286,26 @@ func TestFormatWarning(t *testing.T) {
 	for _, w := range warnings {
 		if strings.Contains(w, "GetRequest.mail") {
 			t.Errorf("warned about a known format: %s", w)
+		}
+	}
+}
+
+var validateField = regexp.MustCompile(`Validate:\s+bufvalidate\.Validate,`)
+
+// TestValidateOnlyWhereRules: the generated code validates with protovalidate (and imports
+// it) for the tools whose arguments have buf.validate rules, and only for those.
+func TestValidateOnlyWhereRules(t *testing.T) {
+	for file, want := range map[string]int{"weather/v1/weather.proto": 2, "test/v1/types.proto": 0, "contract/v1/contract.proto": 1} {
+		resp := runPlugin(t, "paths=source_relative", file)
+		if resp.Error != nil {
+			t.Fatal(resp.GetError())
+		}
+		content := resp.File[0].GetContent()
+		if got := len(validateField.FindAllString(content, -1)); got != want {
+			t.Errorf("%s: %d tools validate, want %d", file, got, want)
+		}
+		if imports := strings.Contains(content, `"github.com/protomcp/protomcp/bufvalidate"`); imports != (want > 0) {
+			t.Errorf("%s: imports bufvalidate = %v", file, imports)
 		}
 	}
 }

@@ -43,12 +43,14 @@ type Schema struct {
 	Pattern              string
 	ContentEncoding      string
 	Enum                 []string
-	Minimum              string // a JSON number
-	Maximum              string // a JSON number
-	ExclusiveMinimum     string // a JSON number
-	ExclusiveMaximum     string // a JSON number
-	MinLength            string // a JSON number
-	MaxLength            string // a JSON number
+	NumEnum              []string // JSON numbers, written as "enum" when Enum is empty
+	Const                string   // a JSON value
+	Minimum              string   // a JSON number
+	Maximum              string   // a JSON number
+	ExclusiveMinimum     string   // a JSON number
+	ExclusiveMaximum     string   // a JSON number
+	MinLength            string   // a JSON number
+	MaxLength            string   // a JSON number
 	Items                *Schema
 	MinItems             string // a JSON number
 	MaxItems             string // a JSON number
@@ -266,7 +268,7 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 			continue // the server sets it; a model has nothing to send
 		}
 		fs := b.field(fd)
-		required := b.dir == input && fieldrules.Required(fd)
+		required := b.dir == input && (fieldrules.Required(fd) || validateRequired(fd))
 		switch {
 		case required:
 			s.Required = append(s.Required, fd.JSONName())
@@ -301,6 +303,9 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 			names = append(names, od.Fields().Get(j).JSONName())
 		}
 		note := fmt.Sprintf("Set at most one of: %s.", strings.Join(names, ", "))
+		if b.dir == input && oneofRequired(od) {
+			note = fmt.Sprintf("Set exactly one of: %s.", strings.Join(names, ", "))
+		}
 		for k := range s.Properties {
 			for _, member := range names {
 				if p := &s.Properties[k]; p.Name == member {
@@ -308,6 +313,9 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 				}
 			}
 		}
+	}
+	if notes := messageRuleNotes(md); b.dir == input && len(notes) > 0 {
+		s.Description = join(s.Description, "Checked by the server: "+strings.Join(notes, "; ")+".")
 	}
 	// protojson writes a set extension field under its full name in brackets.
 	if b.dir == output && md.ExtensionRanges().Len() > 0 {
@@ -390,6 +398,7 @@ func (b *schemaBuilder) field(fd protoreflect.FieldDescriptor) *Schema {
 			s.Examples = append(s.Examples, buf.Bytes())
 		}
 	}
+	b.applyRules(fd, s, elem)
 	return s
 }
 
@@ -852,6 +861,10 @@ func (s *Schema) writeMembers(w *strings.Builder, depth int) {
 	str("pattern", s.Pattern)
 	str("contentEncoding", s.ContentEncoding)
 	strs("enum", s.Enum)
+	if len(s.Enum) == 0 && len(s.NumEnum) > 0 {
+		add("enum", func(int) { w.WriteString("[" + strings.Join(s.NumEnum, ", ") + "]") })
+	}
+	num("const", s.Const)
 	num("minimum", s.Minimum)
 	num("maximum", s.Maximum)
 	num("exclusiveMinimum", s.ExclusiveMinimum)

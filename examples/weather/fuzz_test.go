@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/protomcp/protomcp/bufvalidate"
 	"github.com/protomcp/protomcp/examples/weather"
 	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
 	"github.com/protomcp/protomcp/gen/weather/v1/weatherv1mcp"
@@ -121,22 +123,26 @@ func FuzzToolArguments(f *testing.F) {
 	})
 }
 
-// acceptedByProtojson reports whether the generated request message of tool decodes args
-// and every required field is there (not null, not an empty list), i.e. whether the handler should see them.
+// acceptedByProtojson reports whether the generated request message of tool decodes args,
+// satisfies its buf.validate rules, and every required field is there (not null, not an empty list), i.e. whether the handler should see them.
 func acceptedByProtojson(tool, args string) bool {
-	var err error
+	var msg proto.Message
 	required := ""
 	switch tool {
 	case weatherv1mcp.WeatherServiceGetForecastToolName:
-		err = protojson.Unmarshal([]byte(args), &weatherv1.GetForecastRequest{})
+		msg = &weatherv1.GetForecastRequest{}
 	case weatherv1mcp.WeatherServiceListAlertsToolName:
-		err = protojson.Unmarshal([]byte(args), &weatherv1.ListAlertsRequest{})
+		msg = &weatherv1.ListAlertsRequest{}
 		required = "regions"
 	default:
-		err = protojson.Unmarshal([]byte(args), &weatherv1.RenderForecastChartRequest{})
+		msg = &weatherv1.RenderForecastChartRequest{}
 		required = "city"
 	}
-	if err != nil {
+	if protojson.Unmarshal([]byte(args), msg) != nil {
+		return false
+	}
+	// The buf.validate rules (days 1 to 14, latitude and longitude ranges).
+	if bufvalidate.Validate(msg) != nil {
 		return false
 	}
 	if required != "" {

@@ -121,17 +121,27 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// A handler error reaches the typed client as a *runtime.ToolError carrying the message.
+// A broken buf.validate rule (checked by protovalidate before the handler runs) and a handler
+// error reach the typed client as a *runtime.ToolError carrying the message.
 func TestToolError(t *testing.T) {
 	client, _ := start(t)
 	days := int32(40)
 	_, err := client.GetForecast(ctx(t), &weatherv1.GetForecastRequest{
-		Location: &weatherv1.GetForecastRequest_City{City: "Paris"},
+		Location: &weatherv1.GetForecastRequest_Coordinates{Coordinates: &weatherv1.Coordinates{Latitude: 91, Longitude: -181}},
 		Days:     &days,
 	})
 	var te *runtime.ToolError
-	if !errors.As(err, &te) || !strings.Contains(err.Error(), "days must be between 1 and 14") {
-		t.Fatalf("GetForecast(days=40) error = %v, want a ToolError about days", err)
+	if !errors.As(err, &te) {
+		t.Fatalf("GetForecast(days=40) error = %v, want a ToolError", err)
+	}
+	for _, want := range []string{
+		"days: must be greater than or equal to 1 and less than or equal to 14",
+		"coordinates.latitude: must be greater than or equal to -90 and less than or equal to 90",
+		"coordinates.longitude: must be greater than or equal to -180 and less than or equal to 180",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("GetForecast(days=40, 91, -181) error = %v, want it to contain %q", err, want)
+		}
 	}
 	if _, err := client.GetForecast(ctx(t), &weatherv1.GetForecastRequest{}); err == nil {
 		t.Error("GetForecast without a location: no error")

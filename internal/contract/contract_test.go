@@ -16,8 +16,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	contractv1 "github.com/protomcp/protomcp/gen/contract/v1"
 	"github.com/protomcp/protomcp/gen/contract/v1/contractv1mcp"
@@ -373,4 +375,85 @@ func TestOutputAcceptsUnknownEnumNumbers(t *testing.T) {
 		t.Errorf("structuredContent %s does not carry the number", raw.StructuredContent)
 	}
 	f.checkCall(t, "echo", raw)
+}
+
+func (echo) Validated(_ context.Context, req *contractv1.ValidatedRequest) (*contractv1.ValidatedResponse, error) {
+	return &contractv1.ValidatedResponse{Request: req}, nil
+}
+
+// validRequest satisfies every rule of ValidatedRequest.
+func validRequest() *contractv1.ValidatedRequest {
+	return &contractv1.ValidatedRequest{
+		Email: "ada@example.com", Name: "ada", Percent: 100, Ratio: 0.5, Tags: []string{"a", "b"},
+		Labels: map[string]string{"ok": "v"}, Color: contractv1.Color_COLOR_RED, Low: 1, High: 2,
+		Deadline: timestamppb.New(time.Now().Add(time.Hour)), Big: math.MaxInt64, Code: "a",
+		Address: &contractv1.ValidatedAddress{City: "Paris"},
+		Contact: &contractv1.ValidatedRequest_Site{Site: "https://example.com/"},
+	}
+}
+
+// TestValidateRules: buf.validate rules are in the input schema where a keyword says them, and
+// protovalidate enforces every one on the server before the handler, answering a tool error
+// that lists each violation's field path (in JSON names) and message.
+func TestValidateRules(t *testing.T) {
+	f := newFixture(t, echo{})
+	ctx := context.Background()
+	res, err := f.typed.Validated(ctx, validRequest())
+	if err != nil {
+		t.Fatalf("a valid request was refused: %v", err)
+	}
+	if res.GetRequest().GetCode() != "a" {
+		t.Errorf("echo = %v", res.GetRequest())
+	}
+	raw := f.callRaw(t, "validated", string(f.lastArgs(t)))
+	f.checkCall(t, "validated", raw)
+
+	bad := &contractv1.ValidatedRequest{
+		Email: "not an address", Name: "A", Percent: 101, Ratio: 0, Tags: []string{"a", "a", ""},
+		Labels: map[string]string{"k": "v"}, Color: contractv1.Color_COLOR_GREEN, Low: 5, High: 1,
+		Deadline: timestamppb.New(time.Now().Add(-time.Hour)), Big: -1, Code: "z",
+		Address: &contractv1.ValidatedAddress{City: ""},
+	}
+	_, err = f.typed.Validated(ctx, bad)
+	var te *runtime.ToolError
+	if !asToolError(err, &te) {
+		t.Fatalf("invalid request: %v, want a tool error", err)
+	}
+	msg := te.Result.Text()
+	for _, want := range []string{
+		"invalid arguments for tool validated: ",
+		"email: ", "name: ", "percent: must be greater than or equal to 0 and less than or equal to 100",
+		"ratio: must be greater than 0", "tags: ", "tags[2]: ", `labels["k"]: `, "color: ",
+		"deadline: ", "big: must be greater than 0", "code: ", "address.city: ", "phone or site: exactly one field is required",
+		"low must be less than high",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("tool error %q does not contain %q", msg, want)
+		}
+	}
+	// What the schema can say, it refuses too.
+	if err := validate(f.inputs["validated"], f.lastArgs(t)); err == nil {
+		t.Errorf("the input schema accepts %s", f.lastArgs(t))
+	}
+	for _, args := range []string{
+		`{"code": "a", "site": "https://x.example", "email": "nope"}`,
+		`{"code": "a", "site": "https://x.example", "name": "A"}`,
+		`{"code": "a", "site": "https://x.example", "percent": 101}`,
+		`{"code": "a", "site": "https://x.example", "ratio": 0}`,
+		`{"code": "a", "site": "https://x.example", "tags": ["a", "a"]}`,
+		`{"code": "a", "site": "https://x.example", "tags": ["a", "b", "c", "d"]}`,
+		`{"code": "a", "site": "https://x.example", "labels": {}}`,
+		`{"code": "a", "site": "https://x.example", "labels": {"k": "v"}}`,
+		`{"code": "a", "site": "https://x.example", "color": "COLOR_GREEN"}`,
+		`{"code": "z", "site": "https://x.example"}`,
+		`{"site": "https://x.example"}`,
+		`{"code": "a", "site": "https://x.example", "address": {"city": ""}}`,
+	} {
+		if err := validate(f.inputs["validated"], []byte(args)); err == nil {
+			t.Errorf("the input schema accepts %s", args)
+		}
+		if res := f.callRaw(t, "validated", args); !res.IsError {
+			t.Errorf("the server accepts %s", args)
+		}
+	}
 }

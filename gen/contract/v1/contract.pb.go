@@ -11,6 +11,7 @@
 package contractv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	_ "github.com/protomcp/protomcp/gen/mcp/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -90,6 +91,8 @@ type Mode int32
 
 const (
 	// The first mode.
+	//
+	// buf:lint:ignore ENUM_ZERO_VALUE_SUFFIX
 	Mode_MODE_FIRST Mode = 0
 	// The second mode.
 	Mode_MODE_SECOND Mode = 1
@@ -749,11 +752,307 @@ func (x *KnownResponse) GetRequest() *KnownRequest {
 	return nil
 }
 
+// The arguments of Validated: buf.validate rules of every kind.
+type ValidatedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// An e-mail address.
+	Email string `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	// A name of 2 to 10 characters, in lower case.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// A percentage.
+	Percent int32 `protobuf:"varint,3,opt,name=percent,proto3" json:"percent,omitempty"`
+	// A positive ratio.
+	Ratio float64 `protobuf:"fixed64,4,opt,name=ratio,proto3" json:"ratio,omitempty"`
+	// Up to three distinct tags.
+	Tags []string `protobuf:"bytes,5,rep,name=tags,proto3" json:"tags,omitempty"`
+	// At least one label, with keys of at least two characters.
+	Labels map[string]string `protobuf:"bytes,6,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// A color other than green.
+	Color Color `protobuf:"varint,7,opt,name=color,proto3,enum=contract.v1.Color" json:"color,omitempty"`
+	// The lower bound.
+	Low int32 `protobuf:"varint,8,opt,name=low,proto3" json:"low,omitempty"`
+	// The upper bound.
+	High int32 `protobuf:"varint,9,opt,name=high,proto3" json:"high,omitempty"`
+	// A time in the future.
+	Deadline *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	// A large positive number.
+	Big int64 `protobuf:"varint,11,opt,name=big,proto3" json:"big,omitempty"`
+	// A required code, one of a few.
+	Code string `protobuf:"bytes,12,opt,name=code,proto3" json:"code,omitempty"`
+	// A nested address, validated too.
+	Address *ValidatedAddress `protobuf:"bytes,13,opt,name=address,proto3" json:"address,omitempty"`
+	// Exactly one way to reach the person.
+	//
+	// Types that are valid to be assigned to Contact:
+	//
+	//	*ValidatedRequest_Phone
+	//	*ValidatedRequest_Site
+	Contact       isValidatedRequest_Contact `protobuf_oneof:"contact"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidatedRequest) Reset() {
+	*x = ValidatedRequest{}
+	mi := &file_contract_v1_contract_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidatedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidatedRequest) ProtoMessage() {}
+
+func (x *ValidatedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_contract_v1_contract_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidatedRequest.ProtoReflect.Descriptor instead.
+func (*ValidatedRequest) Descriptor() ([]byte, []int) {
+	return file_contract_v1_contract_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ValidatedRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *ValidatedRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ValidatedRequest) GetPercent() int32 {
+	if x != nil {
+		return x.Percent
+	}
+	return 0
+}
+
+func (x *ValidatedRequest) GetRatio() float64 {
+	if x != nil {
+		return x.Ratio
+	}
+	return 0
+}
+
+func (x *ValidatedRequest) GetTags() []string {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+func (x *ValidatedRequest) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *ValidatedRequest) GetColor() Color {
+	if x != nil {
+		return x.Color
+	}
+	return Color_COLOR_UNSPECIFIED
+}
+
+func (x *ValidatedRequest) GetLow() int32 {
+	if x != nil {
+		return x.Low
+	}
+	return 0
+}
+
+func (x *ValidatedRequest) GetHigh() int32 {
+	if x != nil {
+		return x.High
+	}
+	return 0
+}
+
+func (x *ValidatedRequest) GetDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Deadline
+	}
+	return nil
+}
+
+func (x *ValidatedRequest) GetBig() int64 {
+	if x != nil {
+		return x.Big
+	}
+	return 0
+}
+
+func (x *ValidatedRequest) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *ValidatedRequest) GetAddress() *ValidatedAddress {
+	if x != nil {
+		return x.Address
+	}
+	return nil
+}
+
+func (x *ValidatedRequest) GetContact() isValidatedRequest_Contact {
+	if x != nil {
+		return x.Contact
+	}
+	return nil
+}
+
+func (x *ValidatedRequest) GetPhone() string {
+	if x != nil {
+		if x, ok := x.Contact.(*ValidatedRequest_Phone); ok {
+			return x.Phone
+		}
+	}
+	return ""
+}
+
+func (x *ValidatedRequest) GetSite() string {
+	if x != nil {
+		if x, ok := x.Contact.(*ValidatedRequest_Site); ok {
+			return x.Site
+		}
+	}
+	return ""
+}
+
+type isValidatedRequest_Contact interface {
+	isValidatedRequest_Contact()
+}
+
+type ValidatedRequest_Phone struct {
+	// A phone number.
+	Phone string `protobuf:"bytes,14,opt,name=phone,proto3,oneof"`
+}
+
+type ValidatedRequest_Site struct {
+	// A web site.
+	Site string `protobuf:"bytes,15,opt,name=site,proto3,oneof"`
+}
+
+func (*ValidatedRequest_Phone) isValidatedRequest_Contact() {}
+
+func (*ValidatedRequest_Site) isValidatedRequest_Contact() {}
+
+// An address with rules.
+type ValidatedAddress struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The city, not empty.
+	City          string `protobuf:"bytes,1,opt,name=city,proto3" json:"city,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidatedAddress) Reset() {
+	*x = ValidatedAddress{}
+	mi := &file_contract_v1_contract_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidatedAddress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidatedAddress) ProtoMessage() {}
+
+func (x *ValidatedAddress) ProtoReflect() protoreflect.Message {
+	mi := &file_contract_v1_contract_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidatedAddress.ProtoReflect.Descriptor instead.
+func (*ValidatedAddress) Descriptor() ([]byte, []int) {
+	return file_contract_v1_contract_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ValidatedAddress) GetCity() string {
+	if x != nil {
+		return x.City
+	}
+	return ""
+}
+
+// The result of Validated.
+type ValidatedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The arguments, as received.
+	Request       *ValidatedRequest `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidatedResponse) Reset() {
+	*x = ValidatedResponse{}
+	mi := &file_contract_v1_contract_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidatedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidatedResponse) ProtoMessage() {}
+
+func (x *ValidatedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_contract_v1_contract_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidatedResponse.ProtoReflect.Descriptor instead.
+func (*ValidatedResponse) Descriptor() ([]byte, []int) {
+	return file_contract_v1_contract_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ValidatedResponse) GetRequest() *ValidatedRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
 var File_contract_v1_contract_proto protoreflect.FileDescriptor
 
 const file_contract_v1_contract_proto_rawDesc = "" +
 	"\n" +
-	"\x1acontract/v1/contract.proto\x12\vcontract.v1\x1a\x19google/protobuf/any.proto\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\x1a\x14mcp/v1/options.proto\"\xbc\x06\n" +
+	"\x1acontract/v1/contract.proto\x12\vcontract.v1\x1a\x1bbuf/validate/validate.proto\x1a\x19google/protobuf/any.proto\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\x1a\x14mcp/v1/options.proto\"\xbc\x06\n" +
 	"\vEchoRequest\x12\x1c\n" +
 	"\x05count\x18\x01 \x01(\x05B\x06ڟ\x19\x02\x18\x01R\x05count\x12\x1a\n" +
 	"\x04flag\x18\x02 \x01(\bB\x06ڟ\x19\x02\x18\x01R\x04flag\x12\x1a\n" +
@@ -805,7 +1104,36 @@ const file_contract_v1_contract_proto_rawDesc = "" +
 	"\x03any\x18\a \x01(\v2\x14.google.protobuf.AnyR\x03any\x120\n" +
 	"\x05times\x18\b \x03(\v2\x1a.google.protobuf.TimestampR\x05times\"D\n" +
 	"\rKnownResponse\x123\n" +
-	"\arequest\x18\x01 \x01(\v2\x19.contract.v1.KnownRequestR\arequest*>\n" +
+	"\arequest\x18\x01 \x01(\v2\x19.contract.v1.KnownRequestR\arequest\"\x8b\x06\n" +
+	"\x10ValidatedRequest\x12\x1d\n" +
+	"\x05email\x18\x01 \x01(\tB\a\xbaH\x04r\x02`\x01R\x05email\x12'\n" +
+	"\x04name\x18\x02 \x01(\tB\x13\xbaH\x10r\x0e\x10\x02\x18\n" +
+	"2\b^[a-z]+$R\x04name\x12#\n" +
+	"\apercent\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\apercent\x12$\n" +
+	"\x05ratio\x18\x04 \x01(\x01B\x0e\xbaH\v\x12\t!\x00\x00\x00\x00\x00\x00\x00\x00R\x05ratio\x12$\n" +
+	"\x04tags\x18\x05 \x03(\tB\x10\xbaH\r\x92\x01\n" +
+	"\x10\x03\x18\x01\"\x04r\x02\x10\x01R\x04tags\x12Q\n" +
+	"\x06labels\x18\x06 \x03(\v2).contract.v1.ValidatedRequest.LabelsEntryB\x0e\xbaH\v\x9a\x01\b\b\x01\"\x04r\x02\x10\x02R\x06labels\x124\n" +
+	"\x05color\x18\a \x01(\x0e2\x12.contract.v1.ColorB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x02R\x05color\x12\x10\n" +
+	"\x03low\x18\b \x01(\x05R\x03low\x12\x12\n" +
+	"\x04high\x18\t \x01(\x05R\x04high\x12@\n" +
+	"\bdeadline\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampB\b\xbaH\x05\xb2\x01\x02@\x01R\bdeadline\x12\x19\n" +
+	"\x03big\x18\v \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x03big\x12\"\n" +
+	"\x04code\x18\f \x01(\tB\x0e\xbaH\v\xc8\x01\x01r\x06R\x01aR\x01bR\x04code\x127\n" +
+	"\aaddress\x18\r \x01(\v2\x1d.contract.v1.ValidatedAddressR\aaddress\x12\x1f\n" +
+	"\x05phone\x18\x0e \x01(\tB\a\xbaH\x04r\x02\x10\x05H\x00R\x05phone\x12\x1e\n" +
+	"\x04site\x18\x0f \x01(\tB\b\xbaH\x05r\x03\x88\x01\x01H\x00R\x04site\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01:G\xbaHD\x1aB\n" +
+	"\x0elow_below_high\x12\x1alow must be less than high\x1a\x14this.low < this.highB\x10\n" +
+	"\acontact\x12\x05\xbaH\x02\b\x01\"/\n" +
+	"\x10ValidatedAddress\x12\x1b\n" +
+	"\x04city\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04city\"L\n" +
+	"\x11ValidatedResponse\x127\n" +
+	"\arequest\x18\x01 \x01(\v2\x1d.contract.v1.ValidatedRequestR\arequest*>\n" +
 	"\x05Color\x12\x15\n" +
 	"\x11COLOR_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tCOLOR_RED\x10\x01\x12\x0f\n" +
@@ -813,10 +1141,11 @@ const file_contract_v1_contract_proto_rawDesc = "" +
 	"\x04Mode\x12\x0e\n" +
 	"\n" +
 	"MODE_FIRST\x10\x00\x12\x0f\n" +
-	"\vMODE_SECOND\x10\x012\x98\x01\n" +
+	"\vMODE_SECOND\x10\x012\xe9\x01\n" +
 	"\x0fContractService\x12@\n" +
 	"\x04Echo\x12\x18.contract.v1.EchoRequest\x1a\x19.contract.v1.EchoResponse\"\x03\x90\x02\x01\x12C\n" +
-	"\x05Known\x12\x19.contract.v1.KnownRequest\x1a\x1a.contract.v1.KnownResponse\"\x03\x90\x02\x01B9Z7github.com/protomcp/protomcp/gen/contract/v1;contractv1b\x06proto3"
+	"\x05Known\x12\x19.contract.v1.KnownRequest\x1a\x1a.contract.v1.KnownResponse\"\x03\x90\x02\x01\x12O\n" +
+	"\tValidated\x12\x1d.contract.v1.ValidatedRequest\x1a\x1e.contract.v1.ValidatedResponse\"\x03\x90\x02\x01B9Z7github.com/protomcp/protomcp/gen/contract/v1;contractv1b\x06proto3"
 
 var (
 	file_contract_v1_contract_proto_rawDescOnce sync.Once
@@ -831,7 +1160,7 @@ func file_contract_v1_contract_proto_rawDescGZIP() []byte {
 }
 
 var file_contract_v1_contract_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_contract_v1_contract_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_contract_v1_contract_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_contract_v1_contract_proto_goTypes = []any{
 	(Color)(0),                    // 0: contract.v1.Color
 	(Mode)(0),                     // 1: contract.v1.Mode
@@ -842,48 +1171,59 @@ var file_contract_v1_contract_proto_goTypes = []any{
 	(*EchoResponse)(nil),          // 6: contract.v1.EchoResponse
 	(*KnownRequest)(nil),          // 7: contract.v1.KnownRequest
 	(*KnownResponse)(nil),         // 8: contract.v1.KnownResponse
-	nil,                           // 9: contract.v1.EchoRequest.ByNameEntry
-	nil,                           // 10: contract.v1.EchoRequest.ByCodeEntry
-	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 12: google.protobuf.Duration
-	(*fieldmaskpb.FieldMask)(nil), // 13: google.protobuf.FieldMask
-	(*structpb.Struct)(nil),       // 14: google.protobuf.Struct
-	(*structpb.Value)(nil),        // 15: google.protobuf.Value
-	(*wrapperspb.Int64Value)(nil), // 16: google.protobuf.Int64Value
-	(*anypb.Any)(nil),             // 17: google.protobuf.Any
+	(*ValidatedRequest)(nil),      // 9: contract.v1.ValidatedRequest
+	(*ValidatedAddress)(nil),      // 10: contract.v1.ValidatedAddress
+	(*ValidatedResponse)(nil),     // 11: contract.v1.ValidatedResponse
+	nil,                           // 12: contract.v1.EchoRequest.ByNameEntry
+	nil,                           // 13: contract.v1.EchoRequest.ByCodeEntry
+	nil,                           // 14: contract.v1.ValidatedRequest.LabelsEntry
+	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 16: google.protobuf.Duration
+	(*fieldmaskpb.FieldMask)(nil), // 17: google.protobuf.FieldMask
+	(*structpb.Struct)(nil),       // 18: google.protobuf.Struct
+	(*structpb.Value)(nil),        // 19: google.protobuf.Value
+	(*wrapperspb.Int64Value)(nil), // 20: google.protobuf.Int64Value
+	(*anypb.Any)(nil),             // 21: google.protobuf.Any
 }
 var file_contract_v1_contract_proto_depIdxs = []int32{
 	0,  // 0: contract.v1.EchoRequest.color:type_name -> contract.v1.Color
 	1,  // 1: contract.v1.EchoRequest.mode:type_name -> contract.v1.Mode
 	3,  // 2: contract.v1.EchoRequest.home:type_name -> contract.v1.Address
 	3,  // 3: contract.v1.EchoRequest.others:type_name -> contract.v1.Address
-	9,  // 4: contract.v1.EchoRequest.by_name:type_name -> contract.v1.EchoRequest.ByNameEntry
+	12, // 4: contract.v1.EchoRequest.by_name:type_name -> contract.v1.EchoRequest.ByNameEntry
 	5,  // 5: contract.v1.EchoRequest.tree:type_name -> contract.v1.Tree
-	10, // 6: contract.v1.EchoRequest.by_code:type_name -> contract.v1.EchoRequest.ByCodeEntry
+	13, // 6: contract.v1.EchoRequest.by_code:type_name -> contract.v1.EchoRequest.ByCodeEntry
 	3,  // 7: contract.v1.EchoRequest.postal:type_name -> contract.v1.Address
 	4,  // 8: contract.v1.Address.point:type_name -> contract.v1.Point
 	5,  // 9: contract.v1.Tree.children:type_name -> contract.v1.Tree
 	2,  // 10: contract.v1.EchoResponse.request:type_name -> contract.v1.EchoRequest
 	0,  // 11: contract.v1.EchoResponse.color:type_name -> contract.v1.Color
-	11, // 12: contract.v1.KnownRequest.at:type_name -> google.protobuf.Timestamp
-	12, // 13: contract.v1.KnownRequest.wait:type_name -> google.protobuf.Duration
-	13, // 14: contract.v1.KnownRequest.mask:type_name -> google.protobuf.FieldMask
-	14, // 15: contract.v1.KnownRequest.data:type_name -> google.protobuf.Struct
-	15, // 16: contract.v1.KnownRequest.value:type_name -> google.protobuf.Value
-	16, // 17: contract.v1.KnownRequest.maybe:type_name -> google.protobuf.Int64Value
-	17, // 18: contract.v1.KnownRequest.any:type_name -> google.protobuf.Any
-	11, // 19: contract.v1.KnownRequest.times:type_name -> google.protobuf.Timestamp
+	15, // 12: contract.v1.KnownRequest.at:type_name -> google.protobuf.Timestamp
+	16, // 13: contract.v1.KnownRequest.wait:type_name -> google.protobuf.Duration
+	17, // 14: contract.v1.KnownRequest.mask:type_name -> google.protobuf.FieldMask
+	18, // 15: contract.v1.KnownRequest.data:type_name -> google.protobuf.Struct
+	19, // 16: contract.v1.KnownRequest.value:type_name -> google.protobuf.Value
+	20, // 17: contract.v1.KnownRequest.maybe:type_name -> google.protobuf.Int64Value
+	21, // 18: contract.v1.KnownRequest.any:type_name -> google.protobuf.Any
+	15, // 19: contract.v1.KnownRequest.times:type_name -> google.protobuf.Timestamp
 	7,  // 20: contract.v1.KnownResponse.request:type_name -> contract.v1.KnownRequest
-	3,  // 21: contract.v1.EchoRequest.ByNameEntry.value:type_name -> contract.v1.Address
-	2,  // 22: contract.v1.ContractService.Echo:input_type -> contract.v1.EchoRequest
-	7,  // 23: contract.v1.ContractService.Known:input_type -> contract.v1.KnownRequest
-	6,  // 24: contract.v1.ContractService.Echo:output_type -> contract.v1.EchoResponse
-	8,  // 25: contract.v1.ContractService.Known:output_type -> contract.v1.KnownResponse
-	24, // [24:26] is the sub-list for method output_type
-	22, // [22:24] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	14, // 21: contract.v1.ValidatedRequest.labels:type_name -> contract.v1.ValidatedRequest.LabelsEntry
+	0,  // 22: contract.v1.ValidatedRequest.color:type_name -> contract.v1.Color
+	15, // 23: contract.v1.ValidatedRequest.deadline:type_name -> google.protobuf.Timestamp
+	10, // 24: contract.v1.ValidatedRequest.address:type_name -> contract.v1.ValidatedAddress
+	9,  // 25: contract.v1.ValidatedResponse.request:type_name -> contract.v1.ValidatedRequest
+	3,  // 26: contract.v1.EchoRequest.ByNameEntry.value:type_name -> contract.v1.Address
+	2,  // 27: contract.v1.ContractService.Echo:input_type -> contract.v1.EchoRequest
+	7,  // 28: contract.v1.ContractService.Known:input_type -> contract.v1.KnownRequest
+	9,  // 29: contract.v1.ContractService.Validated:input_type -> contract.v1.ValidatedRequest
+	6,  // 30: contract.v1.ContractService.Echo:output_type -> contract.v1.EchoResponse
+	8,  // 31: contract.v1.ContractService.Known:output_type -> contract.v1.KnownResponse
+	11, // 32: contract.v1.ContractService.Validated:output_type -> contract.v1.ValidatedResponse
+	30, // [30:33] is the sub-list for method output_type
+	27, // [27:30] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_contract_v1_contract_proto_init() }
@@ -895,13 +1235,17 @@ func file_contract_v1_contract_proto_init() {
 		(*EchoRequest_Email)(nil),
 		(*EchoRequest_Postal)(nil),
 	}
+	file_contract_v1_contract_proto_msgTypes[7].OneofWrappers = []any{
+		(*ValidatedRequest_Phone)(nil),
+		(*ValidatedRequest_Site)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_contract_v1_contract_proto_rawDesc), len(file_contract_v1_contract_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   9,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

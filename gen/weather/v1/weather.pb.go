@@ -9,6 +9,7 @@
 package weatherv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	v1 "github.com/protomcp/protomcp/gen/mcp/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -832,19 +833,19 @@ var File_weather_v1_weather_proto protoreflect.FileDescriptor
 const file_weather_v1_weather_proto_rawDesc = "" +
 	"\n" +
 	"\x18weather/v1/weather.proto\x12\n" +
-	"weather.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14mcp/v1/content.proto\x1a\x14mcp/v1/options.proto\"\xd9\x01\n" +
+	"weather.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14mcp/v1/content.proto\x1a\x14mcp/v1/options.proto\"\xe4\x01\n" +
 	"\x12GetForecastRequest\x12'\n" +
 	"\x04city\x18\x01 \x01(\tB\x11ڟ\x19\r\n" +
 	"\v\"Paris, FR\"H\x00R\x04city\x12;\n" +
-	"\vcoordinates\x18\x02 \x01(\v2\x17.weather.v1.CoordinatesH\x00R\vcoordinates\x12\x17\n" +
-	"\x04days\x18\x03 \x01(\x05H\x01R\x04days\x88\x01\x01\x12/\n" +
+	"\vcoordinates\x18\x02 \x01(\v2\x17.weather.v1.CoordinatesH\x00R\vcoordinates\x12\"\n" +
+	"\x04days\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x18\x0e(\x01H\x01R\x04days\x88\x01\x01\x12/\n" +
 	"\x04unit\x18\x04 \x01(\x0e2\x1b.weather.v1.TemperatureUnitR\x04unitB\n" +
 	"\n" +
 	"\blocationB\a\n" +
-	"\x05_days\"G\n" +
-	"\vCoordinates\x12\x1a\n" +
-	"\blatitude\x18\x01 \x01(\x01R\blatitude\x12\x1c\n" +
-	"\tlongitude\x18\x02 \x01(\x01R\tlongitude\"\xd7\x01\n" +
+	"\x05_days\"y\n" +
+	"\vCoordinates\x123\n" +
+	"\blatitude\x18\x01 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x80V@)\x00\x00\x00\x00\x00\x80V\xc0R\blatitude\x125\n" +
+	"\tlongitude\x18\x02 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x80f@)\x00\x00\x00\x00\x00\x80f\xc0R\tlongitude\"\xd7\x01\n" +
 	"\x13GetForecastResponse\x12'\n" +
 	"\x05place\x18\x01 \x01(\v2\x11.weather.v1.PlaceR\x05place\x12-\n" +
 	"\x04days\x18\x02 \x03(\v2\x19.weather.v1.DailyForecastR\x04days\x127\n" +
@@ -876,10 +877,10 @@ const file_weather_v1_weather_proto_rawDesc = "" +
 	"\bseverity\x18\x03 \x01(\x0e2\x14.weather.v1.SeverityR\bseverity\x12\x1a\n" +
 	"\bheadline\x18\x04 \x01(\tR\bheadline\x127\n" +
 	"\tstarts_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bstartsAt\x123\n" +
-	"\aends_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\"Z\n" +
+	"\aends_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\"e\n" +
 	"\x1aRenderForecastChartRequest\x12\x1a\n" +
-	"\x04city\x18\x01 \x01(\tB\x06ڟ\x19\x02\x18\x01R\x04city\x12\x17\n" +
-	"\x04days\x18\x02 \x01(\x05H\x00R\x04days\x88\x01\x01B\a\n" +
+	"\x04city\x18\x01 \x01(\tB\x06ڟ\x19\x02\x18\x01R\x04city\x12\"\n" +
+	"\x04days\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18\x0e(\x01H\x00R\x04days\x88\x01\x01B\a\n" +
 	"\x05_days*r\n" +
 	"\x0fTemperatureUnit\x12 \n" +
 	"\x1cTEMPERATURE_UNIT_UNSPECIFIED\x10\x00\x12\x1c\n" +

@@ -5,6 +5,7 @@ package contractv1mcp
 
 import (
 	context "context"
+	bufvalidate "github.com/protomcp/protomcp/bufvalidate"
 	v1 "github.com/protomcp/protomcp/gen/contract/v1"
 	runtime "github.com/protomcp/protomcp/runtime"
 )
@@ -24,6 +25,8 @@ const (
 	ContractServiceEchoToolName = "echo"
 	// ContractServiceKnownToolName is the tool name of contract.v1.ContractService.Known.
 	ContractServiceKnownToolName = "known"
+	// ContractServiceValidatedToolName is the tool name of contract.v1.ContractService.Validated.
+	ContractServiceValidatedToolName = "validated"
 )
 
 // ContractServiceClient calls the tools of contract.v1.ContractService on an MCP server.
@@ -38,6 +41,10 @@ type ContractServiceClient interface {
 	//
 	// Echoes well-known types.
 	Known(ctx context.Context, req *v1.KnownRequest, opts ...runtime.CallOption) (*v1.KnownResponse, error)
+	// Validated calls the validated tool.
+	//
+	// Checks buf.validate rules, then echoes its arguments.
+	Validated(ctx context.Context, req *v1.ValidatedRequest, opts ...runtime.CallOption) (*v1.ValidatedResponse, error)
 }
 
 // NewContractServiceClient returns a ContractServiceClient that calls tools through c.
@@ -60,6 +67,11 @@ func (c *contractServiceClient) Known(ctx context.Context, req *v1.KnownRequest,
 	return runtime.CallTool[v1.KnownResponse](ctx, c.client, ContractServiceKnownToolName, req, opts...)
 }
 
+// Validated calls the validated tool.
+func (c *contractServiceClient) Validated(ctx context.Context, req *v1.ValidatedRequest, opts ...runtime.CallOption) (*v1.ValidatedResponse, error) {
+	return runtime.CallTool[v1.ValidatedResponse](ctx, c.client, ContractServiceValidatedToolName, req, opts...)
+}
+
 // ContractServiceHandler implements the tools of contract.v1.ContractService.
 //
 // ContractService echoes what it is sent, so that every value makes the round trip.
@@ -72,6 +84,10 @@ type ContractServiceHandler interface {
 	//
 	// Echoes well-known types.
 	Known(context.Context, *v1.KnownRequest) (*v1.KnownResponse, error)
+	// Validated handles the validated tool.
+	//
+	// Checks buf.validate rules, then echoes its arguments.
+	Validated(context.Context, *v1.ValidatedRequest) (*v1.ValidatedResponse, error)
 }
 
 // UnimplementedContractServiceHandler returns an error from every tool. Embed it in a
@@ -86,6 +102,11 @@ func (UnimplementedContractServiceHandler) Echo(context.Context, *v1.EchoRequest
 // Known reports that the known tool is not implemented.
 func (UnimplementedContractServiceHandler) Known(context.Context, *v1.KnownRequest) (*v1.KnownResponse, error) {
 	return nil, runtime.Unimplemented(ContractServiceKnownToolName)
+}
+
+// Validated reports that the validated tool is not implemented.
+func (UnimplementedContractServiceHandler) Validated(context.Context, *v1.ValidatedRequest) (*v1.ValidatedResponse, error) {
+	return nil, runtime.Unimplemented(ContractServiceValidatedToolName)
 }
 
 // RegisterContractServiceHandler adds the tools of contract.v1.ContractService to s, each served by
@@ -112,6 +133,17 @@ func RegisterContractServiceHandler(s *runtime.Server, h ContractServiceHandler,
 			IdempotentHint: runtime.Bool(true),
 		},
 	}, h.Known, opts...)
+	runtime.AddTool(s, runtime.ToolSpec{
+		Name:         ContractServiceValidatedToolName,
+		Description:  "Checks buf.validate rules, then echoes its arguments.",
+		InputSchema:  contractServiceValidatedInputSchema,
+		OutputSchema: contractServiceValidatedOutputSchema,
+		Validate:     bufvalidate.Validate,
+		Annotations: &runtime.ToolAnnotations{
+			ReadOnlyHint:   runtime.Bool(true),
+			IdempotentHint: runtime.Bool(true),
+		},
+	}, h.Validated, opts...)
 }
 
 // contractServiceEchoInputSchema is the JSON Schema of the echo tool's arguments
@@ -664,6 +696,258 @@ const contractServiceKnownOutputSchema = `{
             "format": "date-time",
             "pattern": "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
           }
+        }
+      },
+      "additionalProperties": false
+    }
+  },
+  "additionalProperties": false
+}`
+
+// contractServiceValidatedInputSchema is the JSON Schema of the validated tool's arguments
+// (contract.v1.ValidatedRequest).
+const contractServiceValidatedInputSchema = `{
+  "type": "object",
+  "description": "The arguments of Validated: buf.validate rules of every kind.\n\nChecked by the server: low must be less than high.",
+  "properties": {
+    "email": {
+      "description": "An e-mail address.",
+      "anyOf": [
+        {"type": "string", "format": "email"},
+        {"type": "null"}
+      ]
+    },
+    "name": {
+      "description": "A name of 2 to 10 characters, in lower case.",
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^[a-z]+$",
+          "minLength": 2,
+          "maxLength": 10
+        },
+        {"type": "null"}
+      ]
+    },
+    "percent": {
+      "description": "A percentage.",
+      "anyOf": [
+        {"type": "integer", "minimum": 0, "maximum": 100},
+        {"type": "null"}
+      ]
+    },
+    "ratio": {
+      "description": "A positive ratio.",
+      "anyOf": [
+        {"type": "number", "exclusiveMinimum": 0},
+        {"type": "null"}
+      ]
+    },
+    "tags": {
+      "description": "Up to three distinct tags.",
+      "anyOf": [
+        {
+          "type": "array",
+          "items": {"type": "string", "minLength": 1},
+          "maxItems": 3,
+          "uniqueItems": true
+        },
+        {"type": "null"}
+      ]
+    },
+    "labels": {
+      "description": "At least one label, with keys of at least two characters.",
+      "anyOf": [
+        {
+          "type": "object",
+          "additionalProperties": {"type": "string"},
+          "minProperties": 1,
+          "propertyNames": {"type": "string", "minLength": 2}
+        },
+        {"type": "null"}
+      ]
+    },
+    "color": {
+      "description": "A color other than green.\n\n- COLOR_RED: Red.\n- COLOR_GREEN: Green.",
+      "anyOf": [
+        {"type": "string", "enum": ["COLOR_RED"]},
+        {"type": "null"}
+      ]
+    },
+    "low": {
+      "description": "The lower bound.",
+      "anyOf": [
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+        {"type": "null"}
+      ]
+    },
+    "high": {
+      "description": "The upper bound.",
+      "anyOf": [
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+        {"type": "null"}
+      ]
+    },
+    "deadline": {
+      "description": "A time in the future.\n\nChecked by the server: in the future.",
+      "anyOf": [
+        {
+          "type": "string",
+          "format": "date-time",
+          "pattern": "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+        },
+        {"type": "null"}
+      ]
+    },
+    "big": {
+      "description": "A large positive number.\n\nChecked by the server: greater than 0.",
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
+        },
+        {"type": "null"}
+      ]
+    },
+    "code": {
+      "type": "string",
+      "description": "A required code, one of a few.",
+      "enum": ["a", "b"]
+    },
+    "address": {
+      "description": "A nested address, validated too.",
+      "anyOf": [
+        {
+          "type": "object",
+          "properties": {
+            "city": {
+              "description": "The city, not empty.",
+              "anyOf": [
+                {"type": "string", "minLength": 1},
+                {"type": "null"}
+              ]
+            }
+          },
+          "additionalProperties": false
+        },
+        {"type": "null"}
+      ]
+    },
+    "phone": {
+      "description": "A phone number.\n\nSet exactly one of: phone, site.",
+      "anyOf": [
+        {"type": "string", "minLength": 5},
+        {"type": "null"}
+      ]
+    },
+    "site": {
+      "description": "A web site.\n\nSet exactly one of: phone, site.",
+      "anyOf": [
+        {"type": "string", "format": "uri"},
+        {"type": "null"}
+      ]
+    }
+  },
+  "required": ["code"],
+  "additionalProperties": false
+}`
+
+// contractServiceValidatedOutputSchema is the JSON Schema of the validated tool's structured
+// result (contract.v1.ValidatedResponse).
+const contractServiceValidatedOutputSchema = `{
+  "type": "object",
+  "description": "The result of Validated.",
+  "properties": {
+    "request": {
+      "type": "object",
+      "description": "The arguments, as received.",
+      "properties": {
+        "email": {
+          "type": "string",
+          "description": "An e-mail address."
+        },
+        "name": {
+          "type": "string",
+          "description": "A name of 2 to 10 characters, in lower case."
+        },
+        "percent": {
+          "type": "integer",
+          "description": "A percentage.",
+          "minimum": -2147483648,
+          "maximum": 2147483647
+        },
+        "ratio": {
+          "description": "A positive ratio.",
+          "anyOf": [
+            {"type": "number"},
+            {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+          ]
+        },
+        "tags": {
+          "type": "array",
+          "description": "Up to three distinct tags.",
+          "items": {"type": "string"}
+        },
+        "labels": {
+          "type": "object",
+          "description": "At least one label, with keys of at least two characters.",
+          "additionalProperties": {"type": "string"}
+        },
+        "color": {
+          "description": "A color other than green.\n\n- COLOR_UNSPECIFIED: Not set.\n- COLOR_RED: Red.\n- COLOR_GREEN: Green.",
+          "anyOf": [
+            {
+              "type": "string",
+              "enum": ["COLOR_UNSPECIFIED", "COLOR_RED", "COLOR_GREEN"]
+            },
+            {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+          ]
+        },
+        "low": {
+          "type": "integer",
+          "description": "The lower bound.",
+          "minimum": -2147483648,
+          "maximum": 2147483647
+        },
+        "high": {
+          "type": "integer",
+          "description": "The upper bound.",
+          "minimum": -2147483648,
+          "maximum": 2147483647
+        },
+        "deadline": {
+          "type": "string",
+          "description": "A time in the future.",
+          "format": "date-time",
+          "pattern": "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+        },
+        "big": {
+          "type": "string",
+          "description": "A large positive number.",
+          "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
+        },
+        "code": {
+          "type": "string",
+          "description": "A required code, one of a few."
+        },
+        "address": {
+          "type": "object",
+          "description": "A nested address, validated too.",
+          "properties": {
+            "city": {
+              "type": "string",
+              "description": "The city, not empty."
+            }
+          },
+          "additionalProperties": false
+        },
+        "phone": {
+          "type": "string",
+          "description": "A phone number.\n\nSet at most one of: phone, site."
+        },
+        "site": {
+          "type": "string",
+          "description": "A web site.\n\nSet at most one of: phone, site."
         }
       },
       "additionalProperties": false

@@ -5,6 +5,7 @@ package weatherv1mcp
 
 import (
 	context "context"
+	bufvalidate "github.com/protomcp/protomcp/bufvalidate"
 	v11 "github.com/protomcp/protomcp/gen/mcp/v1"
 	v1 "github.com/protomcp/protomcp/gen/weather/v1"
 	runtime "github.com/protomcp/protomcp/runtime"
@@ -121,6 +122,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 		Description:  "Returns the daily forecast for a place, for today and the following days.",
 		InputSchema:  weatherServiceGetForecastInputSchema,
 		OutputSchema: weatherServiceGetForecastOutputSchema,
+		Validate:     bufvalidate.Validate,
 		Annotations: &runtime.ToolAnnotations{
 			ReadOnlyHint:   runtime.Bool(true),
 			IdempotentHint: runtime.Bool(true),
@@ -143,6 +145,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 		Title:       "Forecast chart",
 		Description: "Draws the forecast's temperatures as a PNG chart, returned as an image with a short text summary.",
 		InputSchema: weatherServiceRenderForecastChartInputSchema,
+		Validate:    bufvalidate.Validate,
 		Annotations: &runtime.ToolAnnotations{
 			ReadOnlyHint:   runtime.Bool(true),
 			IdempotentHint: runtime.Bool(true),
@@ -173,14 +176,14 @@ const weatherServiceGetForecastInputSchema = `{
             "latitude": {
               "description": "Latitude, from -90 (south) to 90 (north).",
               "anyOf": [
-                {"type": "number"},
+                {"type": "number", "minimum": -90, "maximum": 90},
                 {"type": "null"}
               ]
             },
             "longitude": {
               "description": "Longitude, from -180 (west) to 180 (east).",
               "anyOf": [
-                {"type": "number"},
+                {"type": "number", "minimum": -180, "maximum": 180},
                 {"type": "null"}
               ]
             }
@@ -193,7 +196,7 @@ const weatherServiceGetForecastInputSchema = `{
     "days": {
       "description": "How many days to forecast, 1 to 14. Defaults to 3.",
       "anyOf": [
-        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+        {"type": "integer", "minimum": 1, "maximum": 14},
         {"type": "null"}
       ]
     },
@@ -430,7 +433,7 @@ const weatherServiceRenderForecastChartInputSchema = `{
     "days": {
       "description": "How many days to chart, 1 to 14. Defaults to 7.",
       "anyOf": [
-        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+        {"type": "integer", "minimum": 1, "maximum": 14},
         {"type": "null"}
       ]
     }

@@ -1,6 +1,6 @@
 module github.com/protomcp/protomcp/bench
 
-go 1.26
+go 1.26.0
 
 replace github.com/protomcp/protomcp => ../
 
@@ -21,8 +21,8 @@ require (
 	github.com/tmaxmax/go-sse v0.12.0 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
-	golang.org/x/sync v0.20.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.41.0 // indirect
-	golang.org/x/text v0.14.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )

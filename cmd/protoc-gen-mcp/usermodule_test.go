@@ -10,9 +10,10 @@ import (
 )
 
 // TestUserModule does what a user does: lays out a separate Go module with its own .proto,
-// buf.yaml and buf.gen.yaml, generates code with protoc-gen-go and this checkout's
-// protoc-gen-mcp, builds it against this checkout's runtime (a replace directive), and runs a
-// main that serves one tool and calls it through the generated client.
+// buf.yaml and buf.gen.yaml (in buf's managed mode, with go_package_prefix), generates code with
+// protoc-gen-go and this checkout's protoc-gen-mcp, builds it against this checkout's runtime (a
+// replace directive), and runs a main that serves one tool and calls it through the generated
+// client, once validly and once breaking a buf.validate rule.
 func TestUserModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module from scratch")
@@ -50,8 +51,22 @@ modules:
   - path: proto
   - path: third_party
 `,
+		// Managed mode sets the user's go_package options, and must leave protomcp's and
+		// protovalidate's alone: their Go code is github.com/protomcp/protomcp/gen/mcp/v1 and
+		// buf.build/gen/go/bufbuild/protovalidate/..., which a second copy under the user's
+		// prefix would register twice ("file mcp/v1/options.proto is already registered").
 		"buf.gen.yaml": `version: v2
 clean: true
+managed:
+  enabled: true
+  disable:
+    - file_option: go_package
+      path: mcp/v1
+    - file_option: go_package
+      path: buf/validate
+  override:
+    - file_option: go_package_prefix
+      value: example.com/greet/gen
 plugins:
   - local: ` + filepath.Join(bin, "protoc-gen-go") + `
     out: gen
@@ -66,9 +81,8 @@ inputs:
 
 package greet.v1;
 
+import "buf/validate/validate.proto";
 import "mcp/v1/options.proto";
-
-option go_package = "example.com/greet/gen/greet/v1;greetv1";
 
 // GreetService greets people.
 service GreetService {
@@ -83,8 +97,18 @@ service GreetService {
 message GreetRequest {
   // The person's name.
   string name = 1 [(mcp.v1.field).required = true];
-  // How many exclamation marks.
-  optional int32 emphasis = 2;
+  // How many exclamation marks, at most 3.
+  optional int32 emphasis = 2 [(buf.validate.field).int32.lte = 3];
+  // How to greet.
+  Style style = 3 [(mcp.v1.field).required = true];
+}
+
+// A greeting style.
+enum Style {
+  // Not set.
+  STYLE_UNSPECIFIED = 0;
+  // Hello.
+  STYLE_HELLO = 1;
 }
 
 // The greeting.
@@ -133,12 +157,19 @@ func main() {
 	c := runtime.NewClient(hs.URL)
 	defer c.Close(ctx)
 	emphasis := int32(2)
-	res, err := greetv1mcp.NewGreetServiceClient(c).Greet(ctx, &greetv1.GreetRequest{Name: "Ada", Emphasis: &emphasis})
+	client := greetv1mcp.NewGreetServiceClient(c)
+	res, err := client.Greet(ctx, &greetv1.GreetRequest{Name: "Ada", Emphasis: &emphasis, Style: greetv1.Style_STYLE_HELLO})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	fmt.Println(res.GetGreeting())
+	// The buf.validate rule and the required enum, enforced by the server.
+	emphasis = 9
+	_, err = client.Greet(ctx, &greetv1.GreetRequest{Name: "Ada", Emphasis: &emphasis, Style: greetv1.Style_STYLE_HELLO})
+	fmt.Println(err)
+	_, err = client.Greet(ctx, &greetv1.GreetRequest{Name: "Ada"})
+	fmt.Println(err)
 }
 `,
 	}
@@ -151,13 +182,18 @@ func main() {
 			t.Fatal(err)
 		}
 	}
-	// The MCP options, as a user would vendor them (or take them from a buf dependency).
-	for _, name := range []string{"options.proto", "content.proto"} {
-		b, err := os.ReadFile(filepath.Join(root, "proto", "mcp", "v1", name))
+	// The MCP options and protovalidate's rules, as a user would vendor them (or take them
+	// from a buf dependency), in a module that is imported but not generated.
+	for name, from := range map[string]string{
+		"mcp/v1/options.proto":        filepath.Join(root, "proto", "mcp", "v1", "options.proto"),
+		"mcp/v1/content.proto":        filepath.Join(root, "proto", "mcp", "v1", "content.proto"),
+		"buf/validate/validate.proto": filepath.Join(root, "third_party", "protovalidate", "buf", "validate", "validate.proto"),
+	} {
+		b, err := os.ReadFile(from)
 		if err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join(dir, "third_party", "mcp", "v1", name)
+		path := filepath.Join(dir, "third_party", filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -171,8 +207,10 @@ func main() {
 	if _, err := os.Stat(generated); err != nil {
 		t.Fatalf("buf generate did not write %s: %v", generated, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "gen", "mcp")); err == nil {
-		t.Errorf("buf generate also generated the MCP options, which belong to protomcp")
+	for _, stray := range []string{"mcp", "buf"} {
+		if _, err := os.Stat(filepath.Join(dir, "gen", stray)); err == nil {
+			t.Errorf("buf generate also generated gen/%s, which belongs to a dependency", stray)
+		}
 	}
 	run(dir, "go", "mod", "tidy")
 	run(dir, "go", "vet", "./...")
@@ -180,8 +218,24 @@ func main() {
 		t.Errorf("generated code is not gofmt-clean: %s", out)
 	}
 	out := run(dir, "go", "run", ".")
-	if got, want := strings.TrimSpace(out), "Hello, Ada!!"; got != want {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if got, want := lines[0], "Hello, Ada!!"; got != want {
 		t.Errorf("user program printed %q, want %q", got, want)
+	}
+	if len(lines) != 3 || !strings.Contains(lines[1], "emphasis: must be less than or equal to 3") ||
+		!strings.Contains(lines[2], `required field "style" must not be STYLE_UNSPECIFIED`) {
+		t.Errorf("invalid calls: %q, want tool errors naming emphasis, then style", lines[1:])
+	}
+	for _, pb := range []string{"gen/greet/v1/greet.pb.go"} {
+		b, err := os.ReadFile(filepath.Join(dir, pb))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`"github.com/protomcp/protomcp/gen/mcp/v1"`, `"buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"`} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s does not import %s: managed mode rewrote a dependency's go_package", pb, want)
+			}
+		}
 	}
 	t.Logf("user module built and ran in %v", time.Since(start).Round(time.Millisecond))
 }

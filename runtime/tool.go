@@ -132,6 +132,9 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 		in := PReq(new(Req))
 		if len(args) > 0 && string(args) != "null" {
 			if err := argsUnmarshal.Unmarshal(args, in); err != nil {
+				if path := errorPath(in.ProtoReflect(), args); path != "" {
+					return nil, fmt.Errorf("invalid arguments for tool %s: %s: %s", name, path, cleanProtoError(err))
+				}
 				return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, cleanProtoError(err))
 			}
 		}

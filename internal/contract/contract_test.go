@@ -457,3 +457,33 @@ func TestValidateRules(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsNameTheField: arguments protojson refuses, among them values that the tightened
+// patterns refuse too (64-bit integers and map keys past their range, timestamps, durations,
+// field masks), come back as a tool error that names the field's path, and the input schema
+// refuses them as well.
+func TestErrorsNameTheField(t *testing.T) {
+	f := newFixture(t, echo{})
+	base := `"count": 1, "flag": true, "name": "n", "big": "1", "color": "COLOR_RED", "mode": "MODE_FIRST", "tags": ["t"]`
+	cases := []struct{ tool, args, want string }{
+		{"known", `{"at": "yesterday"}`, `at: invalid google.protobuf.Timestamp value "yesterday"`},
+		{"known", `{"at": "0000-01-01T00:00:00Z"}`, `at: `},
+		{"known", `{"wait": "315576000001s"}`, `wait: `},
+		{"known", `{"mask": "foo_bar"}`, `mask: `},
+		{"known", `{"maybe": "9223372036854775808"}`, `maybe: `},
+		{"known", `{"times": ["1970-01-01T00:00:00Z", "x"]}`, `times[1]: `},
+		{"echo", `{` + strings.Replace(base, `"big": "1"`, `"big": "9223372036854775808"`, 1) + `}`, `big: `},
+		{"echo", `{` + base + `, "total": "18446744073709551616"}`, `total: `},
+		{"echo", `{` + base + `, "byCode": {"2147483648": "x"}}`, `byCode["2147483648"]: `},
+		{"echo", `{` + base + `, "others": [{"city": "c"}, {"city": "c", "point": {"latitude": "north"}}]}`, `others[1].point.latitude: `},
+	}
+	for _, tc := range cases {
+		res := f.callRaw(t, tc.tool, tc.args)
+		if !res.IsError || !strings.Contains(res.Text(), "invalid arguments for tool "+tc.tool+": "+tc.want) {
+			t.Errorf("%s %s: %v %q, want a tool error starting %q", tc.tool, tc.args, res.IsError, res.Text(), tc.want)
+		}
+		if err := validate(f.inputs[tc.tool], []byte(tc.args)); err == nil {
+			t.Errorf("%s: the input schema accepts %s, which the server refuses", tc.tool, tc.args)
+		}
+	}
+}

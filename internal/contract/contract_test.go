@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	contractv1 "github.com/protomcp/protomcp/gen/contract/v1"
@@ -51,10 +52,13 @@ type fixture struct {
 	args []json.RawMessage // arguments of each tools/call, in order
 }
 
-func newFixture(t *testing.T, h contractv1mcp.ContractServiceHandler) *fixture {
+func newFixture(t *testing.T, h contractv1mcp.ContractServiceHandler, register ...func(*runtime.Server)) *fixture {
 	t.Helper()
 	srv := runtime.NewServer(runtime.Implementation{Name: "contract", Version: "1.0.0"})
 	contractv1mcp.RegisterContractServiceHandler(srv, h)
+	for _, r := range register {
+		r(srv)
+	}
 	f := &fixture{inputs: map[string]*jsonschema.Schema{}, outputs: map[string]*jsonschema.Schema{}}
 	// Record the arguments as they arrive on the wire, before the runtime decodes them.
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -485,5 +489,109 @@ func TestErrorsNameTheField(t *testing.T) {
 		if err := validate(f.inputs[tc.tool], []byte(tc.args)); err == nil {
 			t.Errorf("%s: the input schema accepts %s, which the server refuses", tc.tool, tc.args)
 		}
+	}
+}
+
+func (echo) LegacyEcho(_ context.Context, req *contractv1.LegacyEchoRequest) (*contractv1.LegacyEchoResponse, error) {
+	res := &contractv1.LegacyEchoResponse{Request: req, Etag: proto.String("e1"), Speed: req.Speed}
+	proto.SetExtension(res, contractv1.E_Note, "a note")
+	return res, nil
+}
+
+func (echo) EditionsEcho(_ context.Context, req *contractv1.EditionsEchoRequest) (*contractv1.EditionsEchoResponse, error) {
+	return &contractv1.EditionsEchoResponse{Request: req}, nil
+}
+
+// legacyFixture is a fixture with the proto2 and editions services registered too.
+func legacyFixture(t *testing.T) *fixture {
+	t.Helper()
+	return newFixture(t, echo{}, func(srv *runtime.Server) {
+		contractv1mcp.RegisterLegacyServiceHandler(srv, echo{})
+		contractv1mcp.RegisterEditionsServiceHandler(srv, echo{})
+	})
+}
+
+// TestProto2AndEditions: proto2 and editions messages make the round trip through the typed
+// client with zero values and defaults; required fields are enforced at every depth; results
+// with an extension, an OUTPUT_ONLY field and a closed enum number validate against the output
+// schema; OUTPUT_ONLY fields are not in the input schema, and defaults are.
+func TestProto2AndEditions(t *testing.T) {
+	f := legacyFixture(t)
+	ctx := context.Background()
+	legacy := contractv1mcp.NewLegacyServiceClient(f.client)
+	res, err := legacy.LegacyEcho(ctx, &contractv1.LegacyEchoRequest{
+		Id: proto.String(""), Tags: []string{"t"}, Inner: &contractv1.LegacyInner{N: proto.Int64(0)},
+		Options: &contractv1.LegacyEchoRequest_Options{Verbose: proto.Bool(false)},
+	})
+	if err != nil {
+		t.Fatalf("LegacyEcho with zero values: %v", err)
+	}
+	if res.GetRequest().GetCount() != 5 || res.GetRequest().GetSpeed() != contractv1.Speed_SPEED_FAST || res.GetRequest().GetInner().GetN() != 0 {
+		t.Errorf("echo = %v", res.GetRequest())
+	}
+	if proto.GetExtension(res, contractv1.E_Note) != "a note" || res.GetEtag() != "e1" {
+		t.Errorf("extension or etag lost: %v", res)
+	}
+	raw := f.callRaw(t, "legacy_echo", string(f.lastArgs(t)))
+	if !strings.Contains(string(raw.StructuredContent), `"[contract.v1.note]":"a note"`) {
+		t.Errorf("structuredContent %s has no extension key", raw.StructuredContent)
+	}
+	f.checkCall(t, "legacy_echo", raw)
+	// A closed enum number protojson lets through goes out as a number.
+	raw = f.callRaw(t, "legacy_echo", `{"id": "x", "tags": ["t"], "speed": 9}`)
+	if raw.IsError || !strings.Contains(string(raw.StructuredContent), `"speed":9`) {
+		t.Errorf("closed enum number: %v %s %s", raw.IsError, raw.Text(), raw.StructuredContent)
+	} else if err := validate(f.outputs["legacy_echo"], raw.StructuredContent); err != nil {
+		t.Errorf("output schema refuses %s: %v", raw.StructuredContent, err)
+	}
+	// Required at depth, and proto2 required with presence.
+	raw = f.callRaw(t, "legacy_echo", `{"id": "x", "tags": ["t"], "inner": {}}`)
+	// protojson checks proto2 required fields itself; the runtime adds the path.
+	if !raw.IsError || !strings.Contains(raw.Text(), `inner: required field contract.v1.LegacyInner.n not set`) {
+		t.Errorf("missing inner.n: %v %s", raw.IsError, raw.Text())
+	}
+	var in struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	list, err := f.client.ListTools(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		if tool.Name == "legacy_echo" {
+			_ = json.Unmarshal(tool.InputSchema, &in)
+			if !strings.Contains(string(tool.OutputSchema), `"readOnly": true`) && !strings.Contains(string(tool.OutputSchema), `"readOnly":true`) {
+				t.Errorf("output schema marks no field readOnly: %s", tool.OutputSchema)
+			}
+		}
+	}
+	if _, ok := in.Properties["etag"]; ok {
+		t.Errorf("the OUTPUT_ONLY etag is in the input schema")
+	}
+	for name, want := range map[string]string{"count": "5", "speed": `"SPEED_FAST"`, "limit": `"-7"`} {
+		if got := string(in.Properties[name].Default); got != want {
+			t.Errorf("default of %s = %s, want %s", name, got, want)
+		}
+	}
+
+	editions := contractv1mcp.NewEditionsServiceClient(f.client)
+	eres, err := editions.EditionsEcho(ctx, &contractv1.EditionsEchoRequest{Id: proto.String(""), Sub: &contractv1.EditionsSub{}})
+	if err != nil {
+		t.Fatalf("EditionsEcho with zero values: %v", err)
+	}
+	if eres.GetRequest().GetCount() != 7 {
+		t.Errorf("count = %d, want the default 7", eres.GetRequest().GetCount())
+	}
+	var sent map[string]json.RawMessage
+	_ = json.Unmarshal(f.lastArgs(t), &sent)
+	if string(sent["implicit"]) != "0" {
+		t.Errorf("the required implicit-presence field was sent as %s, want 0", sent["implicit"])
+	}
+	raw = f.callRaw(t, "editions_echo", string(f.lastArgs(t)))
+	f.checkCall(t, "editions_echo", raw)
+	if raw = f.callRaw(t, "editions_echo", `{"id": "x"}`); !raw.IsError || !strings.Contains(raw.Text(), `"implicit"`) {
+		t.Errorf("missing implicit: %v %s", raw.IsError, raw.Text())
 	}
 }

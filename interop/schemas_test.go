@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -100,9 +101,22 @@ func newWeatherServer() *runtime.Server {
 	return srv
 }
 
+func (contractEcho) LegacyEcho(_ context.Context, req *contractv1.LegacyEchoRequest) (*contractv1.LegacyEchoResponse, error) {
+	res := &contractv1.LegacyEchoResponse{Request: req, Etag: proto.String("e1"), Speed: req.Speed}
+	proto.SetExtension(res, contractv1.E_Note, "a note")
+	return res, nil
+}
+
+func (contractEcho) EditionsEcho(_ context.Context, req *contractv1.EditionsEchoRequest) (*contractv1.EditionsEchoResponse, error) {
+	return &contractv1.EditionsEchoResponse{Request: req}, nil
+}
+
+// newContractServer serves the contract test's proto3, proto2 and editions services.
 func newContractServer() *runtime.Server {
 	srv := runtime.NewServer(runtime.Implementation{Name: "contract", Version: "1.0.0"})
 	contractv1mcp.RegisterContractServiceHandler(srv, contractEcho{})
+	contractv1mcp.RegisterLegacyServiceHandler(srv, contractEcho{})
+	contractv1mcp.RegisterEditionsServiceHandler(srv, contractEcho{})
 	return srv
 }
 
@@ -326,6 +340,17 @@ func TestAjvDraft07Strict(t *testing.T) {
 			if _, err := contract.Known(ctx, req); err != nil {
 				t.Fatal(err)
 			}
+		}
+		legacy := contractv1mcp.NewLegacyServiceClient(cc)
+		if _, err := legacy.LegacyEcho(ctx, &contractv1.LegacyEchoRequest{
+			Id: proto.String(""), Tags: []string{"t"}, Inner: &contractv1.LegacyInner{N: proto.Int64(math.MinInt64)},
+			Options: &contractv1.LegacyEchoRequest_Options{Verbose: proto.Bool(true)},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		editions := contractv1mcp.NewEditionsServiceClient(cc)
+		if _, err := editions.EditionsEcho(ctx, &contractv1.EditionsEchoRequest{Id: proto.String("x"), Sub: &contractv1.EditionsSub{}, Level: contractv1.Level_LEVEL_HIGH.Enum()}); err != nil {
+			t.Fatal(err)
 		}
 		if _, err := contract.Validated(ctx, &contractv1.ValidatedRequest{
 			Email: "ada@example.com", Name: "ada", Percent: 100, Ratio: 0.5, Tags: []string{"a"},

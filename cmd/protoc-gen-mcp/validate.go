@@ -139,9 +139,35 @@ func (b *schemaBuilder) applyRules(fd protoreflect.FieldDescriptor, s, elem *Sch
 	default:
 		notes = append(notes, valueRules(fd, elem, typed)...)
 	}
+	if ed := fd.Enum(); ed != nil && !fd.IsMap() {
+		// The rules may have narrowed the names: list only those in the descriptions.
+		s.Description = dropEnumLines(s.Description, ed, elem.Enum)
+		elem.Description = dropEnumLines(elem.Description, ed, elem.Enum)
+	}
 	if len(notes) > 0 {
 		s.Description = join(s.Description, "Checked by the server: "+strings.Join(notes, "; ")+".")
 	}
+}
+
+// dropEnumLines removes from an enum's value list ("- NAME: comment" lines) the values of ed
+// that are not in kept.
+func dropEnumLines(doc string, ed protoreflect.EnumDescriptor, kept []string) string {
+	keep := map[string]bool{}
+	for _, k := range kept {
+		keep[k] = true
+	}
+	lines := strings.Split(doc, "\n")
+	out := lines[:0]
+	for _, line := range lines {
+		if rest, ok := strings.CutPrefix(line, "- "); ok {
+			name, _, _ := strings.Cut(rest, ":")
+			if ed.Values().ByName(protoreflect.Name(name)) != nil && !keep[name] {
+				continue
+			}
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
 }
 
 // typeRules is the set member of FieldRules' type oneof (Int32Rules, StringRules, ...), or nil.

@@ -768,7 +768,7 @@ const contractServiceValidatedInputSchema = `{
       ]
     },
     "color": {
-      "description": "A color other than green.\n\n- COLOR_RED: Red.\n- COLOR_GREEN: Green.",
+      "description": "A color other than green.\n\n- COLOR_RED: Red.",
       "anyOf": [
         {"type": "string", "enum": ["COLOR_RED"]},
         {"type": "null"}

@@ -164,21 +164,25 @@ func startConformanceServer(t *testing.T) string {
 }
 
 // TestInspectorStrict: MCP Inspector's CLI (`tools/list --strict`) finds no portability error
-// in the tools of any example server, and no warning on any input schema.
+// in the tools of any example server, and no warning on any input schema; it lists the weather
+// server's tools over HTTP and, launching the server binary, over stdio.
 func TestInspectorStrict(t *testing.T) {
 	dir := ensureNodeModules(t)
 	lockedVersion(t, inspectorPackage)
 	cli := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector", "clients", "cli", "build", "index.js")
-	servers := map[string]string{
-		"weather":     startRecording(t, newWeatherServer()).URL,
-		"contract":    startRecording(t, newContractServer()).URL,
-		"conformance": startConformanceServer(t),
+	// Each target is what the CLI is given: a URL, or a command it launches over stdio.
+	servers := map[string][]string{
+		"weather":       {startRecording(t, newWeatherServer()).URL},
+		"contract":      {startRecording(t, newContractServer()).URL},
+		"conformance":   {startConformanceServer(t)},
+		"weather-stdio": {buildWeatherServer(t), "-stdio"},
 	}
-	for name, url := range servers {
+	for name, target := range servers {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, nodePath(t), cli, url, "--method", "tools/list", "--strict")
+			args := append(append([]string{cli}, target...), "--method", "tools/list", "--strict")
+			cmd := exec.CommandContext(ctx, nodePath(t), args...)
 			// The CLI keeps a catalog under $HOME; give it a scratch one.
 			cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "NO_COLOR=1")
 			var stdout, stderr bytes.Buffer

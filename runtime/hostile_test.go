@@ -213,11 +213,24 @@ func addHardenTools(s *Server, ctl *hardenCtl) {
 	AddTool(s, ToolSpec{Name: "link", Description: "typed: ResourceLink (int64 size)"}, func(ctx context.Context, req *mcpv1.ResourceLink) (*mcpv1.ResourceLink, error) {
 		return req, nil
 	})
+	// A resource and a prompt whose results panic while the runtime encodes them, after
+	// their handlers returned: the panic happens in the runtime's encoding, not the handler.
+	s.AddResource(Resource{URI: "test://panic-encode", Name: "panic-encode"}, func(ctx context.Context, uri string) (*ReadResourceResult, error) {
+		return &ReadResourceResult{Contents: []ResourceContents{{URI: uri, Meta: map[string]any{"x": panicMarshaler{}}}}}, nil
+	})
+	s.AddPrompt(Prompt{Name: "panic_encode"}, func(ctx context.Context, args map[string]string) (*GetPromptResult, error) {
+		return &GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: Content{Type: "text", Text: "x", Meta: map[string]any{"x": panicMarshaler{}}}}}}, nil
+	})
 	AddTool(s, ToolSpec{Name: "panic_typed", Description: "a typed handler that panics"}, func(ctx context.Context, req *weatherv1.GetForecastRequest) (*weatherv1.GetForecastResponse, error) {
 		var p *weatherv1.Place
 		return &weatherv1.GetForecastResponse{Place: &weatherv1.Place{Name: p.Name}}, nil // nil dereference
 	})
 }
+
+// panicMarshaler panics when encoded, as a buggy MarshalJSON in a server's own types would.
+type panicMarshaler struct{}
+
+func (panicMarshaler) MarshalJSON() ([]byte, error) { panic("MarshalJSON exploded") }
 
 // newHardenEnv starts a server with the hardening tools and initializes a main session. The
 // cleanup releases blocked tools, shuts the server down and closes the listener.
@@ -495,6 +508,8 @@ func hostileCases() []hostileCase {
 		{name: "raw tool handler returns a plain error", body: toolCall("38", "fail", `{}`), status: 200, isError: true, msg: "the disk is full"},
 		{name: "raw tool handler panics", body: toolCall("34", "panic", `{}`), status: 200, code: CodeInternalError, msg: `the tool "panic" handler panicked`},
 		{name: "typed tool handler panics", body: toolCall("35", "panic_typed", `{}`), status: 200, code: CodeInternalError, msg: `the tool "panic_typed" handler panicked`},
+		{name: "resources/read result panics while encoding", body: req("39", "resources/read", `{"uri":"test://panic-encode"}`), status: 200, code: CodeInternalError, msg: "resources/read"},
+		{name: "prompts/get result panics while encoding", body: req("39", "prompts/get", `{"name":"panic_encode"}`), status: 200, code: CodeInternalError, msg: "prompts/get"},
 		{name: "invalid log level", body: req("36", "logging/setLevel", `{"level":"loud"}`), status: 200, code: CodeInvalidParams, msg: "loud"},
 		{name: "invalid cursor", body: req("37", "tools/list", `{"cursor":"!!not-a-cursor"}`), status: 200, code: CodeInvalidParams, msg: "cursor"},
 

@@ -420,9 +420,9 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	} else if err != nil {
 		body = encodeResponse(msg.ID, nil, toRPCError(err))
 	} else {
-		raw, mErr := marshalResult(result)
+		raw, mErr := s.marshalResult(msg.Method, result)
 		if mErr != nil {
-			body = encodeResponse(msg.ID, nil, Errorf(CodeInternalError, "could not encode result: %v", mErr))
+			body = encodeResponse(msg.ID, nil, toRPCError(mErr))
 		} else {
 			body = encodeResponse(msg.ID, raw, nil)
 		}
@@ -464,15 +464,28 @@ func (s *Server) callHandler(ctx context.Context, rs *requestState, h methodHand
 	return resp.Result, nil
 }
 
-// marshalResult encodes a handler's result; json.RawMessage passes through.
-func marshalResult(v any) (json.RawMessage, error) {
+// marshalResult encodes a handler's result; json.RawMessage passes through. It runs after the
+// handler returned, outside callHandler's recover: a panic in a result's MarshalJSON (a
+// server's own type in a _meta map, say) is recovered here, logged with its stack, and becomes
+// an internal error, as a panic in the handler does.
+func (s *Server) marshalResult(method string, v any) (raw json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("mcp: encoding a result panicked", "method", method, "panic", p, "stack", string(debug.Stack()))
+			raw, err = nil, Errorf(CodeInternalError, "internal error: encoding the %s result panicked", truncate(method, 64))
+		}
+	}()
 	switch r := v.(type) {
 	case nil:
 		return json.RawMessage("{}"), nil
 	case json.RawMessage:
 		return r, nil
 	default:
-		return json.Marshal(v)
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, Errorf(CodeInternalError, "could not encode result: %v", err)
+		}
+		return b, nil
 	}
 }
 

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"sort"
 	"sync"
 )
 
@@ -95,32 +96,41 @@ func (m *MemoryEventStore) Append(_ context.Context, session, stream string, seq
 	return nil
 }
 
-// Replay implements EventStore.
+// Replay implements EventStore. It copies at most replayBatch events at a time under its
+// lock, so that a replay costs a small constant however much the stream holds.
 func (m *MemoryEventStore) Replay(ctx context.Context, session, stream string, after uint64, fn func(uint64, []byte) error) error {
-	m.mu.Lock()
-	var evs []storedEvent
-	if s := m.sessions[session]; s != nil {
-		if floor, ok := s.evicted[stream]; ok && after < floor {
-			m.mu.Unlock()
-			return ErrEventsEvicted
-		}
-		for _, e := range s.streams[stream] {
-			if e.seq > after {
-				evs = append(evs, e)
-			}
-		}
-	}
-	m.mu.Unlock()
-	for _, e := range evs {
+	var batch [replayBatch]storedEvent
+	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := fn(e.seq, e.data); err != nil {
-			return err
+		m.mu.Lock()
+		n := 0
+		if s := m.sessions[session]; s != nil {
+			if floor, ok := s.evicted[stream]; ok && after < floor {
+				// Also between batches: events evicted since the last one would be skipped.
+				m.mu.Unlock()
+				return ErrEventsEvicted
+			}
+			evs := s.streams[stream]
+			i := sort.Search(len(evs), func(i int) bool { return evs[i].seq > after })
+			n = copy(batch[:], evs[i:])
+		}
+		m.mu.Unlock()
+		for _, e := range batch[:n] {
+			if err := fn(e.seq, e.data); err != nil {
+				return err
+			}
+			after = e.seq
+		}
+		if n < replayBatch {
+			return nil
 		}
 	}
-	return nil
 }
+
+// replayBatch is how many events MemoryEventStore.Replay copies under its lock at a time.
+const replayBatch = 64
 
 // DeleteStream implements EventStore.
 func (m *MemoryEventStore) DeleteStream(_ context.Context, session, stream string) error {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -236,11 +237,21 @@ func (panicMarshaler) MarshalJSON() ([]byte, error) { panic("MarshalJSON explode
 // cleanup releases blocked tools, shuts the server down and closes the listener.
 func newHardenEnv(t *testing.T, opts ...ServerOption) *hardenEnv {
 	t.Helper()
+	return newHardenEnvOn(t, nil, opts...)
+}
+
+// newHardenEnvOn is newHardenEnv with the server's listener wrapped by wrap (nil: as is).
+func newHardenEnvOn(t *testing.T, wrap func(net.Listener) net.Listener, opts ...ServerOption) *hardenEnv {
+	t.Helper()
 	e := &hardenEnv{t: t, log: &hardenLog{}, ctl: &hardenCtl{started: make(chan string, 64), release: make(chan struct{})}}
 	logger := slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.srv = NewServer(Implementation{Name: "harden", Version: "1"}, append([]ServerOption{WithLogger(logger)}, opts...)...)
 	addHardenTools(e.srv, e.ctl)
-	e.hs = httptest.NewServer(e.srv)
+	e.hs = httptest.NewUnstartedServer(e.srv)
+	if wrap != nil {
+		e.hs.Listener = wrap(e.hs.Listener)
+	}
+	e.hs.Start()
 	e.url = e.hs.URL
 	e.hc = &http.Client{Transport: DefaultTransport()}
 	t.Cleanup(func() {
@@ -546,6 +557,7 @@ func hostileCases() []hostileCase {
 		// Resumption.
 		{name: "malformed Last-Event-ID", method: http.MethodGet, hdr: map[string]string{"Last-Event-ID": "garbage"}, status: 400, code: CodeInvalidRequest, msg: "malformed Last-Event-ID"},
 		{name: "Last-Event-ID of a finished stream", method: http.MethodGet, hdr: map[string]string{"Last-Event-ID": "1_1"}, status: 404, code: CodeInvalidRequest, msg: "names no stream of this session"},
+		{name: "Last-Event-ID beyond what the stream sent", method: http.MethodGet, hdr: map[string]string{"Last-Event-ID": "0_999999"}, status: 404, code: CodeInvalidRequest, msg: "names no event of this stream"},
 		{name: "Last-Event-ID from another session", run: runForeignLastEventID, status: 404, code: CodeInvalidRequest, msg: "names no stream of this session"},
 	}
 }

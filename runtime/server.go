@@ -559,21 +559,40 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "Last-Event-ID names no stream of this session")
 		return
 	}
+	if st != nil && seq > st.lastSeq() {
+		// An ID the server never sent: a crafted one, not a resumption.
+		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "Last-Event-ID names no event of this stream")
+		return
+	}
+	sw := newSSEWriter(r.Context(), w, s.cfg.writeTimeout)
+	defer sw.finish()
 	var my uint64
 	if st != nil {
 		// The newest connection wins: the client resumes because it lost the old one, which
-		// the server may not have noticed yet.
-		my = st.takeover()
+		// the server may not have noticed yet. The old one is closed.
+		my = st.takeover(sw.abort)
 	}
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w)}
 	sw.header()
 	replayed := 0
 	if store := s.cfg.eventStore; store != nil {
-		err := store.Replay(r.Context(), sess.id, streamID, seq, func(n uint64, data []byte) error {
+		// Event by event, written out every sseChunk bytes: memory stays bounded however
+		// much is stored, and however slowly the client reads.
+		err := store.Replay(sw.ctx, sess.id, streamID, seq, func(n uint64, data []byte) error {
 			sw.event(streamID, n, data)
 			replayed++
+			if len(sw.buf) >= sseChunk {
+				return sw.flush(false)
+			}
 			return nil
 		})
+		if err != nil && sw.sent {
+			// Part of the replay went out: the client resumes again from what it got.
+			s.log.Debug("mcp: replay stopped", "session", sess.id, "stream", streamID, "error", err)
+			if st != nil {
+				st.detach(my)
+			}
+			return
+		}
 		if errors.Is(err, ErrEventsEvicted) {
 			// Going on would skip the evicted events without a word.
 			if st != nil {

@@ -46,6 +46,10 @@ type stream struct {
 	stored   bool   // events went to the event store
 	closed   bool   // the session ended
 	kicked   bool   // a handler asked to close the connection (SSE polling)
+	// abortOwner closes the connection of the writer that holds the stream; a takeover calls
+	// it, so that the writer it replaces stops at once even when it is blocked writing to a
+	// client that does not read.
+	abortOwner func()
 
 	wake chan struct{} // capacity 1: new events, or kicked
 }
@@ -155,14 +159,40 @@ func (st *stream) attach() (uint64, bool) {
 // takeover claims the stream for a resuming writer, even from a writer that still holds it
 // (its connection may be dead without the server having noticed yet): that writer stops at its
 // next take.
-func (st *stream) takeover() uint64 {
+//
+// The writer it replaces has its connection closed (abort): the Streamable HTTP transport
+// allows one connection per stream, and a replaced writer blocked on a client that does not
+// read would otherwise hold its goroutine, its buffer and its connection until the write
+// timeout.
+func (st *stream) takeover(abort func()) uint64 {
 	st.mu.Lock()
 	st.owner++
 	st.attached = true
 	my := st.owner
+	prev := st.abortOwner
+	st.abortOwner = abort
 	st.mu.Unlock()
+	if prev != nil {
+		prev()
+	}
 	st.signal()
 	return my
+}
+
+// setAbort records how to close the connection of the writer of generation my.
+func (st *stream) setAbort(my uint64, abort func()) {
+	st.mu.Lock()
+	if st.owner == my {
+		st.abortOwner = abort
+	}
+	st.mu.Unlock()
+}
+
+// lastSeq returns the sequence number of the newest event queued on the stream.
+func (st *stream) lastSeq() uint64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.seq
 }
 
 // detach releases the stream, if the writer of generation my still holds it.
@@ -170,6 +200,7 @@ func (st *stream) detach(my uint64) {
 	st.mu.Lock()
 	if st.owner == my {
 		st.attached = false
+		st.abortOwner = nil
 	}
 	st.mu.Unlock()
 }
@@ -193,6 +224,14 @@ func parseEventID(id string) (streamID string, seq uint64, ok bool) {
 	return id[:i], n, true
 }
 
+// sseChunk is how many bytes of SSE events a writer buffers before it writes them out: a
+// replay or a long queue goes out in pieces of about this size, never as one buffer holding
+// everything (a client that does not read would pin that buffer until the write timeout).
+const sseChunk = 32 << 10
+
+// errWriterAborted is returned by sseWriter.flush once another writer took the stream over.
+var errWriterAborted = errors.New("mcp: the stream was taken over by a newer connection")
+
 // sseWriter frames SSE events onto an HTTP response.
 type sseWriter struct {
 	w       http.ResponseWriter
@@ -201,6 +240,42 @@ type sseWriter struct {
 	started bool // the response is SSE (headers set)
 	sent    bool // bytes have gone out: the headers are on the wire
 	timeout time.Duration
+
+	ctx    context.Context // the request's context, also cancelled by abort
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	aborted  bool // abort was called: writes fail
+	finished bool // the handler is returning: abort must not touch the response any more
+}
+
+// newSSEWriter returns a writer for w whose context ends with ctx or with abort.
+func newSSEWriter(ctx context.Context, w http.ResponseWriter, timeout time.Duration) *sseWriter {
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout}
+	sw.ctx, sw.cancel = context.WithCancel(ctx)
+	return sw
+}
+
+// abort makes the writer stop: its context ends and a write in progress fails at once (its
+// deadline is moved to now). It may be called from any goroutine, any number of times.
+func (sw *sseWriter) abort() {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.finished || sw.aborted {
+		return
+	}
+	sw.aborted = true
+	sw.cancel()
+	_ = sw.rc.SetWriteDeadline(time.Now())
+}
+
+// finish marks the writer done; abort does nothing afterwards, since the connection may
+// already serve another request.
+func (sw *sseWriter) finish() {
+	sw.mu.Lock()
+	sw.finished = true
+	sw.mu.Unlock()
+	sw.cancel()
 }
 
 func (sw *sseWriter) header() {
@@ -247,15 +322,26 @@ func (sw *sseWriter) event(streamID string, seq uint64, data []byte) {
 // chunked body, so that a client that stops reading at the response event still finds the
 // body at EOF and keeps its connection.
 func (sw *sseWriter) flush(last bool) error {
+	sw.mu.Lock()
+	if sw.aborted {
+		sw.mu.Unlock()
+		return errWriterAborted
+	}
 	if sw.timeout > 0 {
 		// Bounds this write, and net/http's flush of the last one (it clears the deadline
-		// once the response is finished).
+		// once the response is finished). Under the lock: an abort after it moves the
+		// deadline back to now.
 		_ = sw.rc.SetWriteDeadline(time.Now().Add(sw.timeout))
 	}
+	sw.mu.Unlock()
 	if len(sw.buf) > 0 {
 		sw.sent = true
 		_, err := sw.w.Write(sw.buf)
-		sw.buf = sw.buf[:0]
+		if cap(sw.buf) > 4*sseChunk {
+			sw.buf = nil // a large event passed through: do not keep its buffer
+		} else {
+			sw.buf = sw.buf[:0]
+		}
 		if err != nil {
 			return err
 		}
@@ -285,9 +371,11 @@ const (
 func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *stream, my uint64, mode streamMode, sw *sseWriter) {
 	defer st.detach(my)
 	if sw == nil {
-		sw = &sseWriter{w: w, rc: http.NewResponseController(w)}
+		sw = newSSEWriter(ctx, w, s.cfg.writeTimeout)
 	}
-	sw.timeout = s.cfg.writeTimeout
+	defer sw.finish()
+	ctx = sw.ctx
+	st.setAbort(my, sw.abort)
 	switch mode {
 	case modeSSE:
 		sw.header()
@@ -320,6 +408,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 		}
 		if len(evs) > 0 {
 			if !sw.started && len(evs) == 1 && evs[0].final && evs[0].data != nil {
+				sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
 				s.writeJSON(w, http.StatusOK, evs[0].data)
 				evs[0].pooled.release() // written: the buffer can serve another call
 				s.streamDelivered(st)
@@ -330,11 +419,19 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 				sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
 			}
 			final := false
-			for _, ev := range evs {
+			for i, ev := range evs {
 				if ev.data != nil {
 					sw.event(st.id, ev.seq, ev.data)
 				}
 				final = final || ev.final
+				if len(sw.buf) >= sseChunk && i < len(evs)-1 {
+					// Out in pieces: the events are in the store already, so a write
+					// that fails here loses nothing the client cannot resume.
+					if err := sw.flush(false); err != nil {
+						s.log.Debug("mcp: client went away mid-stream; events kept for resumption", "session", st.sess.id, "stream", st.id, "error", err)
+						return
+					}
+				}
 			}
 			if final && !sw.sent {
 				// Everything the request produced is known: one body with a length.

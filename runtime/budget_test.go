@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -232,4 +233,176 @@ func TestBudgetTakeoverClosesReplaced(t *testing.T) {
 		t.Fatal("the second resumption never finished")
 	}
 	e.mustWork(e.sid)
+}
+
+// initialize keeps what the session needs and no more: experimental capabilities of any size
+// are not kept, and a clientInfo over the state budget is refused.
+func TestBudgetInitializeState(t *testing.T) {
+	e := newHardenEnv(t)
+	big := `{"x":[` + strings.Repeat(`{"a":1,"b":[1,2]},`, 100000) + `1]}` // ~1.8 MiB of small objects
+	body := req("1", "initialize", `{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{"experimental":`+big+`},"clientInfo":{"name":"x","version":"0"}}`)
+	before := heapNow()
+	const sessions = 20
+	for range sessions {
+		r, err := e.send(e.ctx(), http.MethodPost, "", body, nil)
+		if err != nil || r.status != 200 {
+			t.Fatalf("initialize: %v %s", err, dump(r))
+		}
+	}
+	// Kept as decoded maps, 20 of these would hold hundreds of MiB.
+	checkGrowth(t, "20 sessions with 1.8 MiB of experimental capabilities", before, 2<<20)
+	e.mustWork(e.sid)
+}
+
+// Subscriptions are bounded by the session's state budget, and the server author can refuse
+// them.
+func TestBudgetSubscriptions(t *testing.T) {
+	e := newHardenEnv(t, WithMaxSessionState(8<<10), WithSubscribeHandler(func(_ context.Context, uri string) error {
+		if strings.HasPrefix(uri, "forbidden:") {
+			return Errorf(CodeResourceNotFound, "no such resource: %s", uri)
+		}
+		return nil
+	}))
+	r, err := e.call(e.ctx(), e.sid, "resources/subscribe", `{"uri":"forbidden:x"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHostile(t, hostileCase{status: 200, code: CodeResourceNotFound, msg: "no such resource"}, r)
+	before := heapNow()
+	accepted := 0
+	for i := range 1000 {
+		r, err := e.call(e.ctx(), e.sid, "resources/subscribe", fmt.Sprintf(`{"uri":"test://r/%0100d"}`, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.msg != nil && r.msg.Error != nil {
+			checkHostile(t, hostileCase{status: 200, code: CodeInvalidParams, msg: "subscription refused"}, r)
+			break
+		}
+		accepted++
+	}
+	if accepted == 0 || accepted*(100+subscriptionOverhead) > 8<<10 {
+		t.Fatalf("%d subscriptions accepted within 8 KiB of state", accepted)
+	}
+	checkGrowth(t, "subscriptions up to the state budget", before, 256<<10)
+	// Unsubscribing makes room again.
+	if r, err := e.call(e.ctx(), e.sid, "resources/unsubscribe", fmt.Sprintf(`{"uri":"test://r/%0100d"}`, 0)); err != nil || r.msg == nil || r.msg.Error != nil {
+		t.Fatalf("unsubscribe: %v %s", err, dump(r))
+	}
+	if r, err := e.call(e.ctx(), e.sid, "resources/subscribe", `{"uri":"test://again"}`); err != nil || r.msg == nil || r.msg.Error != nil {
+		t.Fatalf("subscribe after unsubscribe: %v %s", err, dump(r))
+	}
+	e.mustWork(e.sid)
+}
+
+// Events queued for a client that does not read are bounded in bytes by the session's
+// budget: the handler's sends fail with a clear error, and the response still gets through.
+func TestBudgetQueueBytes(t *testing.T) {
+	e := newHardenEnv(t, WithSessionBudget(1<<20))
+	c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "stream", `{"n":64,"size":65536,"tag":"q","gate":true}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.next(); !ok {
+		t.Fatal("no first event")
+	}
+	<-e.ctl.started
+	c.close()
+	streamID, _, _ := parseEventID(c.lastID)
+	if !waitFor(10*time.Second, func() bool { return !e.streamAttached(e.sid, streamID) }) {
+		t.Fatal("the server never noticed the client went away")
+	}
+	before := heapNow()
+	e.ctl.open() // 4 MiB of events for a client that is gone
+	if !waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }) {
+		t.Fatal("the handler never finished")
+	}
+	checkGrowth(t, "4 MiB sent to a stream nobody reads, 1 MiB budget", before, 1<<20+512<<10)
+	r, err := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": c.lastID})
+	if err != nil || r.msg == nil {
+		t.Fatalf("resuming: %v %s", err, dump(r))
+	}
+	if res, err := toolResult(r); err != nil || !strings.Contains(res.Text(), "memory budget") {
+		t.Fatalf("the response does not say the budget was spent: %s", dump(r))
+	}
+	e.mustWork(e.sid)
+}
+
+// Responses of requests whose client went away are kept for a resumption only within the
+// session's budget; beyond it they are dropped (logged), and a resumption gets 404.
+func TestBudgetOrphanResponses(t *testing.T) {
+	e := newHardenEnv(t, WithSessionBudget(1<<20))
+	const calls = 24
+	var ids []string
+	for i := range calls {
+		c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall(fmt.Sprint(100+i), "stream", `{"n":0,"items":20000,"tag":"o","gate":true}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := c.next(); !ok {
+			t.Fatal("no first event")
+		}
+		<-e.ctl.started
+		c.close()
+		ids = append(ids, c.lastID)
+	}
+	for _, id := range ids {
+		streamID, _, _ := parseEventID(id)
+		if !waitFor(10*time.Second, func() bool { return !e.streamAttached(e.sid, streamID) }) {
+			t.Fatal("the server never noticed a client went away")
+		}
+	}
+	before := heapNow()
+	e.ctl.open() // 24 responses of ~400 KiB each, for clients that are gone
+	if !waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }) {
+		t.Fatal("the handlers never finished")
+	}
+	checkGrowth(t, "24 orphaned responses of 400 KiB, 1 MiB budget", before, 1<<20+512<<10)
+	if !strings.Contains(e.log.String(), "the response was dropped") {
+		t.Fatal("no dropped response was logged")
+	}
+	dropped := 0
+	for _, id := range ids {
+		r, err := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.status == http.StatusNotFound {
+			dropped++
+		} else if r.msg == nil || r.msg.Error != nil {
+			t.Fatalf("a kept response did not resume: %s", dump(r))
+		}
+	}
+	if dropped == 0 || dropped == calls {
+		t.Fatalf("%d of %d responses dropped; want some kept, the rest dropped", dropped, calls)
+	}
+	e.mustWork(e.sid)
+}
+
+// A request's _meta is decoded once, and is bounded: its cost in allocations stays a small
+// multiple of its size (it was decoded twice, at 36 times its size).
+func TestBudgetMetaDecodedOnce(t *testing.T) {
+	e := newHardenEnv(t)
+	var meta strings.Builder
+	meta.WriteString(`{"progressToken":"p"`)
+	for i := 0; meta.Len() < 60<<10; i++ {
+		fmt.Fprintf(&meta, `,"k%d":1`, i)
+	}
+	meta.WriteString("}")
+	body := req("1", "tools/call", `{"name":"len","arguments":{},"_meta":`+meta.String()+`}`)
+	const calls = 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range calls {
+		r, err := e.send(e.ctx(), http.MethodPost, e.sid, body, nil)
+		if err != nil || r.msg == nil || r.msg.Error != nil {
+			t.Fatalf("call: %v %s", err, dump(r))
+		}
+	}
+	runtime.ReadMemStats(&after)
+	per := float64(after.TotalAlloc-before.TotalAlloc) / calls / float64(meta.Len())
+	t.Logf("allocated %.1f bytes per byte of _meta", per)
+	if per > 28 {
+		t.Fatalf("allocated %.1f bytes per byte of _meta: decoded more than once", per)
+	}
 }

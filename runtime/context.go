@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,20 +32,6 @@ type requestStateKey struct{}
 func stateFrom(ctx context.Context) *requestState {
 	rs, _ := ctx.Value(requestStateKey{}).(*requestState)
 	return rs
-}
-
-// peekMeta extracts params._meta without decoding the rest, when there is one.
-func peekMeta(params json.RawMessage) *RequestMeta {
-	if len(params) == 0 || !bytes.Contains(params, []byte(`"_meta"`)) {
-		return nil
-	}
-	var p struct {
-		Meta *RequestMeta `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return nil
-	}
-	return p.Meta
 }
 
 // errNoRequest is returned by Caller's methods when the context is not a handler's.

@@ -301,14 +301,14 @@ func (s *Server) handleReadResource(ctx context.Context, _ *requestState, params
 	return res, nil
 }
 
-func (s *Server) handleSubscribe(_ context.Context, rs *requestState, params json.RawMessage) (any, error) {
+func (s *Server) handleSubscribe(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
 	uri, err := uriParam(params)
 	if err != nil {
 		return nil, err
 	}
-	rs.sess.mu.Lock()
-	rs.sess.subscriptions[uri] = true
-	rs.sess.mu.Unlock()
+	if err := rs.sess.subscribe(ctx, uri); err != nil {
+		return nil, err
+	}
 	return json.RawMessage("{}"), nil
 }
 
@@ -317,9 +317,7 @@ func (s *Server) handleUnsubscribe(_ context.Context, rs *requestState, params j
 	if err != nil {
 		return nil, err
 	}
-	rs.sess.mu.Lock()
-	delete(rs.sess.subscriptions, uri)
-	rs.sess.mu.Unlock()
+	rs.sess.unsubscribe(uri)
 	return json.RawMessage("{}"), nil
 }
 

@@ -521,6 +521,12 @@ func hostileCases() []hostileCase {
 		{name: "typed tool handler panics", body: toolCall("35", "panic_typed", `{}`), status: 200, code: CodeInternalError, msg: `the tool "panic_typed" handler panicked`},
 		{name: "resources/read result panics while encoding", body: req("39", "resources/read", `{"uri":"test://panic-encode"}`), status: 200, code: CodeInternalError, msg: "resources/read"},
 		{name: "prompts/get result panics while encoding", body: req("39", "prompts/get", `{"name":"panic_encode"}`), status: 200, code: CodeInternalError, msg: "prompts/get"},
+		{name: "_meta over its limit", body: req("51", "tools/call", `{"name":"echo","arguments":{},"_meta":{"k":"`+strings.Repeat("m", 70<<10)+`"}}`), status: 200, code: CodeInvalidParams, msg: "params._meta of"},
+		{name: "_meta not an object", body: req("52", "ping", `{"_meta":5}`), status: 200, code: CodeInvalidParams, msg: "params._meta must be an object"},
+		{name: "progressToken an object", body: req("53", "tools/call", `{"name":"echo","arguments":{},"_meta":{"progressToken":{"a":[1,2,3]}}}`), status: 200, code: CodeInvalidParams, msg: "progressToken must be a string or a number"},
+		{name: "progressToken a boolean", body: req("54", "ping", `{"_meta":{"progressToken":true}}`), status: 200, code: CodeInvalidParams, msg: "progressToken must be a string or a number"},
+		{name: "progressToken over its limit", body: req("55", "ping", `{"_meta":{"progressToken":"`+strings.Repeat("p", 1000)+`"}}`), status: 200, code: CodeInvalidParams, msg: "progressToken of 1002 bytes"},
+		{name: "subscription over the state budget", body: req("56", "resources/subscribe", `{"uri":"test://`+strings.Repeat("u", 70<<10)+`"}`), status: 200, code: CodeInvalidParams, msg: "subscription refused"},
 		{name: "invalid log level", body: req("36", "logging/setLevel", `{"level":"loud"}`), status: 200, code: CodeInvalidParams, msg: "loud"},
 		{name: "invalid cursor", body: req("37", "tools/list", `{"cursor":"!!not-a-cursor"}`), status: 200, code: CodeInvalidParams, msg: "cursor"},
 
@@ -552,6 +558,7 @@ func hostileCases() []hostileCase {
 		{name: "initialize twice", body: initBody, status: 400, code: CodeInvalidRequest, msg: "must not carry an Mcp-Session-Id"},
 		{name: "initialize as a notification", session: sessionNone, body: `{"jsonrpc":"2.0","method":"initialize","params":{}}`, status: 400, code: CodeInvalidRequest, msg: "initialize must be a request with an id"},
 		{name: "initialize with params of the wrong type", session: sessionNone, body: req("63", "initialize", `{"protocolVersion":5}`), status: 400, code: CodeInvalidParams, msg: `field "protocolVersion" must be string`},
+		{name: "initialize with a clientInfo over the state budget", session: sessionNone, body: req("66", "initialize", `{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"`+strings.Repeat("n", 1<<20)+`","version":"0"}}`), status: 400, code: CodeInvalidParams, msg: "clientInfo of 1048577 bytes exceeds"},
 		{name: "initialize with an unknown version gets a counter-offer", session: sessionNone, body: req("64", "initialize", `{"protocolVersion":"1999-01-01","capabilities":{},"clientInfo":{"name":"x","version":"0"}}`), status: 200, msg: `"protocolVersion":"` + LatestProtocolVersion + `"`},
 
 		// Resumption.

@@ -34,6 +34,9 @@ func TestLimitDefaults(t *testing.T) {
 		"session idle timeout":     {int64(c.sessionIdleTimeout), int64(30 * time.Minute)},
 		"client request timeout":   {int64(c.callerRequestTimeout), int64(5 * time.Minute)},
 		"event store bytes":        {int64(c.eventStore.(*MemoryEventStore).maxBytes), 16 << 20},
+		"session budget":           {c.sessionBudget, 64 << 20},
+		"server budget":            {c.serverBudget, 1 << 30},
+		"session state":            {c.maxSessionState, 64 << 10},
 	}
 	for name, v := range want {
 		if v[0] != v[1] {

@@ -106,6 +106,10 @@ type serverConfig struct {
 	completion           CompletionHandler
 	keepAlive            time.Duration
 	writeTimeout         time.Duration
+	sessionBudget        int64
+	serverBudget         int64
+	maxSessionState      int64
+	subscribe            SubscribeHandler
 }
 
 func defaultServerConfig() serverConfig {
@@ -124,6 +128,9 @@ func defaultServerConfig() serverConfig {
 		callerRequestTimeout: 5 * time.Minute,
 		pageSize:             100,
 		writeTimeout:         time.Minute,
+		sessionBudget:        defaultSessionBudget,
+		serverBudget:         defaultServerBudget,
+		maxSessionState:      defaultMaxSessionState,
 	}
 }
 

@@ -70,11 +70,7 @@ func scanCallToolParams(params []byte) (p CallToolParams, ok bool) {
 				p.Meta = nil
 				break
 			}
-			var m RequestMeta
-			if json.Unmarshal(val, &m) != nil {
-				return p, false
-			}
-			p.Meta = &m
+			// Decoded once, by runHandler (requestMeta), for every method: not again here.
 		default:
 			// encoding/json matches field names without regard to case.
 			k := string(key)

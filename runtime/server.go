@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,6 +37,7 @@ type Server struct {
 	running  int           // handlers in flight, guarded by mu
 	idle     chan struct{} // closed when running drops to 0 during shutdown
 	shutdown bool          // guarded by mu
+	held     atomic.Int64  // bytes charged to all sessions' budgets (budget.go)
 
 	tools     registry[*toolEntry]
 	resources registry[*resourceEntry]
@@ -255,22 +257,27 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 		return
 	}
 	var sess *session
-	req := &Request{Method: methodInitialize, ID: *msg.ID, Params: msg.Params, Meta: peekMeta(msg.Params), Header: r.Header}
+	meta, metaErr := requestMeta(msg.Params)
+	if metaErr != nil {
+		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, metaErr))
+		return
+	}
+	req := &Request{Method: methodInitialize, ID: *msg.ID, Params: msg.Params, Meta: meta, Header: r.Header}
 	req.serve = func(_ context.Context, req *Request) (*Response, error) {
-		var p InitializeParams
-		if err := unmarshalParams(req.Params, &p); err != nil {
-			return nil, &statusError{status: http.StatusBadRequest, err: err}
+		p, rpcErr := s.decodeInitialize(req.Params)
+		if rpcErr != nil {
+			return nil, &statusError{status: http.StatusBadRequest, err: rpcErr}
 		}
 		version := p.ProtocolVersion
 		if !isSupportedVersion(version) {
 			version = LatestProtocolVersion // counter-offer (V2)
 		}
 		s.mu.Lock()
-		if len(s.sessions) >= s.cfg.maxSessions {
+		if len(s.sessions) >= s.cfg.maxSessions || s.held.Load()+stateSize(&p.ClientInfo) > s.cfg.serverBudget {
 			s.mu.Unlock()
 			return nil, &statusError{status: http.StatusServiceUnavailable, err: NewError(CodeInternalError, "too many sessions; try again later")}
 		}
-		sess = s.newSession(&p, version)
+		sess = s.newSession(p, version)
 		s.sessions[sess.id] = sess
 		if !s.reaping && s.cfg.sessionIdleTimeout > 0 {
 			s.reaping = true
@@ -372,8 +379,16 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 		s.writeJSON(w, status, encodeResponse(msg.ID, nil, rpcErr))
 		return
 	}
+	if !sess.reserve(requestCost(msg), false) {
+		// The params stay in memory while the handler runs.
+		cancel()
+		sess.endRequest(msg.ID)
+		s.writeJSON(w, http.StatusTooManyRequests, encodeResponse(msg.ID, nil, budgetError(sess)))
+		return
+	}
 	if !s.handlerStarted() {
 		cancel()
+		sess.release(requestCost(msg))
 		sess.endRequest(msg.ID)
 		s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "server is shutting down")
 		return
@@ -395,13 +410,23 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	defer s.handlerDone()
 	defer cancel()
 	defer rs.sess.endRequest(msg.ID)
-	rs.meta = peekMeta(msg.Params)
-	if rs.meta != nil {
-		rs.progressToken = rs.meta.ProgressToken
+	defer rs.sess.release(requestCost(msg))
+	meta, metaErr := requestMeta(msg.Params)
+	rs.meta = meta
+	if meta != nil {
+		rs.progressToken = meta.ProgressToken
 	}
 	ctx = context.WithValue(ctx, requestStateKey{}, rs)
 
-	result, err := s.callHandler(ctx, rs, h, msg)
+	var (
+		result any
+		err    error
+	)
+	if metaErr != nil {
+		err = metaErr
+	} else {
+		result, err = s.callHandler(ctx, rs, h, msg)
+	}
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) && rs.sess.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 		// Cancelled by the client: no response (cancellation spec).
 		s.log.Debug("mcp: request cancelled", "session", rs.sess.id, "id", msg.ID.raw)

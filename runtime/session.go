@@ -21,6 +21,7 @@ type session struct {
 	cancel context.CancelFunc
 
 	lastUsed atomic.Int64 // unix nanos
+	held     atomic.Int64 // bytes charged to the session's budget (budget.go)
 	logLevel atomic.Pointer[LoggingLevel]
 
 	mu              sync.Mutex
@@ -35,6 +36,7 @@ type session struct {
 	streams         map[string]*stream
 	standalone      *stream
 	subscriptions   map[string]bool
+	state           int64 // bytes of clientInfo and subscriptions, charged to held
 	ended           bool
 }
 
@@ -61,6 +63,8 @@ func (s *Server) newSession(p *InitializeParams, version string) *session {
 		streams:         make(map[string]*stream),
 		subscriptions:   make(map[string]bool),
 	}
+	sess.state = stateSize(&sess.clientInfo)
+	sess.reserve(sess.state, true)
 	sess.standalone = newStream(sess, "0", true, min(s.cfg.maxQueuedEvents, 1000))
 	sess.touch()
 	return sess
@@ -221,6 +225,9 @@ func (sess *session) end() {
 		streams = append(streams, st)
 	}
 	streams = append(streams, sess.standalone)
+	sess.release(sess.state)
+	sess.state = 0
+	clear(sess.subscriptions)
 	sess.mu.Unlock()
 	sess.cancel()
 	for _, st := range streams {

@@ -40,6 +40,7 @@ type stream struct {
 	mu       sync.Mutex
 	queue    []streamEvent
 	seq      uint64
+	queued   int64  // bytes of queue's data, charged to the session's budget
 	done     bool   // the final event has been queued
 	attached bool   // a writer holds the stream
 	owner    uint64 // the generation of the writer that holds it; a resume takes over
@@ -87,6 +88,26 @@ func (st *stream) sendEvent(ev streamEvent) error {
 		st.mu.Unlock()
 		return errStreamFull
 	}
+	n := int64(len(ev.data))
+	if !st.sess.reserve(n, false) {
+		if !final {
+			st.mu.Unlock()
+			return errBudget
+		}
+		if !st.attached && !st.standalone {
+			// The client went away and there is no room to keep its response until it
+			// resumes: drop the stream; a resumption gets 404 and the client learns the
+			// request's fate is unknown, rather than the server holding unbounded responses.
+			st.releaseQueueLocked()
+			st.queue = nil
+			st.done, st.closed = true, true
+			st.mu.Unlock()
+			st.sess.removeStream(st.id)
+			return errResponseDropped
+		}
+		st.sess.reserve(n, true) // a connected client is reading: its response goes out
+	}
+	st.queued += n
 	st.seq++
 	ev.seq = st.seq
 	st.queue = append(st.queue, ev)
@@ -108,11 +129,21 @@ func (st *stream) kick() {
 }
 
 // close marks the stream dead (its session ended) and wakes the writer.
+//
+// Its queue stays for a writer to deliver (a shutdown's error responses), but no longer counts
+// against the budgets: the session is gone.
 func (st *stream) close() {
 	st.mu.Lock()
+	st.releaseQueueLocked()
 	st.closed = true
 	st.mu.Unlock()
 	st.signal()
+}
+
+// releaseQueueLocked returns the bytes of the queue to the budgets. st.mu is held.
+func (st *stream) releaseQueueLocked() {
+	st.sess.release(st.queued)
+	st.queued = 0
 }
 
 // take removes and returns the queued events for the writer of generation my, and reports
@@ -127,6 +158,7 @@ func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEv
 		return nil, false, st.closed, true
 	}
 	evs, st.queue = st.queue, nil
+	st.releaseQueueLocked()
 	kicked, st.kicked = st.kicked, false
 	closed = st.closed
 	if store != nil && len(evs) > 0 && !(asJSON && len(evs) == 1 && evs[0].final && evs[0].data != nil) {

@@ -404,11 +404,16 @@ func (s *Server) handleListTools(_ context.Context, _ *requestState, params json
 func (s *Server) routeCallTool(req *Request) {
 	p, ok := scanCallToolParams(req.Params)
 	if !ok {
-		p = CallToolParams{}
-		if err := unmarshalParams(req.Params, &p); err != nil {
+		// Without _meta, which runHandler decoded already.
+		var q struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments,omitempty"`
+		}
+		if err := unmarshalParams(req.Params, &q); err != nil {
 			req.serve = failWith(err)
 			return
 		}
+		p = CallToolParams{Name: q.Name, Arguments: q.Arguments}
 	}
 	if p.Name == "" {
 		req.serve = failWith(NewError(CodeInvalidParams, `tools/call needs "name": the tool to call`))

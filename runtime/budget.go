@@ -1,0 +1,307 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// Memory budgets. Every byte a client can make the server hold past the request that brought
+// it is counted against two budgets, in bytes: one per session and one for the whole server.
+//
+// What a session is charged for:
+//   - its state: the clientInfo it gave at initialize (capabilities other than roots, sampling
+//     and elicitation are not kept) and its resource subscriptions (each URI plus
+//     subscriptionOverhead), within WithMaxSessionState as well;
+//   - the params of its requests in flight, until their handlers return;
+//   - the events queued on its streams for a client that has not read them yet, until a writer
+//     takes them (a stream with no connection keeps them for the client to resume).
+//
+// The event store has bounds of its own (see NewMemoryEventStore).
+
+// Budget defaults; the README's Security section lists them.
+const (
+	defaultSessionBudget   = 64 << 20
+	defaultServerBudget    = 1 << 30
+	defaultMaxSessionState = 64 << 10
+	// subscriptionOverhead is what one subscription is charged besides its URI: the map
+	// entry that holds it.
+	subscriptionOverhead = 64
+	// maxMetaBytes bounds a request's params._meta: it is decoded into a map, which costs
+	// several times its JSON size for as long as the handler runs.
+	maxMetaBytes = 64 << 10
+)
+
+// errBudget is returned to a handler whose message would take its session, or the server,
+// over its memory budget.
+var errBudget = errors.New("mcp: the session's memory budget is spent: the client is not reading its events (see WithSessionBudget)")
+
+// errResponseDropped is logged when a response is dropped because its client went away and
+// the session's budget has no room left to keep it for a resumption.
+var errResponseDropped = errors.New("mcp: the response was dropped: its client went away and the session's memory budget has no room to keep it")
+
+// WithSessionBudget sets how many bytes one session may make the server hold (default 64 MiB):
+// its state, the params of its requests in flight, and the events queued for it. At the limit
+// a new request gets HTTP 429 with a JSON-RPC error, a handler's notification or request fails
+// with an error (logged), and a response whose client went away is dropped (the stream then
+// cannot be resumed); a response whose client is connected always goes out.
+func WithSessionBudget(n int64) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) {
+		if n > 0 {
+			c.sessionBudget = n
+		}
+	})
+}
+
+// WithServerBudget sets how many bytes all sessions together may make the server hold
+// (default 1 GiB), counted as WithSessionBudget counts them. At the limit initialize gets 503,
+// and every session meets the limits WithSessionBudget describes.
+func WithServerBudget(n int64) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) {
+		if n > 0 {
+			c.serverBudget = n
+		}
+	})
+}
+
+// WithMaxSessionState bounds what a session keeps for its whole life (default 64 KiB): the
+// clientInfo of initialize, and its resource subscriptions. An initialize over it gets 400
+// with -32602; a subscription over it gets -32602.
+func WithMaxSessionState(n int64) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) {
+		if n > 0 {
+			c.maxSessionState = n
+		}
+	})
+}
+
+// SubscribeHandler decides whether a session may subscribe to a resource (resources/subscribe).
+// Returning an error refuses the subscription: an *Error (for instance with
+// CodeResourceNotFound) goes to the client as is; any other error becomes -32602 with its text.
+type SubscribeHandler func(ctx context.Context, uri string) error
+
+// WithSubscribeHandler makes resources/subscribe ask h before recording a subscription. By
+// default any URI is accepted, within the session's state budget.
+func WithSubscribeHandler(h SubscribeHandler) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.subscribe = h })
+}
+
+// reserve charges n bytes to the session and the server. Unless force, it fails when either
+// budget would be exceeded. Concurrent reservations may overshoot a budget by at most the size
+// of the messages in flight at that instant.
+func (sess *session) reserve(n int64, force bool) bool {
+	if n <= 0 {
+		return true
+	}
+	s := sess.server
+	if !force && (sess.held.Load()+n > s.cfg.sessionBudget || s.held.Load()+n > s.cfg.serverBudget) {
+		return false
+	}
+	sess.held.Add(n)
+	s.held.Add(n)
+	return true
+}
+
+// release returns n bytes reserved by reserve.
+func (sess *session) release(n int64) {
+	if n <= 0 {
+		return
+	}
+	sess.held.Add(-n)
+	sess.server.held.Add(-n)
+}
+
+// stateSize is what a session's clientInfo is charged.
+func stateSize(info *Implementation) int64 {
+	return int64(len(info.Name) + len(info.Title) + len(info.Version) + len(info.Description) + len(info.WebsiteURL))
+}
+
+// subscribe records a subscription within the session's state budget, after asking the
+// server's SubscribeHandler.
+func (sess *session) subscribe(ctx context.Context, uri string) error {
+	if h := sess.server.cfg.subscribe; h != nil {
+		if err := h(ctx, uri); err != nil {
+			var rpc *Error
+			if errors.As(err, &rpc) {
+				return err
+			}
+			return Errorf(CodeInvalidParams, "subscription to %s refused: %v", truncate(uri, 200), err)
+		}
+	}
+	cost := int64(len(uri)) + subscriptionOverhead
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.subscriptions[uri] {
+		return nil
+	}
+	if sess.state+cost > sess.server.cfg.maxSessionState || !sess.reserve(cost, false) {
+		return Errorf(CodeInvalidParams, "subscription refused: the session's subscriptions and client info would exceed %d bytes (the server's limit); unsubscribe from others first", sess.server.cfg.maxSessionState)
+	}
+	sess.state += cost
+	sess.subscriptions[uri] = true
+	return nil
+}
+
+// unsubscribe forgets a subscription and releases its bytes.
+func (sess *session) unsubscribe(uri string) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if !sess.subscriptions[uri] {
+		return
+	}
+	delete(sess.subscriptions, uri)
+	cost := int64(len(uri)) + subscriptionOverhead
+	sess.state -= cost
+	sess.release(cost)
+}
+
+// budgetError is the JSON-RPC error of a request refused for lack of budget.
+func budgetError(sess *session) *Error {
+	return Errorf(CodeInvalidRequest, "too many bytes held for this session (budget %d bytes): read the answers of earlier requests, or wait for them to finish", sess.server.cfg.sessionBudget)
+}
+
+// checkInitialize checks initialize's params against the state budget.
+func (s *Server) checkInitialize(info *Implementation) *Error {
+	if n := stateSize(info); n > s.cfg.maxSessionState {
+		return Errorf(CodeInvalidParams, "clientInfo of %d bytes exceeds the server's limit of %d bytes", n, s.cfg.maxSessionState)
+	}
+	return nil
+}
+
+// metaTooLarge reports a params._meta over maxMetaBytes.
+func metaTooLarge(n int) *Error {
+	return Errorf(CodeInvalidParams, "params._meta of %d bytes exceeds the limit of %d bytes", n, maxMetaBytes)
+}
+
+// maxProgressToken bounds a progressToken: the server repeats it in every progress
+// notification of the request.
+const maxProgressToken = 256
+
+// requestMeta decodes a request's params._meta, once, for every method. A _meta over
+// maxMetaBytes, one that is not an object, and a progressToken that is not a string or a number
+// (the MCP schema's ProgressToken) or is over maxProgressToken bytes are refused with -32602.
+func requestMeta(params json.RawMessage) (*RequestMeta, *Error) {
+	if len(params) == 0 || !bytes.Contains(params, []byte(`"_meta"`)) {
+		return nil, nil
+	}
+	raw, found, ok := scanMember(params, "_meta")
+	if !ok {
+		// Shapes the scanner leaves to encoding/json (escaped keys, other cases).
+		var p struct {
+			Meta json.RawMessage `json:"_meta"`
+		}
+		if json.Unmarshal(params, &p) != nil {
+			return nil, nil // the method's own decoding reports what is wrong
+		}
+		raw, found = p.Meta, p.Meta != nil
+	}
+	if !found || len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if len(raw) > maxMetaBytes {
+		return nil, metaTooLarge(len(raw))
+	}
+	if raw[0] != '{' {
+		return nil, NewError(CodeInvalidParams, "params._meta must be an object")
+	}
+	var m RequestMeta
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, Errorf(CodeInvalidParams, "params._meta: %v", err)
+	}
+	if t := m.ProgressToken; len(t) > 0 {
+		if len(t) > maxProgressToken {
+			return nil, Errorf(CodeInvalidParams, "params._meta.progressToken of %d bytes exceeds the limit of %d bytes", len(t), maxProgressToken)
+		}
+		if c := t[0]; c != '"' && c != '-' && (c < '0' || c > '9') {
+			return nil, NewError(CodeInvalidParams, "params._meta.progressToken must be a string or a number")
+		}
+	}
+	return &m, nil
+}
+
+// scanMember finds the value of a top-level member of a JSON object that decodeMessage has
+// validated. ok is false for shapes it does not handle (escaped keys, a key that matches only
+// without regard to case): the caller then asks encoding/json.
+func scanMember(obj []byte, name string) (val []byte, found, ok bool) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, false, false
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return nil, false, true
+	}
+	for i < len(obj) {
+		if obj[i] != '"' {
+			return nil, false, false
+		}
+		kEnd := stringEnd(obj, i)
+		if kEnd < 0 {
+			return nil, false, false
+		}
+		key := obj[i+1 : kEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return nil, false, false
+		}
+		i = skipSpace(obj, kEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return nil, false, false
+		}
+		i = skipSpace(obj, i+1)
+		vEnd := valueEnd(obj, i)
+		if vEnd < 0 {
+			return nil, false, false
+		}
+		switch {
+		case string(key) == name:
+			val, found = obj[i:vEnd], true
+		case strings.EqualFold(string(key), name):
+			return nil, false, false
+		}
+		i = skipSpace(obj, vEnd)
+		if i >= len(obj) {
+			return nil, false, false
+		}
+		switch obj[i] {
+		case ',':
+			i = skipSpace(obj, i+1)
+		case '}':
+			return val, found, true
+		default:
+			return nil, false, false
+		}
+	}
+	return nil, false, false
+}
+
+// requestCost is what a request in flight is charged: its params, held until its handler
+// returns.
+func requestCost(msg *wireMessage) int64 { return int64(len(msg.Params) + len(msg.Method)) }
+
+// decodeInitialize decodes initialize's params, keeping only what the session needs:
+// capabilities other than roots, sampling and elicitation (experimental ones, of any size)
+// are skipped rather than decoded into maps kept for the session's life.
+func (s *Server) decodeInitialize(params json.RawMessage) (*InitializeParams, *Error) {
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		Capabilities    struct {
+			Roots       *RootsCapability       `json:"roots,omitempty"`
+			Sampling    *SamplingCapability    `json:"sampling,omitempty"`
+			Elicitation *ElicitationCapability `json:"elicitation,omitempty"`
+		} `json:"capabilities"`
+		ClientInfo Implementation `json:"clientInfo"`
+	}
+	if err := unmarshalParams(params, &p); err != nil {
+		return nil, err
+	}
+	if err := s.checkInitialize(&p.ClientInfo); err != nil {
+		return nil, err
+	}
+	return &InitializeParams{
+		ProtocolVersion: p.ProtocolVersion,
+		Capabilities:    ClientCapabilities{Roots: p.Capabilities.Roots, Sampling: p.Capabilities.Sampling, Elicitation: p.Capabilities.Elicitation},
+		ClientInfo:      p.ClientInfo,
+	}, nil
+}

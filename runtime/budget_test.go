@@ -406,3 +406,69 @@ func TestBudgetMetaDecodedOnce(t *testing.T) {
 		t.Fatalf("allocated %.1f bytes per byte of _meta: decoded more than once", per)
 	}
 }
+
+// tableSize returns the number of sessions in the server's table.
+func (e *hardenEnv) tableSize() int {
+	e.srv.mu.RLock()
+	defer e.srv.mu.RUnlock()
+	return len(e.srv.sessions)
+}
+
+// A flood of initializes cannot lock other clients out: sessions that never complete the
+// handshake expire fast and are the first to go when the table is full, then idle ones;
+// sessions at work (here: one with its GET stream open) are never evicted.
+func TestBudgetSessionTable(t *testing.T) {
+	const max = 20
+	e := newHardenEnv(t, WithMaxSessions(max), WithHandshakeTimeout(200*time.Millisecond))
+	live := e.initialize()
+	get, err := e.openSSE(e.ctx(), http.MethodGet, live, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer get.close()
+	initBody := req("1", "initialize", `{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}`)
+	ctx := e.ctx() // one for the whole flood: each e.ctx() is kept until the test ends
+	flood := func(n int, handshake bool) {
+		for range n {
+			r, err := e.send(ctx, http.MethodPost, "", initBody, nil)
+			if err != nil || r.status != http.StatusOK {
+				t.Fatalf("initialize %d under pressure: %v %s", n, err, dump(r))
+			}
+			if handshake {
+				sid := r.header.Get(headerSessionID)
+				if a, err := e.send(ctx, http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); err != nil || a.status != http.StatusAccepted {
+					t.Fatalf("notifications/initialized: %v %s", err, dump(a))
+				}
+			}
+		}
+	}
+	before := heapNow()
+	flood(1000, false) // initialize only: each evicts an older half-open one
+	if n := e.tableSize(); n > max {
+		t.Fatalf("%d sessions in a table of %d", n, max)
+	}
+	e.mustWork(e.sid) // established sessions were not touched
+	e.mustWork(live)
+	flood(200, true) // complete handshakes: idle sessions go, least recently used first
+	if n := e.tableSize(); n > max {
+		t.Fatalf("%d sessions in a table of %d", n, max)
+	}
+	e.mustWork(live) // the session with its GET stream open is at work: never evicted
+	// The test's log of the server holds a few hundred bytes per session started.
+	checkGrowth(t, "1200 initializes into a table of 20", before, 512<<10+2*int64(len(e.log.String())))
+	// Sessions that never complete the handshake expire on their own, fast.
+	flood(5, false)
+	if !waitFor(10*time.Second, func() bool {
+		e.srv.mu.RLock()
+		defer e.srv.mu.RUnlock()
+		for _, s := range e.srv.sessions {
+			if !s.established.Load() {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatal("sessions that never completed the handshake were not reaped")
+	}
+	e.mustWork(live)
+}

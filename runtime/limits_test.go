@@ -71,6 +71,15 @@ func TestLimitBodySize(t *testing.T) {
 func TestLimitSessions(t *testing.T) {
 	e := newHardenEnv(t, WithMaxSessions(2))
 	second := e.initialize()
+	// Both sessions at work (a GET stream open): initialize cannot make room by ending an
+	// idle one (TestBudgetSessionTable covers that).
+	for _, sid := range []string{e.sid, second} {
+		g, err := e.openSSE(e.ctx(), http.MethodGet, sid, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.close()
+	}
 	body := req("1", "initialize", `{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"x","version":"0"}}`)
 	r, err := e.send(e.ctx(), http.MethodPost, "", body, nil)
 	if err != nil {

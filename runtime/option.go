@@ -110,6 +110,7 @@ type serverConfig struct {
 	serverBudget         int64
 	maxSessionState      int64
 	subscribe            SubscribeHandler
+	handshakeTimeout     time.Duration
 }
 
 func defaultServerConfig() serverConfig {
@@ -131,6 +132,7 @@ func defaultServerConfig() serverConfig {
 		sessionBudget:        defaultSessionBudget,
 		serverBudget:         defaultServerBudget,
 		maxSessionState:      defaultMaxSessionState,
+		handshakeTimeout:     defaultHandshakeTimeout,
 	}
 }
 

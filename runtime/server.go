@@ -236,6 +236,9 @@ func (s *Server) sessionFor(w http.ResponseWriter, r *http.Request) (*session, b
 	s.mu.RLock()
 	sess := s.sessions[id]
 	s.mu.RUnlock()
+	if sess != nil && !sess.established.Load() {
+		sess.established.Store(true)
+	}
 	if sess == nil {
 		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "session not found: it expired or was deleted; send initialize to start a new one")
 		return nil, false
@@ -273,17 +276,25 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 			version = LatestProtocolVersion // counter-offer (V2)
 		}
 		s.mu.Lock()
+		var evicted *session
+		if len(s.sessions) >= s.cfg.maxSessions {
+			evicted = s.evictLocked() // sessions.go: the table's policy under pressure
+		}
 		if len(s.sessions) >= s.cfg.maxSessions || s.held.Load()+stateSize(&p.ClientInfo) > s.cfg.serverBudget {
 			s.mu.Unlock()
 			return nil, &statusError{status: http.StatusServiceUnavailable, err: NewError(CodeInternalError, "too many sessions; try again later")}
 		}
 		sess = s.newSession(p, version)
 		s.sessions[sess.id] = sess
-		if !s.reaping && s.cfg.sessionIdleTimeout > 0 {
+		if !s.reaping && (s.cfg.sessionIdleTimeout > 0 || s.cfg.handshakeTimeout > 0) {
 			s.reaping = true
 			go s.reap(s.cfg.sessionIdleTimeout)
 		}
 		s.mu.Unlock()
+		if evicted != nil {
+			s.log.Info("mcp: session table full; ended a session to make room", "session", evicted.id, "established", evicted.established.Load())
+			evicted.end()
+		}
 		req.SessionID, req.ProtocolVersion = sess.id, version
 		s.log.Debug("mcp: session started", "session", sess.id, "client", p.ClientInfo.Name, "version", version)
 		return &Response{Result: &InitializeResult{
@@ -681,7 +692,7 @@ func (s *Server) handlerDone() {
 // reap ends sessions idle for longer than ttl. It runs while there are sessions, so an idle
 // server holds no goroutine.
 func (s *Server) reap(ttl time.Duration) {
-	t := time.NewTicker(min(ttl/2, time.Minute))
+	t := time.NewTicker(s.reapInterval())
 	defer t.Stop()
 	for {
 		select {
@@ -692,7 +703,8 @@ func (s *Server) reap(ttl time.Duration) {
 			return
 		case <-t.C:
 		}
-		cutoff := time.Now().Add(-ttl).UnixNano()
+		now := time.Now().UnixNano()
+		cutoff := now - int64(ttl)
 		var idle []*session
 		s.mu.Lock()
 		if len(s.sessions) == 0 {
@@ -700,8 +712,9 @@ func (s *Server) reap(ttl time.Duration) {
 			s.mu.Unlock()
 			return
 		}
+		idle = s.expiredHandshakesLocked(now)
 		for _, sess := range s.sessions {
-			if sess.lastUsed.Load() < cutoff && sess.idle() {
+			if ttl > 0 && (sess.established.Load() || s.cfg.handshakeTimeout <= 0) && sess.lastUsed.Load() < cutoff && sess.idle() {
 				idle = append(idle, sess)
 			}
 		}

@@ -21,8 +21,11 @@ type session struct {
 	cancel context.CancelFunc
 
 	lastUsed atomic.Int64 // unix nanos
-	held     atomic.Int64 // bytes charged to the session's budget (budget.go)
-	logLevel atomic.Pointer[LoggingLevel]
+	created  int64        // unix nanos
+	// established is set by the first message after initialize's answer (sessions.go).
+	established atomic.Bool
+	held        atomic.Int64 // bytes charged to the session's budget (budget.go)
+	logLevel    atomic.Pointer[LoggingLevel]
 
 	mu              sync.Mutex
 	protocolVersion string
@@ -63,6 +66,7 @@ func (s *Server) newSession(p *InitializeParams, version string) *session {
 		streams:         make(map[string]*stream),
 		subscriptions:   make(map[string]bool),
 	}
+	sess.created = time.Now().UnixNano()
 	sess.state = stateSize(&sess.clientInfo)
 	sess.reserve(sess.state, true)
 	sess.standalone = newStream(sess, "0", true, min(s.cfg.maxQueuedEvents, 1000))

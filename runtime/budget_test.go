@@ -472,3 +472,48 @@ func TestBudgetSessionTable(t *testing.T) {
 	}
 	e.mustWork(live)
 }
+
+// The memory event store has a bound for all sessions together, not only per session: the
+// oldest streams of any session go first, and resuming them is refused, never replayed
+// with a gap.
+func TestBudgetEventStoreTotal(t *testing.T) {
+	if NewMemoryEventStore(0).maxTotal != 256<<20 {
+		t.Fatal("the default total changed; update the README")
+	}
+	store := NewMemoryEventStore(1<<20, WithMaxTotalEventBytes(2<<20))
+	ctx := context.Background()
+	before := heapNow()
+	for s := range 200 {
+		for seq := uint64(1); seq <= 4; seq++ {
+			data := make([]byte, 32<<10) // 128 KiB per session, 25 MiB in all
+			if err := store.Append(ctx, fmt.Sprint("s", s), "1", seq, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	store.mu.Lock()
+	total, nstreams, order := store.total, store.nstreams, len(store.order)
+	store.mu.Unlock()
+	if total > 2<<20 {
+		t.Fatalf("the store holds %d bytes, over its total of 2 MiB", total)
+	}
+	if order > 2*nstreams+1024 {
+		t.Fatalf("the store's order has %d entries for %d streams", order, nstreams)
+	}
+	checkGrowth(t, "25 MiB appended to a store bounded at 2 MiB", before, 3<<20)
+	if err := store.Replay(ctx, "s0", "1", 0, func(uint64, []byte) error { return nil }); err != ErrEventsEvicted {
+		t.Fatalf("replay of the oldest session's evicted stream: %v", err)
+	}
+	n := 0
+	if err := store.Replay(ctx, "s199", "1", 0, func(uint64, []byte) error { n++; return nil }); err != nil || n != 4 {
+		t.Fatalf("replay of the newest stream: %v, %d events", err, n)
+	}
+	for s := range 200 {
+		_ = store.DeleteSession(ctx, fmt.Sprint("s", s))
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if store.total != 0 || store.nstreams != 0 {
+		t.Fatalf("after deleting every session: %d bytes, %d streams", store.total, store.nstreams)
+	}
+}

@@ -24,11 +24,34 @@ type EventStore interface {
 }
 
 // MemoryEventStore is the default EventStore: events kept in memory, bounded in bytes per
-// session. When a session's events exceed the bound, the oldest streams are forgotten first.
+// session and in total. When a session's events exceed its bound, its oldest streams are
+// forgotten first; when all sessions' events exceed the total, the oldest streams of any
+// session are.
 type MemoryEventStore struct {
 	maxBytes int
+	maxTotal int
 	mu       sync.Mutex
 	sessions map[string]*memSession
+	total    int         // bytes of event data, all sessions
+	order    []streamKey // every stream, oldest first (entries of forgotten streams are skipped)
+	nstreams int         // streams stored, all sessions
+}
+
+// streamKey names a stream of a session.
+type streamKey struct{ session, stream string }
+
+// MemoryEventStoreOption configures a MemoryEventStore.
+type MemoryEventStoreOption func(*MemoryEventStore)
+
+// WithMaxTotalEventBytes bounds the event data a MemoryEventStore keeps for all sessions
+// together (default 256 MiB); the oldest streams of any session are forgotten first, and
+// resuming them gets 404, as with the per-session bound.
+func WithMaxTotalEventBytes(n int) MemoryEventStoreOption {
+	return func(m *MemoryEventStore) {
+		if n > 0 {
+			m.maxTotal = n
+		}
+	}
 }
 
 type memSession struct {
@@ -48,12 +71,17 @@ type storedEvent struct {
 }
 
 // NewMemoryEventStore returns an in-memory EventStore keeping at most maxBytesPerSession bytes
-// of event data per session (0 means 16 MiB).
-func NewMemoryEventStore(maxBytesPerSession int) *MemoryEventStore {
+// of event data per session (0 means 16 MiB), and at most 256 MiB for all sessions (see
+// WithMaxTotalEventBytes).
+func NewMemoryEventStore(maxBytesPerSession int, opts ...MemoryEventStoreOption) *MemoryEventStore {
 	if maxBytesPerSession <= 0 {
 		maxBytesPerSession = 16 << 20
 	}
-	return &MemoryEventStore{maxBytes: maxBytesPerSession, sessions: make(map[string]*memSession)}
+	m := &MemoryEventStore{maxBytes: maxBytesPerSession, maxTotal: 256 << 20, sessions: make(map[string]*memSession)}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
 }
 
 // Append implements EventStore.
@@ -65,9 +93,16 @@ func (m *MemoryEventStore) Append(_ context.Context, session, stream string, seq
 		s = &memSession{streams: make(map[string][]storedEvent), evicted: make(map[string]uint64)}
 		m.sessions[session] = s
 	}
+	before, streamsBefore := s.bytes, len(s.streams)
+	defer func() {
+		m.total += s.bytes - before
+		m.nstreams += len(s.streams) - streamsBefore
+		m.evictTotal(session, stream)
+	}()
 	evs, ok := s.streams[stream]
 	if !ok {
 		s.order = append(s.order, stream)
+		m.order = append(m.order, streamKey{session, stream})
 	}
 	s.streams[stream] = append(evs, storedEvent{seq: seq, data: data})
 	s.bytes += len(data)
@@ -94,6 +129,57 @@ func (m *MemoryEventStore) Append(_ context.Context, session, stream string, seq
 		s.streams[stream] = append([]storedEvent(nil), evs[i:]...)
 	}
 	return nil
+}
+
+// evictTotal forgets the oldest streams of any session until all events fit in maxTotal,
+// sparing the stream just appended to. m.mu is held.
+func (m *MemoryEventStore) evictTotal(session, stream string) {
+	for i := 0; m.total > m.maxTotal && i < len(m.order); {
+		k := m.order[0]
+		s := m.sessions[k.session]
+		evs, ok := []storedEvent(nil), false
+		if s != nil {
+			evs, ok = s.streams[k.stream]
+		}
+		if !ok {
+			m.order = m.order[1:] // forgotten already
+			continue
+		}
+		if k.session == session && k.stream == stream {
+			m.order = append(m.order[1:], k) // spared: now the newest
+			i++
+			continue
+		}
+		m.order = m.order[1:]
+		for _, e := range evs {
+			s.bytes -= len(e.data)
+			m.total -= len(e.data)
+		}
+		if len(evs) > 0 {
+			s.evicted[k.stream] = max(s.evicted[k.stream], evs[len(evs)-1].seq)
+		}
+		delete(s.streams, k.stream)
+		m.nstreams--
+		for j, o := range s.order {
+			if o == k.stream {
+				s.order = append(s.order[:j], s.order[j+1:]...)
+				break
+			}
+		}
+	}
+	if len(m.order) > 2*m.nstreams+1024 {
+		// Drop the entries of forgotten streams.
+		kept := m.order[:0]
+		for _, k := range m.order {
+			if s := m.sessions[k.session]; s != nil {
+				if _, ok := s.streams[k.stream]; ok {
+					kept = append(kept, k)
+				}
+			}
+		}
+		clear(m.order[len(kept):])
+		m.order = kept
+	}
 }
 
 // Replay implements EventStore. It copies at most replayBatch events at a time under its
@@ -147,8 +233,10 @@ func (m *MemoryEventStore) DeleteStream(_ context.Context, session, stream strin
 	}
 	for _, e := range evs {
 		s.bytes -= len(e.data)
+		m.total -= len(e.data)
 	}
 	delete(s.streams, stream)
+	m.nstreams--
 	for i, k := range s.order {
 		if k == stream {
 			s.order = append(s.order[:i], s.order[i+1:]...)
@@ -161,7 +249,11 @@ func (m *MemoryEventStore) DeleteStream(_ context.Context, session, stream strin
 // DeleteSession implements EventStore.
 func (m *MemoryEventStore) DeleteSession(_ context.Context, session string) error {
 	m.mu.Lock()
-	delete(m.sessions, session)
+	if s := m.sessions[session]; s != nil {
+		m.total -= s.bytes
+		m.nstreams -= len(s.streams)
+		delete(m.sessions, session)
+	}
 	m.mu.Unlock()
 	return nil
 }

@@ -276,9 +276,15 @@ func scanMember(obj []byte, name string) (val []byte, found, ok bool) {
 	return nil, false, false
 }
 
-// requestCost is what a request in flight is charged: its params, held until its handler
-// returns.
-func requestCost(msg *wireMessage) int64 { return int64(len(msg.Params) + len(msg.Method)) }
+// requestCost is what a request in flight is charged: its params, method and id, held until
+// its handler returns.
+func requestCost(msg *wireMessage) int64 {
+	return int64(len(msg.Params) + len(msg.Method) + len(msg.ID.raw))
+}
+
+// short returns the ID's JSON text cut to 64 bytes, for error messages and logs: an ID can be
+// as long as the body allows, and only the response itself must echo it in full.
+func (id ID) short() string { return truncate(id.raw, 64) }
 
 // decodeInitialize decodes initialize's params, keeping only what the session needs:
 // capabilities other than roots, sampling and elicitation (experimental ones, of any size)

@@ -517,3 +517,67 @@ func TestBudgetEventStoreTotal(t *testing.T) {
 		t.Fatalf("after deleting every session: %d bytes, %d streams", store.total, store.nstreams)
 	}
 }
+
+// Ids are echoed in full only where JSON-RPC requires it (the response's own id): error
+// messages and logs carry the first 64 bytes.
+func TestBudgetLogsCutIDs(t *testing.T) {
+	e := newHardenEnv(t)
+	huge := strings.Repeat("i", 100<<10)
+	r, err := e.send(e.ctx(), http.MethodPost, e.sid, `{"jsonrpc":"2.0","id":"`+huge+`","result":{}}`, nil)
+	if err != nil || r.status != http.StatusBadRequest {
+		t.Fatalf("%v %s", err, dump(r))
+	}
+	r, err = e.send(e.ctx(), http.MethodPost, e.sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`+huge+`"}}`, nil)
+	if err != nil || r.status != http.StatusAccepted {
+		t.Fatalf("%v %s", err, dump(r))
+	}
+	if strings.Contains(e.log.String(), strings.Repeat("i", 100)) {
+		t.Fatalf("the log echoes an attacker-sized id: %d bytes of log", len(e.log.String()))
+	}
+	e.mustWork(e.sid)
+}
+
+// A takeover also ends a connection that was idle (its writer waiting for events), not only
+// one blocked in a write.
+func TestBudgetTakeoverClosesIdle(t *testing.T) {
+	e := newHardenEnv(t)
+	c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "stream", `{"n":1,"size":10,"tag":"i","gate":true}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	if _, ok := c.next(); !ok {
+		t.Fatal("no first event")
+	}
+	<-e.ctl.started
+	last := c.lastID
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		for {
+			if _, ok := c.next(); !ok {
+				return
+			}
+		}
+	}()
+	done := make(chan *hardenResp, 1)
+	go func() {
+		r, _ := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": last})
+		done <- r
+	}()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the idle connection that was taken over is still open")
+	}
+	e.ctl.open()
+	select {
+	case r := <-done:
+		if r == nil || r.msg == nil || r.msg.Error != nil {
+			t.Fatalf("the resumption: %s", dump(r))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the resumption never finished")
+	}
+	e.mustWork(e.sid)
+}

@@ -277,7 +277,7 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 			}
 			return m.Result, true, nil
 		case m.isResponse():
-			c.cfg.logger.Debug("mcp: ignoring a response to another request", "id", m.ID.raw)
+			c.cfg.logger.Debug("mcp: ignoring a response to another request", "id", m.ID.short())
 		case m.isRequest():
 			c.serveRequest(ctx, st, m)
 		default:

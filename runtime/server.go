@@ -214,8 +214,8 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 	case msg.isResponse():
 		if !sess.deliverResponse(msg) {
-			s.log.Warn("mcp: response to an unknown request", "session", sess.id, "id", msg.ID.raw)
-			s.writeJSON(w, http.StatusBadRequest, encodeResponse(nil, nil, Errorf(CodeInvalidRequest, "no request with id %s is awaiting a response", truncate(msg.ID.raw, 64))))
+			s.log.Warn("mcp: response to an unknown request", "session", sess.id, "id", msg.ID.short())
+			s.writeJSON(w, http.StatusBadRequest, encodeResponse(nil, nil, Errorf(CodeInvalidRequest, "no request with id %s is awaiting a response", msg.ID.short())))
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -440,7 +440,7 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	}
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) && rs.sess.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 		// Cancelled by the client: no response (cancellation spec).
-		s.log.Debug("mcp: request cancelled", "session", rs.sess.id, "id", msg.ID.raw)
+		s.log.Debug("mcp: request cancelled", "session", rs.sess.id, "id", msg.ID.short())
 		_ = rs.st.send(nil, true) // ends the stream without a message
 		return
 	}
@@ -464,7 +464,7 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 		}
 	}
 	if sendErr := rs.st.sendEvent(streamEvent{data: body, final: true, pooled: pooled}); sendErr != nil {
-		s.log.Error("mcp: response could not be queued for the client", "session", rs.sess.id, "id", msg.ID.raw, "error", sendErr)
+		s.log.Error("mcp: response could not be queued for the client", "session", rs.sess.id, "id", msg.ID.short(), "error", sendErr)
 	}
 }
 
@@ -551,7 +551,7 @@ func (s *Server) handleNotification(sess *session, msg *wireMessage) {
 			return
 		}
 		if !sess.cancelRequest(p.RequestID) {
-			s.log.Debug("mcp: notifications/cancelled for a request not in flight", "session", sess.id, "id", p.RequestID.raw)
+			s.log.Debug("mcp: notifications/cancelled for a request not in flight", "session", sess.id, "id", p.RequestID.short())
 		}
 	case notifRootsListChanged, notifProgress:
 		// Accepted; nothing to do without a roots or progress consumer.
@@ -601,12 +601,13 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 		return
 	}
 	sw := newSSEWriter(r.Context(), w, s.cfg.writeTimeout)
+	sw.cancellable() // a takeover must stop the replay too
 	defer sw.finish()
 	var my uint64
 	if st != nil {
 		// The newest connection wins: the client resumes because it lost the old one, which
 		// the server may not have noticed yet. The old one is closed.
-		my = st.takeover(sw.abort)
+		my = st.takeover(sw)
 	}
 	sw.header()
 	replayed := 0

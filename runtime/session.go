@@ -115,7 +115,7 @@ func (sess *session) startRequest(id *ID, cancel context.CancelFunc) (rpcErr *Er
 		return NewError(CodeInvalidRequest, "session has ended"), http.StatusBadRequest
 	}
 	if _, dup := sess.inflight[id.raw]; dup {
-		return Errorf(CodeInvalidRequest, "request id %s is already in use by a request in flight on this session", truncate(id.raw, 64)), http.StatusBadRequest
+		return Errorf(CodeInvalidRequest, "request id %s is already in use by a request in flight on this session", id.short()), http.StatusBadRequest
 	}
 	if len(sess.inflight) >= sess.server.cfg.maxInflight {
 		return Errorf(CodeInvalidRequest, "too many requests in flight on this session (limit %d); wait for some to finish", sess.server.cfg.maxInflight), http.StatusTooManyRequests

@@ -50,7 +50,7 @@ type stream struct {
 	// abortOwner closes the connection of the writer that holds the stream; a takeover calls
 	// it, so that the writer it replaces stops at once even when it is blocked writing to a
 	// client that does not read.
-	abortOwner func()
+	abortOwner *sseWriter
 
 	wake chan struct{} // capacity 1: new events, or kicked
 }
@@ -196,26 +196,26 @@ func (st *stream) attach() (uint64, bool) {
 // allows one connection per stream, and a replaced writer blocked on a client that does not
 // read would otherwise hold its goroutine, its buffer and its connection until the write
 // timeout.
-func (st *stream) takeover(abort func()) uint64 {
+func (st *stream) takeover(sw *sseWriter) uint64 {
 	st.mu.Lock()
 	st.owner++
 	st.attached = true
 	my := st.owner
 	prev := st.abortOwner
-	st.abortOwner = abort
+	st.abortOwner = sw
 	st.mu.Unlock()
 	if prev != nil {
-		prev()
+		prev.abort()
 	}
 	st.signal()
 	return my
 }
 
-// setAbort records how to close the connection of the writer of generation my.
-func (st *stream) setAbort(my uint64, abort func()) {
+// setAbort records the writer of generation my, for a takeover to abort.
+func (st *stream) setAbort(my uint64, sw *sseWriter) {
 	st.mu.Lock()
 	if st.owner == my {
-		st.abortOwner = abort
+		st.abortOwner = sw
 	}
 	st.mu.Unlock()
 }
@@ -273,23 +273,29 @@ type sseWriter struct {
 	sent    bool // bytes have gone out: the headers are on the wire
 	timeout time.Duration
 
-	ctx    context.Context // the request's context, also cancelled by abort
-	cancel context.CancelFunc
+	ctx    context.Context    // the request's context
+	cancel context.CancelFunc // set by cancellable: cancels ctx, for abort to stop a replay
 
 	mu       sync.Mutex
 	aborted  bool // abort was called: writes fail
 	finished bool // the handler is returning: abort must not touch the response any more
 }
 
-// newSSEWriter returns a writer for w whose context ends with ctx or with abort.
+// newSSEWriter returns a writer for w.
 func newSSEWriter(ctx context.Context, w http.ResponseWriter, timeout time.Duration) *sseWriter {
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout}
-	sw.ctx, sw.cancel = context.WithCancel(ctx)
-	return sw
+	return &sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, ctx: ctx}
 }
 
-// abort makes the writer stop: its context ends and a write in progress fails at once (its
-// deadline is moved to now). It may be called from any goroutine, any number of times.
+// cancellable makes the writer's context end on abort as well (for a replay, which watches
+// it). The writer loop of serveStream needs no such context: a takeover wakes it, and it finds
+// the stream lost.
+func (sw *sseWriter) cancellable() {
+	sw.ctx, sw.cancel = context.WithCancel(sw.ctx)
+}
+
+// abort makes the writer stop: a write in progress fails at once (its deadline is moved to
+// now), so do later ones, and a cancellable context ends. It may be called from any
+// goroutine, any number of times.
 func (sw *sseWriter) abort() {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
@@ -297,8 +303,14 @@ func (sw *sseWriter) abort() {
 		return
 	}
 	sw.aborted = true
-	sw.cancel()
+	if sw.cancel != nil {
+		sw.cancel()
+	}
 	_ = sw.rc.SetWriteDeadline(time.Now())
+	// A writer waiting for events (not writing) is woken by the takeover's signal, unless the
+	// new writer takes that signal first; the read deadline makes net/http's background read
+	// of the connection fail, which cancels the request's context, so it stops either way.
+	_ = sw.rc.SetReadDeadline(time.Now())
 }
 
 // finish marks the writer done; abort does nothing afterwards, since the connection may
@@ -307,7 +319,9 @@ func (sw *sseWriter) finish() {
 	sw.mu.Lock()
 	sw.finished = true
 	sw.mu.Unlock()
-	sw.cancel()
+	if sw.cancel != nil {
+		sw.cancel()
+	}
 }
 
 func (sw *sseWriter) header() {
@@ -407,7 +421,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 	}
 	defer sw.finish()
 	ctx = sw.ctx
-	st.setAbort(my, sw.abort)
+	st.setAbort(my, sw)
 	switch mode {
 	case modeSSE:
 		sw.header()

@@ -40,11 +40,14 @@ type Client struct {
 
 	send CallFunc // the client's interceptors around sendRequest
 
-	initMu     sync.Mutex // serialises initialization
+	initSem    chan struct{} // capacity 1: serialises initialization, within each caller's ctx
 	mu         sync.Mutex
 	state      *clientSession
 	closed     bool
 	serverReqs map[string]context.CancelFunc // handlers of server requests, by request ID
+
+	serverReqSem chan struct{} // a slot per server request being handled (client_budget.go)
+	notifBytes   atomic.Int64  // bytes of notifications waiting for their callbacks
 }
 
 // clientSession is what initialize established.
@@ -70,6 +73,11 @@ func NewClient(url string, opts ...ClientOption) *Client {
 		c.hc = &http.Client{Transport: DefaultTransport()}
 		c.owns = true
 	}
+	if !cfg.crossOriginRedirects {
+		c.hc = guardRedirects(c.hc) // a copy: the caller's client is not changed
+	}
+	c.initSem = make(chan struct{}, 1)
+	c.serverReqSem = make(chan struct{}, cfg.maxServerRequests)
 	c.baseCtx, c.baseCancel = context.WithCancel(context.Background())
 	c.listenCtx, c.listenCancel = context.WithCancel(c.baseCtx)
 	c.send = chain(cfg.interceptors, c.sendRequest)
@@ -123,8 +131,10 @@ func (c *Client) session(ctx context.Context) (*clientSession, error) {
 	if st != nil {
 		return st, nil
 	}
-	c.initMu.Lock()
-	defer c.initMu.Unlock()
+	if err := c.acquireInit(ctx); err != nil {
+		return nil, err
+	}
+	defer c.releaseInit()
 	c.mu.Lock()
 	st = c.state
 	c.mu.Unlock()
@@ -204,6 +214,9 @@ func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
 	var res InitializeResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("mcp initialize: decode result: %w", err)
+	}
+	if id := hdr.Get(headerSessionID); !validSessionID(id) {
+		return nil, fmt.Errorf("mcp initialize: the server sent an invalid session ID %q: it must be visible ASCII (0x21 to 0x7E), at most %d bytes", truncate(id, 64), maxSessionIDLength)
 	}
 	st := &clientSession{
 		id:           hdr.Get(headerSessionID),

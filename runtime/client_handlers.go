@@ -15,6 +15,10 @@ import (
 // call that carried the request is cancelled, when the server sends notifications/cancelled
 // for it, or when the client closes.
 func (c *Client) serveRequest(callCtx context.Context, st *clientSession, m *wireMessage) {
+	if !c.tryServerRequest() {
+		c.refuseServerRequest(st, m)
+		return
+	}
 	ctx, cancel := context.WithTimeout(callCtx, 10*time.Minute)
 	stop := context.AfterFunc(c.baseCtx, cancel)
 	c.mu.Lock()
@@ -26,6 +30,7 @@ func (c *Client) serveRequest(callCtx context.Context, st *clientSession, m *wir
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
+		defer func() { <-c.serverReqSem }()
 		defer func() {
 			stop()
 			cancel()
@@ -154,7 +159,9 @@ func (c *Client) listen(st *clientSession, ready chan struct{}) {
 	cur := &streamCursor{retry: time.Second}
 	disp := &dispatcher{}
 	failures := 0
+	var bo backoff
 	for ctx.Err() == nil {
+		bo.connected()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
 		if err != nil {
 			return
@@ -186,7 +193,7 @@ func (c *Client) listen(st *clientSession, ready chan struct{}) {
 				return
 			}
 		}
-		t := time.NewTimer(cur.retry)
+		t := time.NewTimer(bo.delay(cur.retry)) // a floor and a backoff: no reconnect storm
 		select {
 		case <-t.C:
 		case <-ctx.Done():

@@ -41,6 +41,10 @@ type clientConfig struct {
 	// A stdio client's: ends its transport (Close), and the waits of its process's shutdown.
 	onClose                      func(context.Context) error
 	stdioExitWait, stdioTermWait time.Duration
+
+	maxServerRequests    int
+	notificationBudget   int64
+	crossOriginRedirects bool
 }
 
 // SamplingHandler answers sampling/createMessage requests from the server.
@@ -70,6 +74,9 @@ func defaultClientConfig() clientConfig {
 		maxResumes:      5,
 		stdioExitWait:   defaultStdioExitWait,
 		stdioTermWait:   defaultStdioTermWait,
+
+		maxServerRequests:  defaultMaxServerRequests,
+		notificationBudget: defaultNotificationBudget,
 	}
 }
 

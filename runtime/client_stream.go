@@ -110,6 +110,8 @@ func (c *Client) readStream(ctx context.Context, st *clientSession, method strin
 	cur := &streamCursor{retry: time.Second}
 	disp := &dispatcher{}
 	failures := 0
+	var bo backoff
+	bo.connected()
 	for {
 		raw, done, err := c.consume(ctx, st, id, body, co, cur, disp)
 		if done {
@@ -138,7 +140,7 @@ func (c *Client) readStream(ctx context.Context, st *clientSession, method strin
 			return nil, fmt.Errorf("the response stream ended before the response %d times in a row; giving up", failures-1)
 		}
 		cur.progressed = false
-		t := time.NewTimer(cur.retry)
+		t := time.NewTimer(bo.delay(cur.retry)) // a floor and a backoff: no reconnect storm
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -146,6 +148,7 @@ func (c *Client) readStream(ctx context.Context, st *clientSession, method strin
 			c.cancelRemote(st, method, id, ctx)
 			return nil, ctx.Err()
 		}
+		bo.connected()
 		body, err = c.openResume(ctx, st, cur.lastEventID)
 		if err != nil {
 			var he *HTTPError
@@ -296,10 +299,10 @@ func (c *Client) drain(next func() (sse.Event, error, bool), stop func(), body i
 	defer c.bg.Done()
 	t := time.AfterFunc(c.cfg.drainTime, func() { body.Close() })
 	defer context.AfterFunc(c.baseCtx, func() { body.Close() })()
-	start := sr.n
+	sr.limit = sr.n + c.cfg.drainBytes // checked on every read: comment lines count too
 	for {
 		_, err, ok := next()
-		if !ok || err != nil || sr.n-start > c.cfg.drainBytes {
+		if !ok || err != nil {
 			break
 		}
 	}
@@ -338,12 +341,16 @@ func (c *Client) cancelRemote(st *clientSession, method string, id *ID, cause co
 type streamReader struct {
 	r       io.Reader
 	n       int64
+	limit   int64  // when positive, reads past it fail with errDrainLimit
 	line    []byte // the start of the current line, up to 24 bytes
 	long    bool   // the current line is longer than that
 	onRetry func(time.Duration)
 }
 
 func (s *streamReader) Read(p []byte) (int, error) {
+	if s.limit > 0 && s.n >= s.limit {
+		return 0, errDrainLimit
+	}
 	n, err := s.r.Read(p)
 	s.n += int64(n)
 	b := p[:n]
@@ -378,9 +385,16 @@ func (s *streamReader) Read(p []byte) (int, error) {
 // most one goroutine, which exits when the queue is empty.
 type dispatcher struct {
 	mu      sync.Mutex
-	queue   []func()
+	queue   []queuedCallback
 	running bool
 	idle    chan struct{} // closed when the running goroutine exits
+	dropped bool          // a notification was dropped (logged once)
+}
+
+// queuedCallback is a notification's callback waiting to run, and the bytes it holds.
+type queuedCallback struct {
+	f    func()
+	size int64
 }
 
 // wait blocks until every queued handler has run, or ctx is done. A call waits for it before
@@ -399,9 +413,22 @@ func (d *dispatcher) wait(ctx context.Context) {
 	}
 }
 
-func (c *Client) enqueue(d *dispatcher, f func()) {
+// enqueue queues f, which holds size bytes, within the client's notification budget; beyond
+// it the notification is dropped (logged once per stream).
+func (c *Client) enqueue(d *dispatcher, size int64, f func()) {
+	if c.notifBytes.Add(size) > c.cfg.notificationBudget {
+		c.notifBytes.Add(-size)
+		d.mu.Lock()
+		first := !d.dropped
+		d.dropped = true
+		d.mu.Unlock()
+		if first {
+			c.cfg.logger.Warn("mcp: dropping notifications: their callbacks are not keeping up (see WithNotificationBudget)", "budget", c.cfg.notificationBudget)
+		}
+		return
+	}
 	d.mu.Lock()
-	d.queue = append(d.queue, f)
+	d.queue = append(d.queue, queuedCallback{f: f, size: size})
 	if d.running {
 		d.mu.Unlock()
 		return
@@ -421,10 +448,14 @@ func (c *Client) enqueue(d *dispatcher, f func()) {
 				d.mu.Unlock()
 				return
 			}
-			f := d.queue[0]
+			cb := d.queue[0]
+			d.queue[0] = queuedCallback{}
 			d.queue = d.queue[1:]
 			d.mu.Unlock()
-			f()
+			if c.baseCtx.Err() == nil { // no callback starts once Close has begun stopping
+				cb.f()
+			}
+			c.notifBytes.Add(-cb.size)
 		}
 	}()
 }
@@ -443,18 +474,18 @@ func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOpt
 			break
 		}
 		fn := co.onProgress
-		c.enqueue(d, func() { fn(&p) })
+		c.enqueue(d, int64(len(m.Params)), func() { fn(&p) })
 	case notifMessage:
 		if c.cfg.onLog != nil {
 			var p LogMessageParams
 			if err := json.Unmarshal(m.Params, &p); err == nil {
 				fn := c.cfg.onLog
-				c.enqueue(d, func() { fn(ctx, &p) })
+				c.enqueue(d, int64(len(m.Params)), func() { fn(ctx, &p) })
 			}
 		}
 	}
 	if h := c.cfg.onNotification; h != nil {
 		method, params := m.Method, m.Params
-		c.enqueue(d, func() { h(ctx, method, params) })
+		c.enqueue(d, int64(len(params)), func() { h(ctx, method, params) })
 	}
 }

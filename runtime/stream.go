@@ -151,16 +151,35 @@ func (st *stream) releaseQueueLocked() {
 // stream over (lost: the caller must stop). Unless they will go out as a plain JSON answer
 // (asJSON and the response is the only event), the events are recorded in store under the same
 // lock, so that a writer taking over replays exactly what earlier writers took.
-func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEvent, kicked, closed, lost bool) {
+//
+// It takes about sseChunk bytes of events at a time (at least one event), so that the writer
+// holds no more than that outside the queue, where the rest stays charged to the session's
+// budget; more reports that events are left, and then kicked and closed wait for a later take.
+func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEvent, kicked, closed, lost, more bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.owner != my {
-		return nil, false, st.closed, true
+		return nil, false, st.closed, true, false
 	}
-	evs, st.queue = st.queue, nil
-	st.releaseQueueLocked()
-	kicked, st.kicked = st.kicked, false
-	closed = st.closed
+	n, size := 0, 0
+	for n < len(st.queue) && (n == 0 || size < sseChunk) {
+		size += len(st.queue[n].data)
+		n++
+	}
+	if n == len(st.queue) {
+		evs, st.queue = st.queue, nil // the common case: everything, without a copy
+		st.releaseQueueLocked()
+		kicked, st.kicked = st.kicked, false
+		closed = st.closed
+	} else {
+		// A copy, and the taken slots cleared: the queue's array must not keep them alive.
+		evs = append([]streamEvent(nil), st.queue[:n]...)
+		clear(st.queue[:n])
+		st.queue = st.queue[n:]
+		st.sess.release(int64(size))
+		st.queued -= int64(size)
+		more = true
+	}
 	if store != nil && len(evs) > 0 && !(asJSON && len(evs) == 1 && evs[0].final && evs[0].data != nil) {
 		for _, ev := range evs {
 			if ev.data == nil {
@@ -173,7 +192,7 @@ func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEv
 			st.stored = true
 		}
 	}
-	return evs, kicked, closed, false
+	return evs, kicked, closed, false, more
 }
 
 // attach claims the stream for a new writer. It fails if another writer holds it.
@@ -444,7 +463,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 		keepAlive = t.C
 	}
 	for {
-		evs, kicked, closed, lost := st.take(my, s.cfg.eventStore, !sw.started)
+		evs, kicked, closed, lost, more := st.take(my, s.cfg.eventStore, !sw.started)
 		if lost {
 			// A resumed connection took the stream over. The wake-up that brought this
 			// writer here may have been meant for the new one (they share the channel):
@@ -491,6 +510,9 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 				s.streamDelivered(st)
 				return
 			}
+		}
+		if more {
+			continue
 		}
 		if closed {
 			return

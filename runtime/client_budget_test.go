@@ -1,0 +1,373 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The client against a broken or malicious server: each test runs a real server on loopback
+// (protomcp's own, or a hand-written one that misbehaves on purpose).
+
+// fakeServer is a hand-written MCP endpoint: initialize and notifications are answered as the
+// transport says, anything else by the test's handler.
+type fakeServer struct {
+	hs        *httptest.Server
+	sessionID string
+	onPost    func(w http.ResponseWriter, r *http.Request, m *wireMessage)
+	onGet     func(w http.ResponseWriter, r *http.Request)
+}
+
+func newFakeServer(t *testing.T, f *fakeServer) *fakeServer {
+	t.Helper()
+	if f.sessionID == "" {
+		f.sessionID = "fake-session"
+	}
+	f.hs = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			if f.onGet == nil {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
+			f.onGet(w, r)
+			return
+		case http.MethodDelete:
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		m, rpcErr := decodeMessage(b)
+		if rpcErr != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		switch {
+		case m.Method == methodInitialize:
+			w.Header().Set(headerSessionID, f.sessionID)
+			w.Header().Set("Content-Type", "application/json")
+			res, _ := json.Marshal(&InitializeResult{ProtocolVersion: LatestProtocolVersion, ServerInfo: Implementation{Name: "fake", Version: "0"}})
+			_, _ = w.Write(encodeResponse(m.ID, res, nil))
+		case !m.isRequest() || f.onPost == nil:
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			f.onPost(w, r, m)
+		}
+	}))
+	t.Cleanup(func() {
+		f.hs.CloseClientConnections()
+		f.hs.Close()
+	})
+	return f
+}
+
+// closeClient closes c within a bounded time.
+func closeClient(t *testing.T, c *Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = c.Close(ctx)
+}
+
+// A redirect to another origin would carry the request's body, the session ID and the
+// WithHeader secrets there: it is refused by default.
+func TestClientRefusesCrossOriginRedirect(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	defer other.Close()
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	defer redirector.Close()
+	c := NewClient(redirector.URL, WithHeader("Authorization", "Bearer secret"))
+	defer closeClient(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := c.Connect(ctx)
+	if !errors.Is(err, errCrossOriginRedirect) {
+		t.Fatalf("Connect through a cross-origin redirect: %v", err)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Fatalf("the other origin received %d requests", n)
+	}
+	// Allowed on request.
+	c2 := NewClient(redirector.URL, WithCrossOriginRedirects())
+	defer closeClient(t, c2)
+	if err := c2.Connect(ctx); err == nil || elsewhere.Load() != 1 {
+		t.Fatalf("with WithCrossOriginRedirects: %v, %d requests elsewhere", err, elsewhere.Load())
+	}
+}
+
+// Requests from the server run at most WithMaxServerRequests at a time; the rest are answered
+// at once with an error, and the server goes on.
+func TestClientBoundsServerRequests(t *testing.T) {
+	const limit, asked = 4, 40
+	ts := newTestServer(t, WithCallerRequestTimeout(20*time.Second))
+	ts.srv.AddTool(ToolSpec{Name: "elicit_many"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
+		var wg sync.WaitGroup
+		var ok, refused atomic.Int32
+		for range asked {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := CallerFrom(ctx).Elicit(ctx, &ElicitParams{Message: "?"}); err != nil {
+					refused.Add(1)
+				} else {
+					ok.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		return &CallToolResult{Content: []Content{TextContent(fmt.Sprintf("ok=%d refused=%d", ok.Load(), refused.Load()))}}, nil
+	})
+	var running, peak atomic.Int32
+	release := make(chan struct{})
+	entered := make(chan struct{}, asked)
+	c := NewClient(ts.url, WithHTTPClient(ts.hc), WithMaxServerRequests(limit), WithElicitationHandler(func(ctx context.Context, _ *ElicitParams) (*ElicitResult, error) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		entered <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return &ElicitResult{Action: "decline"}, nil
+	}))
+	defer closeClient(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan *CallToolResult, 1)
+	go func() {
+		res, err := c.CallTool(ctx, "elicit_many", nil)
+		if err != nil {
+			t.Errorf("call: %v", err)
+		}
+		done <- res
+	}()
+	for range limit {
+		select {
+		case <-entered:
+		case <-ctx.Done():
+			t.Fatal("the handlers did not start")
+		}
+	}
+	close(release)
+	var res *CallToolResult
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		t.Fatal("the call never finished")
+	}
+	if p := peak.Load(); p > limit {
+		t.Fatalf("%d server requests handled at once, over the limit of %d", p, limit)
+	}
+	if res == nil || !strings.Contains(res.Text(), "refused=") || strings.Contains(res.Text(), "refused=0") {
+		t.Fatalf("no request was refused: %+v", res)
+	}
+}
+
+// Notifications whose callbacks do not keep up are bounded in bytes; and once Close has
+// stopped the client, no callback starts.
+func TestClientNotificationBudget(t *testing.T) {
+	ts := newTestServer(t, WithEventStore(nil)) // only the client's memory is measured
+	filler := strings.Repeat("x", 64<<10)
+	ts.srv.AddTool(ToolSpec{Name: "chatty"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
+		for range 200 { // 12.5 MiB of log messages
+			if err := CallerFrom(ctx).Log(ctx, LevelWarning, "chatty", filler); err != nil {
+				return nil, err
+			}
+		}
+		return &CallToolResult{}, nil
+	})
+	logs := &hardenLog{}
+	var closed atomic.Bool
+	var afterClose atomic.Int32
+	block := make(chan struct{})
+	c := NewClient(ts.url, WithHTTPClient(ts.hc), WithNotificationBudget(1<<20), WithCloseTimeout(200*time.Millisecond), WithDrainLimits(1<<20, 100*time.Millisecond),
+		WithLogger(slogTo(logs)),
+		WithLogHandler(func(context.Context, *LogMessageParams) {
+			if closed.Load() {
+				afterClose.Add(1)
+			}
+			<-block
+		}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	before := heapNow()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = c.CallTool(ctx, "chatty", nil)
+	}()
+	if !waitFor(10*time.Second, func() bool { return strings.Contains(logs.String(), "dropping notifications") }) {
+		t.Fatal("no notification was dropped")
+	}
+	// Every event written out: nothing left in the server's queue, all of it sent to the client.
+	if !waitFor(30*time.Second, func() bool { return ts.srv.held.Load() < 64<<10 }) {
+		t.Fatal("the client never read the tool's events")
+	}
+	if n := c.notifBytes.Load(); n > 1<<20 {
+		t.Fatalf("%d bytes of notifications queued, over the budget of 1 MiB", n)
+	}
+	// The budget, plus the decoded copy of what is queued, the reader's buffers and what is
+	// in flight between the server's writer and the client's reader.
+	checkGrowth(t, "12.5 MiB of notifications, 1 MiB budget", before, 6<<20)
+	cancel()
+	<-done
+	closeClient(t, c)
+	closed.Store(true)
+	close(block) // the callback running at Close ends; no other may start
+	c.bg.Wait()
+	if n := afterClose.Load(); n != 0 {
+		t.Fatalf("%d callbacks started after Close returned", n)
+	}
+}
+
+// A server that ends the standalone stream at once with retry: 0 does not get a reconnect
+// storm: reconnections wait at least the floor, and longer while they keep ending quickly.
+func TestClientReconnectFloor(t *testing.T) {
+	var mu sync.Mutex
+	var gets []time.Time
+	f := newFakeServer(t, &fakeServer{onGet: func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		gets = append(gets, time.Now())
+		n := len(gets)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "retry: 0\nid: 0_%d\ndata: \n\n", n) // a new event id every time
+	}})
+	c := NewClient(f.hs.URL, WithStandaloneStream())
+	defer closeClient(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(15*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(gets) >= 4 }) {
+		t.Fatal("the client did not reconnect")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 1; i < len(gets); i++ {
+		if gap := gets[i].Sub(gets[i-1]); gap < minReconnectDelay {
+			t.Fatalf("reconnection %d came %v after the previous one, under the floor of %v", i, gap, minReconnectDelay)
+		}
+	}
+	if gets[3].Sub(gets[2]) < 2*minReconnectDelay {
+		t.Fatalf("no backoff: %v between the third and fourth reconnections", gets[3].Sub(gets[2]))
+	}
+}
+
+// The drain of a finished response stream counts every byte it reads, comment lines
+// included: a server that follows the response with endless comments is cut off at the limit.
+func TestClientDrainCountsComments(t *testing.T) {
+	var written atomic.Int64
+	finished := make(chan struct{})
+	f := newFakeServer(t, &fakeServer{onPost: func(w http.ResponseWriter, r *http.Request, m *wireMessage) {
+		defer close(finished)
+		w.Header().Set("Content-Type", "text/event-stream")
+		res := encodeResponse(m.ID, json.RawMessage(`{"content":[]}`), nil)
+		fmt.Fprintf(w, "id: 1_1\ndata: %s\n\n", res)
+		w.(http.Flusher).Flush()
+		line := []byte(": " + strings.Repeat("c", 1<<10) + "\n")
+		for written.Load() < 256<<20 {
+			n, err := w.Write(line)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}})
+	c := NewClient(f.hs.URL, WithDrainLimits(64<<10, time.Minute))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := c.CallTool(ctx, "any", nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		t.Fatal("the client never cut the endless stream off")
+	}
+	closeClient(t, c)
+	// The limit, plus what the kernel's buffers and the reader's held when it stopped.
+	if n := written.Load(); n > 16<<20 {
+		t.Fatalf("the client read %d MiB of comments past the response, with a drain limit of 64 KiB", n>>20)
+	}
+}
+
+// A session ID with characters the transport does not allow fails initialization.
+func TestClientRejectsBadSessionID(t *testing.T) {
+	for _, id := range []string{"has space", "caf\u00e9", strings.Repeat("x", maxSessionIDLength+1)} {
+		f := newFakeServer(t, &fakeServer{sessionID: id})
+		c := NewClient(f.hs.URL)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := c.Connect(ctx)
+		cancel()
+		closeClient(t, c)
+		if err == nil || !strings.Contains(err.Error(), "invalid session ID") {
+			t.Fatalf("session ID %q: %v", truncate(id, 20), err)
+		}
+	}
+}
+
+// Connect honours its context while another goroutine's initialize hangs.
+func TestClientConnectHonoursContext(t *testing.T) {
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer hs.Close()
+	c := NewClient(hs.URL)
+	defer closeClient(t, c)
+	first := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		first <- c.Connect(ctx)
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first initialize never reached the server")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	second := make(chan error, 1)
+	go func() { second <- c.Connect(ctx) }()
+	cancel()
+	select {
+	case err := <-second:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the second Connect: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second Connect ignored its context while the first initialize hangs")
+	}
+	close(release)
+	<-first
+}

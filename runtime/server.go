@@ -282,6 +282,9 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 		}
 		if len(s.sessions) >= s.cfg.maxSessions || s.held.Load()+stateSize(&p.ClientInfo) > s.cfg.serverBudget {
 			s.mu.Unlock()
+			if evicted != nil {
+				evicted.end() // out of the table already
+			}
 			return nil, &statusError{status: http.StatusServiceUnavailable, err: NewError(CodeInternalError, "too many sessions; try again later")}
 		}
 		sess = s.newSession(p, version)

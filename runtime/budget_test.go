@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"runtime"
@@ -580,4 +581,62 @@ func TestBudgetTakeoverClosesIdle(t *testing.T) {
 		t.Fatal("the resumption never finished")
 	}
 	e.mustWork(e.sid)
+}
+
+// A POST body that trickles in is bounded by the runtime itself: 408, and the connection
+// is closed, whatever http.Server the handler is mounted on.
+func TestBudgetSlowBody(t *testing.T) {
+	e := newHardenEnv(t, WithBodyReadTimeout(200*time.Millisecond))
+	conn, err := net.Dial("tcp", e.hs.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":", e.hs.Listener.Addr(), headerSessionID, e.sid)
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	b, err := io.ReadAll(conn) // to EOF: the server closes the connection
+	if err != nil {
+		t.Fatalf("the slow request's connection was not closed: %v", err)
+	}
+	if !strings.HasPrefix(string(b), "HTTP/1.1 408") || !strings.Contains(string(b), "did not arrive within 200ms") {
+		t.Fatalf("want 408 naming the limit, got %q", truncate(string(b), 300))
+	}
+	e.mustWork(e.sid)
+}
+
+// The hardened http.Server the README shows, with a ReadTimeout against slow headers and
+// bodies, does not cut long streams: net/http clears the read deadline once a body is read.
+func TestBudgetReadTimeoutKeepsStreams(t *testing.T) {
+	const readTimeout = 100 * time.Millisecond
+	e := newHardenEnvOn(t, func(l net.Listener) net.Listener { return l }, WithKeepAlive(0))
+	e.hs.Config.ReadTimeout = readTimeout // before the first connection: the env's are kept alive
+	e.hc.CloseIdleConnections()
+	get, err := e.openSSE(e.ctx(), http.MethodGet, e.sid, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer get.close()
+	post, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "notify_block", `{"tag":"rt"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer post.close()
+	<-e.ctl.started
+	time.Sleep(5 * readTimeout) // the streams must outlive the ReadTimeout
+	e.srv.AddTool(ToolSpec{Name: "late"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) { return nil, nil })
+	if d, ok := get.next(); !ok || !strings.Contains(d, "list_changed") {
+		t.Fatalf("the GET stream was cut: %q", d)
+	}
+	e.ctl.open()
+	var last string
+	for {
+		d, ok := post.next()
+		if !ok {
+			break
+		}
+		last = d
+	}
+	if !strings.Contains(last, "released rt") {
+		t.Fatalf("the POST stream was cut before its response: last event %q", last)
+	}
 }

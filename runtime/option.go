@@ -111,6 +111,7 @@ type serverConfig struct {
 	maxSessionState      int64
 	subscribe            SubscribeHandler
 	handshakeTimeout     time.Duration
+	bodyReadTimeout      time.Duration
 }
 
 func defaultServerConfig() serverConfig {
@@ -133,6 +134,7 @@ func defaultServerConfig() serverConfig {
 		serverBudget:         defaultServerBudget,
 		maxSessionState:      defaultMaxSessionState,
 		handshakeTimeout:     defaultHandshakeTimeout,
+		bodyReadTimeout:      defaultBodyReadTimeout,
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"mime"
 	"net"
@@ -175,8 +174,13 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, http.StatusNotAcceptable, CodeInvalidRequest, "Accept must list both application/json and text/event-stream, got "+quoteOrNone(r.Header.Get("Accept")))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.maxBodyBytes))
+	body, err := s.readBody(w, r)
 	if err != nil {
+		if errors.Is(err, errBodyTimeout) {
+			w.Header().Set("Connection", "close")
+			s.httpError(w, http.StatusRequestTimeout, CodeInvalidRequest, "the request body did not arrive within "+s.cfg.bodyReadTimeout.String())
+			return
+		}
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			s.httpError(w, http.StatusRequestEntityTooLarge, CodeInvalidRequest, "request body exceeds the limit of "+itoa(s.cfg.maxBodyBytes)+" bytes")

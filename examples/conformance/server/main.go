@@ -62,7 +62,8 @@ func run(addr, path string, log *slog.Logger) error {
 	srv := newServer(log)
 	mux := http.NewServeMux()
 	mux.Handle(path, srv)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// Hardened as the README's Security section shows (no WriteTimeout: it would cut streams).
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

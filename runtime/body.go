@@ -1,0 +1,57 @@
+package runtime
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"time"
+)
+
+// Slow clients. A POST body that trickles in (or never ends) would hold a connection and a
+// goroutine for as long as the client likes; the runtime bounds the read of every body
+// itself, so that it is protected whatever http.Server it is mounted on. Once a body has been
+// read to its end, net/http clears the connection's read deadline itself (before its
+// background read), so neither this deadline nor an http.Server ReadTimeout cuts a long SSE
+// answer.
+
+// defaultBodyReadTimeout bounds the read of a POST body.
+const defaultBodyReadTimeout = 30 * time.Second
+
+// WithBodyReadTimeout bounds how long the server waits for a POST body to arrive in full
+// (default 30 s; 0: no bound of the runtime's own). A body still incomplete then gets 408 and
+// the connection is closed.
+func WithBodyReadTimeout(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.bodyReadTimeout = d })
+}
+
+// errBodyTimeout is returned by readBody when the body did not arrive in time.
+var errBodyTimeout = errors.New("mcp: the request body did not arrive in time")
+
+// readBody reads a POST body within the size limit and the body read timeout.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if d := s.cfg.bodyReadTimeout; d > 0 {
+		setReadDeadline(w, time.Now().Add(d))
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.maxBodyBytes))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil, errBodyTimeout
+	}
+	return body, err
+}
+
+// setReadDeadline sets the read deadline of w's connection, as http.ResponseController does,
+// but without allocating an error for a ResponseWriter that has none (an in-process one).
+func setReadDeadline(w http.ResponseWriter, t time.Time) {
+	for {
+		switch x := w.(type) {
+		case interface{ SetReadDeadline(time.Time) error }:
+			_ = x.SetReadDeadline(t)
+			return
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return
+		}
+	}
+}

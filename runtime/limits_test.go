@@ -37,6 +37,8 @@ func TestLimitDefaults(t *testing.T) {
 		"session budget":           {c.sessionBudget, 64 << 20},
 		"server budget":            {c.serverBudget, 1 << 30},
 		"session state":            {c.maxSessionState, 64 << 10},
+		"handshake timeout":        {int64(c.handshakeTimeout), int64(10 * time.Second)},
+		"body read timeout":        {int64(c.bodyReadTimeout), int64(30 * time.Second)},
 	}
 	for name, v := range want {
 		if v[0] != v[1] {
@@ -46,6 +48,9 @@ func TestLimitDefaults(t *testing.T) {
 	cc := defaultClientConfig()
 	if cc.maxEventSize != 64<<20 || cc.maxResponse != 64<<20 || cc.maxResumes != 5 || cc.callTimeout != 5*time.Minute {
 		t.Errorf("client defaults changed: %+v", cc)
+	}
+	if cc.maxServerRequests != 16 || cc.notificationBudget != 16<<20 || cc.crossOriginRedirects || minReconnectDelay != 250*time.Millisecond || maxReconnectDelay != 30*time.Second {
+		t.Errorf("client budget defaults changed: %+v", cc)
 	}
 	if !c.dnsRebinding {
 		t.Error("DNS-rebinding protection must be on by default")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -79,9 +80,9 @@ func (c *tappedConn) Close() error {
 func newTappedEnv(t *testing.T, opts ...ServerOption) (*hardenEnv, *connTap) {
 	t.Helper()
 	var tap *connTap
-	e := newHardenEnvOn(t, func(l net.Listener) net.Listener {
-		tap = &connTap{Listener: l}
-		return tap
+	e := newHardenEnvOn(t, func(hs *httptest.Server) {
+		tap = &connTap{Listener: hs.Listener}
+		hs.Listener = tap
 	}, opts...)
 	return e, tap
 }
@@ -608,9 +609,7 @@ func TestBudgetSlowBody(t *testing.T) {
 // bodies, does not cut long streams: net/http clears the read deadline once a body is read.
 func TestBudgetReadTimeoutKeepsStreams(t *testing.T) {
 	const readTimeout = 100 * time.Millisecond
-	e := newHardenEnvOn(t, func(l net.Listener) net.Listener { return l }, WithKeepAlive(0))
-	e.hs.Config.ReadTimeout = readTimeout // before the first connection: the env's are kept alive
-	e.hc.CloseIdleConnections()
+	e := newHardenEnvOn(t, func(hs *httptest.Server) { hs.Config.ReadTimeout = readTimeout })
 	get, err := e.openSSE(e.ctx(), http.MethodGet, e.sid, "", nil)
 	if err != nil {
 		t.Fatal(err)

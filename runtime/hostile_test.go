@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -240,16 +239,17 @@ func newHardenEnv(t *testing.T, opts ...ServerOption) *hardenEnv {
 	return newHardenEnvOn(t, nil, opts...)
 }
 
-// newHardenEnvOn is newHardenEnv with the server's listener wrapped by wrap (nil: as is).
-func newHardenEnvOn(t *testing.T, wrap func(net.Listener) net.Listener, opts ...ServerOption) *hardenEnv {
+// newHardenEnvOn is newHardenEnv with setup called on the httptest server before it starts
+// (to wrap its listener or configure its http.Server; nil: as is).
+func newHardenEnvOn(t *testing.T, setup func(*httptest.Server), opts ...ServerOption) *hardenEnv {
 	t.Helper()
 	e := &hardenEnv{t: t, log: &hardenLog{}, ctl: &hardenCtl{started: make(chan string, 64), release: make(chan struct{})}}
 	logger := slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.srv = NewServer(Implementation{Name: "harden", Version: "1"}, append([]ServerOption{WithLogger(logger)}, opts...)...)
 	addHardenTools(e.srv, e.ctl)
 	e.hs = httptest.NewUnstartedServer(e.srv)
-	if wrap != nil {
-		e.hs.Listener = wrap(e.hs.Listener)
+	if setup != nil {
+		setup(e.hs)
 	}
 	e.hs.Start()
 	e.url = e.hs.URL

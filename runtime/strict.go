@@ -3,6 +3,8 @@ package runtime
 import (
 	"bytes"
 	"encoding/json"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // envelopeMembers are the member names of a JSON-RPC message. JSON-RPC 2.0 names them in
@@ -52,4 +54,144 @@ func checkMemberCase(data []byte) *Error {
 		i = skipSpace(data, i+1)
 	}
 	return nil
+}
+
+// checkArgs walks a typed tool's arguments, which protojson has accepted into a message of
+// descriptor md, and refuses two things protojson takes but the tool's input schema does not
+// allow: an enum given by its number (the schema lists names; a number may be one the enum does
+// not declare at all), and a 32-bit integer given as a string (the schema says integer). It
+// returns "" when the arguments are fine, else what is wrong, naming the field. It allocates
+// only to say what is wrong.
+func checkArgs(obj []byte, md protoreflect.MessageDescriptor) string {
+	field, problem := strictObject(obj, md)
+	if problem == "" {
+		return ""
+	}
+	return "field " + field + ": " + problem
+}
+
+// strictObject checks the members of a message's object; on a problem it returns the path of
+// the field at fault and what is wrong with it.
+func strictObject(obj []byte, md protoreflect.MessageDescriptor) (field, problem string) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return "", ""
+	}
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] == '"' {
+		kEnd := stringEnd(obj, i)
+		if kEnd < 0 {
+			return "", ""
+		}
+		key := obj[i+1 : kEnd-1]
+		i = skipSpace(obj, kEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return "", ""
+		}
+		i = skipSpace(obj, i+1)
+		vEnd := valueEnd(obj, i)
+		if vEnd < 0 {
+			return "", ""
+		}
+		if fd := strictFieldByKey(md, key); fd != nil {
+			if sub, problem := strictField(obj[i:vEnd], fd); problem != "" {
+				return fd.JSONName() + sub, problem
+			}
+		}
+		i = skipSpace(obj, vEnd)
+		if i >= len(obj) || obj[i] != ',' {
+			return "", ""
+		}
+		i = skipSpace(obj, i+1)
+	}
+	return "", ""
+}
+
+// strictFieldByKey finds the field a JSON key names, by JSON name or proto name as protojson does.
+func strictFieldByKey(md protoreflect.MessageDescriptor, key []byte) protoreflect.FieldDescriptor {
+	if bytes.IndexByte(key, '\\') >= 0 {
+		return nil // escaped keys: rare, and protojson has checked the value's type
+	}
+	// A loop of comparisons rather than ByJSONName(string(key)), whose conversion allocates on
+	// every call: messages have few fields.
+	fields := md.Fields()
+	for i := range fields.Len() {
+		if fd := fields.Get(i); string(key) == fd.JSONName() || string(key) == string(fd.Name()) {
+			return fd
+		}
+	}
+	return nil
+}
+
+// strictField checks the value of field fd; sub is the rest of the path at fault.
+func strictField(v []byte, fd protoreflect.FieldDescriptor) (sub, problem string) {
+	switch {
+	case fd.IsMap():
+		return strictElements(v, '{', fd.MapValue())
+	case fd.IsList():
+		return strictElements(v, '[', fd)
+	default:
+		return strictValue(v, fd)
+	}
+}
+
+// strictValue checks one value of field fd.
+func strictValue(v []byte, fd protoreflect.FieldDescriptor) (sub, problem string) {
+	if len(v) == 0 {
+		return "", ""
+	}
+	c := v[0]
+	switch fd.Kind() {
+	case protoreflect.EnumKind:
+		if (c == '-' || (c >= '0' && c <= '9')) && fd.Enum().FullName() != "google.protobuf.NullValue" {
+			return "", truncate(string(v), 20) + " is an enum number; give one of the value names the schema lists"
+		}
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind, protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		if c == '"' {
+			return "", truncate(string(v), 20) + " is a string; a 32-bit integer must be a JSON number"
+		}
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		if md := fd.Message(); c == '{' && md.FullName().Parent() != "google.protobuf" {
+			if field, problem := strictObject(v, md); problem != "" {
+				return "." + field, problem
+			}
+		}
+	}
+	return "", ""
+}
+
+// strictElements checks the elements of a repeated field's array (open '[') or the values of a
+// map field's object (open '{').
+func strictElements(v []byte, open byte, fd protoreflect.FieldDescriptor) (sub, problem string) {
+	i := skipSpace(v, 0)
+	if i >= len(v) || v[i] != open {
+		return "", ""
+	}
+	i = skipSpace(v, i+1)
+	for i < len(v) && v[i] != ']' && v[i] != '}' {
+		if open == '{' {
+			kEnd := stringEnd(v, i)
+			if kEnd < 0 {
+				return "", ""
+			}
+			i = skipSpace(v, kEnd)
+			if i >= len(v) || v[i] != ':' {
+				return "", ""
+			}
+			i = skipSpace(v, i+1)
+		}
+		vEnd := valueEnd(v, i)
+		if vEnd < 0 {
+			return "", ""
+		}
+		if sub, problem := strictValue(v[i:vEnd], fd); problem != "" {
+			return "[]" + sub, problem
+		}
+		i = skipSpace(v, vEnd)
+		if i >= len(v) || v[i] != ',' {
+			return "", ""
+		}
+		i = skipSpace(v, i+1)
+	}
+	return "", ""
 }

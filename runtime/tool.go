@@ -126,7 +126,8 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 		panic(fmt.Sprintf("mcp: nil handler for tool %q", spec.Name))
 	}
 	name := spec.Name
-	required := requiredFields(spec.InputSchema, PReq(new(Req)).ProtoReflect().Descriptor())
+	md := PReq(new(Req)).ProtoReflect().Descriptor()
+	required := requiredFields(spec.InputSchema, md)
 	e := &toolEntry{enc: new(resultEncoding)}
 	e.decode = func(args json.RawMessage) (proto.Message, error) {
 		in := PReq(new(Req))
@@ -136,6 +137,9 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 					return nil, fmt.Errorf("invalid arguments for tool %s: %s: %s", name, path, cleanProtoError(err))
 				}
 				return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, cleanProtoError(err))
+			}
+			if msg := checkArgs(args, md); msg != "" { // strict.go: what protojson takes but the schema does not
+				return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, msg)
 			}
 		}
 		if missing := missingFields(args, required); len(missing) > 0 {

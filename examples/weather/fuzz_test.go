@@ -117,7 +117,10 @@ func FuzzToolArguments(f *testing.F) {
 		if m.Result == nil {
 			t.Fatalf("no result: %s", w.Body)
 		}
-		if m.Result.IsError && strings.Contains(m.Result.Text(), "invalid arguments") && acceptedByProtojson(name, args) {
+		// protojson also takes enum numbers and 32-bit integers as strings, which the input
+		// schema does not allow: the runtime refuses them, saying so.
+		strict := strings.Contains(m.Result.Text(), "is an enum number") || strings.Contains(m.Result.Text(), "a 32-bit integer must be a JSON number")
+		if m.Result.IsError && strings.Contains(m.Result.Text(), "invalid arguments") && !strict && acceptedByProtojson(name, args) {
 			t.Fatalf("arguments that protojson accepts were refused: %q: %s", args, m.Result.Text())
 		}
 	})

@@ -66,10 +66,6 @@ func scanCallToolParams(params []byte) (p CallToolParams, ok bool) {
 				p.Arguments = val
 			}
 		case "_meta":
-			if string(val) == "null" {
-				p.Meta = nil
-				break
-			}
 			// Decoded once, by runHandler (requestMeta), for every method: not again here.
 		default:
 			// encoding/json matches field names without regard to case.

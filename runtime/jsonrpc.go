@@ -145,7 +145,7 @@ func decodeMessage(data []byte) (*wireMessage, *Error) {
 			return &m, NewError(CodeInvalidRequest, "invalid request: id must be a string or an integer, not null")
 		}
 	}
-	if e := checkMemberCase(data); e != nil {
+	if e := checkMemberCase(data, &m); e != nil {
 		return &m, e
 	}
 	if e := m.validate(); e != nil {

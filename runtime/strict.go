@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -13,9 +14,21 @@ import (
 var envelopeMembers = [...][]byte{[]byte("jsonrpc"), []byte("id"), []byte("method"), []byte("params"), []byte("result"), []byte("error")}
 
 // checkMemberCase refuses a message whose top-level member names match a JSON-RPC member only
-// without regard to case. data is valid JSON (encoding/json accepted it); the scan allocates
-// nothing unless a key holds an escape.
-func checkMemberCase(data []byte) *Error {
+// without regard to case. data is valid JSON (encoding/json decoded it into m); the scan runs
+// only when a member m holds is missing under its exact name, and allocates nothing unless a
+// key holds an escape.
+func checkMemberCase(data []byte, m *wireMessage) *Error {
+	// The common case, without a scan of the whole message: every member encoding/json
+	// filled in is there under its exact name (bytes.Contains is fast on large messages).
+	exact := bytes.Contains(data, []byte(`"jsonrpc"`)) &&
+		(m.ID == nil || bytes.Contains(data, []byte(`"id"`))) &&
+		(m.Method == "" || bytes.Contains(data, []byte(`"method"`))) &&
+		(m.Params == nil || bytes.Contains(data, []byte(`"params"`))) &&
+		(m.Result == nil || bytes.Contains(data, []byte(`"result"`))) &&
+		(m.Error == nil || bytes.Contains(data, []byte(`"error"`)))
+	if exact {
+		return nil
+	}
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil
@@ -63,6 +76,9 @@ func checkMemberCase(data []byte) *Error {
 // returns "" when the arguments are fine, else what is wrong, naming the field. It allocates
 // only to say what is wrong.
 func checkArgs(obj []byte, md protoreflect.MessageDescriptor) string {
+	if !strictFields(md, nil) {
+		return "" // nothing to check: no enum or 32-bit integer field at any depth
+	}
 	field, problem := strictObject(obj, md)
 	if problem == "" {
 		return ""
@@ -106,6 +122,48 @@ func strictObject(obj []byte, md protoreflect.MessageDescriptor) (field, problem
 	}
 	return "", ""
 }
+
+// strictFields reports whether md has, at any depth, a field that checkArgs checks. The
+// answer is kept per message type.
+func strictFields(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) bool {
+	if v, ok := strictCache.Load(md.FullName()); ok {
+		return v.(bool)
+	}
+	top := seen == nil
+	if top {
+		seen = make(map[protoreflect.FullName]bool)
+	}
+	if seen[md.FullName()] {
+		return false // a cycle: the other fields decide
+	}
+	seen[md.FullName()] = true
+	found := false
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.IsMap() {
+			fd = fd.MapValue()
+		}
+		switch fd.Kind() {
+		case protoreflect.EnumKind, protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind, protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+			found = true
+		case protoreflect.MessageKind, protoreflect.GroupKind:
+			if m := fd.Message(); m.FullName().Parent() != "google.protobuf" && strictFields(m, seen) {
+				found = true
+			}
+		}
+		if found {
+			break
+		}
+	}
+	if top {
+		strictCache.Store(md.FullName(), found) // only a complete answer: not one inside a cycle
+	}
+	return found
+}
+
+// strictCache holds strictFields' answers by message name.
+var strictCache sync.Map
 
 // strictFieldByKey finds the field a JSON key names, by JSON name or proto name as protojson does.
 func strictFieldByKey(md protoreflect.MessageDescriptor, key []byte) protoreflect.FieldDescriptor {

@@ -404,7 +404,7 @@ func TestBudgetMetaDecodedOnce(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	per := float64(after.TotalAlloc-before.TotalAlloc) / calls / float64(meta.Len())
 	t.Logf("allocated %.1f bytes per byte of _meta", per)
-	if per > 28 {
+	if per > 30 { // once: about 20 (24 under -race); twice, as before: about 40
 		t.Fatalf("allocated %.1f bytes per byte of _meta: decoded more than once", per)
 	}
 }

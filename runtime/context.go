@@ -17,6 +17,7 @@ type requestState struct {
 	meta          *RequestMeta
 	progressToken json.RawMessage
 	header        http.Header // of the HTTP request that carried the request, if any
+	token         *TokenInfo  // of the HTTP request that carried the request, if any
 
 	req    Request  // what interceptors see
 	resp   Response // what the innermost CallFunc fills in

@@ -112,6 +112,7 @@ type serverConfig struct {
 	subscribe            SubscribeHandler
 	handshakeTimeout     time.Duration
 	bodyReadTimeout      time.Duration
+	auth                 *serverAuth // WithTokenVerifier
 }
 
 func defaultServerConfig() serverConfig {

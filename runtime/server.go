@@ -147,6 +147,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 	}
+	if s.cfg.auth != nil {
+		var ok bool
+		if r, ok = s.authenticate(w, r); !ok {
+			return
+		}
+	}
 	switch r.Method {
 	case http.MethodPost:
 		s.servePost(w, r)
@@ -224,6 +230,9 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusAccepted)
 	default:
+		if msg.Method == methodToolsCall && !s.authorizeCall(w, r, msg) {
+			return
+		}
 		s.serveRequest(w, r, sess, msg)
 	}
 }
@@ -245,6 +254,10 @@ func (s *Server) sessionFor(w http.ResponseWriter, r *http.Request) (*session, b
 	}
 	if sess == nil {
 		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "session not found: it expired or was deleted; send initialize to start a new one")
+		return nil, false
+	}
+	if !sess.ownedBy(TokenInfoFrom(r.Context())) {
+		s.httpError(w, http.StatusForbidden, CodeInvalidRequest, "this session was started by another identity: use the access token that started it, or send initialize to start a new session")
 		return nil, false
 	}
 	if v := r.Header.Get(headerProtocolVersion); v != "" && !isSupportedVersion(v) {
@@ -292,6 +305,7 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 			return nil, &statusError{status: http.StatusServiceUnavailable, err: NewError(CodeInternalError, "too many sessions; try again later")}
 		}
 		sess = s.newSession(p, version)
+		sess.owner = TokenInfoFrom(r.Context()).identity()
 		s.sessions[sess.id] = sess
 		if !s.reaping && (s.cfg.sessionIdleTimeout > 0 || s.cfg.handshakeTimeout > 0) {
 			s.reaping = true
@@ -413,7 +427,7 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 	}
 	st := sess.newRequestStream()
 	my, _ := st.attach() // a new stream: nobody else holds it
-	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header}
+	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context())}
 	rs.caller.rs = rs
 	s.workers.run(func() { s.runHandler(ctx, cancel, rs, h, msg) })
 	mode := modeAuto

@@ -43,6 +43,8 @@ type toolEntry struct {
 	call CallFunc
 	// enc is what a typed tool keeps between calls to encode its results.
 	enc *resultEncoding
+	// scopes are the OAuth scopes a caller's token needs (ToolSpec.Scopes).
+	scopes []string
 }
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -80,7 +82,7 @@ func (s *Server) addTool(spec ToolSpec, e *toolEntry, opts []HandlerOption) {
 	if err != nil {
 		panic(fmt.Sprintf("mcp: tool %q: %v", spec.Name, err))
 	}
-	e.tool, e.encoded = t, enc
+	e.tool, e.encoded, e.scopes = t, enc, spec.Scopes
 	e.call = chain(newHandlerConfig(opts).interceptors, e.call)
 	if !s.tools.add(spec.Name, e) {
 		panic(fmt.Sprintf("mcp: a tool named %q is already registered", spec.Name))

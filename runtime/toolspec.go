@@ -21,6 +21,10 @@ type ToolSpec struct {
 	// handler see them; an error becomes a tool error the model can read (see validate.go).
 	// Generated code sets it to bufvalidate.Validate for requests with buf.validate rules.
 	Validate func(proto.Message) error
+	// Scopes are the OAuth scopes a caller's access token needs to call the tool over HTTP:
+	// without them the Server answers 403 insufficient_scope before the handler runs. Empty
+	// for none. From the proto option (mcp.v1.tool).scopes.
+	Scopes []string
 }
 
 // ToolAnnotations are the MCP tool annotations. A nil hint is left out and takes the spec's

@@ -1,0 +1,378 @@
+// Package testissuer is a small OAuth 2.1 authorization server for tests and examples: it
+// publishes its metadata (RFC 8414) and keys (a JWKS), registers clients dynamically (RFC
+// 7591), runs the authorization code grant with PKCE S256 (approving every request at once,
+// as the configured user), the refresh_token grant and the client_credentials grant, and
+// issues ES256-signed JWT access tokens whose audience is the requested resource (RFC 8707).
+//
+// It keeps everything in memory and is meant for loopback use only.
+package testissuer
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// Issuer is a running authorization server.
+type Issuer struct {
+	// URL is the issuer identifier and base URL, e.g. http://127.0.0.1:PORT.
+	URL string
+
+	key    *ecdsa.PrivateKey
+	kid    string
+	signer jose.Signer
+	srv    *http.Server
+	ln     net.Listener
+	done   chan struct{}
+	cfg    config
+
+	mu      sync.Mutex
+	clients map[string]*client
+	codes   map[string]*grant
+	refresh map[string]*grant
+}
+
+type client struct {
+	id, secret   string
+	redirectURIs []string
+	authMethod   string
+}
+
+type grant struct {
+	clientID, subject, scope, resource string
+	redirectURI, challenge             string
+	expires                            time.Time
+}
+
+type config struct {
+	subject   string
+	scopes    []string
+	ttl       time.Duration
+	preClient *client
+}
+
+// Option configures an Issuer.
+type Option func(*config)
+
+// WithSubject sets the user every authorization is approved for (default "alice").
+func WithSubject(sub string) Option { return func(c *config) { c.subject = sub } }
+
+// WithScopes sets the scopes_supported the metadata advertises.
+func WithScopes(scopes ...string) Option { return func(c *config) { c.scopes = scopes } }
+
+// WithTokenTTL sets the access tokens' lifetime (default 1 hour).
+func WithTokenTTL(d time.Duration) Option { return func(c *config) { c.ttl = d } }
+
+// WithClient pre-registers a confidential client (client_secret_basic or _post) for the
+// client_credentials and authorization code grants; redirect URIs on loopback are accepted
+// with any port.
+func WithClient(id, secret string) Option {
+	return func(c *config) { c.preClient = &client{id: id, secret: secret, authMethod: "client_secret_basic"} }
+}
+
+// Start starts an issuer on a loopback port.
+func Start(opts ...Option) (*Issuer, error) {
+	cfg := config{subject: "alice", ttl: time.Hour}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	kid := randomString(8)
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: key, KeyID: kid}},
+		(&jose.SignerOptions{}).WithType("at+jwt"))
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	is := &Issuer{
+		URL: "http://" + ln.Addr().String(), key: key, kid: kid, signer: signer, ln: ln, cfg: cfg,
+		done:    make(chan struct{}),
+		clients: map[string]*client{}, codes: map[string]*grant{}, refresh: map[string]*grant{},
+	}
+	if cfg.preClient != nil {
+		is.clients[cfg.preClient.id] = cfg.preClient
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", is.serveMetadata)
+	mux.HandleFunc("GET /.well-known/openid-configuration", is.serveMetadata)
+	mux.HandleFunc("GET /jwks", is.serveJWKS)
+	mux.HandleFunc("POST /register", is.serveRegister)
+	mux.HandleFunc("GET /authorize", is.serveAuthorize)
+	mux.HandleFunc("POST /token", is.serveToken)
+	is.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		defer close(is.done)
+		_ = is.srv.Serve(ln)
+	}()
+	return is, nil
+}
+
+// Close stops the issuer.
+func (is *Issuer) Close() {
+	_ = is.srv.Close()
+	<-is.done
+}
+
+// PublicKey returns the issuer's signing key's public half.
+func (is *Issuer) PublicKey() *ecdsa.PublicKey { return &is.key.PublicKey }
+
+// Mint signs an access token with the issuer's key. Claims not given get defaults: iss the
+// issuer, sub the configured user, iat now and exp after the token lifetime; a nil value
+// removes a claim.
+func (is *Issuer) Mint(claims map[string]any) string {
+	now := time.Now()
+	c := map[string]any{
+		"iss": is.URL, "sub": is.cfg.subject, "iat": now.Unix(), "exp": now.Add(is.cfg.ttl).Unix(),
+		"jti": randomString(8),
+	}
+	for k, v := range claims {
+		if v == nil {
+			delete(c, k)
+		} else {
+			c[k] = v
+		}
+	}
+	tok, err := jwt.Signed(is.signer).Claims(c).Serialize()
+	if err != nil {
+		panic(fmt.Sprintf("testissuer: sign: %v", err))
+	}
+	return tok
+}
+
+func (is *Issuer) serveMetadata(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                is.URL,
+		"authorization_endpoint":                is.URL + "/authorize",
+		"token_endpoint":                        is.URL + "/token",
+		"registration_endpoint":                 is.URL + "/register",
+		"jwks_uri":                              is.URL + "/jwks",
+		"scopes_supported":                      is.cfg.scopes,
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
+		"code_challenge_methods_supported":      []string{"S256"},
+		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
+		"id_token_signing_alg_values_supported": []string{"ES256"},
+		"subject_types_supported":               []string{"public"},
+	})
+}
+
+func (is *Issuer) serveJWKS(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{
+		Key: &is.key.PublicKey, KeyID: is.kid, Algorithm: string(jose.ES256), Use: "sig",
+	}}})
+}
+
+func (is *Issuer) serveRegister(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		RedirectURIs []string `json:"redirect_uris"`
+		AuthMethod   string   `json:"token_endpoint_auth_method"`
+		ClientName   string   `json:"client_name"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "the body must be a JSON client metadata document")
+		return
+	}
+	if req.AuthMethod == "" {
+		req.AuthMethod = "client_secret_basic"
+	}
+	c := &client{id: "client-" + randomString(8), redirectURIs: req.RedirectURIs, authMethod: req.AuthMethod}
+	resp := map[string]any{
+		"client_id": c.id, "redirect_uris": c.redirectURIs, "token_endpoint_auth_method": c.authMethod,
+		"grant_types": []string{"authorization_code", "refresh_token"}, "client_name": req.ClientName,
+	}
+	if c.authMethod != "none" {
+		c.secret = randomString(16)
+		resp["client_secret"] = c.secret
+	}
+	is.mu.Lock()
+	is.clients[c.id] = c
+	is.mu.Unlock()
+	writeJSON(w, http.StatusCreated, resp)
+}
+
+func (is *Issuer) serveAuthorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	is.mu.Lock()
+	c := is.clients[q.Get("client_id")]
+	is.mu.Unlock()
+	redirect := q.Get("redirect_uri")
+	if c == nil || !c.allowsRedirect(redirect) {
+		http.Error(w, "unknown client_id or unregistered redirect_uri", http.StatusBadRequest)
+		return
+	}
+	back := func(params url.Values) {
+		u, _ := url.Parse(redirect)
+		params.Set("state", q.Get("state"))
+		params.Set("iss", is.URL)
+		u.RawQuery = params.Encode()
+		http.Redirect(w, r, u.String(), http.StatusFound)
+	}
+	if q.Get("response_type") != "code" {
+		back(url.Values{"error": {"unsupported_response_type"}})
+		return
+	}
+	if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
+		back(url.Values{"error": {"invalid_request"}, "error_description": {"PKCE with S256 is required"}})
+		return
+	}
+	code := randomString(16)
+	is.mu.Lock()
+	is.codes[code] = &grant{
+		clientID: c.id, subject: is.cfg.subject, scope: q.Get("scope"), resource: q.Get("resource"),
+		redirectURI: redirect, challenge: q.Get("code_challenge"), expires: time.Now().Add(time.Minute),
+	}
+	is.mu.Unlock()
+	back(url.Values{"code": {code}})
+}
+
+func (c *client) allowsRedirect(uri string) bool {
+	if slices.Contains(c.redirectURIs, uri) {
+		return true
+	}
+	// Loopback redirects may use any port (RFC 8252 Section 7.3).
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "http" || (u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost" && u.Hostname() != "::1") {
+		return false
+	}
+	for _, reg := range c.redirectURIs {
+		ru, err := url.Parse(reg)
+		if err == nil && ru.Hostname() == u.Hostname() && ru.Path == u.Path {
+			return true
+		}
+	}
+	return c.secret != "" && len(c.redirectURIs) == 0 // a pre-registered client
+}
+
+func (is *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "the body must be form-encoded")
+		return
+	}
+	c, ok := is.authenticateClient(r)
+	if !ok {
+		oauthError(w, http.StatusUnauthorized, "invalid_client", "client authentication failed")
+		return
+	}
+	var g *grant
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+		is.mu.Lock()
+		g = is.codes[r.PostForm.Get("code")]
+		delete(is.codes, r.PostForm.Get("code"))
+		is.mu.Unlock()
+		if g == nil || g.clientID != c.id || time.Now().After(g.expires) || g.redirectURI != r.PostForm.Get("redirect_uri") {
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown, expired or mismatched authorization code")
+			return
+		}
+		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+		if subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(g.challenge)) != 1 {
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the PKCE code_verifier does not match the code_challenge")
+			return
+		}
+		if res := r.PostForm.Get("resource"); res != "" && res != g.resource {
+			oauthError(w, http.StatusBadRequest, "invalid_target", "the resource differs from the authorization request's")
+			return
+		}
+	case "refresh_token":
+		is.mu.Lock()
+		g = is.refresh[r.PostForm.Get("refresh_token")]
+		delete(is.refresh, r.PostForm.Get("refresh_token")) // rotated (OAuth 2.1 Section 4.3.1)
+		is.mu.Unlock()
+		if g == nil || g.clientID != c.id {
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown refresh token")
+			return
+		}
+		if res := r.PostForm.Get("resource"); res != "" {
+			g.resource = res
+		}
+	case "client_credentials":
+		if c.secret == "" {
+			oauthError(w, http.StatusUnauthorized, "invalid_client", "client_credentials needs a confidential client")
+			return
+		}
+		g = &grant{clientID: c.id, subject: c.id, scope: r.PostForm.Get("scope"), resource: r.PostForm.Get("resource")}
+	default:
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type "+r.PostForm.Get("grant_type")+" is not supported")
+		return
+	}
+	claims := map[string]any{"sub": g.subject, "client_id": g.clientID}
+	if g.resource != "" {
+		claims["aud"] = g.resource
+	}
+	if g.scope != "" {
+		claims["scope"] = g.scope
+	}
+	resp := map[string]any{
+		"access_token": is.Mint(claims), "token_type": "Bearer", "expires_in": int(is.cfg.ttl.Seconds()),
+	}
+	if g.scope != "" {
+		resp["scope"] = g.scope
+	}
+	if r.PostForm.Get("grant_type") != "client_credentials" {
+		rt := randomString(16)
+		is.mu.Lock()
+		is.refresh[rt] = g
+		is.mu.Unlock()
+		resp["refresh_token"] = rt
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (is *Issuer) authenticateClient(r *http.Request) (*client, bool) {
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	} else {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	is.mu.Lock()
+	c := is.clients[id]
+	is.mu.Unlock()
+	if c == nil {
+		return nil, false
+	}
+	if c.secret == "" {
+		return c, secret == ""
+	}
+	return c, subtle.ConstantTimeCompare([]byte(secret), []byte(c.secret)) == 1
+}
+
+func oauthError(w http.ResponseWriter, status int, code, desc string) {
+	writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return strings.ToLower(hex.EncodeToString(b))
+}

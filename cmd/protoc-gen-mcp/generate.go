@@ -65,6 +65,7 @@ type tool struct {
 	destructive  *bool
 	idempotent   *bool
 	openWorld    *bool
+	scopes       []string // OAuth scopes a caller's token needs
 	inputSchema  string
 	outputSchema string // empty for mcp.v1.ToolResult responses
 	validates    bool   // the arguments have buf.validate rules, enforced with protovalidate
@@ -307,6 +308,12 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 		if opts.OpenWorldHint != nil {
 			t.openWorld = opts.OpenWorldHint
 		}
+		t.scopes = opts.GetScopes()
+		for _, sc := range t.scopes {
+			if !scopeTokenPattern.MatchString(sc) {
+				return nil, fail("scope %q is invalid: an OAuth scope is one or more printable ASCII characters other than space, '\"' and '\\' (RFC 6749 Section 3.3)", sc)
+			}
+		}
 	}
 
 	in, err := messageSchema(m.Input.Desc, input)
@@ -474,6 +481,13 @@ func generateService(g *protogen.GeneratedFile, s *service) {
 			hint("IdempotentHint", t.idempotent)
 			hint("OpenWorldHint", t.openWorld)
 			g.P("},")
+		}
+		if len(t.scopes) > 0 {
+			quoted := make([]string, len(t.scopes))
+			for i, sc := range t.scopes {
+				quoted[i] = strconv.Quote(sc)
+			}
+			g.P("Scopes: []string{", strings.Join(quoted, ", "), "},")
 		}
 		g.P("}, h.", t.GoName, ", opts...)")
 	}

@@ -110,3 +110,6 @@ func startsBlock(line string) bool {
 	}
 	return i > 0 && i+1 < len(line) && (line[i] == '.' || line[i] == ')') && line[i+1] == ' '
 }
+
+// scopeTokenPattern is RFC 6749 Section 3.3's scope-token: %x21 / %x23-5B / %x5D-7E.
+var scopeTokenPattern = regexp.MustCompile(`^[\x21\x23-\x5B\x5D-\x7E]+$`)

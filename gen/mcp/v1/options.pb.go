@@ -49,7 +49,11 @@ type ToolOptions struct {
 	// The tool interacts with an open world of external entities (MCP openWorldHint).
 	OpenWorldHint *bool `protobuf:"varint,7,opt,name=open_world_hint,json=openWorldHint,proto3,oneof" json:"open_world_hint,omitempty"`
 	// Do not expose this rpc as a tool.
-	Skip          bool `protobuf:"varint,8,opt,name=skip,proto3" json:"skip,omitempty"`
+	Skip bool `protobuf:"varint,8,opt,name=skip,proto3" json:"skip,omitempty"`
+	// The OAuth scopes a caller's access token needs to call the tool over HTTP. A server
+	// refuses a token without them with HTTP 403 and WWW-Authenticate error="insufficient_scope"
+	// before the handler runs (MCP Authorization, Scope Challenge Handling).
+	Scopes        []string `protobuf:"bytes,9,rep,name=scopes,proto3" json:"scopes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -138,6 +142,13 @@ func (x *ToolOptions) GetSkip() bool {
 		return x.Skip
 	}
 	return false
+}
+
+func (x *ToolOptions) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
 }
 
 // ServiceOptions set how a whole service is exposed.
@@ -306,7 +317,7 @@ var File_mcp_v1_options_proto protoreflect.FileDescriptor
 
 const file_mcp_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x14mcp/v1/options.proto\x12\x06mcp.v1\x1a google/protobuf/descriptor.proto\"\xf3\x02\n" +
+	"\x14mcp/v1/options.proto\x12\x06mcp.v1\x1a google/protobuf/descriptor.proto\"\x8b\x03\n" +
 	"\vToolOptions\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -315,7 +326,8 @@ const file_mcp_v1_options_proto_rawDesc = "" +
 	"\x10destructive_hint\x18\x05 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01\x12,\n" +
 	"\x0fidempotent_hint\x18\x06 \x01(\bH\x02R\x0eidempotentHint\x88\x01\x01\x12+\n" +
 	"\x0fopen_world_hint\x18\a \x01(\bH\x03R\ropenWorldHint\x88\x01\x01\x12\x12\n" +
-	"\x04skip\x18\b \x01(\bR\x04skipB\x11\n" +
+	"\x04skip\x18\b \x01(\bR\x04skip\x12\x16\n" +
+	"\x06scopes\x18\t \x03(\tR\x06scopesB\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
 	"\x11_destructive_hintB\x12\n" +
 	"\x10_idempotent_hintB\x12\n" +

@@ -164,6 +164,7 @@ func RegisterTypesServiceHandler(s *runtime.Server, h TypesServiceHandler, opts 
 			IdempotentHint:  runtime.Bool(true),
 			OpenWorldHint:   runtime.Bool(false),
 		},
+		Scopes: []string{"test:read", "test:write"},
 	}, h.Structure, opts...)
 	runtime.AddTool(s, runtime.ToolSpec{
 		Name:         TypesServiceWellKnownToolName,

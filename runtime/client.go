@@ -76,6 +76,14 @@ func NewClient(url string, opts ...ClientOption) *Client {
 	if !cfg.crossOriginRedirects {
 		c.hc = guardRedirects(c.hc) // a copy: the caller's client is not changed
 	}
+	if cfg.wrapTransport != nil {
+		hc := *c.hc
+		if hc.Transport == nil {
+			hc.Transport = http.DefaultTransport
+		}
+		hc.Transport = cfg.wrapTransport(hc.Transport, url, cfg.logger)
+		c.hc = &hc
+	}
 	c.initSem = make(chan struct{}, 1)
 	c.serverReqSem = make(chan struct{}, cfg.maxServerRequests)
 	c.baseCtx, c.baseCancel = context.WithCancel(context.Background())

@@ -45,6 +45,8 @@ type clientConfig struct {
 	maxServerRequests    int
 	notificationBudget   int64
 	crossOriginRedirects bool
+	// wrapTransport wraps the HTTP client's transport (WithOAuth).
+	wrapTransport func(base http.RoundTripper, serverURL string, log *slog.Logger) http.RoundTripper
 }
 
 // SamplingHandler answers sampling/createMessage requests from the server.

@@ -1,0 +1,819 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+)
+
+// OAuthGrant is how an OAuth client obtains its access tokens.
+type OAuthGrant int
+
+const (
+	// GrantAuthorizationCode is the authorization code grant with PKCE (S256), for clients
+	// acting for a user: the user approves in a browser (OAuthConfig.Authorize).
+	GrantAuthorizationCode OAuthGrant = iota
+	// GrantClientCredentials is the client_credentials grant, for clients acting on their own
+	// behalf, authenticated with a client secret or a signed JWT (OAuthConfig.ClientAssertion).
+	GrantClientCredentials
+	// GrantJWTBearer is the JWT bearer grant (RFC 7523) with an assertion from
+	// OAuthConfig.JWTBearerAssertion, e.g. an identity assertion authorization grant obtained
+	// from an enterprise identity provider by token exchange (SEP-990; see IDJAGAssertion).
+	GrantJWTBearer
+)
+
+// OAuthConfig configures a Client's OAuth 2.1 authorization (WithOAuth), following the MCP
+// spec's Authorization section.
+type OAuthConfig struct {
+	// Grant is how tokens are obtained (default GrantAuthorizationCode).
+	Grant OAuthGrant
+
+	// ClientID and ClientSecret are a client pre-registered with the authorization server.
+	// Without a ClientID, the client uses ClientMetadataURL when the server supports Client
+	// ID Metadata Documents, otherwise Dynamic Client Registration (RFC 7591).
+	ClientID, ClientSecret string
+	// ClientMetadataURL is the https URL of the client's metadata document, used as its
+	// client_id with authorization servers that advertise
+	// client_id_metadata_document_supported.
+	ClientMetadataURL string
+	// ClientName is the client_name to register dynamically (default "protomcp client").
+	ClientName string
+	// TokenEndpointAuthMethod forces how the client authenticates at the token endpoint
+	// ("none", "client_secret_basic", "client_secret_post", "private_key_jwt"). By default it
+	// picks one the authorization server supports.
+	TokenEndpointAuthMethod string
+	// ClientAssertion signs a private_key_jwt client assertion (RFC 7523 Section 2.2) for the
+	// given audience (the authorization server's issuer). Setting it selects private_key_jwt;
+	// jwtauth.PrivateKeyJWT makes one.
+	ClientAssertion func(ctx context.Context, audience string) (string, error)
+
+	// RedirectURL is where the authorization server sends the user back with the code
+	// (authorization code grant). LoopbackRedirect provides one for command-line tools.
+	RedirectURL string
+	// Authorize shows the user the authorization URL (opens a browser, prints it) and returns
+	// the URL the authorization server redirected back to, carrying the code and state.
+	// Required for the authorization code grant.
+	Authorize func(ctx context.Context, authURL string) (*url.URL, error)
+
+	// JWTBearerAssertion returns the assertion of the JWT bearer grant, for the authorization
+	// server (its metadata) and the resource. Required for GrantJWTBearer.
+	JWTBearerAssertion func(ctx context.Context, as *AuthServerMetadata, resource string) (string, error)
+
+	// Scopes, when set, are requested in addition to those the spec's Scope Selection
+	// Strategy picks (the challenge's scope, else the resource's scopes_supported).
+	Scopes []string
+	// TokenStore keeps tokens between calls and runs (default: in memory).
+	TokenStore TokenStore
+	// HTTPClient talks to the authorization server and fetches metadata (default: a client
+	// with a 30 s timeout).
+	HTTPClient *http.Client
+	// MaxStepUps bounds the re-authorizations for one request answered 403
+	// insufficient_scope (default 2).
+	MaxStepUps int
+}
+
+// TokenStore keeps a Client's OAuth tokens, keyed by the resource they are for.
+type TokenStore interface {
+	// Token returns the stored token for key, or nil.
+	Token(ctx context.Context, key string) (*oauth2.Token, error)
+	// SetToken stores tok for key.
+	SetToken(ctx context.Context, key string, tok *oauth2.Token) error
+}
+
+// MemoryTokenStore is a TokenStore in memory, the default. Its zero value is ready to use.
+type MemoryTokenStore struct {
+	mu     sync.Mutex
+	tokens map[string]*oauth2.Token
+}
+
+// Token implements TokenStore.
+func (m *MemoryTokenStore) Token(_ context.Context, key string) (*oauth2.Token, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.tokens[key], nil
+}
+
+// SetToken implements TokenStore.
+func (m *MemoryTokenStore) SetToken(_ context.Context, key string, tok *oauth2.Token) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tokens == nil {
+		m.tokens = map[string]*oauth2.Token{}
+	}
+	m.tokens[key] = tok
+	return nil
+}
+
+// AuthServerMetadata is an authorization server's metadata (RFC 8414 Section 2, and the
+// OpenID Connect Discovery fields MCP uses).
+type AuthServerMetadata struct {
+	Issuer                            string   `json:"issuer"`
+	AuthorizationEndpoint             string   `json:"authorization_endpoint,omitempty"`
+	TokenEndpoint                     string   `json:"token_endpoint,omitempty"`
+	RegistrationEndpoint              string   `json:"registration_endpoint,omitempty"`
+	JWKSURI                           string   `json:"jwks_uri,omitempty"`
+	ScopesSupported                   []string `json:"scopes_supported,omitempty"`
+	ResponseTypesSupported            []string `json:"response_types_supported,omitempty"`
+	GrantTypesSupported               []string `json:"grant_types_supported,omitempty"`
+	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported,omitempty"`
+	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported,omitempty"`
+	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported,omitempty"`
+}
+
+// ErrOAuth is wrapped by the errors of a Client's OAuth authorization: discovery,
+// registration, the user's consent, the token request.
+var ErrOAuth = errors.New("mcp: oauth")
+
+func oauthErrorf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrOAuth}, args...)...)
+}
+
+// WithOAuth makes the Client authorize its requests with OAuth 2.1 as the MCP spec's
+// Authorization section describes. On a 401 it discovers the server's Protected Resource
+// Metadata (RFC 9728; from the WWW-Authenticate challenge, then the well-known URLs) and its
+// authorization server's metadata (RFC 8414 or OpenID Connect Discovery, with the
+// 2025-03-26 fallbacks to the server's root), registers the client if needed (pre-registered,
+// Client ID Metadata Document, or RFC 7591 Dynamic Client Registration), obtains a token
+// with the configured grant for the server's resource (RFC 8707), and retries the request.
+// It refreshes expired tokens, re-authorizes with the larger scope on 403
+// insufficient_scope (at most MaxStepUps times per request), and refuses a server whose
+// metadata names another resource.
+//
+// It wraps the transport of the Client's HTTP client; the rest of the Client is unchanged.
+func WithOAuth(cfg OAuthConfig) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) {
+		c.wrapTransport = func(base http.RoundTripper, serverURL string, log *slog.Logger) http.RoundTripper {
+			return newOAuthTransport(cfg, base, serverURL, log)
+		}
+	})
+}
+
+// oauthTransport adds the bearer token to each request and runs the authorization flows.
+type oauthTransport struct {
+	cfg       OAuthConfig
+	base      http.RoundTripper
+	serverURL string
+	log       *slog.Logger
+	hc        *http.Client
+
+	mu sync.Mutex // serialises the flows and guards the state below
+	// What discovery found; nil until the first 401.
+	prm      *ProtectedResourceMetadata
+	as       *AuthServerMetadata
+	resource string
+	// The registered client.
+	clientID, clientSecret, authMethod string
+	scopes                             []string // the scopes of the current token's request
+	tok                                *oauth2.Token
+}
+
+func newOAuthTransport(cfg OAuthConfig, base http.RoundTripper, serverURL string, log *slog.Logger) *oauthTransport {
+	if cfg.TokenStore == nil {
+		cfg.TokenStore = new(MemoryTokenStore)
+	}
+	if cfg.MaxStepUps == 0 {
+		cfg.MaxStepUps = 2
+	}
+	if cfg.ClientName == "" {
+		cfg.ClientName = "protomcp client"
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second, Transport: base}
+	}
+	return &oauthTransport{cfg: cfg, base: base, serverURL: serverURL, log: log, hc: hc,
+		clientID: cfg.ClientID, clientSecret: cfg.ClientSecret}
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	body, err := replayableBody(req)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := t.currentToken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	stepUps := 0
+	reauthorized := false
+	for {
+		resp, err := t.send(req, body, tok)
+		if err != nil {
+			return nil, err
+		}
+		ch, isChallenge := challengeOf(resp)
+		switch {
+		case resp.StatusCode == http.StatusUnauthorized && !reauthorized:
+			drainClose(resp)
+			reauthorized = true
+			if tok, err = t.authorize(ctx, tok, ch, false); err != nil {
+				return nil, err
+			}
+		case resp.StatusCode == http.StatusForbidden && isChallenge && ch.params["error"] == "insufficient_scope" && stepUps < t.cfg.MaxStepUps:
+			drainClose(resp)
+			stepUps++
+			t.log.Debug("mcp: oauth step-up", "scope", ch.params["scope"], "attempt", stepUps)
+			if tok, err = t.authorize(ctx, tok, ch, true); err != nil {
+				return nil, err
+			}
+		default:
+			return resp, nil
+		}
+	}
+}
+
+// send sends a copy of req with the token.
+func (t *oauthTransport) send(req *http.Request, body []byte, tok *oauth2.Token) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	if body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		r.ContentLength = int64(len(body))
+	}
+	if tok != nil {
+		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// replayableBody reads the request's body so that it can be sent again after authorizing.
+func replayableBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	defer req.Body.Close()
+	b, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: read request body: %w", err)
+	}
+	return b, nil
+}
+
+func drainClose(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+// currentToken returns the token to send: the stored one, refreshed when expired; nil before
+// the first authorization.
+func (t *oauthTransport) currentToken(ctx context.Context) (*oauth2.Token, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.resource == "" {
+		return t.tok, nil // before discovery: the first request finds out what is needed
+	}
+	tok, err := t.cfg.TokenStore.Token(ctx, t.resource)
+	if err != nil {
+		return nil, oauthErrorf("token store: %w", err)
+	}
+	if tok != nil && !tok.Valid() && tok.RefreshToken != "" {
+		if nt, err := t.refresh(ctx, tok); err == nil {
+			tok = nt
+		} else {
+			t.log.Debug("mcp: oauth refresh failed; will re-authorize on 401", "error", err)
+		}
+	}
+	t.tok = tok
+	return tok, nil
+}
+
+// challenge is a parsed WWW-Authenticate Bearer challenge (RFC 6750 Section 3).
+type challenge struct {
+	params map[string]string
+}
+
+// challengeOf parses the response's Bearer challenge.
+func challengeOf(resp *http.Response) (challenge, bool) {
+	for _, v := range resp.Header.Values("WWW-Authenticate") {
+		if p, ok := parseBearerChallenge(v); ok {
+			return challenge{params: p}, true
+		}
+	}
+	return challenge{params: map[string]string{}}, false
+}
+
+// parseBearerChallenge parses `Bearer k="v", k2=v2` (RFC 9110 Section 11.6.1).
+func parseBearerChallenge(h string) (map[string]string, bool) {
+	s := strings.TrimSpace(h)
+	scheme, rest, _ := strings.Cut(s, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return nil, false
+	}
+	params := map[string]string{}
+	for rest = strings.TrimSpace(rest); rest != ""; {
+		eq := strings.IndexByte(rest, '=')
+		if eq < 0 {
+			break
+		}
+		key := strings.ToLower(strings.TrimSpace(strings.TrimLeft(rest[:eq], ", ")))
+		rest = strings.TrimSpace(rest[eq+1:])
+		var val string
+		if strings.HasPrefix(rest, `"`) {
+			var b strings.Builder
+			i := 1
+			for ; i < len(rest) && rest[i] != '"'; i++ {
+				if rest[i] == '\\' && i+1 < len(rest) {
+					i++
+				}
+				b.WriteByte(rest[i])
+			}
+			val = b.String()
+			rest = rest[min(i+1, len(rest)):]
+		} else {
+			end := strings.IndexByte(rest, ',')
+			if end < 0 {
+				end = len(rest)
+			}
+			val = strings.TrimSpace(rest[:end])
+			rest = rest[end:]
+		}
+		params[key] = val
+		rest = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ","))
+	}
+	return params, true
+}
+
+// authorize obtains a new token after the server refused failed (nil if none was sent)
+// with the challenge ch: first a refresh, unless this is a step-up; otherwise the full flow.
+func (t *oauthTransport) authorize(ctx context.Context, failed *oauth2.Token, ch challenge, stepUp bool) (*oauth2.Token, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !stepUp && t.tok != nil && failed != nil && t.tok.AccessToken != failed.AccessToken {
+		return t.tok, nil // another request authorized meanwhile
+	}
+	if t.as == nil {
+		if err := t.discover(ctx, ch); err != nil {
+			return nil, err
+		}
+	}
+	if !stepUp && failed != nil && failed.RefreshToken != "" {
+		if tok, err := t.refresh(ctx, failed); err == nil {
+			return tok, nil
+		}
+	}
+	scopes := t.selectScopes(ch, stepUp)
+	var (
+		tok *oauth2.Token
+		err error
+	)
+	switch t.cfg.Grant {
+	case GrantClientCredentials:
+		tok, err = t.clientCredentials(ctx, scopes)
+	case GrantJWTBearer:
+		tok, err = t.jwtBearer(ctx, scopes)
+	default:
+		tok, err = t.authorizationCode(ctx, scopes)
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.scopes = scopes
+	return tok, t.store(ctx, tok)
+}
+
+func (t *oauthTransport) store(ctx context.Context, tok *oauth2.Token) error {
+	t.tok = tok
+	if err := t.cfg.TokenStore.SetToken(ctx, t.resource, tok); err != nil {
+		return oauthErrorf("token store: %w", err)
+	}
+	return nil
+}
+
+// selectScopes follows the spec's Scope Selection Strategy: the challenge's scope, else the
+// resource's scopes_supported, else none; a step-up keeps what was asked before. It adds
+// offline_access when the authorization server offers it and refresh tokens (SEP-2207).
+func (t *oauthTransport) selectScopes(ch challenge, stepUp bool) []string {
+	var scopes []string
+	if s := ch.params["scope"]; s != "" {
+		scopes = strings.Fields(s)
+	} else if t.prm != nil {
+		scopes = slices.Clone(t.prm.ScopesSupported)
+	}
+	if stepUp {
+		scopes = union(t.scopes, scopes)
+	}
+	scopes = union(scopes, t.cfg.Scopes)
+	if t.cfg.Grant == GrantAuthorizationCode && len(scopes) > 0 && slices.Contains(t.as.ScopesSupported, "offline_access") &&
+		(len(t.as.GrantTypesSupported) == 0 || slices.Contains(t.as.GrantTypesSupported, "refresh_token")) {
+		scopes = union(scopes, []string{"offline_access"})
+	}
+	return scopes
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// discover finds the resource's metadata and its authorization server's.
+func (t *oauthTransport) discover(ctx context.Context, ch challenge) error {
+	server, err := url.Parse(t.serverURL)
+	if err != nil {
+		return oauthErrorf("server URL %q: %w", t.serverURL, err)
+	}
+	origin := server.Scheme + "://" + server.Host
+	var candidates []string
+	if u := ch.params["resource_metadata"]; u != "" {
+		candidates = append(candidates, u)
+	} else {
+		// RFC 9728 Section 3.1: the well-known path inserted before the endpoint's path,
+		// then at the root.
+		if p := strings.TrimSuffix(server.EscapedPath(), "/"); p != "" {
+			candidates = append(candidates, origin+wellKnownPRM+p)
+		}
+		candidates = append(candidates, origin+wellKnownPRM)
+	}
+	for _, u := range candidates {
+		var prm ProtectedResourceMetadata
+		if err := t.getJSON(ctx, u, &prm); err != nil {
+			t.log.Debug("mcp: oauth protected resource metadata", "url", u, "error", err)
+			continue
+		}
+		if prm.Resource == "" {
+			return oauthErrorf("the protected resource metadata at %s has no resource", u)
+		}
+		if !resourceCovers(prm.Resource, server) {
+			return oauthErrorf("the protected resource metadata at %s is for %q, not for this server %q: refusing to authorize (RFC 9728 Section 3.3)", u, prm.Resource, t.serverURL)
+		}
+		if len(prm.AuthorizationServers) == 0 {
+			return oauthErrorf("the protected resource metadata at %s names no authorization server", u)
+		}
+		t.prm, t.resource = &prm, prm.Resource
+		var errs []error
+		for _, issuer := range prm.AuthorizationServers {
+			as, err := t.discoverAS(ctx, issuer)
+			if err == nil {
+				t.as = as
+				return nil
+			}
+			errs = append(errs, err)
+		}
+		return oauthErrorf("no usable authorization server: %w", errors.Join(errs...))
+	}
+	// The 2025-03-26 spec: no resource metadata; the authorization server is at the MCP
+	// server's origin, with its metadata there or, failing that, the default endpoints.
+	t.resource = canonicalResource(server)
+	var as AuthServerMetadata
+	if err := t.getJSON(ctx, origin+"/.well-known/oauth-authorization-server", &as); err == nil && as.TokenEndpoint != "" {
+		t.as = &as
+		return nil
+	}
+	t.as = &AuthServerMetadata{
+		Issuer:                origin,
+		AuthorizationEndpoint: origin + "/authorize",
+		TokenEndpoint:         origin + "/token",
+		RegistrationEndpoint:  origin + "/register",
+	}
+	t.log.Debug("mcp: oauth: no metadata; using the 2025-03-26 default endpoints", "origin", origin)
+	return nil
+}
+
+// resourceCovers reports whether the resource identifier names the server's endpoint: the
+// same origin, and a path that is the endpoint's or a parent of it.
+func resourceCovers(resource string, server *url.URL) bool {
+	r, err := url.Parse(resource)
+	if err != nil || !strings.EqualFold(r.Scheme, server.Scheme) || !strings.EqualFold(r.Host, server.Host) || r.Fragment != "" {
+		return false
+	}
+	rp, sp := strings.TrimSuffix(r.Path, "/"), strings.TrimSuffix(server.Path, "/")
+	return rp == "" || rp == sp || strings.HasPrefix(sp, rp+"/")
+}
+
+// canonicalResource is the server's URI as RFC 8707 and the spec's Canonical Server URI
+// want it: lower-case scheme and host, no fragment, no trailing slash.
+func canonicalResource(u *url.URL) string {
+	c := &url.URL{Scheme: strings.ToLower(u.Scheme), Host: strings.ToLower(u.Host), Path: strings.TrimSuffix(u.Path, "/"), RawQuery: u.RawQuery}
+	return c.String()
+}
+
+// discoverAS fetches the authorization server's metadata from the URLs the spec's
+// Authorization Server Metadata Discovery lists, in order.
+func (t *oauthTransport) discoverAS(ctx context.Context, issuer string) (*AuthServerMetadata, error) {
+	iu, err := url.Parse(issuer)
+	if err != nil {
+		return nil, fmt.Errorf("issuer %q: %w", issuer, err)
+	}
+	origin := iu.Scheme + "://" + iu.Host
+	path := strings.TrimSuffix(iu.EscapedPath(), "/")
+	candidates := []string{
+		origin + "/.well-known/oauth-authorization-server" + path,
+		origin + "/.well-known/openid-configuration" + path,
+	}
+	if path != "" {
+		candidates = append(candidates, origin+path+"/.well-known/openid-configuration")
+	}
+	var errs []error
+	for _, u := range candidates {
+		var as AuthServerMetadata
+		if err := t.getJSON(ctx, u, &as); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if strings.TrimSuffix(as.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+			errs = append(errs, fmt.Errorf("%s names issuer %q, not %q (RFC 8414 Section 3.3)", u, as.Issuer, issuer))
+			continue
+		}
+		return &as, nil
+	}
+	return nil, fmt.Errorf("authorization server %s: %w", issuer, errors.Join(errs...))
+}
+
+// getJSON GETs a metadata document.
+func (t *oauthTransport) getJSON(ctx context.Context, u string, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set(headerProtocolVersion, LatestProtocolVersion)
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out); err != nil {
+		return fmt.Errorf("GET %s: %w", u, err)
+	}
+	return nil
+}
+
+// oauthCtx carries the HTTP client x/oauth2 uses for token requests.
+func (t *oauthTransport) oauthCtx(ctx context.Context) context.Context {
+	return context.WithValue(ctx, oauth2.HTTPClient, t.hc)
+}
+
+// ensureClient registers the client if it has no client_id: by its metadata document when
+// the server supports those, else dynamically (RFC 7591).
+func (t *oauthTransport) ensureClient(ctx context.Context) error {
+	if t.clientID != "" {
+		if t.authMethod == "" {
+			t.authMethod = t.pickAuthMethod(t.clientSecret != "")
+		}
+		return nil
+	}
+	if t.cfg.ClientMetadataURL != "" && t.as.ClientIDMetadataDocumentSupported {
+		t.clientID, t.authMethod = t.cfg.ClientMetadataURL, "none"
+		return nil
+	}
+	if t.as.RegistrationEndpoint == "" {
+		return oauthErrorf("the authorization server %s supports neither Client ID Metadata Documents nor Dynamic Client Registration: configure OAuthConfig.ClientID (a pre-registered client)", t.as.Issuer)
+	}
+	method := t.pickAuthMethod(false)
+	reg := map[string]any{
+		"client_name":                t.cfg.ClientName,
+		"redirect_uris":              []string{t.cfg.RedirectURL},
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": method,
+	}
+	body, _ := json.Marshal(reg)
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, t.as.RegistrationEndpoint, bytes.NewReader(body))
+	if err != nil {
+		return oauthErrorf("registration: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return oauthErrorf("dynamic client registration at %s: %w", t.as.RegistrationEndpoint, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		return oauthErrorf("dynamic client registration at %s: %s: %s", t.as.RegistrationEndpoint, resp.Status, truncate(string(b), 300))
+	}
+	var out struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		AuthMethod   string `json:"token_endpoint_auth_method"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil || out.ClientID == "" {
+		return oauthErrorf("dynamic client registration at %s: no client_id in the answer", t.as.RegistrationEndpoint)
+	}
+	t.clientID, t.clientSecret, t.authMethod = out.ClientID, out.ClientSecret, method
+	if out.AuthMethod != "" {
+		t.authMethod = out.AuthMethod
+	}
+	return nil
+}
+
+// pickAuthMethod chooses a token endpoint authentication method the server supports.
+func (t *oauthTransport) pickAuthMethod(haveSecret bool) string {
+	if m := t.cfg.TokenEndpointAuthMethod; m != "" {
+		return m
+	}
+	if t.cfg.ClientAssertion != nil {
+		return "private_key_jwt"
+	}
+	supported := t.as.TokenEndpointAuthMethodsSupported
+	if len(supported) == 0 {
+		supported = []string{"client_secret_basic"} // RFC 8414 Section 2's default
+	}
+	prefs := []string{"none", "client_secret_basic", "client_secret_post"}
+	if haveSecret {
+		prefs = []string{"client_secret_basic", "client_secret_post", "none"}
+	}
+	for _, m := range prefs {
+		if slices.Contains(supported, m) {
+			return m
+		}
+	}
+	return supported[0]
+}
+
+func (t *oauthTransport) authStyle() oauth2.AuthStyle {
+	if t.authMethod == "client_secret_basic" {
+		return oauth2.AuthStyleInHeader
+	}
+	return oauth2.AuthStyleInParams
+}
+
+// secret is the client secret to send: none for public clients and assertions.
+func (t *oauthTransport) secret() string {
+	if t.authMethod == "client_secret_basic" || t.authMethod == "client_secret_post" {
+		return t.clientSecret
+	}
+	return ""
+}
+
+// clientAuthParams adds a private_key_jwt assertion (RFC 7523 Section 2.2) when configured.
+func (t *oauthTransport) clientAuthParams(ctx context.Context, v url.Values) error {
+	if t.authMethod != "private_key_jwt" {
+		return nil
+	}
+	if t.cfg.ClientAssertion == nil {
+		return oauthErrorf("private_key_jwt needs OAuthConfig.ClientAssertion")
+	}
+	a, err := t.cfg.ClientAssertion(ctx, t.as.Issuer)
+	if err != nil {
+		return oauthErrorf("client assertion: %w", err)
+	}
+	v.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+	v.Set("client_assertion", a)
+	return nil
+}
+
+// authorizationCode runs the authorization code grant with PKCE S256.
+func (t *oauthTransport) authorizationCode(ctx context.Context, scopes []string) (*oauth2.Token, error) {
+	if t.cfg.Authorize == nil || t.cfg.RedirectURL == "" {
+		return nil, oauthErrorf("the server needs authorization: set OAuthConfig.Authorize and RedirectURL (see runtime.NewLoopbackRedirect) or another grant")
+	}
+	if t.as.AuthorizationEndpoint == "" || t.as.TokenEndpoint == "" {
+		return nil, oauthErrorf("the authorization server %s has no authorization or token endpoint", t.as.Issuer)
+	}
+	if m := t.as.CodeChallengeMethodsSupported; len(m) > 0 && !slices.Contains(m, "S256") {
+		return nil, oauthErrorf("the authorization server %s does not support PKCE with S256 (it lists %v); refusing to authorize", t.as.Issuer, m)
+	}
+	if err := t.ensureClient(ctx); err != nil {
+		return nil, err
+	}
+	conf := &oauth2.Config{
+		ClientID: t.clientID, ClientSecret: t.secret(), RedirectURL: t.cfg.RedirectURL, Scopes: scopes,
+		Endpoint: oauth2.Endpoint{AuthURL: t.as.AuthorizationEndpoint, TokenURL: t.as.TokenEndpoint, AuthStyle: t.authStyle()},
+	}
+	verifier := oauth2.GenerateVerifier()
+	state := randomState()
+	authURL := conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", t.resource))
+	back, err := t.cfg.Authorize(ctx, authURL)
+	if err != nil {
+		return nil, oauthErrorf("authorization: %w", err)
+	}
+	if back == nil {
+		return nil, oauthErrorf("authorization: no redirect URL")
+	}
+	q := back.Query()
+	if q.Get("state") != state {
+		return nil, oauthErrorf("authorization: the redirect's state does not match the request's (a forged or stale redirect)")
+	}
+	if e := q.Get("error"); e != "" {
+		return nil, oauthErrorf("authorization refused: %s %s", e, q.Get("error_description"))
+	}
+	if iss := q.Get("iss"); iss != "" && strings.TrimSuffix(iss, "/") != strings.TrimSuffix(t.as.Issuer, "/") {
+		return nil, oauthErrorf("authorization: the redirect comes from issuer %q, not %q (RFC 9207)", iss, t.as.Issuer)
+	}
+	code := q.Get("code")
+	if code == "" {
+		return nil, oauthErrorf("authorization: the redirect carries no code")
+	}
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", t.resource)}
+	extra := url.Values{}
+	if err := t.clientAuthParams(ctx, extra); err != nil {
+		return nil, err
+	}
+	for k := range extra {
+		opts = append(opts, oauth2.SetAuthURLParam(k, extra.Get(k)))
+	}
+	tok, err := conf.Exchange(t.oauthCtx(ctx), code, opts...)
+	if err != nil {
+		return nil, oauthErrorf("token request at %s: %w", t.as.TokenEndpoint, err)
+	}
+	return tok, nil
+}
+
+// tokenRequest sends a token request of any grant through x/oauth2 (whose client
+// credentials flow lets grant_type be replaced) and returns the token.
+func (t *oauthTransport) tokenRequest(ctx context.Context, tokenURL string, params url.Values, scopes []string) (*oauth2.Token, error) {
+	if err := t.clientAuthParams(ctx, params); err != nil {
+		return nil, err
+	}
+	conf := &clientcredentials.Config{
+		ClientID: t.clientID, ClientSecret: t.secret(), TokenURL: tokenURL, Scopes: scopes,
+		EndpointParams: params, AuthStyle: t.authStyle(),
+	}
+	tok, err := conf.Token(t.oauthCtx(ctx))
+	if err != nil {
+		return nil, oauthErrorf("token request (%s) at %s: %w", params.Get("grant_type"), tokenURL, err)
+	}
+	return tok, nil
+}
+
+// refresh uses the refresh token, with the resource (RFC 8707 Section 2.2).
+func (t *oauthTransport) refresh(ctx context.Context, old *oauth2.Token) (*oauth2.Token, error) {
+	if t.as == nil || t.as.TokenEndpoint == "" || t.clientID == "" {
+		return nil, oauthErrorf("cannot refresh before discovery")
+	}
+	tok, err := t.tokenRequest(ctx, t.as.TokenEndpoint, url.Values{
+		"grant_type": {"refresh_token"}, "refresh_token": {old.RefreshToken}, "resource": {t.resource},
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if tok.RefreshToken == "" {
+		tok.RefreshToken = old.RefreshToken
+	}
+	return tok, t.store(ctx, tok)
+}
+
+// clientCredentials runs the client_credentials grant.
+func (t *oauthTransport) clientCredentials(ctx context.Context, scopes []string) (*oauth2.Token, error) {
+	if t.clientID == "" {
+		return nil, oauthErrorf("the client_credentials grant needs OAuthConfig.ClientID")
+	}
+	if t.authMethod == "" {
+		t.authMethod = t.pickAuthMethod(t.clientSecret != "")
+	}
+	return t.tokenRequest(ctx, t.as.TokenEndpoint, url.Values{"grant_type": {"client_credentials"}, "resource": {t.resource}}, scopes)
+}
+
+// jwtBearer runs the JWT bearer grant (RFC 7523 Section 2.1).
+func (t *oauthTransport) jwtBearer(ctx context.Context, scopes []string) (*oauth2.Token, error) {
+	if t.cfg.JWTBearerAssertion == nil {
+		return nil, oauthErrorf("GrantJWTBearer needs OAuthConfig.JWTBearerAssertion")
+	}
+	if t.clientID == "" {
+		return nil, oauthErrorf("the JWT bearer grant needs OAuthConfig.ClientID")
+	}
+	if t.authMethod == "" {
+		t.authMethod = t.pickAuthMethod(t.clientSecret != "")
+	}
+	assertion, err := t.cfg.JWTBearerAssertion(ctx, t.as, t.resource)
+	if err != nil {
+		return nil, oauthErrorf("JWT bearer assertion: %w", err)
+	}
+	return t.tokenRequest(ctx, t.as.TokenEndpoint, url.Values{
+		"grant_type": {"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "assertion": {assertion}, "resource": {t.resource},
+	}, scopes)
+}
+
+func randomState() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// CloseIdleConnections closes the idle connections of the wrapped transport.
+func (t *oauthTransport) CloseIdleConnections() {
+	if ci, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}

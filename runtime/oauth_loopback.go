@@ -1,0 +1,102 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// LoopbackRedirect receives the authorization server's redirect on a loopback port, for
+// command-line clients of the authorization code grant (RFC 8252 Section 7.3):
+//
+//	lr, err := runtime.NewLoopbackRedirect("/callback")
+//	...
+//	defer lr.Close()
+//	c := runtime.NewClient(url, runtime.WithOAuth(runtime.OAuthConfig{
+//		RedirectURL: lr.RedirectURL(),
+//		Authorize:   lr.Authorize(func(u string) error { fmt.Println("Open", u); return nil }),
+//	}))
+type LoopbackRedirect struct {
+	ln       net.Listener
+	srv      *http.Server
+	path     string
+	redirect string
+	done     chan struct{}
+	got      chan *url.URL
+}
+
+// NewLoopbackRedirect listens on a free port of 127.0.0.1 for redirects to path.
+func NewLoopbackRedirect(path string) (*LoopbackRedirect, error) {
+	if path == "" || path[0] != '/' {
+		path = "/" + path
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("mcp: loopback redirect: %w", err)
+	}
+	lr := &LoopbackRedirect{
+		ln: ln, path: path, redirect: "http://" + ln.Addr().String() + path,
+		done: make(chan struct{}), got: make(chan *url.URL, 1),
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc(path, lr.serve)
+	lr.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		defer close(lr.done)
+		_ = lr.srv.Serve(ln)
+	}()
+	return lr, nil
+}
+
+// RedirectURL returns the redirect URI to register and send: http://127.0.0.1:PORT/path.
+func (lr *LoopbackRedirect) RedirectURL() string { return lr.redirect }
+
+func (lr *LoopbackRedirect) serve(w http.ResponseWriter, r *http.Request) {
+	u := *r.URL
+	u.Scheme, u.Host = "http", r.Host
+	select {
+	case lr.got <- &u:
+	default: // a redirect nobody waits for
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	msg := "Authorization complete: you can close this window."
+	if e := r.URL.Query().Get("error"); e != "" {
+		msg = "Authorization failed: " + e + " " + r.URL.Query().Get("error_description")
+	}
+	_, _ = fmt.Fprintf(w, "<!doctype html><title>MCP authorization</title><p>%s</p>", html.EscapeString(msg))
+}
+
+// Authorize returns an OAuthConfig.Authorize that calls open with the authorization URL (to
+// launch a browser or print the URL) and waits, within ctx, for the redirect.
+func (lr *LoopbackRedirect) Authorize(open func(authURL string) error) func(ctx context.Context, authURL string) (*url.URL, error) {
+	return func(ctx context.Context, authURL string) (*url.URL, error) {
+		// Forget a redirect left over from an abandoned attempt.
+		select {
+		case <-lr.got:
+		default:
+		}
+		if err := open(authURL); err != nil {
+			return nil, err
+		}
+		select {
+		case u := <-lr.got:
+			return u, nil
+		case <-lr.done:
+			return nil, errors.New("the loopback redirect listener is closed")
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for the authorization redirect: %w", ctx.Err())
+		}
+	}
+}
+
+// Close stops listening.
+func (lr *LoopbackRedirect) Close() error {
+	err := lr.srv.Close()
+	<-lr.done
+	return err
+}

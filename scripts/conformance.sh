@@ -3,8 +3,9 @@
 # Node 22 it needs in scripts/conformance/package-lock.json) against protomcp:
 #
 #   - every server scenario against examples/conformance/server, one CLI run per scenario;
-#   - the client scenarios initialize, tools_call, elicitation-sep1034-client-defaults and
-#     sse-retry with examples/conformance/client.
+#   - every client scenario (the suite's `list --client`: initialize, tools_call,
+#     elicitation-sep1034-client-defaults, sse-retry and the auth/* scenarios) with
+#     examples/conformance/client.
 #
 # A scenario passes when none of its checks is a FAILURE or a WARNING (the CLI's --strict
 # meaning), and for client scenarios the client also exited 0 in time. Prints one row per
@@ -23,7 +24,6 @@ PKG=$ROOT/scripts/conformance
 CACHE=${MCP_CONFORMANCE_CACHE:-$ROOT/.cache/conformance}
 NODE=$CACHE/node_modules/.bin/node
 SUITE=$CACHE/node_modules/@modelcontextprotocol/conformance/dist/index.js
-CLIENT_SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
 SERVER_TIMEOUT=60 # seconds per server scenario
 CLIENT_TIMEOUT=30 # seconds the suite gives the client
 
@@ -75,6 +75,8 @@ done
 
 mapfile -t SERVER_SCENARIOS < <("$NODE" "$SUITE" list --server | sed -n 's/^  - \([^ ]*\).*$/\1/p')
 [[ ${#SERVER_SCENARIOS[@]} -gt 0 ]] || die "the suite lists no server scenarios"
+mapfile -t CLIENT_SCENARIOS < <("$NODE" "$SUITE" list --client | sed -n 's/^  - \([^ ]*\).*$/\1/p')
+[[ ${#CLIENT_SCENARIOS[@]} -gt 0 ]] || die "the suite lists no client scenarios"
 
 # Only the scenarios named on the command line, if any.
 if [[ $# -gt 0 ]]; then
@@ -90,7 +92,7 @@ fi
 
 echo "MCP conformance $("$NODE" "$SUITE" --version) | server $URL | results $OUT"
 echo
-printf '%-6s %-36s %-6s %-7s %-6s %s\n' KIND SCENARIO RESULT P/F/W TIME NOTE
+printf '%-6s %-48s %-6s %-7s %-6s %s\n' KIND SCENARIO RESULT P/F/W TIME NOTE
 
 PASSED=0 FAILED=0
 # row KIND SCENARIO DIR RC T0 [EXTRA-NOTE]: prints the scenario's row and counts it.
@@ -108,7 +110,7 @@ row() {
   else
     PASSED=$((PASSED + 1))
   fi
-  printf '%-6s %-36s %-6s %-7s %-6s %s\n' "$kind" "$name" "$res" "$p/$f/$w" "$secs" "$note"
+  printf '%-6s %-48s %-6s %-7s %-6s %s\n' "$kind" "$name" "$res" "$p/$f/$w" "$secs" "$note"
 }
 
 for s in "${SERVER_SCENARIOS[@]}"; do

@@ -4,8 +4,9 @@
 //
 //	MCP_CONFORMANCE_SCENARIO=<scenario> client <server-url>
 //
-// The scenarios it implements are initialize, tools_call, elicitation-sep1034-client-defaults
-// and sse-retry. Tools are called through the clients generated from
+// The scenarios it implements are initialize, tools_call, elicitation-sep1034-client-defaults,
+// sse-retry and every auth/* scenario (auth.go: the runtime's OAuth client, configured from
+// MCP_CONFORMANCE_CONTEXT). Tools are called through the clients generated from
 // examples/conformance/proto. It exits non-zero when the scenario fails on its side.
 package main
 
@@ -51,6 +52,9 @@ func main() {
 	url := flag.Arg(flag.NArg() - 1)
 	name := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	run, ok := scenarios[name]
+	if !ok && strings.HasPrefix(name, "auth/") {
+		run, ok = runAuth, true
+	}
 	if !ok {
 		log.Error("unknown or missing MCP_CONFORMANCE_SCENARIO", "scenario", name, "known", known())
 		os.Exit(2)

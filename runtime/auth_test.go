@@ -46,7 +46,14 @@ type authEnv struct {
 
 func newAuthEnv(t *testing.T, opts ...runtime.ServerOption) *authEnv {
 	t.Helper()
-	is, err := testissuer.Start(testissuer.WithScopes("weather:read", "weather:write"))
+	return newAuthEnvWith(t, nil, nil, opts...)
+}
+
+// newAuthEnvWith is newAuthEnv with more options for the issuer and the protected resource's
+// description changed by edit.
+func newAuthEnvWith(t *testing.T, issOpts []testissuer.Option, edit func(*runtime.ProtectedResource), opts ...runtime.ServerOption) *authEnv {
+	t.Helper()
+	is, err := testissuer.Start(append([]testissuer.Option{testissuer.WithScopes("weather:read", "weather:write")}, issOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +68,9 @@ func newAuthEnv(t *testing.T, opts ...runtime.ServerOption) *authEnv {
 		t.Fatal(err)
 	}
 	e.pr = runtime.ProtectedResource{Resource: e.resource, AuthorizationServers: []string{is.URL}, ScopesSupported: []string{"weather:read", "weather:write"}}
+	if edit != nil {
+		edit(&e.pr)
+	}
 	record := runtime.InterceptorFunc(func(next runtime.CallFunc) runtime.CallFunc {
 		return func(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
 			e.mu.Lock()

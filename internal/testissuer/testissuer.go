@@ -65,6 +65,7 @@ type config struct {
 	scopes    []string
 	ttl       time.Duration
 	preClient *client
+	addr      string
 }
 
 // Option configures an Issuer.
@@ -86,9 +87,12 @@ func WithClient(id, secret string) Option {
 	return func(c *config) { c.preClient = &client{id: id, secret: secret, authMethod: "client_secret_basic"} }
 }
 
+// WithAddr sets the address to listen on (default 127.0.0.1:0, a free loopback port).
+func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
+
 // Start starts an issuer on a loopback port.
 func Start(opts ...Option) (*Issuer, error) {
-	cfg := config{subject: "alice", ttl: time.Hour}
+	cfg := config{subject: "alice", ttl: time.Hour, addr: "127.0.0.1:0"}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -102,7 +106,7 @@ func Start(opts ...Option) (*Issuer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, err
 	}

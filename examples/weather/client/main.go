@@ -3,6 +3,12 @@
 //
 //	go run ./examples/weather/client -url http://127.0.0.1:8080/mcp
 //	go run ./examples/weather/client -stdio -- go run ./examples/weather/server -stdio
+//
+// With -login, it logs in to a protected server (one started with -auth-issuer) with the
+// OAuth authorization code grant: it prints the authorization URL to open in a browser and
+// receives the redirect on a loopback port.
+//
+//	go run ./examples/weather/client -url http://127.0.0.1:8080/mcp -login
 package main
 
 import (
@@ -24,6 +30,9 @@ func main() {
 	url := flag.String("url", "http://127.0.0.1:8080/mcp", "URL of the MCP endpoint")
 	timeout := flag.Duration("timeout", 30*time.Second, "time allowed for all calls")
 	stdio := flag.Bool("stdio", false, "launch the server command given after -- and speak stdio to it")
+	login := flag.Bool("login", false, "log in with OAuth when the server requires it (prints the URL to open in a browser)")
+	clientID := flag.String("client-id", "", "with -login: a client pre-registered with the authorization server (default: register dynamically)")
+	clientSecret := flag.String("client-secret", "", "with -login: the pre-registered client's secret")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
@@ -38,7 +47,26 @@ func main() {
 		}
 		c, err = runtime.NewCommandClient(exec.Command(flag.Arg(0), flag.Args()[1:]...))
 	} else {
-		c = runtime.NewClient(*url)
+		var opts []runtime.ClientOption
+		if *login {
+			lr, lerr := runtime.NewLoopbackRedirect("/callback")
+			if lerr != nil {
+				fmt.Fprintln(os.Stderr, "client:", lerr)
+				os.Exit(1)
+			}
+			defer lr.Close()
+			opts = append(opts, runtime.WithOAuth(runtime.OAuthConfig{
+				ClientID:     *clientID,
+				ClientSecret: *clientSecret,
+				ClientName:   "weather example client",
+				RedirectURL:  lr.RedirectURL(),
+				Authorize: lr.Authorize(func(authURL string) error {
+					fmt.Fprintf(os.Stderr, "Open this URL in your browser to log in:\n%s\n", authURL)
+					return nil
+				}),
+			}))
+		}
+		c = runtime.NewClient(*url, opts...)
 	}
 	if err == nil {
 		err = run(ctx, c, os.Stdout)

@@ -3,6 +3,12 @@
 //
 //	go run ./examples/weather/server -addr 127.0.0.1:8080 -path /mcp
 //	go run ./examples/weather/server -stdio
+//
+// With -auth-issuer, it is an OAuth 2.1 protected resource: every request needs a JWT access
+// token from that issuer whose audience is -auth-audience (by default the server's URL), and
+// it serves its Protected Resource Metadata (RFC 9728) for clients to discover the issuer:
+//
+//	go run ./examples/weather/server -auth-issuer https://auth.example.com
 package main
 
 import (
@@ -14,38 +20,57 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/protomcp/protomcp/examples/weather"
 	"github.com/protomcp/protomcp/gen/weather/v1/weatherv1mcp"
+	"github.com/protomcp/protomcp/jwtauth"
 	"github.com/protomcp/protomcp/runtime"
 )
+
+// authFlags configure token verification (HTTP only).
+type authFlags struct {
+	issuer, audience string
+	scopes           string
+}
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
 	path := flag.String("path", "/mcp", "URL path of the MCP endpoint")
 	stdio := flag.Bool("stdio", false, "serve over stdin and stdout instead of HTTP (logs go to stderr)")
+	var auth authFlags
+	flag.StringVar(&auth.issuer, "auth-issuer", "", "require JWT access tokens from this OAuth issuer (its metadata and JWKS are fetched from it)")
+	flag.StringVar(&auth.audience, "auth-audience", "", "the audience tokens must name: this server's resource URI (default: the server's URL)")
+	flag.StringVar(&auth.scopes, "auth-scopes", "", "space-separated scopes every request needs")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	run := serveHTTP
+	var err error
 	if *stdio {
-		run = serveStdio
+		if auth.issuer != "" {
+			log.Error("-auth-issuer applies to HTTP only: a stdio server is the user's own process (MCP Authorization, Introduction)")
+			os.Exit(2)
+		}
+		err = serveStdio(log)
+	} else {
+		err = serveHTTP(*addr, *path, auth, log)
 	}
-	if err := run(*addr, *path, log); err != nil {
+	if err != nil {
 		log.Error("server failed", "err", err)
 		os.Exit(1)
 	}
 }
 
-func newServer(log *slog.Logger) *runtime.Server {
-	srv := runtime.NewServer(runtime.Implementation{Name: "weather", Title: "Weather example", Version: runtime.Version}, runtime.WithLogger(log))
+func newServer(log *slog.Logger, opts ...runtime.ServerOption) *runtime.Server {
+	opts = append([]runtime.ServerOption{runtime.WithLogger(log)}, opts...)
+	srv := runtime.NewServer(runtime.Implementation{Name: "weather", Title: "Weather example", Version: runtime.Version}, opts...)
 	weatherv1mcp.RegisterWeatherServiceHandler(srv, &weather.Service{})
 	return srv
 }
 
 // serveStdio serves one client on stdin and stdout until stdin ends, SIGINT or SIGTERM.
-func serveStdio(_, _ string, log *slog.Logger) error {
+func serveStdio(log *slog.Logger) error {
 	srv := newServer(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -59,9 +84,37 @@ func serveStdio(_, _ string, log *slog.Logger) error {
 	return err
 }
 
-func serveHTTP(addr, path string, log *slog.Logger) error {
-	srv := newServer(log)
+func serveHTTP(addr, path string, auth authFlags, log *slog.Logger) error {
+	// Listen first, so that the logged URL is one that answers (and has the real port when
+	// addr asks for any free one, as make demo does with 127.0.0.1:0).
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	url := "http://" + ln.Addr().String() + path
 	mux := http.NewServeMux()
+	var opts []runtime.ServerOption
+	if auth.issuer != "" {
+		if auth.audience == "" {
+			auth.audience = url
+		}
+		v, err := jwtauth.NewVerifier(jwtauth.Config{Issuer: auth.issuer, Audience: auth.audience})
+		if err != nil {
+			return err
+		}
+		pr := runtime.ProtectedResource{
+			Resource:             auth.audience,
+			AuthorizationServers: []string{auth.issuer},
+			Scopes:               strings.Fields(auth.scopes),
+			ResourceName:         "Weather example",
+		}
+		opts = append(opts, runtime.WithTokenVerifier(v, pr))
+		// The server is mounted under a path: its metadata goes at the well-known path
+		// derived from its resource URI.
+		mux.Handle(pr.MetadataPath(), pr.MetadataHandler())
+		log.Info("requiring OAuth access tokens", "issuer", auth.issuer, "audience", auth.audience, "metadata", pr.WellKnownURL())
+	}
+	srv := newServer(log, opts...)
 	mux.Handle(path, srv)
 	hs := &http.Server{
 		Handler:           mux,
@@ -71,17 +124,11 @@ func serveHTTP(addr, path string, log *slog.Logger) error {
 		// No WriteTimeout: it would cut SSE streams; the MCP server bounds its writes itself.
 	}
 
-	// Listen first, so that the logged URL is one that answers (and has the real port when
-	// addr asks for any free one, as make demo does with 127.0.0.1:0).
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	log.Info("serving MCP", "url", "http://"+ln.Addr().String()+path)
+	log.Info("serving MCP", "url", url)
 
 	select {
 	case err := <-errc:

@@ -91,12 +91,18 @@ const wellKnownPRM = "/.well-known/oauth-protected-resource"
 
 // ProtectedResourceMetadata is the JSON document of RFC 9728 Section 2.
 type ProtectedResourceMetadata struct {
-	Resource               string   `json:"resource"`
-	AuthorizationServers   []string `json:"authorization_servers,omitempty"`
-	ScopesSupported        []string `json:"scopes_supported,omitempty"`
+	// Resource is the resource identifier: the MCP endpoint's canonical URI.
+	Resource string `json:"resource"`
+	// AuthorizationServers are the issuer identifiers of the authorization servers.
+	AuthorizationServers []string `json:"authorization_servers,omitempty"`
+	// ScopesSupported are the scopes clients may request for the resource.
+	ScopesSupported []string `json:"scopes_supported,omitempty"`
+	// BearerMethodsSupported are the ways to send a bearer token: "header".
 	BearerMethodsSupported []string `json:"bearer_methods_supported,omitempty"`
-	ResourceName           string   `json:"resource_name,omitempty"`
-	ResourceDocumentation  string   `json:"resource_documentation,omitempty"`
+	// ResourceName is a human-readable name of the resource.
+	ResourceName string `json:"resource_name,omitempty"`
+	// ResourceDocumentation is the URL of the resource's documentation for developers.
+	ResourceDocumentation string `json:"resource_documentation,omitempty"`
 }
 
 // Metadata returns the resource's Protected Resource Metadata.

@@ -122,17 +122,30 @@ func (m *MemoryTokenStore) SetToken(_ context.Context, key string, tok *oauth2.T
 // AuthServerMetadata is an authorization server's metadata (RFC 8414 Section 2, and the
 // OpenID Connect Discovery fields MCP uses).
 type AuthServerMetadata struct {
-	Issuer                            string   `json:"issuer"`
-	AuthorizationEndpoint             string   `json:"authorization_endpoint,omitempty"`
-	TokenEndpoint                     string   `json:"token_endpoint,omitempty"`
-	RegistrationEndpoint              string   `json:"registration_endpoint,omitempty"`
-	JWKSURI                           string   `json:"jwks_uri,omitempty"`
-	ScopesSupported                   []string `json:"scopes_supported,omitempty"`
-	ResponseTypesSupported            []string `json:"response_types_supported,omitempty"`
-	GrantTypesSupported               []string `json:"grant_types_supported,omitempty"`
-	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported,omitempty"`
+	// Issuer is the authorization server's issuer identifier.
+	Issuer string `json:"issuer"`
+	// AuthorizationEndpoint is where the user authorizes (authorization code grant).
+	AuthorizationEndpoint string `json:"authorization_endpoint,omitempty"`
+	// TokenEndpoint is where tokens are requested.
+	TokenEndpoint string `json:"token_endpoint,omitempty"`
+	// RegistrationEndpoint is where clients register dynamically (RFC 7591), if supported.
+	RegistrationEndpoint string `json:"registration_endpoint,omitempty"`
+	// JWKSURI is where the server publishes its signing keys.
+	JWKSURI string `json:"jwks_uri,omitempty"`
+	// ScopesSupported are the scopes the server issues, if it says.
+	ScopesSupported []string `json:"scopes_supported,omitempty"`
+	// ResponseTypesSupported are the authorization response types ("code").
+	ResponseTypesSupported []string `json:"response_types_supported,omitempty"`
+	// GrantTypesSupported are the grants the server supports, if it says.
+	GrantTypesSupported []string `json:"grant_types_supported,omitempty"`
+	// CodeChallengeMethodsSupported are the PKCE methods ("S256").
+	CodeChallengeMethodsSupported []string `json:"code_challenge_methods_supported,omitempty"`
+	// TokenEndpointAuthMethodsSupported are the client authentication methods at the token
+	// endpoint (default client_secret_basic).
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported,omitempty"`
-	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported,omitempty"`
+	// ClientIDMetadataDocumentSupported says the server accepts a metadata document URL as
+	// client_id.
+	ClientIDMetadataDocumentSupported bool `json:"client_id_metadata_document_supported,omitempty"`
 }
 
 // ErrOAuth is wrapped by the errors of a Client's OAuth authorization: discovery,
@@ -355,7 +368,7 @@ func parseBearerChallenge(h string) (map[string]string, bool) {
 func (t *oauthTransport) authorize(ctx context.Context, failed *oauth2.Token, ch challenge, stepUp bool) (*oauth2.Token, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !stepUp && t.tok != nil && failed != nil && t.tok.AccessToken != failed.AccessToken {
+	if !stepUp && t.tok != nil && (failed == nil || t.tok.AccessToken != failed.AccessToken) {
 		return t.tok, nil // another request authorized meanwhile
 	}
 	if t.as == nil {

@@ -215,6 +215,11 @@ func newOAuthTransport(cfg OAuthConfig, base http.RoundTripper, serverURL string
 
 // RoundTrip implements http.RoundTripper.
 func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.sameOrigin(req.URL) {
+		// A redirect elsewhere: the token is for the MCP server only (the spec's Token
+		// Passthrough and Access Token Privilege Restriction), so it goes without one.
+		return t.base.RoundTrip(req)
+	}
 	ctx := req.Context()
 	body, err := replayableBody(req)
 	if err != nil {
@@ -250,6 +255,12 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 	}
+}
+
+// sameOrigin reports whether u is on the MCP server's origin.
+func (t *oauthTransport) sameOrigin(u *url.URL) bool {
+	s, err := url.Parse(t.serverURL)
+	return err == nil && strings.EqualFold(u.Scheme, s.Scheme) && strings.EqualFold(u.Host, s.Host)
 }
 
 // send sends a copy of req with the token.

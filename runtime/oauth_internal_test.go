@@ -1,9 +1,15 @@
 package runtime
 
 import (
+	"log/slog"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"sync"
 	"testing"
+
+	"golang.org/x/oauth2"
 )
 
 func TestParseBearerChallenge(t *testing.T) {
@@ -48,4 +54,39 @@ func TestResourceCovers(t *testing.T) {
 			t.Errorf("resourceCovers(%q) = %v, want %v", resource, got, want)
 		}
 	}
+}
+
+// The token goes to the MCP server's origin only: a request elsewhere (a redirect) goes
+// without it.
+func TestOAuthTokenStaysOnOrigin(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]string{}
+	record := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen[name] = r.Header.Get("Authorization")
+			mu.Unlock()
+			w.WriteHeader(http.StatusNoContent)
+		})
+	}
+	mcp := httptest.NewServer(record("mcp"))
+	defer mcp.Close()
+	other := httptest.NewServer(record("other"))
+	defer other.Close()
+	tr := newOAuthTransport(OAuthConfig{}, http.DefaultTransport, mcp.URL+"/mcp", slog.New(slog.DiscardHandler))
+	tr.tok = &oauth2.Token{AccessToken: "secret-token"}
+	hc := &http.Client{Transport: tr}
+	for _, u := range []string{mcp.URL + "/mcp", other.URL + "/mcp"} {
+		resp, err := hc.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if seen["mcp"] != "Bearer secret-token" || seen["other"] != "" {
+		t.Fatalf("Authorization headers seen: %q", seen)
+	}
+	hc.CloseIdleConnections()
 }

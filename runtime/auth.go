@@ -47,12 +47,18 @@ func (t *TokenInfo) missingScopes(want []string) []string {
 }
 
 // identity is what a session is bound to: the issuer, the subject and the client. Two
-// requests with the same identity may share a session; "" is the anonymous identity.
-func (t *TokenInfo) identity() string {
+// requests with the same identity may share a session; the zero identity is anonymous.
+type identity struct {
+	authenticated             bool
+	issuer, subject, clientID string
+}
+
+// identity returns the token's identity (comparable, and free to compute on every request).
+func (t *TokenInfo) identity() identity {
 	if t == nil {
-		return ""
+		return identity{}
 	}
-	return t.Issuer + "\x00" + t.Subject + "\x00" + t.ClientID
+	return identity{authenticated: true, issuer: t.Issuer, subject: t.Subject, clientID: t.ClientID}
 }
 
 type tokenInfoKey struct{}

@@ -41,7 +41,7 @@ type session struct {
 	subscriptions   map[string]bool
 	state           int64 // bytes of clientInfo and subscriptions, charged to held
 	ended           bool
-	owner           string // the identity that started the session (TokenInfo.identity)
+	owner           identity // who started the session (TokenInfo.identity)
 }
 
 func newSessionID() string {

@@ -30,6 +30,19 @@
 // WithInterceptors to NewServer, NewClient or a registration. Authentication, tracing
 // (github.com/protomcp/protomcp/otel), metrics, logging and retries are interceptors.
 //
+// # Authorization
+//
+// A server given WithTokenVerifier is an OAuth 2.1 protected resource (spec section
+// "Authorization"): it answers 401 with a WWW-Authenticate challenge naming its Protected
+// Resource Metadata (RFC 9728, ProtectedResource), refuses tokens without the scopes it or a
+// tool (ToolSpec.Scopes) needs with 403 insufficient_scope, and binds each session to the
+// identity that started it. Handlers and interceptors read that identity with TokenInfoFrom;
+// an HTTP middleware may set it instead with ContextWithTokenInfo. The jwtauth package
+// verifies JWTs. A client given WithOAuth discovers the authorization server, registers, runs
+// the configured grant (authorization code with PKCE through OAuthConfig.Authorize and
+// LoopbackRedirect, client credentials, or the JWT bearer grant of SEP-990), refreshes its
+// tokens and steps up on insufficient_scope.
+//
 // # Limits
 //
 // Every wait has a bound and every queue a size: request bodies (WithMaxBodyBytes), requests in

@@ -2,6 +2,9 @@ package runtime_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"io"
@@ -13,9 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
 	"golang.org/x/oauth2"
 
 	"github.com/protomcp/protomcp/internal/testissuer"
+	"github.com/protomcp/protomcp/jwtauth"
 	"github.com/protomcp/protomcp/runtime"
 )
 
@@ -238,5 +243,71 @@ func TestOAuthRefusesForeignResource(t *testing.T) {
 	}
 	if n := len(b.authorizations()); n != 0 || e.calls.Load() != 0 {
 		t.Fatalf("%d authorizations, %d calls", n, e.calls.Load())
+	}
+}
+
+// TestOAuthPrivateKeyJWT: client_credentials with a private_key_jwt client assertion (RFC
+// 7523 Section 2.2) instead of a secret.
+func TestOAuthPrivateKeyJWT(t *testing.T) {
+	ctx := authCtx(t)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newAuthEnvWith(t, []testissuer.Option{testissuer.WithKeyClient("robot", &key.PublicKey)}, nil)
+	assert, err := jwtauth.PrivateKeyJWT("robot", key, jose.ES256, "robot-key-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := runtime.NewClient(e.url, runtime.WithOAuth(runtime.OAuthConfig{
+		Grant: runtime.GrantClientCredentials, ClientID: "robot", ClientAssertion: assert,
+	}))
+	defer c.Close(ctx)
+	res, err := c.CallTool(ctx, "whoami", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resultText(t, res); got != "robot" {
+		t.Fatalf("whoami: %q", got)
+	}
+	// Another key's assertion is refused at the token endpoint.
+	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	forged, _ := jwtauth.PrivateKeyJWT("robot", other, jose.ES256, "")
+	bad := runtime.NewClient(e.url, runtime.WithOAuth(runtime.OAuthConfig{
+		Grant: runtime.GrantClientCredentials, ClientID: "robot", ClientAssertion: forged,
+	}))
+	defer bad.Close(ctx)
+	if _, err := bad.CallTool(ctx, "whoami", nil); !errors.Is(err, runtime.ErrOAuth) || !strings.Contains(err.Error(), "invalid_client") {
+		t.Fatalf("forged assertion: %v", err)
+	}
+}
+
+// TestOAuthEnterpriseManaged: SEP-990. The user's ID token from the enterprise IdP is
+// exchanged there for an ID-JAG (RFC 8693), which the MCP server's authorization server takes
+// in the JWT bearer grant (RFC 7523); the server sees the IdP's user.
+func TestOAuthEnterpriseManaged(t *testing.T) {
+	ctx := authCtx(t)
+	idp, err := testissuer.Start(testissuer.WithSubject("erin"), testissuer.WithClient("mcp-at-idp", "idp-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idp.Close()
+	e := newAuthEnvWith(t, []testissuer.Option{testissuer.WithAssertionIssuer(idp), testissuer.WithClient("mcp-client", "as-secret")}, nil)
+	c := runtime.NewClient(e.url, runtime.WithOAuth(runtime.OAuthConfig{
+		Grant: runtime.GrantJWTBearer, ClientID: "mcp-client", ClientSecret: "as-secret",
+		JWTBearerAssertion: runtime.IDJAGAssertion(runtime.IDJAGConfig{
+			TokenEndpoint: idp.URL + "/token", ClientID: "mcp-at-idp", ClientSecret: "idp-secret",
+			IDToken: func(context.Context) (string, error) {
+				return idp.Mint(map[string]any{"aud": "mcp-at-idp"}), nil // the user's SSO
+			},
+		}),
+	}))
+	defer c.Close(ctx)
+	res, err := c.CallTool(ctx, "whoami", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resultText(t, res); got != "erin" {
+		t.Fatalf("whoami: %q", got)
 	}
 }

@@ -8,6 +8,7 @@
 package testissuer
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -50,6 +51,7 @@ type Issuer struct {
 
 type client struct {
 	id, secret   string
+	key          crypto.PublicKey // private_key_jwt clients
 	redirectURIs []string
 	authMethod   string
 }
@@ -65,7 +67,9 @@ type config struct {
 	scopes    []string
 	ttl       time.Duration
 	preClient *client
+	keyClient *client
 	addr      string
+	trusts    *Issuer // accepts ID-JAGs it issued in the JWT bearer grant
 }
 
 // Option configures an Issuer.
@@ -86,6 +90,17 @@ func WithTokenTTL(d time.Duration) Option { return func(c *config) { c.ttl = d }
 func WithClient(id, secret string) Option {
 	return func(c *config) { c.preClient = &client{id: id, secret: secret, authMethod: "client_secret_basic"} }
 }
+
+// WithKeyClient pre-registers a client that authenticates with private_key_jwt (RFC 7523
+// Section 2.2) signed by the private half of key.
+func WithKeyClient(id string, key crypto.PublicKey) Option {
+	return func(c *config) { c.keyClient = &client{id: id, key: key, authMethod: "private_key_jwt"} }
+}
+
+// WithAssertionIssuer makes the issuer accept, in the JWT bearer grant (RFC 7523), the
+// Identity Assertion Authorization Grants (ID-JAGs, SEP-990) that idp issues by token
+// exchange.
+func WithAssertionIssuer(idp *Issuer) Option { return func(c *config) { c.trusts = idp } }
 
 // WithAddr sets the address to listen on (default 127.0.0.1:0, a free loopback port).
 func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
@@ -115,8 +130,10 @@ func Start(opts ...Option) (*Issuer, error) {
 		done:    make(chan struct{}),
 		clients: map[string]*client{}, codes: map[string]*grant{}, refresh: map[string]*grant{},
 	}
-	if cfg.preClient != nil {
-		is.clients[cfg.preClient.id] = cfg.preClient
+	for _, c := range []*client{cfg.preClient, cfg.keyClient} {
+		if c != nil {
+			is.clients[c.id] = c
+		}
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", is.serveMetadata)
@@ -167,16 +184,17 @@ func (is *Issuer) Mint(claims map[string]any) string {
 
 func (is *Issuer) serveMetadata(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
-		"issuer":                                is.URL,
-		"authorization_endpoint":                is.URL + "/authorize",
-		"token_endpoint":                        is.URL + "/token",
-		"registration_endpoint":                 is.URL + "/register",
-		"jwks_uri":                              is.URL + "/jwks",
-		"scopes_supported":                      is.cfg.scopes,
-		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
+		"issuer":                   is.URL,
+		"authorization_endpoint":   is.URL + "/authorize",
+		"token_endpoint":           is.URL + "/token",
+		"registration_endpoint":    is.URL + "/register",
+		"jwks_uri":                 is.URL + "/jwks",
+		"scopes_supported":         is.cfg.scopes,
+		"response_types_supported": []string{"code"},
+		"grant_types_supported": []string{"authorization_code", "refresh_token", "client_credentials",
+			"urn:ietf:params:oauth:grant-type:jwt-bearer", "urn:ietf:params:oauth:grant-type:token-exchange"},
 		"code_challenge_methods_supported":      []string{"S256"},
-		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
+		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post", "private_key_jwt"},
 		"id_token_signing_alg_values_supported": []string{"ES256"},
 		"subject_types_supported":               []string{"public"},
 	})
@@ -311,8 +329,15 @@ func (is *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 		if res := r.PostForm.Get("resource"); res != "" {
 			g.resource = res
 		}
+	case "urn:ietf:params:oauth:grant-type:token-exchange":
+		is.tokenExchange(w, r, c)
+		return
+	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		if g = is.jwtBearer(w, r, c); g == nil {
+			return
+		}
 	case "client_credentials":
-		if c.secret == "" {
+		if c.secret == "" && c.key == nil {
 			oauthError(w, http.StatusUnauthorized, "invalid_client", "client_credentials needs a confidential client")
 			return
 		}
@@ -346,6 +371,9 @@ func (is *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 }
 
 func (is *Issuer) authenticateClient(r *http.Request) (*client, bool) {
+	if r.PostForm.Get("client_assertion_type") == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+		return is.assertedClient(r.PostForm.Get("client_assertion"))
+	}
 	id, secret, basic := r.BasicAuth()
 	if basic {
 		id, _ = url.QueryUnescape(id)
@@ -379,4 +407,94 @@ func randomString(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return strings.ToLower(hex.EncodeToString(b))
+}
+
+// assertedClient authenticates a private_key_jwt client: iss and sub its ID, aud this
+// issuer, signed with its key.
+func (is *Issuer) assertedClient(assertion string) (*client, bool) {
+	tok, err := jwt.ParseSigned(assertion, []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.PS256, jose.EdDSA})
+	if err != nil {
+		return nil, false
+	}
+	var unverified jwt.Claims
+	if tok.UnsafeClaimsWithoutVerification(&unverified) != nil {
+		return nil, false
+	}
+	is.mu.Lock()
+	c := is.clients[unverified.Subject]
+	is.mu.Unlock()
+	if c == nil || c.key == nil {
+		return nil, false
+	}
+	var claims jwt.Claims
+	if tok.Claims(c.key, &claims) != nil || claims.Issuer != c.id || claims.Expiry == nil ||
+		claims.Validate(jwt.Expected{AnyAudience: jwt.Audience{is.URL, is.URL + "/token"}, Time: time.Now()}) != nil {
+		return nil, false
+	}
+	return c, true
+}
+
+const (
+	idJAGType   = "urn:ietf:params:oauth:token-type:id-jag"
+	idTokenType = "urn:ietf:params:oauth:token-type:id_token"
+)
+
+// tokenExchange issues an ID-JAG (SEP-990) for an ID token this issuer signed (RFC 8693).
+func (is *Issuer) tokenExchange(w http.ResponseWriter, r *http.Request, c *client) {
+	f := r.PostForm
+	if f.Get("subject_token_type") != idTokenType || f.Get("requested_token_type") != idJAGType || f.Get("audience") == "" {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "token exchange needs an id_token subject, an id-jag requested type and an audience")
+		return
+	}
+	tok, err := jwt.ParseSigned(f.Get("subject_token"), []jose.SignatureAlgorithm{jose.ES256})
+	var id jwt.Claims
+	if err != nil || tok.Claims(&is.key.PublicKey, &id) != nil || id.Issuer != is.URL ||
+		id.Validate(jwt.Expected{Time: time.Now()}) != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "the subject token is not a valid ID token of this issuer")
+		return
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: is.key, KeyID: is.kid}},
+		(&jose.SignerOptions{}).WithType("oauth-id-jag+jwt"))
+	if err != nil {
+		oauthError(w, http.StatusInternalServerError, "server_error", err.Error())
+		return
+	}
+	now := time.Now()
+	jag, err := jwt.Signed(signer).Claims(map[string]any{
+		"iss": is.URL, "sub": id.Subject, "aud": f.Get("audience"), "resource": f.Get("resource"),
+		"client_id": c.id, "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(), "jti": randomString(8),
+	}).Serialize()
+	if err != nil {
+		oauthError(w, http.StatusInternalServerError, "server_error", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": jag, "issued_token_type": idJAGType, "token_type": "N_A"})
+}
+
+// jwtBearer accepts an ID-JAG from the trusted identity provider (RFC 7523 Section 2.1).
+func (is *Issuer) jwtBearer(w http.ResponseWriter, r *http.Request, c *client) *grant {
+	idp := is.cfg.trusts
+	if idp == nil {
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "this issuer trusts no identity provider")
+		return nil
+	}
+	tok, err := jwt.ParseSigned(r.PostForm.Get("assertion"), []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil || len(tok.Headers) != 1 || tok.Headers[0].ExtraHeaders["typ"] != "oauth-id-jag+jwt" {
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "the assertion is not an ID-JAG")
+		return nil
+	}
+	var claims jwt.Claims
+	var extra struct {
+		Resource string `json:"resource"`
+	}
+	if tok.Claims(idp.PublicKey(), &claims, &extra) != nil ||
+		claims.Validate(jwt.Expected{Issuer: idp.URL, AnyAudience: jwt.Audience{is.URL}, Time: time.Now()}) != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "the ID-JAG is not valid for this issuer")
+		return nil
+	}
+	if res := r.PostForm.Get("resource"); res != "" && res != extra.Resource {
+		oauthError(w, http.StatusBadRequest, "invalid_target", "the resource differs from the ID-JAG's")
+		return nil
+	}
+	return &grant{clientID: c.id, subject: claims.Subject, scope: r.PostForm.Get("scope"), resource: extra.Resource}
 }

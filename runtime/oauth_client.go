@@ -260,7 +260,7 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // sameOrigin reports whether u is on the MCP server's origin.
 func (t *oauthTransport) sameOrigin(u *url.URL) bool {
 	s, err := url.Parse(t.serverURL)
-	return err == nil && strings.EqualFold(u.Scheme, s.Scheme) && strings.EqualFold(u.Host, s.Host)
+	return err == nil && sameOrigin(u, s)
 }
 
 // send sends a copy of req with the token.

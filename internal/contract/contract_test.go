@@ -212,7 +212,9 @@ func TestRequiredAtEveryDepth(t *testing.T) {
 		{`{` + base + `, "tree": {"label": "r", "children": [{"children": [{}]}]}}`, []string{`"tree.children[0].label"`, `"tree.children[0].children[0].label"`}},
 		{`{` + base + `, "postal": {}}`, []string{`"postal.city"`}},
 		{strings.Replace(`{`+base+`}`, `"COLOR_RED"`, `"COLOR_UNSPECIFIED"`, 1), []string{`required field "color" must not be COLOR_UNSPECIFIED`}},
-		{strings.Replace(`{`+base+`}`, `"COLOR_RED"`, `0`, 1), []string{`required field "color" must not be COLOR_UNSPECIFIED`}},
+		// The placeholder's number is refused as every enum number is (the schema lists names).
+		{strings.Replace(`{`+base+`}`, `"COLOR_RED"`, `0`, 1), []string{`field color: 0 is an enum number`}},
+		{strings.Replace(`{`+base+`}`, `"COLOR_RED"`, `"COLOR_UNSPECIFIED"`, 1), []string{`required field "color" must not be COLOR_UNSPECIFIED`}},
 		{strings.Replace(`{`+base+`}`, `["t"]`, `[]`, 1), []string{`required field "tags" must have at least one item`}},
 	}
 	for _, tc := range cases {
@@ -537,12 +539,19 @@ func TestProto2AndEditions(t *testing.T) {
 		t.Errorf("structuredContent %s has no extension key", raw.StructuredContent)
 	}
 	f.checkCall(t, "legacy_echo", raw)
-	// A closed enum number protojson lets through goes out as a number.
+	// Arguments never carry enum numbers (the input schema lists names), but a handler may
+	// answer with a closed enum's unknown number, which protojson writes as a number: the
+	// output schema accepts it.
 	raw = f.callRaw(t, "legacy_echo", `{"id": "x", "tags": ["t"], "speed": 9}`)
-	if raw.IsError || !strings.Contains(string(raw.StructuredContent), `"speed":9`) {
-		t.Errorf("closed enum number: %v %s %s", raw.IsError, raw.Text(), raw.StructuredContent)
-	} else if err := validate(f.outputs["legacy_echo"], raw.StructuredContent); err != nil {
-		t.Errorf("output schema refuses %s: %v", raw.StructuredContent, err)
+	if !raw.IsError || !strings.Contains(raw.Text(), "speed: 9 is an enum number") {
+		t.Errorf("closed enum number in the arguments: %v %s", raw.IsError, raw.Text())
+	}
+	fast := f.callRaw(t, "legacy_echo", `{"id": "x", "tags": ["t"], "speed": "SPEED_FAST"}`)
+	numbered := strings.Replace(string(fast.StructuredContent), `"speed":"SPEED_FAST"`, `"speed":9`, 1)
+	if numbered == string(fast.StructuredContent) {
+		t.Errorf("no speed in %s", fast.StructuredContent)
+	} else if err := validate(f.outputs["legacy_echo"], []byte(numbered)); err != nil {
+		t.Errorf("output schema refuses %s: %v", numbered, err)
 	}
 	// Required at depth, and proto2 required with presence.
 	raw = f.callRaw(t, "legacy_echo", `{"id": "x", "tags": ["t"], "inner": {}}`)

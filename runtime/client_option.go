@@ -38,6 +38,7 @@ type clientConfig struct {
 	onLog           func(context.Context, *LogMessageParams)
 	listen          bool
 	interceptors    []Interceptor
+	era             Era // WithEra
 	// A stdio client's: ends its transport (Close), and the waits of its process's shutdown.
 	onClose                      func(context.Context) error
 	stdioExitWait, stdioTermWait time.Duration

@@ -19,9 +19,10 @@ type requestState struct {
 	header        http.Header // of the HTTP request that carried the request, if any
 	token         *TokenInfo  // of the HTTP request that carried the request, if any
 
-	req    Request  // what interceptors see
-	resp   Response // what the innermost CallFunc fills in
-	caller Caller   // what CallerFrom returns
+	req    Request    // what interceptors see
+	resp   Response   // what the innermost CallFunc fills in
+	caller Caller     // what CallerFrom returns
+	mrtr   *mrtrState // the input of a modern-era request that may ask for some (mrtr.go)
 
 	mu           sync.Mutex
 	lastProgress float64
@@ -162,6 +163,8 @@ func (sess *session) logs(level LoggingLevel) bool {
 	min := LevelInfo
 	if l := sess.logLevel.Load(); l != nil {
 		min = *l
+	} else if sess.stateless {
+		return false // no logLevel in _meta: no log messages (spec 2026-07-28, schema, RequestMetaObject)
 	}
 	return levelRank[level] >= levelRank[min]
 }
@@ -186,7 +189,7 @@ func (c *Caller) CreateMessage(ctx context.Context, p *CreateMessageParams) (*Cr
 		return nil, errNoRequest
 	}
 	if rs.sess.caps().Sampling == nil {
-		return nil, NewError(CodeMethodNotFound, "the client did not declare the sampling capability")
+		return nil, rs.missingCapability("sampling")
 	}
 	var res CreateMessageResult
 	if err := rs.call(ctx, methodCreateMessage, p, &res); err != nil {
@@ -204,7 +207,7 @@ func (c *Caller) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, er
 	}
 	ec := rs.sess.caps().Elicitation
 	if ec == nil {
-		return nil, NewError(CodeMethodNotFound, "the client did not declare the elicitation capability")
+		return nil, rs.missingCapability("elicitation")
 	}
 	if p.Mode == "url" && ec.URL == nil {
 		return nil, NewError(CodeInvalidParams, "the client did not declare URL-mode elicitation")
@@ -223,7 +226,7 @@ func (c *Caller) ListRoots(ctx context.Context) (*ListRootsResult, error) {
 		return nil, errNoRequest
 	}
 	if rs.sess.caps().Roots == nil {
-		return nil, NewError(CodeMethodNotFound, "the client did not declare the roots capability")
+		return nil, rs.missingCapability("roots")
 	}
 	var res ListRootsResult
 	if err := rs.call(ctx, methodListRoots, struct{}{}, &res); err != nil {
@@ -243,6 +246,9 @@ func (c *Caller) Ping(ctx context.Context) error {
 }
 
 func (rs *requestState) call(ctx context.Context, method string, params, result any) error {
+	if rs.sess.stateless {
+		return rs.callModern(method, params, result)
+	}
 	raw, err := rs.sess.request(ctx, rs.st, method, params)
 	if err != nil {
 		return err

@@ -129,8 +129,10 @@ func templateMatcher(tmpl string) func(string) bool {
 	}
 }
 
-// NotifyResourceUpdated tells the sessions subscribed to uri that it changed.
+// NotifyResourceUpdated tells the sessions subscribed to uri, and the subscriptions/listen
+// streams that asked for it, that it changed.
 func (s *Server) NotifyResourceUpdated(uri string) {
+	s.notifyListeners(notifResourceUpdated, uri)
 	s.mu.RLock()
 	var subs []*session
 	for _, sess := range s.sessions {

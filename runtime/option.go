@@ -113,6 +113,8 @@ type serverConfig struct {
 	handshakeTimeout     time.Duration
 	bodyReadTimeout      time.Duration
 	auth                 *serverAuth // WithTokenVerifier
+	era                  Era         // WithEra
+	requestStateKey      []byte      // WithRequestStateKey
 }
 
 func defaultServerConfig() serverConfig {

@@ -49,6 +49,8 @@ type Server struct {
 	routes  map[string]func(*Request)
 	call    CallFunc // the server's interceptors around the request's own CallFunc
 	workers workers
+
+	modern modernState // the stateless era's listeners and requestState key (era_server.go)
 }
 
 // methodHandler handles one JSON-RPC request method.
@@ -157,9 +159,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		s.servePost(w, r)
 	case http.MethodGet:
-		s.serveGet(w, r)
+		if !s.serveModernOther(w, r) {
+			s.serveGet(w, r)
+		}
 	case http.MethodDelete:
-		s.serveDelete(w, r)
+		if !s.serveModernOther(w, r) {
+			s.serveDelete(w, r)
+		}
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		s.httpError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, "method "+r.Method+" is not allowed on the MCP endpoint; use POST, GET or DELETE")
@@ -207,6 +213,10 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 			id = msg.ID
 		}
 		s.writeJSON(w, http.StatusBadRequest, encodeResponse(id, nil, rpcErr))
+		return
+	}
+	if s.isModernRequest(r, msg) {
+		s.serveModern(w, r, msg) // the stateless era (era_server.go)
 		return
 	}
 	if msg.Method == methodInitialize {
@@ -459,6 +469,10 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	} else {
 		result, err = s.callHandler(ctx, rs, h, msg)
 	}
+	status := 0
+	if rs.sess.stateless {
+		result, err, status = s.modernAnswer(rs, result, err)
+	}
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) && rs.sess.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 		// Cancelled by the client: no response (cancellation spec).
 		s.log.Debug("mcp: request cancelled", "session", rs.sess.id, "id", msg.ID.short())
@@ -484,7 +498,12 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 			body = encodeResponse(msg.ID, raw, nil)
 		}
 	}
-	if sendErr := rs.st.sendEvent(streamEvent{data: body, final: true, pooled: pooled}); sendErr != nil {
+	if rs.sess.stateless {
+		body = modernBody(msg.Method, body, msg.ID) // a copy: the pooled buffer can go back
+		pooled.release()
+		pooled = nil
+	}
+	if sendErr := rs.st.sendEvent(streamEvent{data: body, final: true, pooled: pooled, status: status}); sendErr != nil {
 		s.log.Error("mcp: response could not be queued for the client", "session", rs.sess.id, "id", msg.ID.short(), "error", sendErr)
 	}
 }
@@ -804,8 +823,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// broadcast sends a notification to every session's standalone stream.
+// broadcast sends a notification to every session's standalone stream, and to the
+// subscriptions/listen streams that asked for it.
 func (s *Server) broadcast(method string, params any) {
+	s.notifyListeners(method, "")
 	s.mu.RLock()
 	all := make([]*session, 0, len(s.sessions))
 	for _, sess := range s.sessions {

@@ -42,6 +42,9 @@ type session struct {
 	state           int64 // bytes of clientInfo and subscriptions, charged to held
 	ended           bool
 	owner           identity // who started the session (TokenInfo.identity)
+	// stateless marks the transient session of one modern-era request (era_server.go): it is
+	// in no session table, and it stores no events.
+	stateless bool
 }
 
 func newSessionID() string {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -23,6 +24,7 @@ type streamEvent struct {
 	data   []byte
 	final  bool     // the response that ends a request stream
 	pooled *wireBuf // data's buffer, reusable once data went out as a JSON answer
+	status int      // the HTTP status of a response sent as plain JSON, when not 200
 }
 
 // stream is an ordered sequence of messages bound for the client: the messages of one POSTed
@@ -180,7 +182,7 @@ func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEv
 		st.queued -= int64(size)
 		more = true
 	}
-	if store != nil && len(evs) > 0 && !(asJSON && len(evs) == 1 && evs[0].final && evs[0].data != nil) {
+	if store != nil && !st.sess.stateless && len(evs) > 0 && !(asJSON && len(evs) == 1 && evs[0].final && evs[0].data != nil) {
 		for _, ev := range evs {
 			if ev.data == nil {
 				continue
@@ -474,7 +476,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 		if len(evs) > 0 {
 			if !sw.started && len(evs) == 1 && evs[0].final && evs[0].data != nil {
 				sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
-				s.writeJSON(w, http.StatusOK, evs[0].data)
+				s.writeJSON(w, cmp.Or(evs[0].status, http.StatusOK), evs[0].data)
 				evs[0].pooled.release() // written: the buffer can serve another call
 				s.streamDelivered(st)
 				return

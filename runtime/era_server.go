@@ -1,0 +1,404 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// This file serves the modern (stateless, 2026-07-28) era on the same endpoint as the session
+// era. A modern request is served through the same method handlers, routes, interceptors and
+// response streams as a session's, with a transient session built from the request's _meta:
+// it is never stored in the session table, and it ends with the request.
+
+// modernState is the Server's state for the modern era: its subscriptions/listen streams and
+// the key that protects requestState.
+type modernState struct {
+	mu        sync.Mutex
+	listeners map[*listener]struct{}
+
+	keyOnce sync.Once
+	key     []byte
+}
+
+// DiscoverResult is the result of server/discover (spec 2026-07-28, Discovery).
+type DiscoverResult struct {
+	// SupportedVersions lists the protocol versions the server speaks, newest first.
+	SupportedVersions []string           `json:"supportedVersions"`
+	Capabilities      ServerCapabilities `json:"capabilities"`
+	Instructions      string             `json:"instructions,omitempty"`
+	// TTLMs and CacheScope are the result's caching hints (spec 2026-07-28, Caching).
+	TTLMs      int64                      `json:"ttlMs"`
+	CacheScope string                     `json:"cacheScope"`
+	Meta       map[string]json.RawMessage `json:"_meta,omitempty"`
+}
+
+// isModernRequest reports whether a POSTed message is to be served by the modern era: it
+// carries _meta's protocolVersion, or an MCP-Protocol-Version header naming a version that is
+// not a session-era one and no session, or it is server/discover (spec 2026-07-28,
+// Versioning: a dual-era server selects its behavior from how the client opens).
+func (s *Server) isModernRequest(r *http.Request, msg *wireMessage) bool {
+	switch s.cfg.era {
+	case EraModern:
+		return true
+	case EraLegacy:
+		return false
+	}
+	if msg.Method == methodInitialize {
+		return false
+	}
+	if msg.Method == methodDiscover || hasMetaVersion(msg.Params) {
+		return true
+	}
+	v := r.Header.Get(headerProtocolVersion)
+	return v != "" && !isSupportedVersion(v) && r.Header.Get(headerSessionID) == ""
+}
+
+// serveModernOther answers GET and DELETE for modern clients: 405, as the session era's
+// standalone stream and session end do not exist (spec 2026-07-28, Streamable HTTP, Earlier
+// Streamable HTTP Revisions). It reports whether it answered.
+func (s *Server) serveModernOther(w http.ResponseWriter, r *http.Request) bool {
+	v := r.Header.Get(headerProtocolVersion)
+	if s.cfg.era != EraModern && !(s.cfg.era == EraAuto && isModernVersion(v)) {
+		return false
+	}
+	w.Header().Set("Allow", "POST")
+	s.httpError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, r.Method+" is not part of MCP "+ProtocolVersion20260728+": there are no sessions and no standalone stream; POST every request, and use subscriptions/listen for change notifications")
+	return true
+}
+
+// modernRequest is what the runtime reads from a modern request's params before serving it.
+type modernRequest struct {
+	version        string
+	name           string // params.name or params.uri of a method Mcp-Name mirrors
+	caps           ClientCapabilities
+	info           Implementation
+	logLevel       *LoggingLevel
+	inputResponses map[string]json.RawMessage
+	requestState   string
+	hasState       bool
+}
+
+// modernError is a refusal of a modern request before any handler runs.
+type modernError struct {
+	status int
+	err    *Error
+}
+
+func headerMismatch(format string, args ...any) *modernError {
+	return &modernError{http.StatusBadRequest, Errorf(CodeHeaderMismatch, "header mismatch: "+format, args...)}
+}
+
+func invalidMeta(format string, args ...any) *modernError {
+	return &modernError{http.StatusBadRequest, Errorf(CodeInvalidParams, format, args...)}
+}
+
+// unsupportedVersion is the UnsupportedProtocolVersionError for requested.
+func (s *Server) unsupportedVersion(requested string) *modernError {
+	data, _ := json.Marshal(map[string]any{"supported": s.supportedVersions(), "requested": requested})
+	return &modernError{http.StatusBadRequest, &Error{
+		Code:    CodeUnsupportedProtocolVersion,
+		Message: "unsupported protocol version " + quoteOrNone(requested) + "; supported: " + strings.Join(s.supportedVersions(), ", "),
+		Data:    data,
+	}}
+}
+
+// supportedVersions lists the versions the server speaks, newest first.
+func (s *Server) supportedVersions() []string {
+	out := append([]string(nil), modernVersions...)
+	if s.cfg.era != EraModern {
+		out = append(out, supportedVersions...)
+	}
+	return out
+}
+
+// checkModern validates a modern request's metadata: the request's _meta and the headers that
+// mirror it (spec 2026-07-28, Streamable HTTP, Request Metadata and Server Validation).
+func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest, *modernError) {
+	var p struct {
+		Meta           json.RawMessage            `json:"_meta"`
+		Name           *string                    `json:"name"`
+		URI            *string                    `json:"uri"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		RequestState   *string                    `json:"requestState"`
+	}
+	if len(msg.Params) > 0 {
+		if err := json.Unmarshal(msg.Params, &p); err != nil {
+			return nil, invalidMeta("invalid params: %v", err)
+		}
+	}
+	var meta map[string]json.RawMessage
+	if m := trimSpace(p.Meta); len(m) > 0 && string(m) != "null" {
+		if m[0] != '{' || json.Unmarshal(m, &meta) != nil {
+			return nil, invalidMeta("params._meta must be an object carrying %s, %s and %s", metaProtocolVersion, metaClientCapabilities(), metaClientInfo)
+		}
+	}
+	header := r.Header.Get(headerProtocolVersion)
+	var version string
+	if raw, ok := meta[metaProtocolVersion]; ok {
+		if json.Unmarshal(raw, &version) != nil || version == "" {
+			return nil, invalidMeta("params._meta[%q] must be a non-empty string", metaProtocolVersion)
+		}
+	}
+	switch {
+	case header == "" && version == "":
+		return nil, headerMismatch("missing MCP-Protocol-Version header and params._meta[%q]: every request names its protocol version in both (supported: %s)", metaProtocolVersion, strings.Join(s.supportedVersions(), ", "))
+	case header == "":
+		return nil, headerMismatch("missing MCP-Protocol-Version header: it must repeat params._meta[%q] (%q)", metaProtocolVersion, truncate(version, 40))
+	case version == "":
+		return nil, headerMismatch("MCP-Protocol-Version header is %q but params._meta[%q] is missing", truncate(header, 40), metaProtocolVersion)
+	case header != version:
+		return nil, headerMismatch("MCP-Protocol-Version header value %q does not match params._meta[%q] value %q", truncate(header, 40), metaProtocolVersion, truncate(version, 40))
+	}
+	if !isModernVersion(version) {
+		return nil, s.unsupportedVersion(version)
+	}
+	switch hm := r.Header.Get(headerMethod); {
+	case hm == "":
+		return nil, headerMismatch("missing required Mcp-Method header: it must repeat the body's method %q", truncate(msg.Method, 100))
+	case hm != msg.Method:
+		return nil, headerMismatch("Mcp-Method header value %q does not match body value %q", truncate(hm, 100), truncate(msg.Method, 100))
+	}
+	if field, ok := namedMethod(msg.Method); ok {
+		body := p.Name
+		if field == "uri" {
+			body = p.URI
+		}
+		hv, present := r.Header[headerName]
+		if !present || len(hv) == 0 {
+			return nil, headerMismatch("missing required Mcp-Name header for %s: it must repeat params.%s", msg.Method, field)
+		}
+		if len(hv) > 1 {
+			return nil, headerMismatch("more than one Mcp-Name header")
+		}
+		name, ok := decodeHeaderValue(hv[0])
+		if !ok {
+			return nil, headerMismatch("Mcp-Name header value %q is not valid =?base64?...?= encoding of UTF-8 text", truncate(hv[0], 100))
+		}
+		if body == nil {
+			return nil, invalidMeta("%s needs params.%s", msg.Method, field)
+		}
+		if name != *body {
+			return nil, headerMismatch("Mcp-Name header value %q does not match body value %q", truncate(name, 100), truncate(*body, 100))
+		}
+	}
+	mr := &modernRequest{version: version, inputResponses: p.InputResponses}
+	if p.Name != nil {
+		mr.name = *p.Name
+	}
+	if _, ok := namedMethod(msg.Method); ok && p.URI != nil && msg.Method == methodResourcesRead {
+		mr.name = *p.URI
+	}
+	if p.RequestState != nil {
+		mr.requestState, mr.hasState = *p.RequestState, true
+	}
+	raw, ok := meta[metaClientCaps]
+	if !ok {
+		return nil, invalidMeta("params._meta[%q] is required (an empty object declares no capabilities)", metaClientCaps)
+	}
+	if b := trimSpace(raw); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &mr.caps) != nil {
+		return nil, invalidMeta("params._meta[%q] must be a ClientCapabilities object", metaClientCaps)
+	}
+	if raw, ok := meta[metaClientInfo]; ok {
+		if b := trimSpace(raw); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &mr.info) != nil {
+			return nil, invalidMeta("params._meta[%q] must be an Implementation object (name, version)", metaClientInfo)
+		}
+	}
+	if raw, ok := meta[metaLogLevel]; ok {
+		var l LoggingLevel
+		if json.Unmarshal(raw, &l) != nil {
+			return nil, invalidMeta("params._meta[%q] must be a logging level", metaLogLevel)
+		}
+		if _, known := levelRank[l]; !known {
+			return nil, invalidMeta("params._meta[%q]: unknown logging level %q", metaLogLevel, truncate(string(l), 20))
+		}
+		mr.logLevel = &l
+	}
+	return mr, nil
+}
+
+func metaClientCapabilities() string { return metaClientCaps }
+
+// modernMethods are the methods of the modern era served by the session era's handlers;
+// server/discover and subscriptions/listen are served apart. initialize, ping,
+// logging/setLevel and resources/(un)subscribe do not exist in 2026-07-28.
+var modernMethods = map[string]bool{
+	methodToolsList: true, methodToolsCall: true,
+	methodResourcesList: true, methodResourceTemplates: true, methodResourcesRead: true,
+	methodPromptsList: true, methodPromptsGet: true,
+	methodComplete: true,
+}
+
+// serveModern serves a POSTed message of the modern era.
+func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, msg *wireMessage) {
+	switch {
+	case msg.isResponse():
+		s.writeJSON(w, http.StatusBadRequest, encodeResponse(nil, nil, NewError(CodeInvalidRequest,
+			"a client sends no JSON-RPC responses in MCP "+ProtocolVersion20260728+": answer input requests with inputResponses when retrying the original request (spec 2026-07-28, Multi Round-Trip Requests)")))
+		return
+	case msg.isNotification():
+		// No client notification is defined on Streamable HTTP in this revision (closing the
+		// response stream cancels); accept and ignore, as the transport rules ask.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if msg.Method == methodInitialize {
+		// Only reached on a modern-only server: name the versions it speaks, as legacy
+		// clients have no other way to learn them (spec 2026-07-28, Versioning).
+		var p InitializeParams
+		_ = json.Unmarshal(msg.Params, &p)
+		me := s.unsupportedVersion(p.ProtocolVersion)
+		me.err.Message = "this server speaks only MCP " + strings.Join(modernVersions, ", ") + " (no initialize, no sessions): " + me.err.Message
+		s.writeJSON(w, me.status, encodeResponse(msg.ID, nil, me.err))
+		return
+	}
+	mr, me := s.checkModern(r, msg)
+	if me != nil {
+		s.writeJSON(w, me.status, encodeResponse(msg.ID, nil, me.err))
+		return
+	}
+	switch msg.Method {
+	case methodDiscover:
+		s.serveDiscover(w, msg)
+		return
+	case methodListen:
+		s.serveListen(w, r, mr, msg)
+		return
+	}
+	h, ok := s.methods[msg.Method]
+	if !ok || !modernMethods[msg.Method] {
+		s.writeJSON(w, http.StatusNotFound, encodeResponse(msg.ID, nil, Errorf(CodeMethodNotFound, "method not found: %s is not a method of MCP %s", truncate(msg.Method, 100), mr.version)))
+		return
+	}
+	s.serveModernRequest(w, r, mr, h, msg)
+}
+
+// serveDiscover answers server/discover (spec 2026-07-28, Discovery).
+func (s *Server) serveDiscover(w http.ResponseWriter, msg *wireMessage) {
+	info, _ := json.Marshal(s.impl)
+	res := &DiscoverResult{
+		SupportedVersions: s.supportedVersions(),
+		Capabilities:      s.capabilities(),
+		Instructions:      s.cfg.instructions,
+		CacheScope:        "public",
+		Meta:              map[string]json.RawMessage{metaServerInfo: info},
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		s.writeJSON(w, http.StatusOK, encodeResponse(msg.ID, nil, Errorf(CodeInternalError, "could not encode result: %v", err)))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, insertResultType(encodeResponse(msg.ID, b, nil), msg.ID))
+}
+
+// transientSession is the session-like state of one modern request, built from its _meta. It
+// is not in the session table: nothing outlives the request.
+func (s *Server) transientSession(mr *modernRequest) *session {
+	sess := &session{
+		server:          s,
+		ctx:             s.baseCtx,
+		cancel:          func() {},
+		protocolVersion: mr.version,
+		clientInfo:      mr.info,
+		clientCaps:      mr.caps,
+		initialized:     true,
+		stateless:       true,
+		streams:         make(map[string]*stream, 1),
+	}
+	if mr.logLevel != nil {
+		sess.logLevel.Store(mr.logLevel)
+	}
+	return sess
+}
+
+// serveModernRequest runs one modern request through the session era's machinery: its
+// handler runs on a worker, and this goroutine writes its stream. Closing the response
+// stream cancels the request (spec 2026-07-28, Streamable HTTP, Cancellation).
+func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *modernRequest, h methodHandler, msg *wireMessage) {
+	sess := s.transientSession(mr)
+	var (
+		ctx    context.Context
+		cancel context.CancelFunc
+	)
+	if s.cfg.handlerTimeout > 0 {
+		ctx, cancel = context.WithTimeout(s.baseCtx, s.cfg.handlerTimeout)
+	} else {
+		ctx, cancel = context.WithCancel(s.baseCtx)
+	}
+	stop := context.AfterFunc(r.Context(), cancel)
+	defer stop()
+	ctx = valuesFrom(ctx, r.Context())
+	if !sess.reserve(requestCost(msg), false) {
+		// The params stay in memory while the handler runs: the server's budget bounds the
+		// modern era's requests too (runHandler releases it).
+		cancel()
+		s.writeJSON(w, http.StatusTooManyRequests, encodeResponse(msg.ID, nil, budgetError(sess)))
+		return
+	}
+	if !s.handlerStarted() {
+		cancel()
+		sess.release(requestCost(msg))
+		s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "server is shutting down")
+		return
+	}
+	var in *mrtrState
+	if _, ok := namedMethod(msg.Method); ok {
+		var me *modernError
+		if in, me = s.newMRTR(msg, mr, mr.name); me != nil {
+			cancel()
+			sess.release(requestCost(msg))
+			s.handlerDone()
+			s.writeJSON(w, me.status, encodeResponse(msg.ID, nil, me.err))
+			return
+		}
+	}
+	st := sess.newRequestStream()
+	my, _ := st.attach()
+	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, mrtr: in}
+	rs.caller.rs = rs
+	s.workers.run(func() { s.runHandler(ctx, cancel, rs, h, msg) })
+	mode := modeAuto
+	if s.cfg.alwaysSSE {
+		mode = modeSSE
+	}
+	s.serveStream(r.Context(), w, st, my, mode, nil)
+}
+
+// modernAnswer turns a handler's answer into the modern era's: an InputRequiredResult when
+// the handler asked for input it has not got yet, -32602 for an unknown resource (spec
+// 2026-07-28, changelog), and the HTTP status of the answer when it is not 200.
+func (s *Server) modernAnswer(rs *requestState, result any, err error) (any, error, int) {
+	if rs.mrtr != nil {
+		if ir := rs.mrtr.inputRequired(); ir != nil {
+			return ir, nil, 0
+		}
+	}
+	if err == nil {
+		return result, nil, 0
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		return result, err, 0
+	}
+	switch e.Code {
+	case CodeResourceNotFound:
+		return nil, &Error{Code: CodeInvalidParams, Message: e.Message, Data: e.Data}, 0
+	case CodeMissingClientCapability:
+		return nil, e, http.StatusBadRequest
+	}
+	return result, err, 0
+}
+
+// modernBody adds resultType (and, for cacheable results, the caching hints) to a response.
+func modernBody(method string, body []byte, id *ID) []byte {
+	switch method {
+	case methodToolsList, methodPromptsList, methodResourcesList, methodResourceTemplates, methodResourcesRead:
+		// Cacheable results (spec 2026-07-28, Caching): immediately stale, as the lists change
+		// at run time, and private, as handlers may answer per caller.
+		return insertResultMembers(body, id, `"resultType":"complete","ttlMs":0,"cacheScope":"private"`)
+	}
+	return insertResultType(body, id)
+}

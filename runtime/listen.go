@@ -1,0 +1,119 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+)
+
+// SubscriptionFilter says which change notifications a subscriptions/listen stream carries
+// (spec 2026-07-28, Subscriptions, Notification Filter).
+type SubscriptionFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+}
+
+// wants reports whether the filter admits a notification (for a resource update, of uri).
+func (f *SubscriptionFilter) wants(method, uri string) bool {
+	switch method {
+	case notifToolsListChanged:
+		return f.ToolsListChanged
+	case notifPromptsListChanged:
+		return f.PromptsListChanged
+	case notifResourcesListChanged:
+		return f.ResourcesListChanged
+	case notifResourceUpdated:
+		return slices.Contains(f.ResourceSubscriptions, uri)
+	}
+	return false
+}
+
+// listener is one open subscriptions/listen stream.
+type listener struct {
+	st     *stream
+	id     *ID
+	filter SubscriptionFilter
+}
+
+// maxResourceSubscriptions bounds the URIs of one subscriptions/listen request.
+const maxResourceSubscriptions = 1000
+
+// serveListen answers subscriptions/listen: an SSE stream that starts with
+// notifications/subscriptions/acknowledged and then carries the change notifications the
+// filter asks for, until the client closes it or the server shuts down, when it ends with the
+// request's result (spec 2026-07-28, Subscriptions).
+func (s *Server) serveListen(w http.ResponseWriter, r *http.Request, mr *modernRequest, msg *wireMessage) {
+	var p struct {
+		Notifications *SubscriptionFilter `json:"notifications"`
+	}
+	if err := unmarshalParams(msg.Params, &p); err != nil {
+		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, err))
+		return
+	}
+	if p.Notifications == nil {
+		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, NewError(CodeInvalidParams, "subscriptions/listen needs params.notifications, the filter of the notifications to send")))
+		return
+	}
+	if len(p.Notifications.ResourceSubscriptions) > maxResourceSubscriptions {
+		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, Errorf(CodeInvalidParams, "too many resourceSubscriptions (limit %d): open several streams", maxResourceSubscriptions)))
+		return
+	}
+	sess := s.transientSession(mr)
+	st := newStream(sess, "listen", true, min(s.cfg.maxQueuedEvents, 1000))
+	my, _ := st.attach()
+	l := &listener{st: st, id: msg.ID, filter: *p.Notifications}
+	idMeta := map[string]json.RawMessage{metaSubscriptionID: json.RawMessage(msg.ID.raw)}
+	ack, _ := encodeRequest(nil, notifAcknowledged, map[string]any{"_meta": idMeta, "notifications": l.filter})
+	_ = st.send(ack, false) // first: nothing is registered to send before it
+	s.modern.mu.Lock()
+	if s.modern.listeners == nil {
+		s.modern.listeners = make(map[*listener]struct{})
+	}
+	s.modern.listeners[l] = struct{}{}
+	s.modern.mu.Unlock()
+	defer func() {
+		s.modern.mu.Lock()
+		delete(s.modern.listeners, l)
+		s.modern.mu.Unlock()
+	}()
+	// Graceful closure on shutdown: the listen request's own result ends the stream.
+	stop := context.AfterFunc(s.baseCtx, func() {
+		res, _ := json.Marshal(map[string]any{"resultType": resultTypeComplete, "_meta": idMeta})
+		_ = st.send(encodeResponse(msg.ID, res, nil), true)
+	})
+	defer stop()
+	s.serveStream(r.Context(), w, st, my, modeSSE, nil)
+}
+
+// notifyListeners sends a change notification to the listen streams whose filter asks for it,
+// with the stream's subscription ID in _meta. uri is the updated resource's, else "".
+func (s *Server) notifyListeners(method, uri string) {
+	s.modern.mu.Lock()
+	if len(s.modern.listeners) == 0 {
+		s.modern.mu.Unlock()
+		return
+	}
+	var to []*listener
+	for l := range s.modern.listeners {
+		if l.filter.wants(method, uri) {
+			to = append(to, l)
+		}
+	}
+	s.modern.mu.Unlock()
+	for _, l := range to {
+		params := map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: json.RawMessage(l.id.raw)}}
+		if uri != "" {
+			params["uri"] = uri
+		}
+		data, err := encodeRequest(nil, method, params)
+		if err != nil {
+			continue
+		}
+		if err := l.st.send(data, false); err != nil {
+			s.log.Debug("mcp: change notification not queued on a listen stream", "method", method, "error", err)
+		}
+	}
+}

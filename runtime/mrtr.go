@@ -1,0 +1,251 @@
+package runtime
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Multi round-trip requests (spec 2026-07-28, Multi Round-Trip Requests) by replay.
+//
+// In the modern era a server cannot send the client a request: a handler that needs input
+// (Caller.Elicit, CreateMessage, ListRoots) makes its request answer an InputRequiredResult
+// instead, and the client retries the original request with inputResponses. The runtime
+// bridges the two eras by replaying the handler: on every attempt the handler runs from the
+// start, and its input calls are answered, in order, from the answers the client sent. The
+// first call with no answer yet returns ErrInputRequired (the handler should return it, or an
+// error wrapping it, as it would any error); the runtime then answers the request with an
+// InputRequiredResult carrying that call's request (and any others made before the handler
+// returned), keyed by the call's position and a digest of its params. The answers used so far
+// travel in requestState, protected by an HMAC, so that the next attempt has them all: no
+// state stays on the server between attempts.
+
+// ErrInputRequired is what Caller.Elicit, CreateMessage and ListRoots return in the modern era
+// when the client has not answered the request yet: the handler should return it (or an error
+// wrapping it). Its request is then sent to the client in an InputRequiredResult, and the
+// handler runs again, from the start, when the client retries with the answer. See the
+// README's "Two protocol eras" for what that asks of a handler.
+var ErrInputRequired = errors.New("mcp: the client's input is required: return this error; the handler runs again with the answer")
+
+// requestStateTTL bounds how long an InputRequiredResult's requestState stays valid.
+const requestStateTTL = 15 * time.Minute
+
+// maxInputRequests bounds the input requests of one attempt, against a handler that asks in a
+// loop without returning.
+const maxInputRequests = 64
+
+// inputRequest is one entry of an InputRequiredResult's inputRequests.
+type inputRequest struct {
+	Method string `json:"method"`
+	Params any    `json:"params"`
+}
+
+// inputRequiredResult is the InputRequiredResult of spec 2026-07-28 (its resultType first, so
+// that insertResultType leaves it be).
+type inputRequiredResult struct {
+	ResultType    string                  `json:"resultType"`
+	InputRequests map[string]inputRequest `json:"inputRequests,omitempty"`
+	RequestState  string                  `json:"requestState,omitempty"`
+}
+
+// mrtrState is the input of one attempt of a request that may ask for input: the answers the
+// client sent (in inputResponses, and in the requestState of earlier attempts), and what the
+// handler asked for in this attempt.
+type mrtrState struct {
+	s      *Server
+	method string
+	name   string
+
+	mu      sync.Mutex
+	answers map[string]json.RawMessage
+	used    map[string]json.RawMessage
+	pending map[string]inputRequest
+	n       int
+}
+
+// requestStatePayload is what requestState protects: the answers so far, bound to the request
+// they answer and to an expiry (spec 2026-07-28, Multi Round-Trip Requests, Server
+// Requirements).
+type requestStatePayload struct {
+	Method  string                     `json:"m"`
+	Name    string                     `json:"n"`
+	Expires int64                      `json:"e"`
+	Answers map[string]json.RawMessage `json:"a"`
+}
+
+// stateKey returns the key of requestState's HMAC: the one given to WithRequestStateKey, or
+// one made at random for this Server (then only this process accepts its requestState).
+func (s *Server) stateKey() []byte {
+	if len(s.cfg.requestStateKey) > 0 {
+		return s.cfg.requestStateKey
+	}
+	s.modern.keyOnce.Do(func() {
+		s.modern.key = make([]byte, 32)
+		if _, err := rand.Read(s.modern.key); err != nil {
+			panic(fmt.Sprintf("mcp: crypto/rand failed: %v", err))
+		}
+	})
+	return s.modern.key
+}
+
+// WithRequestStateKey sets the key that protects the requestState of InputRequiredResults
+// (HMAC-SHA256). Replicas behind a load balancer must share it, so that a retry reaching
+// another replica is accepted; by default each Server makes its own at random.
+func WithRequestStateKey(key []byte) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.requestStateKey = append([]byte(nil), key...) })
+}
+
+func (s *Server) signState(p *requestStatePayload) string {
+	b, _ := json.Marshal(p)
+	mac := hmac.New(sha256.New, s.stateKey())
+	mac.Write(b)
+	return base64.RawURLEncoding.EncodeToString(b) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+func (s *Server) verifyState(state, method, name string) (map[string]json.RawMessage, error) {
+	body, sig, ok := strings.Cut(state, ".")
+	if !ok {
+		return nil, errors.New("malformed")
+	}
+	b, err1 := base64.RawURLEncoding.DecodeString(body)
+	got, err2 := base64.RawURLEncoding.DecodeString(sig)
+	if err1 != nil || err2 != nil {
+		return nil, errors.New("malformed")
+	}
+	mac := hmac.New(sha256.New, s.stateKey())
+	mac.Write(b)
+	if !hmac.Equal(got, mac.Sum(nil)) {
+		return nil, errors.New("its signature does not verify (tampered with, or issued by a server with another key)")
+	}
+	var p requestStatePayload
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, errors.New("malformed")
+	}
+	if p.Method != method || p.Name != name {
+		return nil, fmt.Errorf("it was issued for %s %q, not this request", p.Method, p.Name)
+	}
+	if time.Now().Unix() > p.Expires {
+		return nil, errors.New("it has expired; send the request again without it")
+	}
+	return p.Answers, nil
+}
+
+// newMRTR returns the input state of a modern request that may ask for input. A requestState
+// that fails verification is refused: it is attacker-controlled input.
+func (s *Server) newMRTR(msg *wireMessage, mr *modernRequest, name string) (*mrtrState, *modernError) {
+	m := &mrtrState{s: s, method: msg.Method, name: name}
+	if mr.hasState {
+		answers, err := s.verifyState(mr.requestState, msg.Method, name)
+		if err != nil {
+			return nil, &modernError{http.StatusBadRequest, Errorf(CodeInvalidParams, "invalid requestState: %v", err)}
+		}
+		m.answers = answers
+	}
+	if len(mr.inputResponses) > 0 {
+		if m.answers == nil {
+			m.answers = make(map[string]json.RawMessage, len(mr.inputResponses))
+		}
+		for k, v := range mr.inputResponses {
+			m.answers[k] = v
+		}
+	}
+	return m, nil
+}
+
+// ask answers an input call of the handler from the client's answers, or records it as
+// pending and returns ErrInputRequired.
+func (m *mrtrState) ask(method string, params any, result any) error {
+	pb, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("mcp: encode %s params: %w", method, err)
+	}
+	sum := sha256.Sum256(append([]byte(method+"\x00"), pb...))
+	m.mu.Lock()
+	key := inputKey(method) + "-" + strconv.Itoa(m.n) + "-" + hex.EncodeToString(sum[:6])
+	m.n++
+	if ans, ok := m.answers[key]; ok {
+		if m.used == nil {
+			m.used = make(map[string]json.RawMessage)
+		}
+		m.used[key] = ans
+		m.mu.Unlock()
+		if err := json.Unmarshal(ans, result); err != nil {
+			return Errorf(CodeInvalidParams, "inputResponses[%q] is not a valid %s result: %v", key, method, err)
+		}
+		return nil
+	}
+	if len(m.pending) >= maxInputRequests {
+		m.mu.Unlock()
+		return ErrInputRequired
+	}
+	if m.pending == nil {
+		m.pending = make(map[string]inputRequest)
+	}
+	m.pending[key] = inputRequest{Method: method, Params: json.RawMessage(pb)}
+	m.mu.Unlock()
+	return ErrInputRequired
+}
+
+func inputKey(method string) string {
+	switch method {
+	case methodElicit:
+		return "elicit"
+	case methodCreateMessage:
+		return "sample"
+	case methodListRoots:
+		return "roots"
+	}
+	return "input"
+}
+
+// inputRequired returns the InputRequiredResult of the attempt, or nil when the handler asked
+// for nothing it has not got.
+func (m *mrtrState) inputRequired() *inputRequiredResult {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.pending) == 0 {
+		return nil
+	}
+	ir := &inputRequiredResult{ResultType: resultTypeInputRequired, InputRequests: m.pending}
+	if len(m.used) > 0 {
+		ir.RequestState = m.s.signState(&requestStatePayload{
+			Method: m.method, Name: m.name, Expires: time.Now().Add(requestStateTTL).Unix(), Answers: m.used,
+		})
+	}
+	return ir
+}
+
+// missingCapability is the error of an input call that needs a capability the client did not
+// declare: -32021 with data.requiredCapabilities in the modern era (spec 2026-07-28, schema,
+// MissingRequiredClientCapabilityError), -32601 in the session era.
+func (rs *requestState) missingCapability(capability string) error {
+	if !rs.sess.stateless {
+		return Errorf(CodeMethodNotFound, "the client did not declare the %s capability", capability)
+	}
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{capability: map[string]any{}}})
+	return &Error{Code: CodeMissingClientCapability, Message: "this request needs the client's " + capability + " capability, which its clientCapabilities do not declare", Data: data}
+}
+
+// callModern is requestState.call in the modern era: input calls go through MRTR.
+func (rs *requestState) callModern(method string, params, result any) error {
+	if rs.mrtr == nil {
+		if method == methodPing {
+			return NewError(CodeMethodNotFound, "there is no ping in MCP "+ProtocolVersion20260728)
+		}
+		return Errorf(CodeInvalidRequest, "%s cannot be asked while serving %s: in MCP %s only tools/call, resources/read and prompts/get may ask the client for input", method, rs.req.Method, ProtocolVersion20260728)
+	}
+	if params == nil {
+		params = struct{}{}
+	}
+	return rs.mrtr.ask(method, params, result)
+}

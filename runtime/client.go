@@ -59,6 +59,11 @@ type clientSession struct {
 	serverInfo              Implementation
 	capabilities            ServerCapabilities
 	instructions            string
+	// modern: server/discover found a 2026-07-28 server; there is no session, and every
+	// request carries meta in its _meta and the headers that mirror its body (client_era.go).
+	modern   bool
+	meta     map[string]json.RawMessage
+	logLevel atomic.Pointer[LoggingLevel] // SetLogLevel's, sent in _meta
 }
 
 // NewClient returns a client for the MCP endpoint at url. It does not contact the server
@@ -149,7 +154,7 @@ func (c *Client) session(ctx context.Context) (*clientSession, error) {
 	if st != nil {
 		return st, nil
 	}
-	st, err := c.initialize(ctx)
+	st, err := c.open(ctx) // server/discover, or initialize (client_era.go)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +166,7 @@ func (c *Client) session(ctx context.Context) (*clientSession, error) {
 	}
 	c.state = st
 	c.mu.Unlock()
-	if c.cfg.listen {
+	if c.cfg.listen && !st.modern {
 		// Wait until the GET stream is open (or refused) before the first call goes out: a
 		// server that sends requests unrelated to a call on that stream, as the TypeScript SDK
 		// does, drops them while no GET stream is attached.
@@ -207,7 +212,11 @@ func (c *Client) capabilities() ClientCapabilities {
 }
 
 func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
-	params := &InitializeParams{ProtocolVersion: c.cfg.protocolVersion, Capabilities: c.capabilities(), ClientInfo: c.cfg.info}
+	version := c.cfg.protocolVersion
+	if isModernVersion(version) {
+		version = LatestProtocolVersion // falling back from a modern one
+	}
+	params := &InitializeParams{ProtocolVersion: version, Capabilities: c.capabilities(), ClientInfo: c.cfg.info}
 	pre := &clientSession{} // no ID, no version header yet
 	pb, err := json.Marshal(params)
 	if err != nil {
@@ -526,8 +535,13 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 	return &res, nil
 }
 
-// SetLogLevel asks the server to send log messages at level and above.
+// SetLogLevel asks the server to send log messages at level and above. In the modern era,
+// which has no logging/setLevel, the level goes in every later request's _meta instead.
 func (c *Client) SetLogLevel(ctx context.Context, level LoggingLevel) error {
+	if st, err := c.session(ctx); err == nil && st.modern {
+		st.logLevel.Store(&level)
+		return nil
+	}
 	_, err := c.Call(ctx, methodSetLevel, map[string]any{"level": level})
 	return err
 }
@@ -695,6 +709,9 @@ func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, erro
 				continue
 			}
 			return nil, fmt.Errorf("mcp %s: %w: %w", method, ErrSessionExpired, err)
+		}
+		if err == nil && st.modern {
+			raw, err = c.fulfil(ctx, st, req, co, raw) // InputRequiredResult (client_era.go)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("mcp %s: %w", method, err)

@@ -25,7 +25,11 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 	method := r.Method
 	id := IntID(c.nextID.Add(1))
 	r.ID = id
-	params, err := withMeta(r.Params, r.Meta)
+	meta := r.Meta
+	if st.modern {
+		meta = st.modernMeta(meta) // spec 2026-07-28, Streamable HTTP, Request Metadata
+	}
+	params, err := withMeta(r.Params, meta)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode %s params: %w", method, err)
 	}
@@ -42,6 +46,9 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 	}
 	c.setHeaders(req, st)
 	setPostHeaders(req)
+	if st.modern {
+		setModernHeaders(req, method, r.Name)
+	}
 	resp, detach, err := c.do(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -125,6 +132,12 @@ func (c *Client) readStream(ctx context.Context, st *clientSession, method strin
 		if ctx.Err() != nil {
 			c.cancelRemote(st, method, id, ctx)
 			return nil, ctx.Err()
+		}
+		if st != nil && st.modern {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("the response stream ended before the response (MCP %s streams cannot be resumed): %w", st.version, err)
 		}
 		if cur.lastEventID == "" {
 			if err == nil {
@@ -314,8 +327,8 @@ func (c *Client) drain(next func() (sse.Event, error, bool), stop func(), body i
 // cancelRemote tells the server, in the background and within the close timeout, that the
 // client gave up on a request.
 func (c *Client) cancelRemote(st *clientSession, method string, id *ID, cause context.Context) {
-	if method == methodInitialize || st == nil {
-		return
+	if method == methodInitialize || st == nil || st.modern {
+		return // a modern request was cancelled by closing its stream
 	}
 	reason := "cancelled by the client"
 	if errors.Is(cause.Err(), context.DeadlineExceeded) {

@@ -221,7 +221,9 @@ func (e *clientEnv) shutdown() {
 // closed when the test ends, if the test did not close it.
 func (e *clientEnv) client(t *testing.T, opts ...runtime.ClientOption) *runtime.Client {
 	t.Helper()
-	opts = append([]runtime.ClientOption{runtime.WithHTTPClient(e.dc.Client), runtime.WithLogger(quietLogger())}, opts...)
+	// The session era, which these tests are about, unless a test asks for another
+	// (era_test.go tests the modern one).
+	opts = append([]runtime.ClientOption{runtime.WithEra(runtime.EraLegacy), runtime.WithHTTPClient(e.dc.Client), runtime.WithLogger(quietLogger())}, opts...)
 	c := runtime.NewClient(e.hs.URL, opts...)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), clientTestTimeout)

@@ -139,7 +139,7 @@ func TestFaultServerRestart(t *testing.T) {
 		_ = hs.Close()
 	}
 	srv1, hs1 := start(ln)
-	c := NewClient("http://"+addr, WithLogger(discardTestLogger()))
+	c := NewClient("http://"+addr, WithLogger(discardTestLogger()), WithEra(EraLegacy))
 	defer c.Close(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -318,7 +318,7 @@ func TestFaultResumeAfterDrop(t *testing.T) {
 			}()
 			var mu sync.Mutex
 			var seen []int
-			c := NewClient(hs.URL, WithLogger(slogTo(log)), WithNotificationHandler(func(_ context.Context, method string, params json.RawMessage) {
+			c := NewClient(hs.URL, WithEra(EraLegacy), WithLogger(slogTo(log)), WithNotificationHandler(func(_ context.Context, method string, params json.RawMessage) {
 				var p struct {
 					Data struct {
 						I int `json:"i"`

@@ -361,7 +361,7 @@ func TestLimitEventStoreBytes(t *testing.T) {
 // clear error at once, not a retry loop, and the client keeps working.
 func TestLimitClientMaxEventSize(t *testing.T) {
 	e := newHardenEnv(t)
-	c := NewClient(e.url, WithMaxEventSize(4096), WithLogger(e.logger()))
+	c := NewClient(e.url, WithEra(EraLegacy), WithMaxEventSize(4096), WithLogger(e.logger()))
 	defer c.Close(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -68,7 +68,7 @@ func newTestServer(t *testing.T, opts ...ServerOption) *testServer {
 // newClient returns a runtime client of ts, closed in cleanup.
 func (ts *testServer) newClient(t *testing.T, opts ...ClientOption) *Client {
 	t.Helper()
-	c := NewClient(ts.url, opts...)
+	c := NewClient(ts.url, append([]ClientOption{WithEra(EraLegacy)}, opts...)...) // the session era, unless a test asks for another
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

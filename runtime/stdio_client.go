@@ -107,7 +107,10 @@ func newStdioClient(t *stdioTransport, opts []ClientOption) *Client {
 	opts = append(opts[:len(opts):len(opts)],
 		WithHTTPClient(&http.Client{Transport: t}),
 		WithStandaloneStream(), // the server's requests and notifications arrive there
-		clientOptionFunc(func(c *clientConfig) { c.onClose = t.close }))
+		clientOptionFunc(func(c *clientConfig) {
+			c.onClose = t.close
+			c.era = EraLegacy // the modern era's stdio binding is not implemented
+		}))
 	return NewClient(stdioURL, opts...)
 }
 

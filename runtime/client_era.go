@@ -1,0 +1,267 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// The client's side of the two eras: it probes with server/discover and speaks 2026-07-28
+// when the server does, else falls back to initialize (spec 2026-07-28, Streamable HTTP,
+// Backward Compatibility).
+
+// maxInputRounds bounds the retries of one request answered with InputRequiredResult.
+const maxInputRounds = 16
+
+// open establishes what the client needs before its first call: a modern session-less state
+// from server/discover, or a session from initialize, as the client's era allows.
+func (c *Client) open(ctx context.Context) (*clientSession, error) {
+	era := c.cfg.era
+	if era == EraAuto && c.cfg.protocolVersion != LatestProtocolVersion {
+		// WithProtocolVersion pinned a version: its era decides.
+		if isModernVersion(c.cfg.protocolVersion) {
+			era = EraModern
+		} else {
+			era = EraLegacy
+		}
+	}
+	if era == EraLegacy {
+		return c.initialize(ctx)
+	}
+	version := ProtocolVersion20260728
+	if isModernVersion(c.cfg.protocolVersion) {
+		version = c.cfg.protocolVersion
+	}
+	for range 2 {
+		st, supported, err := c.discover(ctx, version)
+		if err == nil {
+			return st, nil
+		}
+		if supported == nil {
+			if era == EraModern || !fallsBack(err) {
+				return nil, fmt.Errorf("mcp server/discover: %w", err)
+			}
+			break
+		}
+		// A modern server that speaks other versions: pick one of ours, else fall back.
+		next := ""
+		for _, v := range supported {
+			if isModernVersion(v) {
+				next = v
+				break
+			}
+		}
+		if next == "" || next == version {
+			if era == EraModern {
+				return nil, fmt.Errorf("mcp server/discover: the server speaks %s, none of which is a modern version this client speaks (%s): %w", strings.Join(supported, ", "), strings.Join(modernVersions, ", "), err)
+			}
+			break
+		}
+		version = next
+	}
+	return c.initialize(ctx)
+}
+
+// fallsBack reports whether a failed server/discover means a legacy server: any HTTP error
+// whose body is not a recognised modern JSON-RPC error, and a JSON-RPC error from a server
+// that answered without validating the request as a modern one (spec 2026-07-28, Versioning,
+// Backward Compatibility with Initialization-Based Versions).
+func fallsBack(err error) bool {
+	if code, modern := modernErrorCode(err); modern {
+		_ = code
+		return false
+	}
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return true
+	}
+	var e *Error
+	return errors.As(err, &e)
+}
+
+// modernErrorCode reports whether err carries one of the modern era's error codes.
+func modernErrorCode(err error) (Code, bool) {
+	var e *Error
+	if !errors.As(err, &e) {
+		return 0, false
+	}
+	switch e.Code {
+	case CodeHeaderMismatch, CodeMissingClientCapability, CodeUnsupportedProtocolVersion:
+		return e.Code, true
+	}
+	return e.Code, false
+}
+
+// discover sends server/discover for version. On an UnsupportedProtocolVersionError it
+// returns the versions the server listed.
+func (c *Client) discover(ctx context.Context, version string) (*clientSession, []string, error) {
+	pre := c.modernSession(version)
+	req := &Request{Method: methodDiscover, IsClient: true, initSession: pre}
+	resp, err := c.send(ctx, req)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Code == CodeUnsupportedProtocolVersion {
+			var data struct {
+				Supported []string `json:"supported"`
+			}
+			if json.Unmarshal(e.Data, &data) == nil && len(data.Supported) > 0 {
+				return nil, data.Supported, err
+			}
+		}
+		return nil, nil, err
+	}
+	var res DiscoverResult
+	if err := json.Unmarshal(rawResult(resp), &res); err != nil {
+		return nil, nil, fmt.Errorf("decode result: %w", err)
+	}
+	if !containsString(res.SupportedVersions, version) {
+		err := Errorf(CodeUnsupportedProtocolVersion, "the server's supportedVersions (%s) do not include %s", strings.Join(res.SupportedVersions, ", "), version)
+		return nil, res.SupportedVersions, err
+	}
+	pre.capabilities, pre.instructions = res.Capabilities, res.Instructions
+	if raw, ok := res.Meta[metaServerInfo]; ok {
+		_ = json.Unmarshal(raw, &pre.serverInfo)
+	}
+	return pre, nil, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// modernSession returns the client's state for a modern server speaking version: no session
+// ID, and the _meta every request carries, encoded once.
+func (c *Client) modernSession(version string) *clientSession {
+	st := &clientSession{modern: true, version: version, versionHeader: []string{version}}
+	v, _ := json.Marshal(version)
+	info, _ := json.Marshal(c.cfg.info)
+	caps, _ := json.Marshal(c.capabilities())
+	st.meta = map[string]json.RawMessage{metaProtocolVersion: v, metaClientInfo: info, metaClientCaps: caps}
+	if c.cfg.onLog != nil || c.cfg.onNotification != nil {
+		// The session era's default: info and above, for a client that reads log messages
+		// (the modern era sends none unless _meta asks).
+		l := LevelInfo
+		st.logLevel.Store(&l)
+	}
+	return st
+}
+
+// modernMeta returns meta with the request metadata of the modern era added (spec
+// 2026-07-28, Streamable HTTP, Request Metadata), leaving meta itself as it is.
+func (st *clientSession) modernMeta(meta *RequestMeta) *RequestMeta {
+	out := &RequestMeta{Other: make(map[string]json.RawMessage, len(st.meta)+2)}
+	if meta != nil {
+		out.ProgressToken = meta.ProgressToken
+		for k, v := range meta.Other {
+			out.Other[k] = v
+		}
+	}
+	for k, v := range st.meta {
+		if _, set := out.Other[k]; !set {
+			out.Other[k] = v
+		}
+	}
+	if l := st.logLevel.Load(); l != nil {
+		if _, set := out.Other[metaLogLevel]; !set {
+			out.Other[metaLogLevel], _ = json.Marshal(*l)
+		}
+	}
+	return out
+}
+
+// setModernHeaders sets the headers that mirror a modern request's body (spec 2026-07-28,
+// Streamable HTTP, Standard Request Headers).
+func setModernHeaders(req *http.Request, method, name string) {
+	req.Header[headerMethod] = []string{method}
+	if _, ok := namedMethod(method); ok {
+		req.Header[headerName] = []string{encodeHeaderValue(name)}
+	}
+}
+
+// inputRequired reports whether a result is an InputRequiredResult.
+func inputRequired(raw json.RawMessage) bool {
+	if !bytes.Contains(raw, []byte(`"`+resultTypeInputRequired+`"`)) {
+		return false
+	}
+	var r struct {
+		ResultType string `json:"resultType"`
+	}
+	return json.Unmarshal(raw, &r) == nil && r.ResultType == resultTypeInputRequired
+}
+
+// fulfil answers an InputRequiredResult: it runs the client's sampling, elicitation and roots
+// handlers for its input requests, and retries the request with their answers and the
+// requestState (spec 2026-07-28, Multi Round-Trip Requests, Client Requirements), until the
+// server answers otherwise or maxInputRounds is reached.
+func (c *Client) fulfil(ctx context.Context, st *clientSession, r *Request, co *callOptions, raw json.RawMessage) (json.RawMessage, error) {
+	orig := r.Params
+	defer func() { r.Params = orig }()
+	for round := 0; inputRequired(raw); round++ {
+		if round >= maxInputRounds {
+			return nil, fmt.Errorf("the server asked for input %d times in a row; giving up", maxInputRounds)
+		}
+		var ir struct {
+			InputRequests map[string]struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			} `json:"inputRequests"`
+			RequestState *string `json:"requestState"`
+		}
+		if err := json.Unmarshal(raw, &ir); err != nil {
+			return nil, fmt.Errorf("decode InputRequiredResult: %w", err)
+		}
+		answers := make(map[string]json.RawMessage, len(ir.InputRequests))
+		for key, in := range ir.InputRequests {
+			res, err := c.handleServerRequest(ctx, &wireMessage{Method: in.Method, Params: in.Params})
+			if err != nil {
+				return nil, fmt.Errorf("input request %q (%s): %w", key, in.Method, err)
+			}
+			b, err := json.Marshal(res)
+			if err != nil {
+				return nil, fmt.Errorf("input request %q (%s): encode result: %w", key, in.Method, err)
+			}
+			answers[key] = b
+		}
+		params, err := withInputResponses(orig, answers, ir.RequestState)
+		if err != nil {
+			return nil, err
+		}
+		r.Params = params
+		raw, _, err = c.roundTrip(ctx, st, r, co)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return raw, nil
+}
+
+// withInputResponses returns params with inputResponses and requestState set (requestState
+// only when the server sent one).
+func withInputResponses(params json.RawMessage, answers map[string]json.RawMessage, state *string) (json.RawMessage, error) {
+	all := map[string]json.RawMessage{}
+	if p := bytes.TrimSpace(params); len(p) > 0 && string(p) != "null" {
+		if err := json.Unmarshal(p, &all); err != nil {
+			return nil, fmt.Errorf("params must be a JSON object: %w", err)
+		}
+	}
+	delete(all, "requestState")
+	ab, err := json.Marshal(answers)
+	if err != nil {
+		return nil, err
+	}
+	all["inputResponses"] = ab
+	if state != nil {
+		sb, _ := json.Marshal(*state)
+		all["requestState"] = sb
+	}
+	return json.Marshal(all)
+}

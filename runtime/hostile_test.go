@@ -572,7 +572,57 @@ func hostileCases() []hostileCase {
 		{name: "Last-Event-ID of a finished stream", method: http.MethodGet, hdr: map[string]string{"Last-Event-ID": "1_1"}, status: 404, code: CodeInvalidRequest, msg: "names no stream of this session"},
 		{name: "Last-Event-ID beyond what the stream sent", method: http.MethodGet, hdr: map[string]string{"Last-Event-ID": "0_999999"}, status: 404, code: CodeInvalidRequest, msg: "names no event of this stream"},
 		{name: "Last-Event-ID from another session", run: runForeignLastEventID, status: 404, code: CodeInvalidRequest, msg: "names no stream of this session"},
+
+		// The modern era (spec 2026-07-28, Streamable HTTP, Request Metadata and Server
+		// Validation): no session, the request's metadata in _meta and mirrored in headers.
+		{name: "modern: server/discover", session: sessionNone, body: modernReq("70", "server/discover", ""), hdr: modernHdr("server/discover", ""), status: 200, msg: `"supportedVersions":["2026-07-28","2025-11-25"`},
+		{name: "modern: tools/call with every header", session: sessionNone, body: modernReq("71", "tools/call", `"name":"echo","arguments":{"x":1}`), hdr: modernHdr("tools/call", "echo"), status: 200, msg: `"resultType":"complete"`},
+		{name: "modern: Mcp-Name in the Base64 sentinel form", session: sessionNone, body: modernReq("72", "tools/call", `"name":"echo","arguments":{}`), hdr: modernHdr("tools/call", "=?base64?ZWNobw==?="), status: 200, msg: `"resultType":"complete"`},
+		{name: "modern: Mcp-Name does not match the body", session: sessionNone, body: modernReq("73", "tools/call", `"name":"echo","arguments":{}`), hdr: modernHdr("tools/call", "len"), status: 400, code: CodeHeaderMismatch, msg: `Mcp-Name header value "len" does not match body value "echo"`},
+		{name: "modern: Mcp-Name missing", session: sessionNone, body: modernReq("74", "tools/call", `"name":"echo","arguments":{}`), hdr: modernHdr("tools/call", ""), status: 400, code: CodeHeaderMismatch, msg: "missing required Mcp-Name header"},
+		{name: "modern: Mcp-Name of invalid Base64", session: sessionNone, body: modernReq("75", "resources/read", `"uri":"x:/a"`), hdr: modernHdr("resources/read", "=?base64?@@@?="), status: 400, code: CodeHeaderMismatch, msg: "not valid =?base64?"},
+		{name: "modern: Mcp-Method missing", session: sessionNone, body: modernReq("76", "tools/list", ""), hdr: modernHdr("", ""), status: 400, code: CodeHeaderMismatch, msg: "missing required Mcp-Method header"},
+		{name: "modern: Mcp-Method does not match the body", session: sessionNone, body: modernReq("77", "tools/list", ""), hdr: modernHdr("prompts/list", ""), status: 400, code: CodeHeaderMismatch, msg: `Mcp-Method header value "prompts/list" does not match body value "tools/list"`},
+		{name: "modern: MCP-Protocol-Version missing", session: sessionNone, body: modernReq("78", "tools/list", ""), hdr: map[string]string{"Mcp-Method": "tools/list"}, status: 400, code: CodeHeaderMismatch, msg: "missing MCP-Protocol-Version header"},
+		{name: "modern: MCP-Protocol-Version does not match _meta", session: sessionNone, body: modernReq("79", "tools/list", ""), hdr: map[string]string{"Mcp-Method": "tools/list", "MCP-Protocol-Version": "2025-11-25"}, status: 400, code: CodeHeaderMismatch, msg: `header value "2025-11-25" does not match`},
+		{name: "modern: unsupported protocol version", session: sessionNone, body: strings.ReplaceAll(modernReq("80", "tools/list", ""), ProtocolVersion20260728, "2099-01-01"), hdr: map[string]string{"Mcp-Method": "tools/list", "MCP-Protocol-Version": "2099-01-01"}, status: 400, code: CodeUnsupportedProtocolVersion, msg: "supported: 2026-07-28, 2025-11-25"},
+		{name: "modern: _meta absent", session: sessionNone, body: req("81", "tools/list", `{}`), hdr: modernHdr("tools/list", ""), status: 400, code: CodeHeaderMismatch, msg: "_meta[\"io.modelcontextprotocol/protocolVersion\"] is missing"},
+		{name: "modern: _meta of the wrong type", session: sessionNone, body: req("82", "tools/list", `{"_meta":"2026-07-28"}`), hdr: modernHdr("tools/list", ""), status: 400, code: CodeInvalidParams, msg: "params._meta must be an object"},
+		{name: "modern: protocolVersion of the wrong type", session: sessionNone, body: req("83", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":20260728,"io.modelcontextprotocol/clientCapabilities":{}}}`), hdr: modernHdr("tools/list", ""), status: 400, code: CodeInvalidParams, msg: "must be a non-empty string"},
+		{name: "modern: clientCapabilities missing", session: sessionNone, body: req("84", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`), hdr: modernHdr("tools/list", ""), status: 400, code: CodeInvalidParams, msg: "clientCapabilities\"] is required"},
+		{name: "modern: clientCapabilities of the wrong type", session: sessionNone, body: req("85", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}}`), hdr: modernHdr("tools/list", ""), status: 400, code: CodeInvalidParams, msg: "must be a ClientCapabilities object"},
+		{name: "modern: unknown method", session: sessionNone, body: modernReq("86", "tools/frobnicate", ""), hdr: modernHdr("tools/frobnicate", ""), status: 404, code: CodeMethodNotFound, msg: "tools/frobnicate"},
+		{name: "modern: a session-era method", session: sessionNone, body: modernReq("87", "logging/setLevel", `"level":"debug"`), hdr: modernHdr("logging/setLevel", ""), status: 404, code: CodeMethodNotFound, msg: "is not a method of MCP 2026-07-28"},
+		{name: "modern: a response with a resultType from the client", session: sessionNone, body: `{"jsonrpc":"2.0","id":88,"result":{"resultType":"complete"}}`, hdr: modernHdr("", ""), status: 400, code: CodeInvalidRequest, msg: "a client sends no JSON-RPC responses"},
+		{name: "modern: session headers are ignored", body: modernReq("89", "tools/list", ""), hdr: modernHdr("tools/list", ""), status: 200, msg: `"resultType":"complete"`},
+		{name: "modern: tampered requestState", session: sessionNone, body: modernReq("90", "tools/call", `"name":"echo","arguments":{},"requestState":"e30.AAAA"`), hdr: modernHdr("tools/call", "echo"), status: 400, code: CodeInvalidParams, msg: "invalid requestState"},
+		{name: "modern: GET", method: http.MethodGet, session: sessionNone, hdr: modernHdr("", ""), status: 405, code: CodeInvalidRequest, msg: "use subscriptions/listen"},
+		{name: "modern: DELETE", method: http.MethodDelete, session: sessionNone, hdr: modernHdr("", ""), status: 405, code: CodeInvalidRequest, msg: "there are no sessions"},
+		{name: "modern: subscriptions/listen without a filter", session: sessionNone, body: modernReq("91", "subscriptions/listen", ""), hdr: modernHdr("subscriptions/listen", ""), status: 400, code: CodeInvalidParams, msg: "needs params.notifications"},
 	}
+}
+
+// modernReq returns a modern-era request whose params are members (without braces) and the
+// request metadata in _meta.
+func modernReq(id, method, members string) string {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"hostile","version":"0"}}`
+	if members != "" {
+		meta = members + "," + meta
+	}
+	return req(id, method, "{"+meta+"}")
+}
+
+// modernHdr returns the headers of a modern request: MCP-Protocol-Version, and Mcp-Method and
+// Mcp-Name when not empty.
+func modernHdr(method, name string) map[string]string {
+	h := map[string]string{"MCP-Protocol-Version": ProtocolVersion20260728}
+	if method != "" {
+		h["Mcp-Method"] = method
+	}
+	if name != "" {
+		h["Mcp-Name"] = name
+	}
+	return h
 }
 
 // runDuplicateID sends a request that blocks, then another with the same ID while the first

@@ -43,13 +43,16 @@ func reuseCalls() int {
 // two cores). Such a retirement shows as a closed connection with no abandoned body, and only
 // then is one more dial accepted per retired connection (at most: the last one retired needs
 // no successor); the test logs it.
-func testConnectionReuse(t *testing.T, n int, opts ...runtime.ServerOption) {
+//
+// The client speaks the era it is given: EraAuto finds 2026-07-28 with server/discover (one
+// request, on the same connection), EraLegacy initializes a session.
+func testConnectionReuse(t *testing.T, n int, era runtime.Era, opts ...runtime.ServerOption) {
 	srv := runtime.NewServer(runtime.Implementation{Name: "weather-reuse", Version: "0"}, opts...)
 	weatherv1mcp.RegisterWeatherServiceHandler(srv, &weather.Service{Now: func() time.Time { return fixedNow }})
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	cc := conntest.New(t)
-	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(cc.Client))
+	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(cc.Client), runtime.WithEra(era))
 	client := weatherv1mcp.NewWeatherServiceClient(c)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -65,7 +68,16 @@ func testConnectionReuse(t *testing.T, n int, opts ...runtime.ServerOption) {
 			t.Fatalf("call %d: %d days", i, len(res.GetDays()))
 		}
 		if i == 0 && cc.Dials.Load() != 1 {
-			t.Errorf("after the first call (initialize, notifications/initialized, tools/call): %d dials, want 1", cc.Dials.Load())
+			t.Errorf("after the first call (server/discover or initialize, notifications/initialized, tools/call): %d dials, want 1", cc.Dials.Load())
+		}
+		if i == 0 {
+			want := runtime.ProtocolVersion20260728
+			if era == runtime.EraLegacy {
+				want = runtime.LatestProtocolVersion
+			}
+			if v := c.ProtocolVersion(); v != want {
+				t.Fatalf("negotiated protocol version %q, want %q", v, want)
+			}
 		}
 	}
 	elapsed := time.Since(start)
@@ -86,8 +98,22 @@ func testConnectionReuse(t *testing.T, n int, opts ...runtime.ServerOption) {
 	}
 }
 
-func TestConnectionReuseJSON(t *testing.T) { testConnectionReuse(t, reuseCalls()) }
+func TestConnectionReuseJSON(t *testing.T) { testConnectionReuse(t, reuseCalls(), runtime.EraLegacy) }
 
 func TestConnectionReuseSSE(t *testing.T) {
-	testConnectionReuse(t, reuseCalls(), runtime.WithSSEResponses())
+	testConnectionReuse(t, reuseCalls(), runtime.EraLegacy, runtime.WithSSEResponses())
+}
+
+// The modern era (2026-07-28): no session, every request its own POST with its metadata.
+func TestConnectionReuseModernJSON(t *testing.T) {
+	testConnectionReuse(t, reuseCalls(), runtime.EraAuto)
+}
+
+func TestConnectionReuseModernSSE(t *testing.T) {
+	testConnectionReuse(t, reuseCalls(), runtime.EraAuto, runtime.WithSSEResponses())
+}
+
+// A server that speaks only the modern era keeps no session table at all.
+func TestConnectionReuseModernOnlyServer(t *testing.T) {
+	testConnectionReuse(t, reuseCalls(), runtime.EraModern, runtime.WithEra(runtime.EraModern))
 }

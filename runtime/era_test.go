@@ -1,0 +1,401 @@
+package runtime_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/protomcp/protomcp/runtime"
+)
+
+// These tests cover the modern era (MCP 2026-07-28) end to end on loopback: a dual-era server
+// and the client that probes it with server/discover, multi round-trip requests, cancellation
+// by closing the stream, subscriptions/listen, and the fallbacks between eras.
+
+const objSchema = `{"type":"object"}`
+
+// eraTools registers tools written once for both eras: "ask" asks the client two questions,
+// samples and lists its roots through the Caller, which the session era serves with requests
+// on the response stream and the modern era with InputRequiredResults and replay.
+type eraTools struct {
+	runs    atomic.Int64 // runs of the "ask" handler
+	started chan struct{}
+	stopped chan error
+}
+
+func newEraServer(t *testing.T, opts ...runtime.ServerOption) (*clientEnv, *eraTools) {
+	t.Helper()
+	e := newClientEnv(t, opts...)
+	tools := &eraTools{started: make(chan struct{}, 1), stopped: make(chan error, 1)}
+	e.srv.AddTool(runtime.ToolSpec{Name: "echo", InputSchema: objSchema}, func(ctx context.Context, req *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		c := runtime.CallerFrom(ctx)
+		_ = c.Log(ctx, runtime.LevelInfo, "echo", "echoing")
+		_ = c.NotifyProgress(ctx, 1, 1, "done")
+		return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent(string(req.Arguments) + " " + c.ProtocolVersion())}}, nil
+	})
+	e.srv.AddTool(runtime.ToolSpec{Name: "ask", InputSchema: objSchema}, func(ctx context.Context, req *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		tools.runs.Add(1)
+		c := runtime.CallerFrom(ctx)
+		name, err := c.Elicit(ctx, &runtime.ElicitParams{Message: "name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"v":{"type":"string"}}}`)})
+		if err != nil {
+			return nil, err
+		}
+		color, err := c.Elicit(ctx, &runtime.ElicitParams{Message: "color?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"v":{"type":"string"}}}`)})
+		if err != nil {
+			return nil, err
+		}
+		poem, err := c.CreateMessage(ctx, &runtime.CreateMessageParams{MaxTokens: 10, Messages: []runtime.SamplingMessage{{Role: "user", Content: runtime.TextContent("poem about " + fmt.Sprint(color.Content["v"]))}}})
+		if err != nil {
+			return nil, err
+		}
+		roots, err := c.ListRoots(ctx)
+		if err != nil {
+			return nil, err
+		}
+		text := fmt.Sprintf("%v likes %v: %s (%d roots)", name.Content["v"], color.Content["v"], poem.Content.Text, len(roots.Roots))
+		return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent(text)}}, nil
+	})
+	e.srv.AddTool(runtime.ToolSpec{Name: "wait", InputSchema: objSchema}, func(ctx context.Context, req *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		tools.started <- struct{}{}
+		<-ctx.Done()
+		tools.stopped <- ctx.Err()
+		return nil, ctx.Err()
+	})
+	e.srv.AddPrompt(runtime.Prompt{Name: "greet"}, func(ctx context.Context, args map[string]string) (*runtime.GetPromptResult, error) {
+		who, err := runtime.CallerFrom(ctx).Elicit(ctx, &runtime.ElicitParams{Message: "who?"})
+		if err != nil {
+			return nil, err
+		}
+		return &runtime.GetPromptResult{Messages: []runtime.PromptMessage{{Role: "user", Content: runtime.TextContent(fmt.Sprint("hello ", who.Content["v"]))}}}, nil
+	})
+	e.srv.AddResource(runtime.Resource{URI: "res://ünï code", Name: "x"}, func(ctx context.Context, uri string) (*runtime.ReadResourceResult, error) {
+		return &runtime.ReadResourceResult{Contents: []runtime.ResourceContents{runtime.TextResource(uri, "text/plain", "contents")}}, nil
+	})
+	return e, tools
+}
+
+// inputHandlers are a client's answers to the server's input requests, counting the calls.
+type inputHandlers struct {
+	elicits, samples, roots atomic.Int64
+}
+
+func (h *inputHandlers) options() []runtime.ClientOption {
+	answers := []string{"ada", "green", "grace"}
+	return []runtime.ClientOption{
+		runtime.WithElicitationHandler(func(ctx context.Context, p *runtime.ElicitParams) (*runtime.ElicitResult, error) {
+			n := h.elicits.Add(1)
+			v := answers[(n-1)%int64(len(answers))]
+			if p.Message == "who?" {
+				v = "world"
+			}
+			return &runtime.ElicitResult{Action: "accept", Content: map[string]any{"v": v}}, nil
+		}),
+		runtime.WithSamplingHandler(func(ctx context.Context, p *runtime.CreateMessageParams) (*runtime.CreateMessageResult, error) {
+			h.samples.Add(1)
+			return &runtime.CreateMessageResult{Role: "assistant", Model: "m", Content: runtime.TextContent("roses (" + p.Messages[0].Content.Text + ")")}, nil
+		}),
+		runtime.WithRootsHandler(func(ctx context.Context) (*runtime.ListRootsResult, error) {
+			h.roots.Add(1)
+			return &runtime.ListRootsResult{Roots: []runtime.Root{{URI: "file:///a"}, {URI: "file:///b"}}}, nil
+		}),
+	}
+}
+
+// TestModernEraEndToEnd: a default client finds 2026-07-28 with server/discover, keeps no
+// session, and every feature works through it, including a handler's questions to the
+// client, answered over multi round-trip requests.
+func TestModernEraEndToEnd(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	e, tools := newEraServer(t)
+	var h inputHandlers
+	var logs, progress atomic.Int64
+	opts := append(h.options(), runtime.WithEra(runtime.EraAuto), runtime.WithLogHandler(func(context.Context, *runtime.LogMessageParams) { logs.Add(1) }))
+	c := e.client(t, opts...)
+	ctx := clientCtx(t)
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v := c.ProtocolVersion(); v != runtime.ProtocolVersion20260728 {
+		t.Fatalf("negotiated %q, want %q", v, runtime.ProtocolVersion20260728)
+	}
+	if id := c.SessionID(); id != "" {
+		t.Fatalf("a modern client has session ID %q", id)
+	}
+	if info, caps, _ := c.ServerInfo(); info.Name != "client-test" || caps.Tools == nil {
+		t.Fatalf("server info from server/discover: %+v %+v", info, caps)
+	}
+
+	res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"a":1}`), runtime.WithProgress(func(*runtime.ProgressParams) { progress.Add(1) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Text(); got != `{"a":1} 2026-07-28` {
+		t.Fatalf("echo = %q", got)
+	}
+	if progress.Load() != 1 || logs.Load() != 1 {
+		t.Fatalf("progress %d, logs %d; want 1 and 1 (the client's log handler sets a logLevel in _meta)", progress.Load(), logs.Load())
+	}
+
+	res, err = c.CallTool(ctx, "ask", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Text(), "ada likes green: roses (poem about green) (2 roots)"; got != want {
+		t.Fatalf("ask = %q, want %q", got, want)
+	}
+	// Four questions, each asked once: the answers of earlier rounds travel in requestState,
+	// and the handler ran once per round.
+	if h.elicits.Load() != 2 || h.samples.Load() != 1 || h.roots.Load() != 1 {
+		t.Fatalf("input handlers ran %d/%d/%d times, want 2/1/1", h.elicits.Load(), h.samples.Load(), h.roots.Load())
+	}
+	if n := tools.runs.Load(); n != 5 {
+		t.Fatalf("the handler ran %d times, want 5 (four questions, then the answer)", n)
+	}
+
+	p, err := c.GetPrompt(ctx, "greet", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Messages[0].Content.Text != "hello world" {
+		t.Fatalf("prompt: %+v", p)
+	}
+	rr, err := c.ReadResource(ctx, "res://ünï code") // Mcp-Name in the Base64 sentinel form
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rr.Contents) != 1 || *rr.Contents[0].Text != "contents" {
+		t.Fatalf("read: %+v", rr)
+	}
+	if _, err := c.ReadResource(ctx, "res://none"); runtime.CodeOf(err) != runtime.CodeInvalidParams {
+		t.Fatalf("unknown resource: %v (code %d), want -32602 (spec 2026-07-28 changelog)", err, runtime.CodeOf(err))
+	}
+	var n int
+	for _, err := range c.Tools(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 3 {
+		t.Fatalf("%d tools, want 3", n)
+	}
+	if len(e.rec.postsOf("initialize")) != 0 || len(e.rec.postsOf("server/discover")) != 1 {
+		t.Fatalf("initialize %d times, server/discover %d times; want 0 and 1", len(e.rec.postsOf("initialize")), len(e.rec.postsOf("server/discover")))
+	}
+	e.closeAll(t, c, leaks)
+	if len(e.rec.allGets()) != 0 || e.rec.deletes != 0 {
+		t.Fatalf("a modern client sent %d GETs and %d DELETEs", len(e.rec.allGets()), e.rec.deletes)
+	}
+	if e.dc.Dials.Load() != 1 {
+		t.Fatalf("%d connections dialled, want 1", e.dc.Dials.Load())
+	}
+}
+
+// TestModernEraSameHandlerInSessionEra: the handler of TestModernEraEndToEnd answers the same
+// in the session era, where its questions are requests on the response stream.
+func TestModernEraSameHandlerInSessionEra(t *testing.T) {
+	e, tools := newEraServer(t, runtime.WithEra(runtime.EraLegacy))
+	var h inputHandlers
+	c := e.client(t, append(h.options(), runtime.WithEra(runtime.EraAuto))...)
+	ctx := clientCtx(t)
+	res, err := c.CallTool(ctx, "ask", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Text(), "ada likes green: roses (poem about green) (2 roots)"; got != want {
+		t.Fatalf("ask = %q, want %q", got, want)
+	}
+	if v := c.ProtocolVersion(); v != runtime.LatestProtocolVersion || c.SessionID() == "" {
+		t.Fatalf("fell back to %q with session %q, want %q with a session", v, c.SessionID(), runtime.LatestProtocolVersion)
+	}
+	if n := tools.runs.Load(); n != 1 {
+		t.Fatalf("the handler ran %d times in the session era, want 1", n)
+	}
+	d := e.rec.postsOf("server/discover")
+	if len(d) != 1 || d[0].Status != http.StatusBadRequest || len(e.rec.postsOf("initialize")) != 1 {
+		t.Fatalf("server/discover %+v, initialize %d: want one 400 and one initialize", d, len(e.rec.postsOf("initialize")))
+	}
+}
+
+// TestModernEraMissingCapability: a handler's question needs a capability the request does
+// not declare: 400 and -32021 with data.requiredCapabilities.
+func TestModernEraMissingCapability(t *testing.T) {
+	e, _ := newEraServer(t)
+	c := e.client(t, runtime.WithEra(runtime.EraAuto))
+	_, err := c.CallTool(clientCtx(t), "ask", nil)
+	var he *runtime.HTTPError
+	if !errors.As(err, &he) || he.StatusCode != http.StatusBadRequest || runtime.CodeOf(err) != runtime.CodeMissingClientCapability {
+		t.Fatalf("err = %v, want HTTP 400 with -32021", err)
+	}
+	if !strings.Contains(string(he.RPC.Data), `"requiredCapabilities":{"elicitation":{}}`) {
+		t.Fatalf("error data %s", he.RPC.Data)
+	}
+	if _, err := c.CallTool(clientCtx(t), "echo", nil); err != nil {
+		t.Fatalf("the server stopped serving: %v", err)
+	}
+}
+
+// TestModernEraCancelClosesStream: cancelling a call closes its response stream, which the
+// server takes as cancellation (spec 2026-07-28, Cancellation): the handler's context ends,
+// and no notifications/cancelled is sent.
+func TestModernEraCancelClosesStream(t *testing.T) {
+	for _, sse := range []bool{false, true} {
+		t.Run(fmt.Sprint("sse=", sse), func(t *testing.T) {
+			var opts []runtime.ServerOption
+			if sse {
+				opts = append(opts, runtime.WithSSEResponses())
+			}
+			e, tools := newEraServer(t, opts...)
+			c := e.client(t, runtime.WithEra(runtime.EraAuto))
+			if err := c.Connect(clientCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(clientCtx(t))
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.CallTool(ctx, "wait", nil)
+				done <- err
+			}()
+			<-tools.started
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("call: %v, want context.Canceled", err)
+			}
+			if err := <-tools.stopped; !errors.Is(err, context.Canceled) {
+				t.Fatalf("handler's context: %v, want context.Canceled", err)
+			}
+			if n := len(e.rec.postsOf("notifications/cancelled")); n != 0 {
+				t.Fatalf("%d notifications/cancelled sent in the modern era", n)
+			}
+			if _, err := c.CallTool(clientCtx(t), "echo", nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestModernOnlyServer: WithEra(EraModern) refuses initialize with the versions it speaks,
+// answers GET and DELETE with 405, and serves modern clients.
+func TestModernOnlyServer(t *testing.T) {
+	e, _ := newEraServer(t, runtime.WithEra(runtime.EraModern))
+	ctx := clientCtx(t)
+	err := e.client(t).Connect(ctx) // a session-era client
+	if runtime.CodeOf(err) != runtime.CodeUnsupportedProtocolVersion || !strings.Contains(err.Error(), "2026-07-28") {
+		t.Fatalf("initialize: %v, want -32022 naming 2026-07-28", err)
+	}
+	for _, m := range []string{http.MethodGet, http.MethodDelete} {
+		req, _ := http.NewRequestWithContext(ctx, m, e.hs.URL, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := e.dc.Client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+			t.Fatalf("%s: %s (Allow %q), want 405 (Allow POST)", m, resp.Status, resp.Header.Get("Allow"))
+		}
+	}
+	c := e.client(t, runtime.WithEra(runtime.EraAuto))
+	res, err := c.CallTool(ctx, "echo", json.RawMessage(`{}`))
+	if err != nil || res.Text() != "{} 2026-07-28" {
+		t.Fatalf("echo: %v %v", res, err)
+	}
+	var ds runtime.DiscoverResult
+	raw, err := c.Call(ctx, "server/discover", nil)
+	if err == nil {
+		err = json.Unmarshal(raw, &ds)
+	}
+	if err != nil || strings.Join(ds.SupportedVersions, ",") != "2026-07-28" {
+		t.Fatalf("server/discover: %+v %v", ds, err)
+	}
+}
+
+// TestModernClientAgainstSessionOnlyServer: a client pinned to the modern era does not fall
+// back, and says why.
+func TestModernClientAgainstSessionOnlyServer(t *testing.T) {
+	e, _ := newEraServer(t, runtime.WithEra(runtime.EraLegacy))
+	err := e.client(t, runtime.WithEra(runtime.EraModern)).Connect(clientCtx(t))
+	if err == nil || !strings.Contains(err.Error(), "server/discover") {
+		t.Fatalf("Connect: %v, want a server/discover error", err)
+	}
+	c := e.client(t, runtime.WithEra(runtime.EraAuto))
+	if err := c.Connect(clientCtx(t)); err != nil || c.ProtocolVersion() != runtime.LatestProtocolVersion {
+		t.Fatalf("auto: %v %q", err, c.ProtocolVersion())
+	}
+}
+
+// TestModernListen: subscriptions/listen acknowledges first, then carries the change
+// notifications its filter asks for, each with the subscription ID, and ends with its result
+// when the server shuts down (spec 2026-07-28, Subscriptions).
+func TestModernListen(t *testing.T) {
+	e, _ := newEraServer(t)
+	ctx := clientCtx(t)
+	body := `{"jsonrpc":"2.0","id":"sub-1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["res://a"]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.hs.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := e.dc.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
+		t.Fatalf("listen: %s %s", resp.Status, ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	next := func() map[string]any {
+		t.Helper()
+		for sc.Scan() {
+			line := sc.Text()
+			data, ok := strings.CutPrefix(line, "data: ")
+			if !ok || data == "" {
+				continue
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(data), &m); err != nil {
+				t.Fatalf("event %q: %v", data, err)
+			}
+			return m
+		}
+		t.Fatalf("the listen stream ended: %v", sc.Err())
+		return nil
+	}
+	subID := func(m map[string]any) any {
+		var meta map[string]any
+		if p, ok := m["params"].(map[string]any); ok {
+			meta, _ = p["_meta"].(map[string]any)
+		} else if r, ok := m["result"].(map[string]any); ok {
+			meta, _ = r["_meta"].(map[string]any)
+		}
+		return meta["io.modelcontextprotocol/subscriptionId"]
+	}
+	ack := next()
+	if ack["method"] != "notifications/subscriptions/acknowledged" || subID(ack) != "sub-1" {
+		t.Fatalf("first event %v, want the acknowledgement of sub-1", ack)
+	}
+	e.srv.NotifyResourceUpdated("res://other") // not asked for
+	e.srv.AddTool(runtime.ToolSpec{Name: "late", InputSchema: objSchema}, func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		return &runtime.CallToolResult{}, nil
+	})
+	if m := next(); m["method"] != "notifications/tools/list_changed" || subID(m) != "sub-1" {
+		t.Fatalf("event %v, want tools/list_changed of sub-1", m)
+	}
+	e.srv.NotifyResourceUpdated("res://a")
+	if m := next(); m["method"] != "notifications/resources/updated" || m["params"].(map[string]any)["uri"] != "res://a" {
+		t.Fatalf("event %v, want resources/updated of res://a", m)
+	}
+	go e.shutdown()
+	if m := next(); m["id"] != "sub-1" || subID(m) != "sub-1" || m["result"].(map[string]any)["resultType"] != "complete" {
+		t.Fatalf("last event %v, want the listen result", m)
+	}
+}

@@ -365,6 +365,12 @@ func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *
 		mode = modeSSE
 	}
 	s.serveStream(r.Context(), w, st, my, mode, nil)
+	if r.Context().Err() != nil {
+		// The client closed the stream. The AfterFunc above may not have run yet (a context's
+		// Done closes before its AfterFuncs are started), and the deferred stop would then
+		// keep it from running: cancel here.
+		cancel()
+	}
 }
 
 // modernAnswer turns a handler's answer into the modern era's: an InputRequiredResult when

@@ -262,10 +262,16 @@ func (rs *requestState) call(ctx context.Context, method string, params, result 
 // CloseSSEStream closes the HTTP connection carrying the request's SSE stream without ending
 // the stream (SSE polling, SEP-1699): the client reconnects with GET and Last-Event-ID after
 // the retry interval and receives what the handler sends from then on.
+//
+// In the modern era (2026-07-28), where streams cannot be resumed and closing one cancels its
+// request, it does nothing.
 func (c *Caller) CloseSSEStream() error {
 	rs := c.state()
 	if rs == nil {
 		return errNoRequest
+	}
+	if rs.sess.stateless {
+		return nil // spec 2026-07-28, Streamable HTTP: Last-Event-ID resumption is not supported
 	}
 	rs.st.kick()
 	return nil

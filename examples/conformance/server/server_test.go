@@ -22,6 +22,14 @@ import (
 // TestSurface drives the conformance server's whole surface with protomcp's own client over
 // loopback HTTP: the same checks as the suite's server scenarios, without Node.
 func TestSurface(t *testing.T) {
+	for _, era := range []runtime.Era{runtime.EraLegacy, runtime.EraAuto} {
+		t.Run(era.String(), func(t *testing.T) { testSurface(t, era) })
+	}
+}
+
+// testSurface checks the surface with a client of the given era: the session era
+// (2025-11-25), or EraAuto, which finds 2026-07-28 with server/discover.
+func testSurface(t *testing.T, era runtime.Era) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := newServer(log)
 	mux := http.NewServeMux()
@@ -37,6 +45,7 @@ func TestSurface(t *testing.T) {
 		samples []*runtime.CreateMessageParams
 	)
 	c := runtime.NewClient(hs.URL+"/mcp",
+		runtime.WithEra(era),
 		runtime.WithSamplingHandler(func(_ context.Context, p *runtime.CreateMessageParams) (*runtime.CreateMessageResult, error) {
 			mu.Lock()
 			samples = append(samples, p)
@@ -62,6 +71,16 @@ func TestSurface(t *testing.T) {
 	defer cancel()
 	defer func() { _ = c.Close(context.Background()) }()
 	tc := conformancev1mcp.NewConformanceServiceClient(c)
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := runtime.ProtocolVersion20260728
+	if era == runtime.EraLegacy {
+		want = runtime.LatestProtocolVersion
+	}
+	if v := c.ProtocolVersion(); v != want {
+		t.Fatalf("negotiated %q, want %q", v, want)
+	}
 
 	t.Run("tools/list", func(t *testing.T) {
 		res, err := c.ListTools(ctx, "")
@@ -255,6 +274,9 @@ func TestSurface(t *testing.T) {
 		}
 		if !strings.Contains(*res.Contents[0].Text, `"id":"123"`) {
 			t.Errorf("template read: %s", *res.Contents[0].Text)
+		}
+		if era != runtime.EraLegacy {
+			return // 2026-07-28 replaced resources/subscribe with subscriptions/listen
 		}
 		for _, m := range []string{"resources/subscribe", "resources/unsubscribe"} {
 			if _, err := c.Call(ctx, m, map[string]string{"uri": "test://watched-resource"}); err != nil {

@@ -118,6 +118,10 @@ func (c *Client) discover(ctx context.Context, version string) (*clientSession, 
 	if err := json.Unmarshal(rawResult(resp), &res); err != nil {
 		return nil, nil, fmt.Errorf("decode result: %w", err)
 	}
+	if len(res.SupportedVersions) == 0 {
+		// Not a DiscoverResult: a server that answers any method alike. Not modern.
+		return nil, nil, NewError(CodeInvalidRequest, "server/discover was answered without supportedVersions")
+	}
 	if !containsString(res.SupportedVersions, version) {
 		err := Errorf(CodeUnsupportedProtocolVersion, "the server's supportedVersions (%s) do not include %s", strings.Join(res.SupportedVersions, ", "), version)
 		return nil, res.SupportedVersions, err

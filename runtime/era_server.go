@@ -376,26 +376,26 @@ func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *
 // modernAnswer turns a handler's answer into the modern era's: an InputRequiredResult when
 // the handler asked for input it has not got yet, -32602 for an unknown resource (spec
 // 2026-07-28, changelog), and the HTTP status of the answer when it is not 200.
-func (s *Server) modernAnswer(rs *requestState, result any, err error) (any, error, int) {
+func (s *Server) modernAnswer(rs *requestState, result any, err error) (any, int, error) {
 	if rs.mrtr != nil {
 		if ir := rs.mrtr.inputRequired(); ir != nil {
-			return ir, nil, 0
+			return ir, 0, nil
 		}
 	}
 	if err == nil {
-		return result, nil, 0
+		return result, 0, nil
 	}
 	var e *Error
 	if !errors.As(err, &e) {
-		return result, err, 0
+		return result, 0, err
 	}
 	switch e.Code {
 	case CodeResourceNotFound:
-		return nil, &Error{Code: CodeInvalidParams, Message: e.Message, Data: e.Data}, 0
+		return nil, 0, &Error{Code: CodeInvalidParams, Message: e.Message, Data: e.Data}
 	case CodeMissingClientCapability:
-		return nil, e, http.StatusBadRequest
+		return nil, http.StatusBadRequest, e
 	}
-	return result, err, 0
+	return result, 0, err
 }
 
 // modernBody adds resultType (and, for cacheable results, the caching hints) to a response.

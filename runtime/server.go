@@ -471,7 +471,7 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	}
 	status := 0
 	if rs.sess.stateless {
-		result, err, status = s.modernAnswer(rs, result, err)
+		result, status, err = s.modernAnswer(rs, result, err)
 	}
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) && rs.sess.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 		// Cancelled by the client: no response (cancellation spec).

@@ -411,9 +411,14 @@ func readHTTPError(resp *http.Response) error {
 	return he
 }
 
-// Ping checks that the server answers.
+// Ping checks that the server answers. In the modern era, which has no ping, it sends
+// server/discover.
 func (c *Client) Ping(ctx context.Context) error {
-	_, err := c.Call(ctx, methodPing, nil)
+	method := methodPing
+	if st, err := c.session(ctx); err == nil && st.modern {
+		method = methodDiscover
+	}
+	_, err := c.Call(ctx, method, nil)
 	return err
 }
 

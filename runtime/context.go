@@ -67,7 +67,7 @@ func (c *Caller) state() *requestState {
 	return c.rs
 }
 
-// SessionID returns the MCP session ID of the request, or "".
+// SessionID returns the MCP session ID of the request, or "" (always in the modern era).
 func (c *Caller) SessionID() string {
 	if rs := c.state(); rs != nil {
 		return rs.sess.id
@@ -83,7 +83,8 @@ func (c *Caller) ProtocolVersion() string {
 	return ""
 }
 
-// Info returns the name and version the client gave at initialization.
+// Info returns the name and version the client gave at initialization (in the modern era, in
+// the request's _meta).
 func (c *Caller) Info() Implementation {
 	if rs := c.state(); rs != nil {
 		rs.sess.mu.Lock()
@@ -93,7 +94,8 @@ func (c *Caller) Info() Implementation {
 	return Implementation{}
 }
 
-// Capabilities returns the capabilities the client declared at initialization.
+// Capabilities returns the capabilities the client declared at initialization (in the modern
+// era, in the request's _meta: they hold for this request only).
 func (c *Caller) Capabilities() ClientCapabilities {
 	if rs := c.state(); rs != nil {
 		return rs.sess.caps()
@@ -183,6 +185,10 @@ func (rs *requestState) send(method string, params any) error {
 
 // CreateMessage asks the client to sample an LLM (sampling/createMessage) and waits for the
 // answer, within ctx and the server's WithCallerRequestTimeout.
+//
+// In the modern era (2026-07-28) the handler is replayed instead (see ErrInputRequired): the
+// call returns the client's answer when the retried request carries it, else
+// ErrInputRequired, which the handler returns. What runs before it must be idempotent.
 func (c *Caller) CreateMessage(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error) {
 	rs := c.state()
 	if rs == nil {
@@ -200,6 +206,10 @@ func (c *Caller) CreateMessage(ctx context.Context, p *CreateMessageParams) (*Cr
 
 // Elicit asks the client for information from its user (elicitation/create) and waits for the
 // answer, within ctx and the server's WithCallerRequestTimeout.
+//
+// In the modern era (2026-07-28) the handler is replayed instead (see ErrInputRequired): the
+// call returns the client's answer when the retried request carries it, else
+// ErrInputRequired, which the handler returns. What runs before it must be idempotent.
 func (c *Caller) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
 	rs := c.state()
 	if rs == nil {
@@ -219,7 +229,8 @@ func (c *Caller) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, er
 	return &res, nil
 }
 
-// ListRoots asks the client for its roots (roots/list).
+// ListRoots asks the client for its roots (roots/list). In the modern era (2026-07-28) it is
+// answered by replay, as Elicit is.
 func (c *Caller) ListRoots(ctx context.Context) (*ListRootsResult, error) {
 	rs := c.state()
 	if rs == nil {

@@ -177,6 +177,9 @@ func TestModernEraEndToEnd(t *testing.T) {
 	if _, err := c.ReadResource(ctx, "res://none"); runtime.CodeOf(err) != runtime.CodeInvalidParams {
 		t.Fatalf("unknown resource: %v (code %d), want -32602 (spec 2026-07-28 changelog)", err, runtime.CodeOf(err))
 	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("Ping (server/discover in the modern era): %v", err)
+	}
 	var n int
 	for _, err := range c.Tools(ctx) {
 		if err != nil {
@@ -187,8 +190,8 @@ func TestModernEraEndToEnd(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("%d tools, want 3", n)
 	}
-	if len(e.rec.postsOf("initialize")) != 0 || len(e.rec.postsOf("server/discover")) != 1 {
-		t.Fatalf("initialize %d times, server/discover %d times; want 0 and 1", len(e.rec.postsOf("initialize")), len(e.rec.postsOf("server/discover")))
+	if len(e.rec.postsOf("initialize")) != 0 || len(e.rec.postsOf("server/discover")) != 2 {
+		t.Fatalf("initialize %d times, server/discover %d times; want 0 and 2 (Connect, Ping)", len(e.rec.postsOf("initialize")), len(e.rec.postsOf("server/discover")))
 	}
 	e.closeAll(t, c, leaks)
 	if len(e.rec.allGets()) != 0 || e.rec.deletes != 0 {

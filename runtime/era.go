@@ -153,8 +153,19 @@ func decodeHeaderValue(v string) (string, bool) {
 }
 
 // hasMetaVersion reports whether params carry _meta's protocolVersion key: a modern request.
+// The key elsewhere (in a tool's arguments) does not count.
 func hasMetaVersion(params json.RawMessage) bool {
-	return bytes.Contains(params, []byte(`"`+metaProtocolVersion+`"`))
+	if !bytes.Contains(params, []byte(`"`+metaProtocolVersion+`"`)) {
+		return false
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return true // a modern request whose _meta is malformed: checkModern says how
+	}
+	_, ok := p.Meta[metaProtocolVersion]
+	return ok
 }
 
 // insertResultType returns body, a JSON-RPC response, with resultType "complete" as the first

@@ -228,6 +228,17 @@ func TestModernEraSameHandlerInSessionEra(t *testing.T) {
 	}
 }
 
+// TestSessionEraArgumentsNamingTheMetaKey: a session-era request whose arguments happen to
+// contain the modern _meta key stays in the session era.
+func TestSessionEraArgumentsNamingTheMetaKey(t *testing.T) {
+	e, _ := newEraServer(t)
+	c := e.client(t) // the session era
+	res, err := c.CallTool(clientCtx(t), "echo", json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`))
+	if err != nil || !strings.HasSuffix(res.Text(), " 2025-11-25") {
+		t.Fatalf("echo: %v %v", res, err)
+	}
+}
+
 // TestModernEraMissingCapability: a handler's question needs a capability the request does
 // not declare: 400 and -32021 with data.requiredCapabilities.
 func TestModernEraMissingCapability(t *testing.T) {

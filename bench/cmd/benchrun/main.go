@@ -39,6 +39,7 @@ var servers = []*server{
 	{key: "gosdk", label: "go-sdk (SSE, its default)", bin: "server-gosdk"},
 	{key: "gosdk-json", label: "go-sdk (JSON)", bin: "server-gosdk", args: []string{"-json"}},
 	{key: "mcpgo", label: "mcp-go", bin: "server-mcpgo"},
+	{key: "gosdk-stateless", label: "go-sdk (Stateless, 2026-07-28)", bin: "server-gosdk", args: []string{"-stateless"}},
 }
 
 func serverByKey(k string) *server {
@@ -144,6 +145,16 @@ func defineRows() {
 	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
 		add("conc/"+k, &row{section: sec, what: "calls/s", pair: "load → " + serverByKey(k).label, kind: "tput", floor: "conc/floor", peers: [2]string{"conc/gosdk", "conc/mcpgo"}})
 	}
+	// MCP 2026-07-28: the neutral client sends the request metadata on every call and no
+	// initialize; × go-sdk is go-sdk in the same era (its Stateless mode).
+	sec = "MCP 2026-07-28 (stateless), sequential echo, neutral client"
+	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk-stateless"} {
+		add("modern-seq/"+k, &row{section: sec, what: "p50 latency", pair: "load -modern → " + serverByKey(k).label, kind: "lat", floor: "seq/floor", peers: [2]string{"modern-seq/gosdk-stateless", ""}})
+	}
+	sec = fmt.Sprintf("MCP 2026-07-28 (stateless), %d concurrent callers, echo, neutral client", *flagC)
+	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk-stateless"} {
+		add("modern-conc/"+k, &row{section: sec, what: "calls/s", pair: "load -modern → " + serverByKey(k).label, kind: "tput", floor: "conc/floor", peers: [2]string{"modern-conc/gosdk-stateless", ""}})
+	}
 	sec = "sequential items n=500, neutral client"
 	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
 		add("items/"+k, &row{section: sec, what: "p50 latency", pair: "load → " + serverByKey(k).label, kind: "lat", peers: [2]string{"items/gosdk", "items/mcpgo"}})
@@ -215,6 +226,12 @@ func oneRound(dir string, r int) {
 			continue
 		}
 		measure(dir, "conc/"+k, "load", "-url", serverByKey(k).url, "-d", d, "-c", c, "-warmup", "20")
+	}
+	for _, k := range rotate([]string{"protomcp", "protomcp-sse", "gosdk-stateless"}, r) {
+		measure(dir, "modern-seq/"+k, "load", "-modern", "-url", serverByKey(k).url, "-d", d)
+	}
+	for _, k := range rotate([]string{"protomcp", "protomcp-sse", "gosdk-stateless"}, r) {
+		measure(dir, "modern-conc/"+k, "load", "-modern", "-url", serverByKey(k).url, "-d", d, "-c", c, "-warmup", "20")
 	}
 	for _, k := range rotate([]string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"}, r) {
 		measure(dir, "items/"+k, "load", "-url", serverByKey(k).url, "-d", d, "-tool", "items", "-n", "500", "-warmup", "20")

@@ -6,6 +6,7 @@
 //
 //	load -url http://127.0.0.1:8081/mcp -tool echo -c 64 -d 2s
 //	load -url http://127.0.0.1:8080/mcp -plain     # the floor: the same POST, no session
+//	load -url http://127.0.0.1:8081/mcp -modern    # MCP 2026-07-28: no session, _meta and headers
 package main
 
 import (
@@ -31,6 +32,7 @@ func main() {
 	url := flag.String("url", "http://127.0.0.1:8080/mcp", "MCP endpoint")
 	name := flag.String("name", "load", "name of the measurement in the output")
 	plain := flag.Bool("plain", false, "floor mode: POST the same body with no initialize and no session headers")
+	modern := flag.Bool("modern", false, "MCP 2026-07-28: no initialize; every call carries the request metadata in _meta and the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers")
 	tool := flag.String("tool", "echo", "tool to call: echo, items or slow")
 	text := flag.String("text", "the quick brown fox jumps over the lazy dog", "echo's text")
 	n := flag.Int("n", 500, "items' n, or slow's ms")
@@ -56,7 +58,10 @@ func main() {
 		os.Exit(2)
 	}
 	l.tool = *tool
-	if !*plain {
+	if *modern {
+		l.modern, l.version = true, modernVersion
+	}
+	if !*plain && !*modern {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := l.initialize(ctx)
 		cancel()
@@ -94,7 +99,14 @@ type loader struct {
 	hc              *http.Client
 	session         string
 	version         string
+	modern          bool
 }
+
+const modernVersion = "2026-07-28"
+
+// modernMeta is the request metadata of every modern call (spec 2026-07-28, Streamable HTTP,
+// Request Metadata).
+const modernMeta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"` + modernVersion + `","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"load","version":"1"}}`
 
 func (l *loader) appendCall(b []byte, id int) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
@@ -103,6 +115,9 @@ func (l *loader) appendCall(b []byte, id int) []byte {
 	b = append(b, l.tool...)
 	b = append(b, `","arguments":`...)
 	b = append(b, l.args...)
+	if l.modern {
+		b = append(b, modernMeta...)
+	}
 	return append(b, "}}"...)
 }
 
@@ -114,6 +129,10 @@ func (l *loader) headers(req *http.Request) {
 	}
 	if l.version != "" {
 		req.Header.Set("Mcp-Protocol-Version", l.version)
+	}
+	if l.modern {
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", l.tool)
 	}
 }
 

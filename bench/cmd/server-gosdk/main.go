@@ -13,6 +13,7 @@ import (
 func main() {
 	servers.Main("server-gosdk", func(fs *flag.FlagSet) func() http.Handler {
 		jsonResponse := fs.Bool("json", false, "answer JSON instead of go-sdk's default SSE stream")
-		return func() http.Handler { return servers.GoSDK(*jsonResponse) }
+		stateless := fs.Bool("stateless", false, "serve MCP 2026-07-28 (go-sdk's Stateless mode)")
+		return func() http.Handler { return servers.GoSDK(*jsonResponse, *stateless) }
 	})
 }

@@ -42,11 +42,12 @@ func Protomcp(sse bool) *runtime.Server {
 }
 
 // GoSDK returns the official go-sdk's Streamable HTTP handler. Its default answer is an SSE
-// stream; jsonResponse makes it answer JSON.
-func GoSDK(jsonResponse bool) http.Handler {
+// stream; jsonResponse makes it answer JSON; stateless serves MCP 2026-07-28 (go-sdk speaks
+// it only in its Stateless mode).
+func GoSDK(jsonResponse, stateless bool) http.Handler {
 	s := GoSDKServer()
 	return gomcp.NewStreamableHTTPHandler(func(*http.Request) *gomcp.Server { return s },
-		&gomcp.StreamableHTTPOptions{JSONResponse: jsonResponse})
+		&gomcp.StreamableHTTPOptions{JSONResponse: jsonResponse, Stateless: stateless})
 }
 
 // GoSDKServer returns the official go-sdk's server with the benchmark tools, for any transport.

@@ -76,8 +76,8 @@ var handlers = []struct {
 }{
 	{"protomcp", func() http.Handler { return Protomcp(false) }},
 	{"protomcp-sse", func() http.Handler { return Protomcp(true) }},
-	{"gosdk", func() http.Handler { return GoSDK(false) }},
-	{"gosdk-json", func() http.Handler { return GoSDK(true) }},
+	{"gosdk", func() http.Handler { return GoSDK(false, false) }},
+	{"gosdk-json", func() http.Handler { return GoSDK(true, false) }},
 	{"mcpgo", MCPGo},
 	{"floor", Floor},
 }

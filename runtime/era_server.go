@@ -41,6 +41,11 @@ type DiscoverResult struct {
 // not a session-era one and no session, or it is server/discover (spec 2026-07-28,
 // Versioning: a dual-era server selects its behavior from how the client opens).
 func (s *Server) isModernRequest(r *http.Request, msg *wireMessage) bool {
+	if r.Context().Value(stdioTransportKey{}) != nil {
+		// The modern era's stdio binding is not implemented: a stdio client's server/discover
+		// gets the session era's error, on which dual-era clients fall back to initialize.
+		return false
+	}
 	switch s.cfg.era {
 	case EraModern:
 		return true
@@ -69,6 +74,9 @@ func (s *Server) serveModernOther(w http.ResponseWriter, r *http.Request) bool {
 	s.httpError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, r.Method+" is not part of MCP "+ProtocolVersion20260728+": there are no sessions and no standalone stream; POST every request, and use subscriptions/listen for change notifications")
 	return true
 }
+
+// stdioTransportKey marks the context of the in-memory HTTP requests of ServeStdio.
+type stdioTransportKey struct{}
 
 // modernRequest is what the runtime reads from a modern request's params before serving it.
 type modernRequest struct {

@@ -413,3 +413,29 @@ func TestModernListen(t *testing.T) {
 		t.Fatalf("last event %v, want the listen result", m)
 	}
 }
+
+// TestStdioProbeFallsBack: over stdio (whose modern binding is not implemented) a dual-era
+// client's server/discover probe gets a session-era error, not a modern one, so that it falls
+// back to initialize (spec 2026-07-28, stdio, Backward Compatibility), which then works.
+func TestStdioProbeFallsBack(t *testing.T) {
+	srv := newStdioServer()
+	r := newRawStdio(srv)
+	r.send(t, `{"jsonrpc":"2.0","id":"probe","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	m := r.next(t)
+	e, _ := m["error"].(map[string]any)
+	if e == nil {
+		t.Fatalf("server/discover over stdio: %v, want an error", m)
+	}
+	if code := e["code"].(float64); code <= -32020 && code >= -32099 {
+		t.Fatalf("server/discover over stdio: modern error %v, want one a dual-era client falls back on", m)
+	}
+	r.initialize(t)
+	r.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ok"}}}`)
+	if m := r.next(t); m["result"] == nil {
+		t.Fatalf("echo after the fallback: %v", m)
+	}
+	r.in.Close()
+	<-r.done
+	for range r.lines {
+	}
+}

@@ -184,7 +184,7 @@ func (c *stdioConn) post(ctx context.Context, msg, id json.RawMessage) {
 
 // serve runs one in-memory HTTP exchange with the server and returns its writer, finished.
 func (c *stdioConn) serve(ctx context.Context, method string, body io.Reader, lastEventID string) *stdioWriter {
-	r, _ := http.NewRequestWithContext(ctx, method, "http://localhost/mcp", body)
+	r, _ := http.NewRequestWithContext(context.WithValue(ctx, stdioTransportKey{}, true), method, "http://localhost/mcp", body)
 	r.Host = "localhost"
 	r.Header = make(http.Header, 5)
 	r.Header["Content-Type"] = postContentType

@@ -156,6 +156,10 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 		return nil, headerMismatch("missing MCP-Protocol-Version header and params._meta[%q]: every request names its protocol version in both (supported: %s)", metaProtocolVersion, strings.Join(s.supportedVersions(), ", "))
 	case header == "":
 		return nil, headerMismatch("missing MCP-Protocol-Version header: it must repeat params._meta[%q] (%q)", metaProtocolVersion, truncate(version, 40))
+	case version == "" && !isModernVersion(header):
+		// A session-era request reaching a modern-only server, or an unknown version: say
+		// which versions the server speaks.
+		return nil, s.unsupportedVersion(header)
 	case version == "":
 		return nil, headerMismatch("MCP-Protocol-Version header is %q but params._meta[%q] is missing", truncate(header, 40), metaProtocolVersion)
 	case header != version:

@@ -317,6 +317,24 @@ func TestModernOnlyServer(t *testing.T) {
 			t.Fatalf("%s: %s (Allow %q), want 405 (Allow POST)", m, resp.Status, resp.Header.Get("Allow"))
 		}
 	}
+	// A session-era request (no _meta, a 2025-11-25 header) is told which versions to use.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", "0123")
+	resp, err := e.dc.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Error *runtime.Error `json:"error"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || m.Error == nil || m.Error.Code != runtime.CodeUnsupportedProtocolVersion || !strings.Contains(string(m.Error.Data), `"supported":["2026-07-28"]`) {
+		t.Fatalf("a session-era request: %s %+v, want 400 and -32022 with supported [2026-07-28]", resp.Status, m.Error)
+	}
 	c := e.client(t, runtime.WithEra(runtime.EraAuto))
 	res, err := c.CallTool(ctx, "echo", json.RawMessage(`{}`))
 	if err != nil || res.Text() != "{} 2026-07-28" {

@@ -3,6 +3,17 @@
 // 2025-03-26 too) over Streamable HTTP and stdio, and the generic functions that turn protobuf
 // messages into tool arguments and results.
 //
+// # Protocol eras
+//
+// Over HTTP both sides also speak MCP 2026-07-28, the stateless era: no initialize and no
+// sessions, the request metadata in every request's _meta, server/discover, and input requests
+// answered through InputRequiredResults (multi round-trip requests) instead of server-to-client
+// requests. A Server serves both eras on one endpoint, choosing per request; a Client probes
+// with server/discover and falls back to initialize; WithEra restricts either to one era.
+// Handlers are written once: in the stateless era a handler that asks the client for input
+// (Caller.Elicit, CreateMessage, ListRoots) is replayed from the start with the answers, so
+// what it does before asking must be idempotent (see ErrInputRequired).
+//
 // # Server
 //
 // NewServer returns a *Server, an http.Handler to mount at the MCP endpoint's path. Generated

@@ -457,3 +457,64 @@ func TestStdioProbeFallsBack(t *testing.T) {
 	for range r.lines {
 	}
 }
+
+// TestModernEraReplicasShareRequestStateKey: the rounds of one multi round-trip request may
+// reach different replicas (no state stays on a server between rounds), provided they share
+// the requestState key; with keys of their own the second round is refused.
+func TestModernEraReplicasShareRequestStateKey(t *testing.T) {
+	for _, shared := range []bool{true, false} {
+		t.Run(fmt.Sprint("shared=", shared), func(t *testing.T) {
+			var replicas [2]*clientEnv
+			for i := range replicas {
+				var opts []runtime.ServerOption
+				if shared {
+					opts = append(opts, runtime.WithRequestStateKey([]byte("0123456789abcdef0123456789abcdef")))
+				}
+				replicas[i], _ = newEraServer(t, opts...)
+			}
+			// A round-robin load balancer in front of the two.
+			var next atomic.Int64
+			lb := newRecorder(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				replicas[next.Add(1)%2].srv.ServeHTTP(w, r)
+			}))
+			e := newClientEnv(t)
+			e.rec.setHandler(lb)
+			var h inputHandlers
+			c := e.client(t, append(h.options(), runtime.WithEra(runtime.EraAuto))...)
+			res, err := c.CallTool(clientCtx(t), "ask", nil)
+			if shared {
+				if err != nil || res.Text() != "ada likes green: roses (poem about green) (2 roots)" {
+					t.Fatalf("ask across replicas: %v %v", res, err)
+				}
+				return
+			}
+			if runtime.CodeOf(err) != runtime.CodeInvalidParams || !strings.Contains(err.Error(), "invalid requestState") {
+				t.Fatalf("ask across replicas with keys of their own: %v, want -32602 invalid requestState", err)
+			}
+		})
+	}
+}
+
+// TestModernEraQuestionThatChanges: replay keys a question by its position and params, so a
+// question that differs on every run (here, it counts the runs) is asked again each time,
+// until the client's bound on rounds stops it: what a handler asks must be deterministic.
+func TestModernEraQuestionThatChanges(t *testing.T) {
+	e := newClientEnv(t)
+	var runs atomic.Int64
+	e.srv.AddTool(runtime.ToolSpec{Name: "fickle", InputSchema: objSchema}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		n := runs.Add(1)
+		if _, err := runtime.CallerFrom(ctx).Elicit(ctx, &runtime.ElicitParams{Message: fmt.Sprint("question number ", n)}); err != nil {
+			return nil, err
+		}
+		return &runtime.CallToolResult{}, nil
+	})
+	var h inputHandlers
+	c := e.client(t, append(h.options(), runtime.WithEra(runtime.EraAuto))...)
+	_, err := c.CallTool(clientCtx(t), "fickle", nil)
+	if err == nil || !strings.Contains(err.Error(), "asked for input 16 times in a row") {
+		t.Fatalf("fickle: %v, want the client to give up after 16 rounds", err)
+	}
+	if runs.Load() != 17 || h.elicits.Load() != 16 {
+		t.Fatalf("%d runs and %d answers, want 17 and 16", runs.Load(), h.elicits.Load())
+	}
+}

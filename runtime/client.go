@@ -166,13 +166,17 @@ func (c *Client) session(ctx context.Context) (*clientSession, error) {
 	}
 	c.state = st
 	c.mu.Unlock()
-	if c.cfg.listen && !st.modern {
+	if c.cfg.listen {
 		// Wait until the GET stream is open (or refused) before the first call goes out: a
 		// server that sends requests unrelated to a call on that stream, as the TypeScript SDK
 		// does, drops them while no GET stream is attached.
 		ready := make(chan struct{})
 		c.bg.Add(1)
-		go c.listen(st, ready)
+		if st.modern {
+			go c.listenModern(st, ready) // subscriptions/listen (client_era.go)
+		} else {
+			go c.listen(st, ready)
+		}
 		t := time.NewTimer(standaloneWait)
 		select {
 		case <-ready:

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 )
 
 // The client's side of the two eras: it probes with server/discover and speaks 2026-07-28
@@ -268,4 +270,76 @@ func withInputResponses(params json.RawMessage, answers map[string]json.RawMessa
 		all["requestState"] = sb
 	}
 	return json.Marshal(all)
+}
+
+// listenModern is the modern era's standalone stream (WithStandaloneStream): it keeps a
+// subscriptions/listen request open for the list changes of every feature the server has,
+// dispatching what arrives to the notification handler, and opens it again after it ends,
+// until the client closes or the server refuses it (spec 2026-07-28, Subscriptions). It
+// closes ready once the first request has been answered (or has failed).
+func (c *Client) listenModern(st *clientSession, ready chan struct{}) {
+	defer c.bg.Done()
+	var readyOnce sync.Once
+	signal := func() { readyOnce.Do(func() { close(ready) }) }
+	defer signal()
+	ctx := c.listenCtx
+	filter := SubscriptionFilter{
+		ToolsListChanged:     st.capabilities.Tools != nil,
+		PromptsListChanged:   st.capabilities.Prompts != nil,
+		ResourcesListChanged: st.capabilities.Resources != nil,
+	}
+	cur := &streamCursor{retry: time.Second}
+	disp := &dispatcher{}
+	failures := 0
+	for ctx.Err() == nil {
+		id := IntID(c.nextID.Add(1))
+		params, err := withMeta(mustJSON(map[string]any{"notifications": filter}), st.modernMeta(nil))
+		if err != nil {
+			return
+		}
+		body, err := encodeRequest(&id, methodListen, params)
+		if err != nil {
+			return
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+		if err != nil {
+			return
+		}
+		c.setHeaders(req, st)
+		setPostHeaders(req)
+		setModernHeaders(req, methodListen, "")
+		resp, err := c.hc.Do(req)
+		signal()
+		if err == nil && resp.StatusCode != http.StatusOK {
+			herr := readHTTPError(resp)
+			resp.Body.Close()
+			c.cfg.logger.Debug("mcp: the server refused subscriptions/listen", "error", herr)
+			return
+		}
+		if err == nil {
+			failures = 0
+			_, _, _ = c.consume(ctx, st, &id, resp.Body, nil, cur, disp)
+		} else {
+			failures++
+			if failures > c.cfg.maxResumes {
+				c.cfg.logger.Warn("mcp: giving up on subscriptions/listen", "error", err)
+				return
+			}
+		}
+		t := time.NewTimer(cur.retry)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

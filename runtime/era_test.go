@@ -458,6 +458,33 @@ func TestStdioProbeFallsBack(t *testing.T) {
 	}
 }
 
+// TestModernEraStandaloneStream: WithStandaloneStream opens subscriptions/listen on a modern
+// server, and its change notifications reach the notification handler.
+func TestModernEraStandaloneStream(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	e, _ := newEraServer(t)
+	got := make(chan string, 16)
+	c := e.client(t, runtime.WithEra(runtime.EraAuto), runtime.WithStandaloneStream(), runtime.WithNotificationHandler(func(_ context.Context, method string, params json.RawMessage) {
+		got <- method
+	}))
+	if err := c.Connect(clientCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if c.ProtocolVersion() != runtime.ProtocolVersion20260728 {
+		t.Fatalf("negotiated %q", c.ProtocolVersion())
+	}
+	if m := <-got; m != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first notification %q, want the acknowledgement", m)
+	}
+	e.srv.AddPrompt(runtime.Prompt{Name: "late"}, func(context.Context, map[string]string) (*runtime.GetPromptResult, error) {
+		return &runtime.GetPromptResult{}, nil
+	})
+	if m := <-got; m != "notifications/prompts/list_changed" {
+		t.Fatalf("notification %q, want prompts/list_changed", m)
+	}
+	e.closeAll(t, c, leaks)
+}
+
 // TestModernEraReplicasShareRequestStateKey: the rounds of one multi round-trip request may
 // reach different replicas (no state stays on a server between rounds), provided they share
 // the requestState key; with keys of their own the second round is refused.

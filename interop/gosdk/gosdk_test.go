@@ -311,3 +311,29 @@ func TestClientAgainstGoSDKSessionServer(t *testing.T) {
 	}
 	callBoth(t, c)
 }
+
+// The go-sdk client with a tools list_changed handler opens subscriptions/listen on connect;
+// a tool added on the server reaches the handler through it.
+func TestGoSDKClientListensForToolChanges(t *testing.T) {
+	srv := runtime.NewServer(runtime.Implementation{Name: "weather", Version: "1"})
+	weatherv1mcp.RegisterWeatherServiceHandler(srv, &weather.Service{})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	defer srv.Shutdown(context.Background())
+	changed := make(chan struct{}, 4)
+	cs := connectSDK(t, hs.URL, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	srv.AddTool(runtime.ToolSpec{Name: "late", InputSchema: `{"type":"object"}`}, func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent("late")}}, nil
+	})
+	select {
+	case <-changed:
+	case <-testCtx(t).Done():
+		t.Fatal("the go-sdk client's tools list_changed handler was never called")
+	}
+	res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "late", Arguments: map[string]any{}})
+	if err != nil || textOf(res) != "late" {
+		t.Fatalf("late: %v %v", res, err)
+	}
+}

@@ -126,7 +126,8 @@ func TestExampleServerConsoleExporter(t *testing.T) {
 	}
 
 	tel := newTelemetry(t)
-	c := runtime.NewClient(url, runtime.WithInterceptors(tel.interceptor(t)))
+	// The session era: the printed span's mcp.session.id is checked below.
+	c := runtime.NewClient(url, runtime.WithEra(runtime.EraLegacy), runtime.WithInterceptors(tel.interceptor(t)))
 	ctx := testContext(t)
 	fc, err := weatherv1mcp.NewWeatherServiceClient(c).GetForecast(ctx, &weatherv1.GetForecastRequest{
 		Location: &weatherv1.GetForecastRequest_City{City: "Tokyo"},

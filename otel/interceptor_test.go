@@ -114,10 +114,12 @@ func serve(t *testing.T, h http.Handler) string {
 	return hs.URL
 }
 
-// newClient returns a client of url, closed when the test ends.
+// newClient returns a client of url, closed when the test ends. It speaks the session era,
+// whose attributes (mcp.session.id, initialize) these tests check, unless a test asks for
+// another.
 func newClient(t *testing.T, url string, opts ...runtime.ClientOption) *runtime.Client {
 	t.Helper()
-	c := runtime.NewClient(url, opts...)
+	c := runtime.NewClient(url, append([]runtime.ClientOption{runtime.WithEra(runtime.EraLegacy)}, opts...)...)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -697,8 +697,10 @@ func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, erro
 		var negotiated struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
-		if json.Unmarshal(raw, &negotiated) == nil {
+		if json.Unmarshal(raw, &negotiated) == nil && negotiated.ProtocolVersion != "" {
 			req.ProtocolVersion = negotiated.ProtocolVersion
+		} else if pre.modern {
+			req.ProtocolVersion = pre.version // server/discover: the version it was sent in
 		}
 		return &Response{Result: raw}, nil
 	}

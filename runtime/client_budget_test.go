@@ -27,6 +27,8 @@ type fakeServer struct {
 	onGet     func(w http.ResponseWriter, r *http.Request)
 }
 
+// newFakeServer starts a fake session-era server; its tests' clients say WithEra(EraLegacy), so
+// that no server/discover probe reaches its handlers.
 func newFakeServer(t *testing.T, f *fakeServer) *fakeServer {
 	t.Helper()
 	if f.sessionID == "" {
@@ -101,7 +103,7 @@ func TestClientRefusesCrossOriginRedirect(t *testing.T) {
 		t.Fatalf("the other origin received %d requests", n)
 	}
 	// Allowed on request.
-	c2 := NewClient(redirector.URL, WithCrossOriginRedirects())
+	c2 := NewClient(redirector.URL, WithCrossOriginRedirects(), WithEra(EraLegacy)) // one request: initialize, no server/discover probe
 	defer closeClient(t, c2)
 	if err := c2.Connect(ctx); err == nil || elsewhere.Load() != 1 {
 		t.Fatalf("with WithCrossOriginRedirects: %v, %d requests elsewhere", err, elsewhere.Load())
@@ -133,7 +135,7 @@ func TestClientBoundsServerRequests(t *testing.T) {
 	var running, peak atomic.Int32
 	release := make(chan struct{})
 	entered := make(chan struct{}, asked)
-	c := NewClient(ts.url, WithHTTPClient(ts.hc), WithMaxServerRequests(limit), WithElicitationHandler(func(ctx context.Context, _ *ElicitParams) (*ElicitResult, error) {
+	c := NewClient(ts.url, WithEra(EraLegacy), WithHTTPClient(ts.hc), WithMaxServerRequests(limit), WithElicitationHandler(func(ctx context.Context, _ *ElicitParams) (*ElicitResult, error) {
 		n := running.Add(1)
 		defer running.Add(-1)
 		for {
@@ -199,7 +201,7 @@ func TestClientNotificationBudget(t *testing.T) {
 	var closed atomic.Bool
 	var afterClose atomic.Int32
 	block := make(chan struct{})
-	c := NewClient(ts.url, WithHTTPClient(ts.hc), WithNotificationBudget(1<<20), WithCloseTimeout(200*time.Millisecond), WithDrainLimits(1<<20, 100*time.Millisecond),
+	c := NewClient(ts.url, WithEra(EraLegacy), WithHTTPClient(ts.hc), WithNotificationBudget(1<<20), WithCloseTimeout(200*time.Millisecond), WithDrainLimits(1<<20, 100*time.Millisecond),
 		WithLogger(slogTo(logs)),
 		WithLogHandler(func(context.Context, *LogMessageParams) {
 			if closed.Load() {
@@ -252,7 +254,7 @@ func TestClientReconnectFloor(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprintf(w, "retry: 0\nid: 0_%d\ndata: \n\n", n) // a new event id every time
 	}})
-	c := NewClient(f.hs.URL, WithStandaloneStream())
+	c := NewClient(f.hs.URL, WithEra(EraLegacy), WithStandaloneStream())
 	defer closeClient(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -294,7 +296,7 @@ func TestClientDrainCountsComments(t *testing.T) {
 			}
 		}
 	}})
-	c := NewClient(f.hs.URL, WithDrainLimits(64<<10, time.Minute))
+	c := NewClient(f.hs.URL, WithEra(EraLegacy), WithDrainLimits(64<<10, time.Minute))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := c.CallTool(ctx, "any", nil); err != nil {
@@ -316,7 +318,7 @@ func TestClientDrainCountsComments(t *testing.T) {
 func TestClientRejectsBadSessionID(t *testing.T) {
 	for _, id := range []string{"has space", "caf\u00e9", strings.Repeat("x", maxSessionIDLength+1)} {
 		f := newFakeServer(t, &fakeServer{sessionID: id})
-		c := NewClient(f.hs.URL)
+		c := NewClient(f.hs.URL, WithEra(EraLegacy))
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := c.Connect(ctx)
 		cancel()
@@ -343,7 +345,7 @@ func TestClientConnectHonoursContext(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	defer hs.Close()
-	c := NewClient(hs.URL)
+	c := NewClient(hs.URL, WithEra(EraLegacy))
 	defer closeClient(t, c)
 	first := make(chan error, 1)
 	go func() {

@@ -68,21 +68,14 @@ func (c *Client) open(ctx context.Context) (*clientSession, error) {
 	return c.initialize(ctx)
 }
 
-// fallsBack reports whether a failed server/discover means a legacy server: any HTTP error
-// whose body is not a recognised modern JSON-RPC error, and a JSON-RPC error from a server
-// that answered without validating the request as a modern one (spec 2026-07-28, Versioning,
-// Backward Compatibility with Initialization-Based Versions).
+// fallsBack reports whether a failed server/discover means a legacy server: anything but a
+// recognised modern JSON-RPC error (spec 2026-07-28, Versioning, Backward Compatibility with
+// Initialization-Based Versions): an HTTP error, a JSON-RPC error of the session era, an
+// answer that is not a DiscoverResult. A server that cannot be reached at all fails
+// initialize the same way, which reports it.
 func fallsBack(err error) bool {
-	if code, modern := modernErrorCode(err); modern {
-		_ = code
-		return false
-	}
-	var he *HTTPError
-	if errors.As(err, &he) {
-		return true
-	}
-	var e *Error
-	return errors.As(err, &e)
+	_, modern := modernErrorCode(err)
+	return !modern
 }
 
 // modernErrorCode reports whether err carries one of the modern era's error codes.

@@ -67,7 +67,7 @@ func (s *Server) isModernRequest(r *http.Request, msg *wireMessage) bool {
 // Streamable HTTP Revisions). It reports whether it answered.
 func (s *Server) serveModernOther(w http.ResponseWriter, r *http.Request) bool {
 	v := r.Header.Get(headerProtocolVersion)
-	if s.cfg.era != EraModern && !(s.cfg.era == EraAuto && isModernVersion(v)) {
+	if r.Context().Value(stdioTransportKey{}) != nil || (s.cfg.era != EraModern && !(s.cfg.era == EraAuto && isModernVersion(v))) {
 		return false
 	}
 	w.Header().Set("Allow", "POST")
@@ -141,7 +141,7 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 	var meta map[string]json.RawMessage
 	if m := trimSpace(p.Meta); len(m) > 0 && string(m) != "null" {
 		if m[0] != '{' || json.Unmarshal(m, &meta) != nil {
-			return nil, invalidMeta("params._meta must be an object carrying %s, %s and %s", metaProtocolVersion, metaClientCapabilities(), metaClientInfo)
+			return nil, invalidMeta("params._meta must be an object carrying %s, %s and %s", metaProtocolVersion, metaClientCaps, metaClientInfo)
 		}
 	}
 	header := r.Header.Get(headerProtocolVersion)
@@ -198,11 +198,10 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 		}
 	}
 	mr := &modernRequest{version: version, inputResponses: p.InputResponses}
-	if p.Name != nil {
-		mr.name = *p.Name
-	}
-	if _, ok := namedMethod(msg.Method); ok && p.URI != nil && msg.Method == methodResourcesRead {
+	if msg.Method == methodResourcesRead && p.URI != nil {
 		mr.name = *p.URI
+	} else if p.Name != nil {
+		mr.name = *p.Name
 	}
 	if p.RequestState != nil {
 		mr.requestState, mr.hasState = *p.RequestState, true
@@ -231,8 +230,6 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 	}
 	return mr, nil
 }
-
-func metaClientCapabilities() string { return metaClientCaps }
 
 // modernMethods are the methods of the modern era served by the session era's handlers;
 // server/discover and subscriptions/listen are served apart. initialize, ping,

@@ -634,3 +634,29 @@ func TestRawToolError(t *testing.T) {
 		}
 	}
 }
+
+// In the stateless era (MCP 2026-07-28) the spans carry the request's protocol version and no
+// session, and the trace context in _meta still joins the client's span to the server's.
+func TestSpansInTheStatelessEra(t *testing.T) {
+	tel := newTelemetry(t)
+	ic := tel.interceptor(t)
+	url := serve(t, newServer(t, runtime.WithInterceptors(ic)))
+	c := newClient(t, url, runtime.WithEra(runtime.EraAuto), runtime.WithInterceptors(ic))
+	args := &weatherv1.GetForecastRequest{Location: &weatherv1.GetForecastRequest_City{City: "Berlin"}}
+	if _, err := weatherv1mcp.NewWeatherServiceClient(c).GetForecast(testContext(t), args); err != nil {
+		t.Fatalf("get_forecast: %v", err)
+	}
+	if v := c.ProtocolVersion(); v != runtime.ProtocolVersion20260728 {
+		t.Fatalf("negotiated %q, want %q", v, runtime.ProtocolVersion20260728)
+	}
+	spans := tel.spans.Ended()
+	cs := span(t, spans, "tools/call get_forecast", trace.SpanKindClient)
+	ss := span(t, spans, "tools/call get_forecast", trace.SpanKindServer)
+	if ss.Parent().SpanID() != cs.SpanContext().SpanID() || ss.Parent().TraceID() != cs.SpanContext().TraceID() {
+		t.Errorf("server span's parent %v, want the client span %v", ss.Parent().SpanID(), cs.SpanContext().SpanID())
+	}
+	for _, s := range []sdktrace.ReadOnlySpan{cs, ss} {
+		checkAttrs(t, s, map[attribute.Key]string{"mcp.method.name": "tools/call", "mcp.protocol.version": runtime.ProtocolVersion20260728}, "mcp.session.id")
+	}
+	checkAttrs(t, span(t, spans, "server/discover", trace.SpanKindClient), map[attribute.Key]string{"mcp.protocol.version": runtime.ProtocolVersion20260728}, "mcp.session.id")
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 )
@@ -271,7 +272,7 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, msg *wireMe
 	}
 	switch msg.Method {
 	case methodDiscover:
-		s.serveDiscover(w, msg)
+		s.serveDiscover(w, r, mr, msg)
 		return
 	case methodListen:
 		s.serveListen(w, r, mr, msg)
@@ -286,21 +287,55 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, msg *wireMe
 }
 
 // serveDiscover answers server/discover (spec 2026-07-28, Discovery).
-func (s *Server) serveDiscover(w http.ResponseWriter, msg *wireMessage) {
-	info, _ := json.Marshal(s.impl)
-	res := &DiscoverResult{
-		SupportedVersions: s.supportedVersions(),
-		Capabilities:      s.capabilities(),
-		Instructions:      s.cfg.instructions,
-		CacheScope:        "public",
-		Meta:              map[string]json.RawMessage{metaServerInfo: info},
+func (s *Server) serveDiscover(w http.ResponseWriter, r *http.Request, mr *modernRequest, msg *wireMessage) {
+	resp, err := s.callDirect(r, mr, msg, func(context.Context, *Request) (*Response, error) {
+		info, _ := json.Marshal(s.impl)
+		return &Response{Result: &DiscoverResult{
+			SupportedVersions: s.supportedVersions(),
+			Capabilities:      s.capabilities(),
+			Instructions:      s.cfg.instructions,
+			CacheScope:        "public",
+			Meta:              map[string]json.RawMessage{metaServerInfo: info},
+		}}, nil
+	})
+	if err != nil {
+		s.writeJSON(w, statusOf(err), encodeResponse(msg.ID, nil, toRPCError(err)))
+		return
 	}
-	b, err := json.Marshal(res)
+	var b []byte
+	if resp != nil {
+		b, err = s.marshalResult(msg.Method, resp.Result)
+	}
 	if err != nil {
 		s.writeJSON(w, http.StatusOK, encodeResponse(msg.ID, nil, Errorf(CodeInternalError, "could not encode result: %v", err)))
 		return
 	}
 	s.writeJSON(w, http.StatusOK, insertResultType(encodeResponse(msg.ID, b, nil), msg.ID))
+}
+
+// callDirect runs a request that the runtime answers itself (server/discover,
+// subscriptions/listen) through the server's interceptors, so that they see every request
+// (authorization, say), containing their panics.
+func (s *Server) callDirect(r *http.Request, mr *modernRequest, msg *wireMessage, serve CallFunc) (resp *Response, err error) {
+	meta, _ := requestMeta(msg.Params)
+	req := &Request{Method: msg.Method, ID: *msg.ID, Params: msg.Params, Meta: meta, Header: r.Header, ProtocolVersion: mr.version, serve: serve}
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("mcp: an interceptor panicked", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
+			err = Errorf(CodeInternalError, "internal error: %s panicked", msg.Method)
+		}
+	}()
+	return s.call(r.Context(), req)
+}
+
+// statusOf is the HTTP status of an error answered before a response stream: a statusError's,
+// else 200 (a JSON-RPC error).
+func statusOf(err error) int {
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.status
+	}
+	return http.StatusOK
 }
 
 // transientSession is the session-like state of one modern request, built from its _meta. It

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -543,5 +544,44 @@ func TestModernEraQuestionThatChanges(t *testing.T) {
 	}
 	if runs.Load() != 17 || h.elicits.Load() != 16 {
 		t.Fatalf("%d runs and %d answers, want 17 and 16", runs.Load(), h.elicits.Load())
+	}
+}
+
+// TestModernEraInterceptorsSeeEveryRequest: server/discover and subscriptions/listen, which
+// the runtime answers itself, go through the server's interceptors too, which may refuse them
+// (an authorization check, say).
+func TestModernEraInterceptorsSeeEveryRequest(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	guard := runtime.InterceptorFunc(func(next runtime.CallFunc) runtime.CallFunc {
+		return func(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+			mu.Lock()
+			seen = append(seen, req.Method+" "+req.ProtocolVersion)
+			mu.Unlock()
+			if req.Header.Get("X-Key") != "k" {
+				return nil, runtime.NewError(-32001, "missing X-Key")
+			}
+			return next(ctx, req)
+		}
+	})
+	e, _ := newEraServer(t, runtime.WithInterceptors(guard))
+	err := e.client(t, runtime.WithEra(runtime.EraModern)).Connect(clientCtx(t))
+	if runtime.CodeOf(err) != -32001 {
+		t.Fatalf("Connect without the key: %v, want -32001", err)
+	}
+	got := make(chan string, 4)
+	c := e.client(t, runtime.WithEra(runtime.EraModern), runtime.WithHeader("X-Key", "k"), runtime.WithStandaloneStream(),
+		runtime.WithNotificationHandler(func(_ context.Context, method string, _ json.RawMessage) { got <- method }))
+	if err := c.Connect(clientCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if m := <-got; m != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first notification %q", m)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"server/discover 2026-07-28", "server/discover 2026-07-28", "subscriptions/listen 2026-07-28"}
+	if strings.Join(seen, ",") != strings.Join(want, ",") {
+		t.Fatalf("the interceptor saw %v, want %v", seen, want)
 	}
 }

@@ -61,10 +61,23 @@ func (s *Server) serveListen(w http.ResponseWriter, r *http.Request, mr *modernR
 		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, Errorf(CodeInvalidParams, "too many resourceSubscriptions (limit %d): open several streams", maxResourceSubscriptions)))
 		return
 	}
+	served := false
+	_, err := s.callDirect(r, mr, msg, func(context.Context, *Request) (*Response, error) {
+		served = true
+		s.runListen(w, r, mr, msg, p.Notifications)
+		return &Response{}, nil
+	})
+	if err != nil && !served {
+		s.writeJSON(w, statusOf(err), encodeResponse(msg.ID, nil, toRPCError(err)))
+	}
+}
+
+// runListen writes a subscriptions/listen stream until it ends.
+func (s *Server) runListen(w http.ResponseWriter, r *http.Request, mr *modernRequest, msg *wireMessage, filter *SubscriptionFilter) {
 	sess := s.transientSession(mr)
 	st := newStream(sess, "listen", true, min(s.cfg.maxQueuedEvents, 1000))
 	my, _ := st.attach()
-	l := &listener{st: st, id: msg.ID, filter: *p.Notifications}
+	l := &listener{st: st, id: msg.ID, filter: *filter}
 	idMeta := map[string]json.RawMessage{metaSubscriptionID: json.RawMessage(msg.ID.raw)}
 	ack, _ := encodeRequest(nil, notifAcknowledged, map[string]any{"_meta": idMeta, "notifications": l.filter})
 	_ = st.send(ack, false) // first: nothing is registered to send before it

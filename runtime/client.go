@@ -61,9 +61,10 @@ type clientSession struct {
 	instructions            string
 	// modern: server/discover found a 2026-07-28 server; there is no session, and every
 	// request carries meta in its _meta and the headers that mirror its body (client_era.go).
-	modern   bool
-	meta     map[string]json.RawMessage
-	logLevel atomic.Pointer[LoggingLevel] // SetLogLevel's, sent in _meta
+	modern      bool
+	meta        map[string]json.RawMessage
+	logLevel    atomic.Pointer[LoggingLevel] // SetLogLevel's, sent in _meta
+	toolHeaders sync.Map                     // tool name -> []paramHeader, from tools/list
 }
 
 // NewClient returns a client for the MCP endpoint at url. It does not contact the server
@@ -433,6 +434,7 @@ func (c *Client) ListTools(ctx context.Context, cursor string) (*ListToolsResult
 	if err := c.callInto(ctx, methodToolsList, cursorParams(cursor), &res); err != nil {
 		return nil, err
 	}
+	c.recordToolHeaders(&res) // x-mcp-header annotations (client_era.go)
 	return &res, nil
 }
 
@@ -720,6 +722,9 @@ func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, erro
 				continue
 			}
 			return nil, fmt.Errorf("mcp %s: %w: %w", method, ErrSessionExpired, err)
+		}
+		if err != nil && attempt == 0 && c.retryForParamHeaders(ctx, st, method, err) {
+			continue // the tool mirrors parameters into headers: learned from tools/list
 		}
 		if err == nil && st.modern {
 			raw, err = c.fulfil(ctx, st, req, co, raw) // InputRequiredResult (client_era.go)

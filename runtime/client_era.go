@@ -336,3 +336,46 @@ func mustJSON(v any) json.RawMessage {
 	}
 	return b
 }
+
+// recordToolHeaders keeps, for a modern server, the x-mcp-header annotations of the tools a
+// tools/list returned, so that calls mirror those parameters into Mcp-Param-* headers; a tool
+// whose annotations are invalid is left out of the result, with a warning (spec 2026-07-28,
+// Streamable HTTP, Schema Extension).
+func (c *Client) recordToolHeaders(res *ListToolsResult) {
+	c.mu.Lock()
+	st := c.state
+	c.mu.Unlock()
+	if st == nil || !st.modern {
+		return
+	}
+	kept := res.Tools[:0]
+	for _, t := range res.Tools {
+		anns, err := paramHeaders(t.InputSchema)
+		if err != nil {
+			c.cfg.logger.Warn("mcp: leaving out a tool whose x-mcp-header annotations are invalid", "tool", t.Name, "error", err)
+			continue
+		}
+		if len(anns) > 0 {
+			st.toolHeaders.Store(t.Name, anns)
+		} else {
+			st.toolHeaders.Delete(t.Name)
+		}
+		kept = append(kept, t)
+	}
+	res.Tools = kept
+}
+
+// retryForParamHeaders reports whether a failed call is to be sent again: a tools/call that a
+// modern server refused with HeaderMismatch, after listing the tools to learn the headers
+// their parameters need (spec 2026-07-28, Streamable HTTP, Client Behavior).
+func (c *Client) retryForParamHeaders(ctx context.Context, st *clientSession, method string, err error) bool {
+	if !st.modern || method != methodToolsCall || CodeOf(err) != CodeHeaderMismatch || !strings.Contains(err.Error(), headerParamPrefix) {
+		return false
+	}
+	for _, lerr := range c.Tools(ctx) {
+		if lerr != nil {
+			return false
+		}
+	}
+	return true
+}

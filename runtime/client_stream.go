@@ -48,6 +48,11 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 	setPostHeaders(req)
 	if st.modern {
 		setModernHeaders(req, method, r.Name)
+		if method == methodToolsCall {
+			if anns, ok := st.toolHeaders.Load(r.Name); ok {
+				setParamHeaders(req, anns.([]paramHeader), r.Params)
+			}
+		}
 	}
 	resp, detach, err := c.do(ctx, req)
 	if err != nil {

@@ -23,6 +23,22 @@ type modernState struct {
 
 	keyOnce sync.Once
 	key     []byte
+
+	paramHeaders sync.Map // *toolEntry -> []paramHeader: the tool's x-mcp-header annotations
+}
+
+// toolParamHeaders returns a tool's x-mcp-header annotations, parsed once. A tool whose
+// annotations are invalid has none to check (clients leave it out of their lists).
+func (s *Server) toolParamHeaders(e *toolEntry) []paramHeader {
+	if v, ok := s.modern.paramHeaders.Load(e); ok {
+		return v.([]paramHeader)
+	}
+	anns, err := paramHeaders(e.tool.InputSchema)
+	if err != nil {
+		s.log.Warn("mcp: a tool's x-mcp-header annotations are invalid; its headers are not checked", "tool", e.tool.Name, "error", err)
+	}
+	s.modern.paramHeaders.Store(e, anns)
+	return anns
 }
 
 // DiscoverResult is the result of server/discover (spec 2026-07-28, Discovery).
@@ -133,6 +149,7 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 		URI            *string                    `json:"uri"`
 		InputResponses map[string]json.RawMessage `json:"inputResponses"`
 		RequestState   *string                    `json:"requestState"`
+		Arguments      json.RawMessage            `json:"arguments"`
 	}
 	if len(msg.Params) > 0 {
 		if err := json.Unmarshal(msg.Params, &p); err != nil {
@@ -196,6 +213,13 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 		}
 		if name != *body {
 			return nil, headerMismatch("Mcp-Name header value %q does not match body value %q", truncate(name, 100), truncate(*body, 100))
+		}
+	}
+	if msg.Method == methodToolsCall && p.Name != nil {
+		if e, ok := s.tools.get(*p.Name); ok {
+			if me := checkParamHeaders(r.Header, s.toolParamHeaders(e), p.Arguments); me != nil {
+				return nil, me
+			}
 		}
 	}
 	mr := &modernRequest{version: version, inputResponses: p.InputResponses}

@@ -585,3 +585,94 @@ func TestModernEraInterceptorsSeeEveryRequest(t *testing.T) {
 		t.Fatalf("the interceptor saw %v, want %v", seen, want)
 	}
 }
+
+// sqlSchema mirrors region and opts.limit into Mcp-Param-Region and Mcp-Param-Limit.
+const sqlSchema = `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"opts":{"type":"object","properties":{"limit":{"type":"integer","x-mcp-header":"Limit"}}},"query":{"type":"string"}}}`
+
+// TestModernEraParamHeaders: a tool that mirrors parameters into Mcp-Param-* headers (spec
+// 2026-07-28, Streamable HTTP, Custom Headers from Tool Parameters). The server checks them
+// against the body; the client learns them from tools/list, and after a HeaderMismatch it
+// lists the tools and sends the call again, with the headers, Base64-encoded where needed.
+func TestModernEraParamHeaders(t *testing.T) {
+	e, _ := newEraServer(t)
+	e.srv.AddTool(runtime.ToolSpec{Name: "sql", InputSchema: sqlSchema}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		h := runtime.CallerFrom(ctx).Header()
+		return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent(h.Get("Mcp-Param-Region") + " " + h.Get("Mcp-Param-Limit"))}}, nil
+	})
+	e.srv.AddTool(runtime.ToolSpec{Name: "bad", InputSchema: `{"type":"object","properties":{"xs":{"type":"array","items":{"type":"string","x-mcp-header":"X"}}}}`}, func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		return &runtime.CallToolResult{}, nil
+	})
+	c := e.client(t, runtime.WithEra(runtime.EraAuto))
+	ctx := clientCtx(t)
+	args := map[string]any{"region": "Hello, 世界", "opts": map[string]any{"limit": 42}, "query": "select 1"}
+	for i := range 2 {
+		res, err := c.CallToolJSON(ctx, "sql", args)
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if got, want := res.Text(), "=?base64?SGVsbG8sIOS4lueVjA==?= 42"; got != want {
+			t.Fatalf("call %d: the tool saw headers %q, want %q", i, got, want)
+		}
+	}
+	var statuses []int
+	for _, p := range e.rec.postsOf("tools/call") {
+		statuses = append(statuses, p.Status)
+	}
+	if fmt.Sprint(statuses) != "[400 200 200]" || len(e.rec.postsOf("tools/list")) != 1 {
+		t.Fatalf("tools/call statuses %v and %d tools/list, want [400 200 200] and 1", statuses, len(e.rec.postsOf("tools/list")))
+	}
+	for tool, err := range c.Tools(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tool.Name == "bad" {
+			t.Fatal("the client listed a tool whose x-mcp-header is under items")
+		}
+	}
+
+	// The server's checks, with a raw client.
+	post := func(hdr map[string]string, args string) (int, *runtime.Error) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sql","arguments":` + args + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.hs.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "sql")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := e.dc.Client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m struct {
+			Error *runtime.Error `json:"error"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m.Error
+	}
+	for _, tc := range []struct {
+		name   string
+		hdr    map[string]string
+		args   string
+		status int
+		msg    string
+	}{
+		{"matching, the integer compared as a number", map[string]string{"Mcp-Param-Region": "eu", "Mcp-Param-Limit": "42.0"}, `{"region":"eu","opts":{"limit":42}}`, 200, ""},
+		{"a parameter absent from the body needs no header", nil, `{"query":"q"}`, 200, ""},
+		{"missing header", map[string]string{"Mcp-Param-Limit": "42"}, `{"region":"eu","opts":{"limit":42}}`, 400, "missing Mcp-Param-Region header"},
+		{"mismatch", map[string]string{"Mcp-Param-Region": "us", "Mcp-Param-Limit": "42"}, `{"region":"eu","opts":{"limit":42}}`, 400, `Mcp-Param-Region header value "us" does not match body value "eu"`},
+		{"integer mismatch", map[string]string{"Mcp-Param-Region": "eu", "Mcp-Param-Limit": "43"}, `{"region":"eu","opts":{"limit":42}}`, 400, "Mcp-Param-Limit header value"},
+		{"bad Base64", map[string]string{"Mcp-Param-Region": "=?base64?!!?=", "Mcp-Param-Limit": "42"}, `{"region":"eu","opts":{"limit":42}}`, 400, "not valid =?base64?"},
+	} {
+		status, rpcErr := post(tc.hdr, tc.args)
+		if status != tc.status {
+			t.Fatalf("%s: HTTP %d (%v), want %d", tc.name, status, rpcErr, tc.status)
+		}
+		if tc.msg != "" && (rpcErr == nil || rpcErr.Code != runtime.CodeHeaderMismatch || !strings.Contains(rpcErr.Message, tc.msg)) {
+			t.Fatalf("%s: %v, want -32020 containing %q", tc.name, rpcErr, tc.msg)
+		}
+	}
+}

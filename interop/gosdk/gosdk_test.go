@@ -337,3 +337,47 @@ func TestGoSDKClientListensForToolChanges(t *testing.T) {
 		t.Fatalf("late: %v %v", res, err)
 	}
 }
+
+// paramSchema mirrors region into Mcp-Param-Region (spec 2026-07-28, Streamable HTTP, Custom
+// Headers from Tool Parameters).
+const paramSchema = `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}},"required":["region"]}`
+
+// Custom headers from tool parameters, both ways: the go-sdk client mirrors region into
+// Mcp-Param-Region for our server, which checks it; our client does the same for a go-sdk
+// server, which checks it too.
+func TestParamHeadersBothWays(t *testing.T) {
+	t.Run("go-sdk client", func(t *testing.T) {
+		srv := runtime.NewServer(runtime.Implementation{Name: "params", Version: "1"})
+		srv.AddTool(runtime.ToolSpec{Name: "where", InputSchema: paramSchema}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+			return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent(runtime.CallerFrom(ctx).Header().Get("Mcp-Param-Region"))}}, nil
+		})
+		hs := httptest.NewServer(srv)
+		defer hs.Close()
+		defer srv.Shutdown(context.Background())
+		cs := connectSDK(t, hs.URL, nil)
+		ctx := testCtx(t)
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "where", Arguments: map[string]any{"region": "Zürich"}})
+		if err != nil || res.IsError || textOf(res) != "=?base64?WsO8cmljaA==?=" {
+			t.Fatalf("where: %v %v", textOf(res), err)
+		}
+	})
+	t.Run("protomcp client", func(t *testing.T) {
+		server := mcp.NewServer(&mcp.Implementation{Name: "go-sdk-server", Version: "1"}, nil)
+		server.AddTool(&mcp.Tool{Name: "where", InputSchema: json.RawMessage(paramSchema)}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok " + req.Extra.Header.Get("Mcp-Param-Region")}}}, nil
+		})
+		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true}))
+		defer hs.Close()
+		c := protomcpClient(t, hs.URL)
+		res, err := c.CallToolJSON(testCtx(t), "where", map[string]any{"region": "Zürich"})
+		if err != nil || res.Text() != "ok =?base64?WsO8cmljaA==?=" {
+			t.Fatalf("where: %v %v", res.Text(), err)
+		}
+		if c.ProtocolVersion() != runtime.ProtocolVersion20260728 {
+			t.Fatalf("negotiated %q", c.ProtocolVersion())
+		}
+	})
+}

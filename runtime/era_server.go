@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,9 +28,13 @@ type modernState struct {
 	paramHeaders sync.Map // *toolEntry -> []paramHeader: the tool's x-mcp-header annotations
 }
 
-// toolParamHeaders returns a tool's x-mcp-header annotations, parsed once. A tool whose
-// annotations are invalid has none to check (clients leave it out of their lists).
+// toolParamHeaders returns a tool's x-mcp-header annotations, parsed once for a tool that has
+// some (the cache holds no entry for the others, whose schemas a byte search clears). A tool
+// whose annotations are invalid has none to check (clients leave it out of their lists).
 func (s *Server) toolParamHeaders(e *toolEntry) []paramHeader {
+	if !bytes.Contains(e.tool.InputSchema, []byte(`"x-mcp-header"`)) {
+		return nil
+	}
 	if v, ok := s.modern.paramHeaders.Load(e); ok {
 		return v.([]paramHeader)
 	}

@@ -509,7 +509,7 @@ func TestAuthMiddlewareIdentity(t *testing.T) {
 	defer ts.Close()
 	defer srv.Shutdown(context.Background())
 	ctx := authCtx(t)
-	c := runtime.NewClient(ts.URL, runtime.WithHeader("X-User", "carol"))
+	c := runtime.NewClient(ts.URL, runtime.WithEra(runtime.EraLegacy), runtime.WithHeader("X-User", "carol")) // sessions bound to an identity
 	defer c.Close(ctx)
 	res, err := c.CallTool(ctx, "whoami", nil)
 	if err != nil || resultText(t, res) != "carol" {

@@ -47,6 +47,7 @@ func (c *Client) open(ctx context.Context) (*clientSession, error) {
 			if era == EraModern || !fallsBack(err) {
 				return nil, fmt.Errorf("mcp server/discover: %w", err)
 			}
+			c.cfg.logger.Debug("mcp: server/discover failed; falling back to initialize", "error", err)
 			break
 		}
 		// A modern server that speaks other versions: pick one of ours, else fall back.
@@ -71,11 +72,22 @@ func (c *Client) open(ctx context.Context) (*clientSession, error) {
 // fallsBack reports whether a failed server/discover means a legacy server: anything but a
 // recognised modern JSON-RPC error (spec 2026-07-28, Versioning, Backward Compatibility with
 // Initialization-Based Versions): an HTTP error, a JSON-RPC error of the session era, an
-// answer that is not a DiscoverResult. A server that cannot be reached at all fails
-// initialize the same way, which reports it.
+// answer that is not a DiscoverResult. Refusals that say nothing of the era are returned as
+// they are: 401 and 403 (authorization, which initialize would meet again), 429 and 5xx. A
+// server that cannot be reached at all fails initialize the same way, which reports it.
 func fallsBack(err error) bool {
-	_, modern := modernErrorCode(err)
-	return !modern
+	if _, modern := modernErrorCode(err); modern {
+		return false
+	}
+	var he *HTTPError
+	if errors.As(err, &he) {
+		switch {
+		case he.StatusCode == http.StatusUnauthorized, he.StatusCode == http.StatusForbidden,
+			he.StatusCode == http.StatusTooManyRequests, he.StatusCode >= 500:
+			return false
+		}
+	}
+	return true
 }
 
 // modernErrorCode reports whether err carries one of the modern era's error codes.

@@ -312,6 +312,9 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, msg *wireMe
 		s.writeJSON(w, http.StatusNotFound, encodeResponse(msg.ID, nil, Errorf(CodeMethodNotFound, "method not found: %s is not a method of MCP %s", truncate(msg.Method, 100), mr.version)))
 		return
 	}
+	if msg.Method == methodToolsCall && !s.authorizeCall(w, r, msg) {
+		return // the tool's scopes, as in the session era (auth_server.go)
+	}
 	s.serveModernRequest(w, r, mr, h, msg)
 }
 
@@ -420,7 +423,7 @@ func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *
 	var in *mrtrState
 	if _, ok := namedMethod(msg.Method); ok {
 		var me *modernError
-		if in, me = s.newMRTR(msg, mr, mr.name); me != nil {
+		if in, me = s.newMRTR(msg, mr, mr.name, principal(r)); me != nil {
 			cancel()
 			sess.release(requestCost(msg))
 			s.handlerDone()
@@ -430,7 +433,7 @@ func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *
 	}
 	st := sess.newRequestStream()
 	my, _ := st.attach()
-	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, mrtr: in}
+	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context()), mrtr: in}
 	rs.caller.rs = rs
 	s.workers.run(func() { s.runHandler(ctx, cancel, rs, h, msg) })
 	mode := modeAuto

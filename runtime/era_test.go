@@ -676,3 +676,82 @@ func TestModernEraParamHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestModernEraAuthorization: with a token verifier, a modern request is authenticated like a
+// session's, a tool's scopes hold, and a requestState is bound to the principal it was issued
+// to (spec 2026-07-28, Multi Round-Trip Requests, Server Requirements): another token's
+// retry cannot use its answers.
+func TestModernEraAuthorization(t *testing.T) {
+	e := newAuthEnv(t)
+	e.srv.AddTool(runtime.ToolSpec{Name: "two_questions"}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		c := runtime.CallerFrom(ctx)
+		a, err := c.Elicit(ctx, &runtime.ElicitParams{Message: "first?"})
+		if err != nil {
+			return nil, err
+		}
+		b, err := c.Elicit(ctx, &runtime.ElicitParams{Message: "second?"})
+		if err != nil {
+			return nil, err
+		}
+		return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent(fmt.Sprint(a.Content["v"], b.Content["v"]))}}, nil
+	})
+	post := func(token, tool, extra string) (int, map[string]any) {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}` + extra + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`
+		req, _ := http.NewRequest(http.MethodPost, e.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", tool)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	alice, bob := e.token("alice", "weather:read"), e.token("bob", "weather:read")
+	if status, _ := post("", "whoami", ""); status != http.StatusUnauthorized {
+		t.Fatalf("no token: %d, want 401", status)
+	}
+	if status, _ := post(alice, "set_forecast", ""); status != http.StatusForbidden || e.calls.Load() != 0 {
+		t.Fatalf("a tool's scope: %d (handler ran %d times), want 403 and none", status, e.calls.Load())
+	}
+	// Round 1: the first question; round 2: its answer, the second question and a requestState.
+	_, m := post(alice, "two_questions", "")
+	first := inputKey(t, m)
+	_, m = post(alice, "two_questions", `,"inputResponses":{"`+first+`":{"action":"accept","content":{"v":"a"}}}`)
+	second := inputKey(t, m)
+	state, _ := m["result"].(map[string]any)["requestState"].(string)
+	if state == "" {
+		t.Fatalf("round 2: no requestState: %v", m)
+	}
+	retry := `,"requestState":"` + state + `","inputResponses":{"` + second + `":{"action":"accept","content":{"v":"b"}}}`
+	if status, m := post(bob, "two_questions", retry); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(m["error"]), "another principal") {
+		t.Fatalf("bob with alice's requestState: %d %v, want 400 naming another principal", status, m)
+	}
+	if status, m := post(alice, "two_questions", retry); status != http.StatusOK || !strings.Contains(fmt.Sprint(m["result"]), "text:ab") {
+		t.Fatalf("alice's round 3: %d %v", status, m)
+	}
+}
+
+// inputKey returns the key of the one input request of an InputRequiredResult response.
+func inputKey(t *testing.T, m map[string]any) string {
+	t.Helper()
+	res, _ := m["result"].(map[string]any)
+	if res["resultType"] != "input_required" {
+		t.Fatalf("want an InputRequiredResult: %v", m)
+	}
+	reqs, _ := res["inputRequests"].(map[string]any)
+	for k := range reqs {
+		return k
+	}
+	t.Fatalf("no inputRequests: %v", m)
+	return ""
+}

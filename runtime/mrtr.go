@@ -62,9 +62,10 @@ type inputRequiredResult struct {
 // client sent (in inputResponses, and in the requestState of earlier attempts), and what the
 // handler asked for in this attempt.
 type mrtrState struct {
-	s      *Server
-	method string
-	name   string
+	s         *Server
+	method    string
+	name      string
+	principal string
 
 	mu      sync.Mutex
 	answers map[string]json.RawMessage
@@ -77,10 +78,23 @@ type mrtrState struct {
 // they answer and to an expiry (spec 2026-07-28, Multi Round-Trip Requests, Server
 // Requirements).
 type requestStatePayload struct {
-	Method  string                     `json:"m"`
-	Name    string                     `json:"n"`
-	Expires int64                      `json:"e"`
-	Answers map[string]json.RawMessage `json:"a"`
+	Method    string                     `json:"m"`
+	Name      string                     `json:"n"`
+	Principal string                     `json:"p,omitempty"` // who the answers came from
+	Expires   int64                      `json:"e"`
+	Answers   map[string]json.RawMessage `json:"a"`
+}
+
+// principal names the authenticated caller of a request (issuer, subject and client of its
+// access token), or "" without one: requestState is bound to it, so that one principal's
+// answers are never replayed for another's request.
+func principal(r *http.Request) string {
+	id := TokenInfoFrom(r.Context()).identity()
+	if !id.authenticated {
+		return ""
+	}
+	b, _ := json.Marshal([]string{id.issuer, id.subject, id.clientID})
+	return string(b)
 }
 
 // stateKey returns the key of requestState's HMAC: the one given to WithRequestStateKey, or
@@ -112,7 +126,7 @@ func (s *Server) signState(p *requestStatePayload) string {
 	return base64.RawURLEncoding.EncodeToString(b) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
-func (s *Server) verifyState(state, method, name string) (map[string]json.RawMessage, error) {
+func (s *Server) verifyState(state, method, name, who string) (map[string]json.RawMessage, error) {
 	body, sig, ok := strings.Cut(state, ".")
 	if !ok {
 		return nil, errors.New("malformed")
@@ -134,6 +148,9 @@ func (s *Server) verifyState(state, method, name string) (map[string]json.RawMes
 	if p.Method != method || p.Name != name {
 		return nil, fmt.Errorf("it was issued for %s %q, not this request", p.Method, p.Name)
 	}
+	if p.Principal != who {
+		return nil, errors.New("it was issued to another principal (access token)")
+	}
 	if time.Now().Unix() > p.Expires {
 		return nil, errors.New("it has expired; send the request again without it")
 	}
@@ -142,10 +159,10 @@ func (s *Server) verifyState(state, method, name string) (map[string]json.RawMes
 
 // newMRTR returns the input state of a modern request that may ask for input. A requestState
 // that fails verification is refused: it is attacker-controlled input.
-func (s *Server) newMRTR(msg *wireMessage, mr *modernRequest, name string) (*mrtrState, *modernError) {
-	m := &mrtrState{s: s, method: msg.Method, name: name}
+func (s *Server) newMRTR(msg *wireMessage, mr *modernRequest, name, who string) (*mrtrState, *modernError) {
+	m := &mrtrState{s: s, method: msg.Method, name: name, principal: who}
 	if mr.hasState {
-		answers, err := s.verifyState(mr.requestState, msg.Method, name)
+		answers, err := s.verifyState(mr.requestState, msg.Method, name, who)
 		if err != nil {
 			return nil, &modernError{http.StatusBadRequest, Errorf(CodeInvalidParams, "invalid requestState: %v", err)}
 		}
@@ -219,7 +236,7 @@ func (m *mrtrState) inputRequired() *inputRequiredResult {
 	ir := &inputRequiredResult{ResultType: resultTypeInputRequired, InputRequests: m.pending}
 	if len(m.used) > 0 {
 		ir.RequestState = m.s.signState(&requestStatePayload{
-			Method: m.method, Name: m.name, Expires: time.Now().Add(requestStateTTL).Unix(), Answers: m.used,
+			Method: m.method, Name: m.name, Principal: m.principal, Expires: time.Now().Add(requestStateTTL).Unix(), Answers: m.used,
 		})
 	}
 	return ir

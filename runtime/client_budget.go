@@ -117,11 +117,15 @@ func validSessionID(id string) bool {
 }
 
 // reconnectDelay is how long to wait before reconnecting: the server's retry: value, at least
-// minReconnectDelay, doubled for each connection in a row after the first that ended quickly (capped at
-// maxReconnectDelay), with up to half of it again as jitter so that clients do not reconnect in
-// lockstep.
+// minReconnectDelay, as the SSE standard and MCP's resumability rules ask (a server that polls
+// closes each stream at once, so one quick end is normal); once connections keep ending
+// quickly, doubled for each one in a row after the first (capped at maxReconnectDelay), with
+// up to half of it again as jitter so that clients do not reconnect in lockstep.
 func reconnectDelay(retry time.Duration, quick int) time.Duration {
 	d := max(retry, minReconnectDelay)
+	if quick <= 1 {
+		return d // the server's interval, exactly
+	}
 	for range min(quick-1, 10) {
 		d *= 2
 		if d >= maxReconnectDelay {

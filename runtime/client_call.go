@@ -25,6 +25,7 @@ func (f callOptionFunc) applyCall(o *callOptions) { f(o) }
 
 type callOptions struct {
 	onProgress    func(*ProgressParams)
+	progressSync  bool // call onProgress on the reading goroutine: a slow one slows the read
 	progressToken json.RawMessage
 	extraMeta     map[string]json.RawMessage
 	timeout       time.Duration

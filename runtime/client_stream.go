@@ -492,6 +492,10 @@ func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOpt
 			break
 		}
 		fn := co.onProgress
+		if co.progressSync {
+			fn(&p) // a typed stream's bounded buffer: back-pressure on this call's reads
+			break
+		}
 		c.enqueue(d, int64(len(m.Params)), func() { fn(&p) })
 	case notifMessage:
 		if c.cfg.onLog != nil {

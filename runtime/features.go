@@ -33,12 +33,14 @@ type templateEntry struct {
 	handler  ResourceHandler
 	match    func(uri string) bool
 	call     CallFunc
+	complete CompletionHandler // the template's own completions (typed templates), or nil
 }
 
 type promptEntry struct {
-	prompt  Prompt
-	handler PromptHandler
-	call    CallFunc // prompts/get inside the registration's interceptors
+	prompt   Prompt
+	handler  PromptHandler
+	call     CallFunc          // prompts/get inside the registration's interceptors
+	complete CompletionHandler // the prompt's own completions (typed prompts), or nil
 }
 
 // AddResource adds a resource with a fixed URI. Like AddTool, it panics if the server already
@@ -71,10 +73,14 @@ func (s *Server) RemoveResource(uri string) bool {
 // URIs that match it and are not fixed resources go to h. It panics if the server already has
 // a template with that URI template.
 func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts ...HandlerOption) {
+	s.addResourceTemplate(t, h, nil, opts)
+}
+
+func (s *Server) addResourceTemplate(t ResourceTemplate, h ResourceHandler, complete CompletionHandler, opts []HandlerOption) {
 	if h == nil {
 		panic(fmt.Sprintf("mcp: nil handler for resource template %q", t.URITemplate))
 	}
-	e := &templateEntry{template: t, handler: h, match: templateMatcher(t.URITemplate), call: chain(newHandlerConfig(opts).interceptors, callMethod)}
+	e := &templateEntry{template: t, handler: h, complete: complete, match: templateMatcher(t.URITemplate), call: chain(newHandlerConfig(opts).interceptors, callMethod)}
 	if !s.templates.add(t.URITemplate, e) {
 		panic(fmt.Sprintf("mcp: a resource template %q is already registered", t.URITemplate))
 	}
@@ -154,13 +160,17 @@ func (s *Server) NotifyResourceUpdated(uri string) {
 // name: RemovePrompt it first to replace it. Interceptors given in opts wrap this prompt's
 // prompts/get requests, inside the server's.
 func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...HandlerOption) {
+	s.addPrompt(p, h, nil, opts)
+}
+
+func (s *Server) addPrompt(p Prompt, h PromptHandler, complete CompletionHandler, opts []HandlerOption) {
 	if h == nil {
 		panic(fmt.Sprintf("mcp: nil handler for prompt %q", p.Name))
 	}
 	if p.Name == "" {
 		panic("mcp: a prompt needs a name")
 	}
-	e := &promptEntry{prompt: p, handler: h, call: chain(newHandlerConfig(opts).interceptors, callMethod)}
+	e := &promptEntry{prompt: p, handler: h, complete: complete, call: chain(newHandlerConfig(opts).interceptors, callMethod)}
 	if !s.prompts.add(p.Name, e) {
 		panic(fmt.Sprintf("mcp: a prompt named %q is already registered", p.Name))
 	}
@@ -384,21 +394,30 @@ func (s *Server) handleGetPrompt(ctx context.Context, _ *requestState, params js
 }
 
 func (s *Server) handleComplete(ctx context.Context, _ *requestState, params json.RawMessage) (any, error) {
-	if s.cfg.completion == nil {
-		return nil, NewError(CodeMethodNotFound, "this server does not offer completions")
-	}
 	var p CompleteParams
 	if err := unmarshalParams(params, &p); err != nil {
 		return nil, err
+	}
+	complete, own := s.completeRef(&p), true
+	if complete == nil {
+		complete, own = s.cfg.completion, false
+	}
+	if complete == nil {
+		return nil, NewError(CodeMethodNotFound, "this server does not offer completions")
 	}
 	switch p.Ref.Type {
 	case "ref/prompt", "ref/resource":
 	default:
 		return nil, Errorf(CodeInvalidParams, "ref.type must be ref/prompt or ref/resource, got %q", truncate(p.Ref.Type, 40))
 	}
-	c, err := s.cfg.completion(ctx, &p)
+	c, err := complete(ctx, &p)
 	if err != nil {
 		return nil, err
+	}
+	if c == nil && s.cfg.completion != nil && own {
+		if c, err = s.cfg.completion(ctx, &p); err != nil {
+			return nil, err
+		}
 	}
 	if c == nil {
 		c = &Completion{}

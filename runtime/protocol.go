@@ -419,6 +419,9 @@ type ProgressParams struct {
 	Progress      float64         `json:"progress"`
 	Total         *float64        `json:"total,omitempty"`
 	Message       string          `json:"message,omitempty"`
+	// Meta is the notification's _meta: a server-streaming tool's message is in it (see
+	// ServerStream).
+	Meta map[string]json.RawMessage `json:"_meta,omitempty"`
 }
 
 // LogMessageParams are the params of notifications/message.

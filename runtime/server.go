@@ -386,7 +386,7 @@ func (s *Server) capabilities() ServerCapabilities {
 		Prompts:   &ListChangedCapability{ListChanged: true},
 		Resources: &ResourcesCapability{Subscribe: true, ListChanged: true},
 	}
-	if s.cfg.completion != nil {
+	if s.cfg.completion != nil || s.hasCompleters() {
 		c.Completions = &struct{}{}
 	}
 	return c

@@ -128,10 +128,33 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 		panic(fmt.Sprintf("mcp: nil handler for tool %q", spec.Name))
 	}
 	name := spec.Name
+	e := &toolEntry{enc: new(resultEncoding), decode: typedDecoder[Req, PReq](spec)}
+	e.call = func(ctx context.Context, req *Request) (*Response, error) {
+		in, ok := req.Message.(PReq)
+		if !ok {
+			return nil, Errorf(CodeInternalError, "tool %s: the request is a %T where the tool takes a %T (an interceptor replaced it)", name, req.Message, in)
+		}
+		out, err := h(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		resp := req.response()
+		resp.Message = out
+		return resp, nil
+	}
+	s.addTool(spec, e, opts)
+}
+
+// typedDecoder returns the decode function of a typed tool (see AddTool): protojson into a
+// new Req, the strict and required-field checks, then spec.Validate.
+func typedDecoder[Req any, PReq interface {
+	*Req
+	proto.Message
+}](spec ToolSpec) func(args json.RawMessage) (proto.Message, error) {
+	name := spec.Name
 	md := PReq(new(Req)).ProtoReflect().Descriptor()
 	required := requiredFields(spec.InputSchema, md)
-	e := &toolEntry{enc: new(resultEncoding)}
-	e.decode = func(args json.RawMessage) (proto.Message, error) {
+	return func(args json.RawMessage) (proto.Message, error) {
 		in := PReq(new(Req))
 		if len(args) > 0 && string(args) != "null" {
 			if err := argsUnmarshal.Unmarshal(args, in); err != nil {
@@ -155,20 +178,6 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 		}
 		return in, nil
 	}
-	e.call = func(ctx context.Context, req *Request) (*Response, error) {
-		in, ok := req.Message.(PReq)
-		if !ok {
-			return nil, Errorf(CodeInternalError, "tool %s: the request is a %T where the tool takes a %T (an interceptor replaced it)", name, req.Message, in)
-		}
-		out, err := h(ctx, in)
-		if err != nil {
-			return nil, err
-		}
-		resp := req.response()
-		resp.Message = out
-		return resp, nil
-	}
-	s.addTool(spec, e, opts)
 }
 
 // requiredField is a top-level field the input schema requires, under both names protojson

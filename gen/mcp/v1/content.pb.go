@@ -28,6 +28,59 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Role is the speaker of a prompt message.
+type Role int32
+
+const (
+	// Not set: the user.
+	Role_ROLE_UNSPECIFIED Role = 0
+	// The user.
+	Role_ROLE_USER Role = 1
+	// The assistant.
+	Role_ROLE_ASSISTANT Role = 2
+)
+
+// Enum value maps for Role.
+var (
+	Role_name = map[int32]string{
+		0: "ROLE_UNSPECIFIED",
+		1: "ROLE_USER",
+		2: "ROLE_ASSISTANT",
+	}
+	Role_value = map[string]int32{
+		"ROLE_UNSPECIFIED": 0,
+		"ROLE_USER":        1,
+		"ROLE_ASSISTANT":   2,
+	}
+)
+
+func (x Role) Enum() *Role {
+	p := new(Role)
+	*p = x
+	return p
+}
+
+func (x Role) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Role) Descriptor() protoreflect.EnumDescriptor {
+	return file_mcp_v1_content_proto_enumTypes[0].Descriptor()
+}
+
+func (Role) Type() protoreflect.EnumType {
+	return &file_mcp_v1_content_proto_enumTypes[0]
+}
+
+func (x Role) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Role.Descriptor instead.
+func (Role) EnumDescriptor() ([]byte, []int) {
+	return file_mcp_v1_content_proto_rawDescGZIP(), []int{0}
+}
+
 // ToolResult is a complete MCP CallToolResult.
 type ToolResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -582,6 +635,164 @@ func (x *ResourceLink) GetSize() int64 {
 	return 0
 }
 
+// PromptResult is a complete MCP GetPromptResult: the response of an rpc marked with
+// (mcp.v1.prompt).
+type PromptResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A description of the rendered prompt.
+	Description string `protobuf:"bytes,1,opt,name=description,proto3" json:"description,omitempty"`
+	// The prompt's messages, in order.
+	Messages      []*PromptMessage `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromptResult) Reset() {
+	*x = PromptResult{}
+	mi := &file_mcp_v1_content_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromptResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromptResult) ProtoMessage() {}
+
+func (x *PromptResult) ProtoReflect() protoreflect.Message {
+	mi := &file_mcp_v1_content_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromptResult.ProtoReflect.Descriptor instead.
+func (*PromptResult) Descriptor() ([]byte, []int) {
+	return file_mcp_v1_content_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *PromptResult) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *PromptResult) GetMessages() []*PromptMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+// PromptMessage is one message of a prompt.
+type PromptMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Who says it. ROLE_UNSPECIFIED is sent as "user".
+	Role Role `protobuf:"varint,1,opt,name=role,proto3,enum=mcp.v1.Role" json:"role,omitempty"`
+	// What is said.
+	Content       *Content `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromptMessage) Reset() {
+	*x = PromptMessage{}
+	mi := &file_mcp_v1_content_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromptMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromptMessage) ProtoMessage() {}
+
+func (x *PromptMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_mcp_v1_content_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromptMessage.ProtoReflect.Descriptor instead.
+func (*PromptMessage) Descriptor() ([]byte, []int) {
+	return file_mcp_v1_content_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *PromptMessage) GetRole() Role {
+	if x != nil {
+		return x.Role
+	}
+	return Role_ROLE_UNSPECIFIED
+}
+
+func (x *PromptMessage) GetContent() *Content {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+// ResourceResult is a complete MCP ReadResourceResult: the contents of a resource, for rpcs
+// marked with (mcp.v1.resource) that need more than one JSON document.
+type ResourceResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The contents, each with its URI, MIME type and text or blob.
+	Contents      []*EmbeddedResource `protobuf:"bytes,1,rep,name=contents,proto3" json:"contents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceResult) Reset() {
+	*x = ResourceResult{}
+	mi := &file_mcp_v1_content_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceResult) ProtoMessage() {}
+
+func (x *ResourceResult) ProtoReflect() protoreflect.Message {
+	mi := &file_mcp_v1_content_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceResult.ProtoReflect.Descriptor instead.
+func (*ResourceResult) Descriptor() ([]byte, []int) {
+	return file_mcp_v1_content_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ResourceResult) GetContents() []*EmbeddedResource {
+	if x != nil {
+		return x.Contents
+	}
+	return nil
+}
+
 var File_mcp_v1_content_proto protoreflect.FileDescriptor
 
 const file_mcp_v1_content_proto_rawDesc = "" +
@@ -621,7 +832,19 @@ const file_mcp_v1_content_proto_rawDesc = "" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x1b\n" +
 	"\tmime_type\x18\x05 \x01(\tR\bmimeType\x12\x17\n" +
 	"\x04size\x18\x06 \x01(\x03H\x00R\x04size\x88\x01\x01B\a\n" +
-	"\x05_sizeB/Z-github.com/protomcp/protomcp/gen/mcp/v1;mcpv1b\x06proto3"
+	"\x05_size\"c\n" +
+	"\fPromptResult\x12 \n" +
+	"\vdescription\x18\x01 \x01(\tR\vdescription\x121\n" +
+	"\bmessages\x18\x02 \x03(\v2\x15.mcp.v1.PromptMessageR\bmessages\"\\\n" +
+	"\rPromptMessage\x12 \n" +
+	"\x04role\x18\x01 \x01(\x0e2\f.mcp.v1.RoleR\x04role\x12)\n" +
+	"\acontent\x18\x02 \x01(\v2\x0f.mcp.v1.ContentR\acontent\"F\n" +
+	"\x0eResourceResult\x124\n" +
+	"\bcontents\x18\x01 \x03(\v2\x18.mcp.v1.EmbeddedResourceR\bcontents*?\n" +
+	"\x04Role\x12\x14\n" +
+	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
+	"\tROLE_USER\x10\x01\x12\x12\n" +
+	"\x0eROLE_ASSISTANT\x10\x02B/Z-github.com/protomcp/protomcp/gen/mcp/v1;mcpv1b\x06proto3"
 
 var (
 	file_mcp_v1_content_proto_rawDescOnce sync.Once
@@ -635,30 +858,39 @@ func file_mcp_v1_content_proto_rawDescGZIP() []byte {
 	return file_mcp_v1_content_proto_rawDescData
 }
 
-var file_mcp_v1_content_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_mcp_v1_content_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_mcp_v1_content_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_mcp_v1_content_proto_goTypes = []any{
-	(*ToolResult)(nil),       // 0: mcp.v1.ToolResult
-	(*Content)(nil),          // 1: mcp.v1.Content
-	(*TextContent)(nil),      // 2: mcp.v1.TextContent
-	(*ImageContent)(nil),     // 3: mcp.v1.ImageContent
-	(*AudioContent)(nil),     // 4: mcp.v1.AudioContent
-	(*EmbeddedResource)(nil), // 5: mcp.v1.EmbeddedResource
-	(*ResourceLink)(nil),     // 6: mcp.v1.ResourceLink
-	(*structpb.Struct)(nil),  // 7: google.protobuf.Struct
+	(Role)(0),                // 0: mcp.v1.Role
+	(*ToolResult)(nil),       // 1: mcp.v1.ToolResult
+	(*Content)(nil),          // 2: mcp.v1.Content
+	(*TextContent)(nil),      // 3: mcp.v1.TextContent
+	(*ImageContent)(nil),     // 4: mcp.v1.ImageContent
+	(*AudioContent)(nil),     // 5: mcp.v1.AudioContent
+	(*EmbeddedResource)(nil), // 6: mcp.v1.EmbeddedResource
+	(*ResourceLink)(nil),     // 7: mcp.v1.ResourceLink
+	(*PromptResult)(nil),     // 8: mcp.v1.PromptResult
+	(*PromptMessage)(nil),    // 9: mcp.v1.PromptMessage
+	(*ResourceResult)(nil),   // 10: mcp.v1.ResourceResult
+	(*structpb.Struct)(nil),  // 11: google.protobuf.Struct
 }
 var file_mcp_v1_content_proto_depIdxs = []int32{
-	1, // 0: mcp.v1.ToolResult.content:type_name -> mcp.v1.Content
-	7, // 1: mcp.v1.ToolResult.structured_content:type_name -> google.protobuf.Struct
-	2, // 2: mcp.v1.Content.text:type_name -> mcp.v1.TextContent
-	3, // 3: mcp.v1.Content.image:type_name -> mcp.v1.ImageContent
-	4, // 4: mcp.v1.Content.audio:type_name -> mcp.v1.AudioContent
-	5, // 5: mcp.v1.Content.resource:type_name -> mcp.v1.EmbeddedResource
-	6, // 6: mcp.v1.Content.resource_link:type_name -> mcp.v1.ResourceLink
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	2,  // 0: mcp.v1.ToolResult.content:type_name -> mcp.v1.Content
+	11, // 1: mcp.v1.ToolResult.structured_content:type_name -> google.protobuf.Struct
+	3,  // 2: mcp.v1.Content.text:type_name -> mcp.v1.TextContent
+	4,  // 3: mcp.v1.Content.image:type_name -> mcp.v1.ImageContent
+	5,  // 4: mcp.v1.Content.audio:type_name -> mcp.v1.AudioContent
+	6,  // 5: mcp.v1.Content.resource:type_name -> mcp.v1.EmbeddedResource
+	7,  // 6: mcp.v1.Content.resource_link:type_name -> mcp.v1.ResourceLink
+	9,  // 7: mcp.v1.PromptResult.messages:type_name -> mcp.v1.PromptMessage
+	0,  // 8: mcp.v1.PromptMessage.role:type_name -> mcp.v1.Role
+	2,  // 9: mcp.v1.PromptMessage.content:type_name -> mcp.v1.Content
+	6,  // 10: mcp.v1.ResourceResult.contents:type_name -> mcp.v1.EmbeddedResource
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_mcp_v1_content_proto_init() }
@@ -683,13 +915,14 @@ func file_mcp_v1_content_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcp_v1_content_proto_rawDesc), len(file_mcp_v1_content_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   7,
+			NumEnums:      1,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_mcp_v1_content_proto_goTypes,
 		DependencyIndexes: file_mcp_v1_content_proto_depIdxs,
+		EnumInfos:         file_mcp_v1_content_proto_enumTypes,
 		MessageInfos:      file_mcp_v1_content_proto_msgTypes,
 	}.Build()
 	File_mcp_v1_content_proto = out.File

@@ -262,6 +262,169 @@ func (x *FieldOptions) GetRequired() bool {
 	return false
 }
 
+// PromptOptions expose an rpc as an MCP prompt instead of a tool. The request message's
+// fields are the prompt's arguments (by JSON name; described by their comments; required as
+// for tools); they must be scalars or enums, since prompt arguments are strings on the wire.
+// The response must be mcp.v1.PromptResult.
+type PromptOptions struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The prompt's name. Default: the rpc's name in snake_case.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// A human-readable title (MCP Prompt.title).
+	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	// Replaces the rpc's leading comment as the prompt's description.
+	Description   string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromptOptions) Reset() {
+	*x = PromptOptions{}
+	mi := &file_mcp_v1_options_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromptOptions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromptOptions) ProtoMessage() {}
+
+func (x *PromptOptions) ProtoReflect() protoreflect.Message {
+	mi := &file_mcp_v1_options_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromptOptions.ProtoReflect.Descriptor instead.
+func (*PromptOptions) Descriptor() ([]byte, []int) {
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *PromptOptions) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PromptOptions) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *PromptOptions) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+// ResourceOptions expose an rpc as an MCP resource template, or a fixed resource, instead of
+// a tool. The response is mcp.v1.ResourceResult (sent as it is), or any other message, sent
+// as one text content holding its protojson encoding with mime_type (default
+// application/json).
+type ResourceOptions struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// An RFC 6570 level-1 URI template, e.g. "weather://stations/{id}". Each {variable} names
+	// a scalar or enum field of the request (by its proto or JSON name), and every field of the
+	// request must be a variable. Set either uri_template or uri.
+	UriTemplate string `protobuf:"bytes,1,opt,name=uri_template,json=uriTemplate,proto3" json:"uri_template,omitempty"`
+	// The URI of a fixed resource (listed by resources/list); the request must have no fields.
+	Uri string `protobuf:"bytes,2,opt,name=uri,proto3" json:"uri,omitempty"`
+	// The resource's name. Default: the rpc's name in snake_case.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// A human-readable title.
+	Title string `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	// Replaces the rpc's leading comment as the resource's description.
+	Description string `protobuf:"bytes,5,opt,name=description,proto3" json:"description,omitempty"`
+	// The MIME type of the contents. Default: application/json for plain response messages.
+	MimeType      string `protobuf:"bytes,6,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceOptions) Reset() {
+	*x = ResourceOptions{}
+	mi := &file_mcp_v1_options_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceOptions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceOptions) ProtoMessage() {}
+
+func (x *ResourceOptions) ProtoReflect() protoreflect.Message {
+	mi := &file_mcp_v1_options_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceOptions.ProtoReflect.Descriptor instead.
+func (*ResourceOptions) Descriptor() ([]byte, []int) {
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ResourceOptions) GetUriTemplate() string {
+	if x != nil {
+		return x.UriTemplate
+	}
+	return ""
+}
+
+func (x *ResourceOptions) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *ResourceOptions) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ResourceOptions) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *ResourceOptions) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *ResourceOptions) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
 var file_mcp_v1_options_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -269,6 +432,22 @@ var file_mcp_v1_options_proto_extTypes = []protoimpl.ExtensionInfo{
 		Field:         51707,
 		Name:          "mcp.v1.tool",
 		Tag:           "bytes,51707,opt,name=tool",
+		Filename:      "mcp/v1/options.proto",
+	},
+	{
+		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
+		ExtensionType: (*PromptOptions)(nil),
+		Field:         51708,
+		Name:          "mcp.v1.prompt",
+		Tag:           "bytes,51708,opt,name=prompt",
+		Filename:      "mcp/v1/options.proto",
+	},
+	{
+		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
+		ExtensionType: (*ResourceOptions)(nil),
+		Field:         51709,
+		Name:          "mcp.v1.resource",
+		Tag:           "bytes,51709,opt,name=resource",
 		Filename:      "mcp/v1/options.proto",
 	},
 	{
@@ -295,6 +474,14 @@ var (
 	//
 	// optional mcp.v1.ToolOptions tool = 51707;
 	E_Tool = &file_mcp_v1_options_proto_extTypes[0]
+	// Exposes this rpc as an MCP prompt instead of a tool.
+	//
+	// optional mcp.v1.PromptOptions prompt = 51708;
+	E_Prompt = &file_mcp_v1_options_proto_extTypes[1]
+	// Exposes this rpc as an MCP resource template or resource instead of a tool.
+	//
+	// optional mcp.v1.ResourceOptions resource = 51709;
+	E_Resource = &file_mcp_v1_options_proto_extTypes[2]
 )
 
 // Extension fields to descriptorpb.ServiceOptions.
@@ -302,7 +489,7 @@ var (
 	// How this service's rpcs are exposed as MCP tools.
 	//
 	// optional mcp.v1.ServiceOptions service = 51707;
-	E_Service = &file_mcp_v1_options_proto_extTypes[1]
+	E_Service = &file_mcp_v1_options_proto_extTypes[3]
 )
 
 // Extension fields to descriptorpb.FieldOptions.
@@ -310,7 +497,7 @@ var (
 	// Extra JSON Schema keywords for this field.
 	//
 	// optional mcp.v1.FieldOptions field = 51707;
-	E_Field = &file_mcp_v1_options_proto_extTypes[2]
+	E_Field = &file_mcp_v1_options_proto_extTypes[4]
 )
 
 var File_mcp_v1_options_proto protoreflect.FileDescriptor
@@ -337,8 +524,21 @@ const file_mcp_v1_options_proto_rawDesc = "" +
 	"\fFieldOptions\x12\x1a\n" +
 	"\bexamples\x18\x01 \x03(\tR\bexamples\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x12\x1a\n" +
-	"\brequired\x18\x03 \x01(\bR\brequired:I\n" +
-	"\x04tool\x12\x1e.google.protobuf.MethodOptions\x18\xfb\x93\x03 \x01(\v2\x13.mcp.v1.ToolOptionsR\x04tool:S\n" +
+	"\brequired\x18\x03 \x01(\bR\brequired\"[\n" +
+	"\rPromptOptions\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"\xaf\x01\n" +
+	"\x0fResourceOptions\x12!\n" +
+	"\furi_template\x18\x01 \x01(\tR\vuriTemplate\x12\x10\n" +
+	"\x03uri\x18\x02 \x01(\tR\x03uri\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x14\n" +
+	"\x05title\x18\x04 \x01(\tR\x05title\x12 \n" +
+	"\vdescription\x18\x05 \x01(\tR\vdescription\x12\x1b\n" +
+	"\tmime_type\x18\x06 \x01(\tR\bmimeType:I\n" +
+	"\x04tool\x12\x1e.google.protobuf.MethodOptions\x18\xfb\x93\x03 \x01(\v2\x13.mcp.v1.ToolOptionsR\x04tool:O\n" +
+	"\x06prompt\x12\x1e.google.protobuf.MethodOptions\x18\xfc\x93\x03 \x01(\v2\x15.mcp.v1.PromptOptionsR\x06prompt:U\n" +
+	"\bresource\x12\x1e.google.protobuf.MethodOptions\x18\xfd\x93\x03 \x01(\v2\x17.mcp.v1.ResourceOptionsR\bresource:S\n" +
 	"\aservice\x12\x1f.google.protobuf.ServiceOptions\x18\xfb\x93\x03 \x01(\v2\x16.mcp.v1.ServiceOptionsR\aservice:K\n" +
 	"\x05field\x12\x1d.google.protobuf.FieldOptions\x18\xfb\x93\x03 \x01(\v2\x14.mcp.v1.FieldOptionsR\x05fieldB/Z-github.com/protomcp/protomcp/gen/mcp/v1;mcpv1b\x06proto3"
 
@@ -354,27 +554,33 @@ func file_mcp_v1_options_proto_rawDescGZIP() []byte {
 	return file_mcp_v1_options_proto_rawDescData
 }
 
-var file_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_mcp_v1_options_proto_goTypes = []any{
 	(*ToolOptions)(nil),                 // 0: mcp.v1.ToolOptions
 	(*ServiceOptions)(nil),              // 1: mcp.v1.ServiceOptions
 	(*FieldOptions)(nil),                // 2: mcp.v1.FieldOptions
-	(*descriptorpb.MethodOptions)(nil),  // 3: google.protobuf.MethodOptions
-	(*descriptorpb.ServiceOptions)(nil), // 4: google.protobuf.ServiceOptions
-	(*descriptorpb.FieldOptions)(nil),   // 5: google.protobuf.FieldOptions
+	(*PromptOptions)(nil),               // 3: mcp.v1.PromptOptions
+	(*ResourceOptions)(nil),             // 4: mcp.v1.ResourceOptions
+	(*descriptorpb.MethodOptions)(nil),  // 5: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 6: google.protobuf.ServiceOptions
+	(*descriptorpb.FieldOptions)(nil),   // 7: google.protobuf.FieldOptions
 }
 var file_mcp_v1_options_proto_depIdxs = []int32{
-	3, // 0: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
-	4, // 1: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
-	5, // 2: mcp.v1.field:extendee -> google.protobuf.FieldOptions
-	0, // 3: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
-	1, // 4: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
-	2, // 5: mcp.v1.field:type_name -> mcp.v1.FieldOptions
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	3, // [3:6] is the sub-list for extension type_name
-	0, // [0:3] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	5,  // 0: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
+	5,  // 1: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
+	5,  // 2: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
+	6,  // 3: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
+	7,  // 4: mcp.v1.field:extendee -> google.protobuf.FieldOptions
+	0,  // 5: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
+	3,  // 6: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
+	4,  // 7: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
+	1,  // 8: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
+	2,  // 9: mcp.v1.field:type_name -> mcp.v1.FieldOptions
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	5,  // [5:10] is the sub-list for extension type_name
+	0,  // [0:5] is the sub-list for extension extendee
+	0,  // [0:0] is the sub-list for field type_name
 }
 
 func init() { file_mcp_v1_options_proto_init() }
@@ -389,8 +595,8 @@ func file_mcp_v1_options_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcp_v1_options_proto_rawDesc), len(file_mcp_v1_options_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
-			NumExtensions: 3,
+			NumMessages:   5,
+			NumExtensions: 5,
 			NumServices:   0,
 		},
 		GoTypes:           file_mcp_v1_options_proto_goTypes,

@@ -1,0 +1,72 @@
+package runtime
+
+import (
+	"context"
+	"testing"
+)
+
+type unimplBase struct{}
+
+func (unimplBase) A(context.Context) error { return nil }
+func (unimplBase) B(context.Context) error { return nil }
+
+type ptrImpl struct{ unimplBase }
+
+func (*ptrImpl) A(context.Context) error { return nil }
+
+type valImpl struct{ unimplBase }
+
+func (valImpl) A(context.Context) error { return nil }
+
+type byPointer struct{ *unimplBase }
+
+func (byPointer) B(context.Context) error { return nil }
+
+type deeper struct{ ptrImpl }
+
+type other struct{}
+
+func (other) B(context.Context) error { return nil }
+
+type twoWays struct {
+	unimplBase
+	other
+}
+
+type aer interface{ A(context.Context) error }
+
+type viaInterface struct {
+	aer
+	unimplBase
+}
+
+func TestUnimplementedMethods(t *testing.T) {
+	cases := []struct {
+		name string
+		h    any
+		want map[string]bool
+	}{
+		{"the base itself", unimplBase{}, map[string]bool{"A": true, "B": true}},
+		{"a pointer to the base", &unimplBase{}, map[string]bool{"A": true, "B": true}},
+		{"pointer receiver", &ptrImpl{}, map[string]bool{"B": true}},
+		{"value receiver, by value", valImpl{}, map[string]bool{"B": true}},
+		{"value receiver, by pointer", &valImpl{}, map[string]bool{"B": true}},
+		{"base embedded by pointer", byPointer{}, map[string]bool{"A": true}},
+		{"two levels of embedding", &deeper{}, map[string]bool{"B": true}},
+		{"ambiguous embedding counts as implemented", &twoWays{}, map[string]bool{"A": true}},
+		{"an embedded interface counts as implemented", &viaInterface{}, map[string]bool{"B": true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := UnimplementedMethods(tc.h, unimplBase{}, "A", "B")
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			for k := range tc.want {
+				if !got[k] {
+					t.Fatalf("got %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}

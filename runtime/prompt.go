@@ -289,3 +289,9 @@ func (s *Server) hasCompleters() bool {
 	}
 	return false
 }
+
+// UnimplementedPrompt returns the error of a generated Unimplemented...Handler's prompt
+// method (which Register functions do not register).
+func UnimplementedPrompt(name string) error {
+	return Errorf(CodeMethodNotFound, "prompt %q is not implemented by this server", name)
+}

@@ -284,3 +284,9 @@ func resourceResult(uri, mime string, out proto.Message) (*ReadResourceResult, e
 	}
 	return &ReadResourceResult{Contents: []ResourceContents{TextResource(uri, mime, string(b))}}, nil
 }
+
+// UnimplementedResource returns the error of a generated Unimplemented...Handler's resource
+// method (which Register functions do not register).
+func UnimplementedResource(uri string) error {
+	return Errorf(CodeMethodNotFound, "resource %q is not implemented by this server", uri)
+}

@@ -11,3 +11,8 @@ const SupportPackageIsVersion2 = true
 
 // Version is the version of the protomcp runtime, reported as the implementation version.
 const Version = "0.2.0"
+
+// SupportPackageIsVersion3 is referenced by generated code that needs prompts, resources and
+// server-streaming tools from proto (AddPrompt, AddResource, AddStreamTool) and
+// UnimplementedMethods.
+const SupportPackageIsVersion3 = true

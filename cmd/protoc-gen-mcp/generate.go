@@ -50,7 +50,9 @@ func newConfig(flags *flag.FlagSet) *config {
 // service is one protobuf service and the tools it exposes.
 type service struct {
 	*protogen.Service
-	tools []*tool
+	tools     []*tool
+	prompts   []*prompt
+	resources []*resource
 }
 
 // tool is one rpc exposed as an MCP tool.
@@ -69,6 +71,7 @@ type tool struct {
 	inputSchema  string
 	outputSchema string // empty for mcp.v1.ToolResult responses
 	validates    bool   // the arguments have buf.validate rules, enforced with protovalidate
+	streaming    bool   // a server-streaming rpc: progress notifications, then the last message
 }
 
 func (c *config) generate(gen *protogen.Plugin) error {
@@ -158,6 +161,20 @@ func (s *service) goIdents(f *protogen.File) []goIdent {
 			ids = append(ids, goIdent{t.schemaPrefix + "OutputSchema", rpc})
 		}
 	}
+	for _, p := range s.prompts {
+		rpc := "rpc " + string(p.Desc.FullName())
+		ids = append(ids, goIdent{p.constName, rpc})
+		if len(p.args) > 0 {
+			ids = append(ids, goIdent{name + p.GoName + "Completer", rpc})
+		}
+	}
+	for _, r := range s.resources {
+		rpc := "rpc " + string(r.Desc.FullName())
+		ids = append(ids, goIdent{r.constName, rpc})
+		if r.uriTemplate != "" {
+			ids = append(ids, goIdent{name + r.GoName + "Completer", rpc})
+		}
+	}
 	return ids
 }
 
@@ -223,11 +240,45 @@ func (c *config) output(f *protogen.File) (filename string, importPath protogen.
 // naming the file and the rpc: a tool that silently disappears is worse than a failed build.
 func (c *config) collect(f *protogen.File) ([]*service, error) {
 	var services []*service
-	names := map[string]string{} // tool name -> rpc, across the file's services
+	names := map[string]string{}   // tool name -> rpc, across the file's services
+	prompts := map[string]string{} // prompt name -> rpc
+	uris := map[string]string{}    // resource URI or URI template -> rpc
 	for _, svc := range f.Services {
 		s := &service{Service: svc}
 		svcOpts, _ := proto.GetExtension(svc.Desc.Options(), mcpv1.E_Service).(*mcpv1.ServiceOptions)
 		for _, m := range svc.Methods {
+			toolOpts, promptOpts, resourceOpts := methodKind(m)
+			switch {
+			case toolOpts.GetSkip():
+				continue
+			case promptOpts != nil && resourceOpts != nil:
+				return nil, methodFail(f, m)("an rpc is a tool, a prompt or a resource: it cannot have both (mcp.v1.prompt) and (mcp.v1.resource)")
+			case (promptOpts != nil || resourceOpts != nil) && toolOpts != nil:
+				return nil, methodFail(f, m)("an rpc is a tool, a prompt or a resource: (mcp.v1.tool) cannot be combined with (mcp.v1.prompt) or (mcp.v1.resource)")
+			case promptOpts != nil:
+				p, err := newPrompt(f, m, promptOpts)
+				if err != nil {
+					return nil, err
+				}
+				if other, ok := prompts[p.name]; ok {
+					return nil, methodFail(f, m)("prompt name %q is already used by rpc %s", p.name, other)
+				}
+				prompts[p.name] = string(m.Desc.FullName())
+				s.prompts = append(s.prompts, p)
+				continue
+			case resourceOpts != nil:
+				r, err := newResource(f, m, resourceOpts)
+				if err != nil {
+					return nil, err
+				}
+				key := r.uri + r.uriTemplate
+				if other, ok := uris[key]; ok {
+					return nil, methodFail(f, m)("resource %q is already served by rpc %s", key, other)
+				}
+				uris[key] = string(m.Desc.FullName())
+				s.resources = append(s.resources, r)
+				continue
+			}
 			t, err := c.newTool(f, svcOpts, m)
 			if err != nil {
 				return nil, err
@@ -241,7 +292,7 @@ func (c *config) collect(f *protogen.File) ([]*service, error) {
 			names[t.name] = string(m.Desc.FullName())
 			s.tools = append(s.tools, t)
 		}
-		if len(s.tools) > 0 {
+		if len(s.tools)+len(s.prompts)+len(s.resources) > 0 {
 			services = append(services, s)
 		}
 	}
@@ -264,8 +315,8 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 		return nil, fail("bidirectional streaming rpcs cannot be MCP tools (a tool call is one request and one result)%s", skipHint)
 	case m.Desc.IsStreamingClient():
 		return nil, fail("client-streaming rpcs cannot be MCP tools (a tool call has one request)%s", skipHint)
-	case m.Desc.IsStreamingServer():
-		return nil, fail("server-streaming rpcs are not supported as MCP tools yet (a tool call has one result; report progress through the handler's context instead)%s", skipHint)
+	case m.Desc.IsStreamingServer() && m.Output.Desc.FullName() == toolResultName:
+		return nil, fail("a server-streaming rpc cannot stream %s: its messages are sent as structured progress, so stream a message of your own%s", toolResultName, skipHint)
 	}
 
 	t := &tool{
@@ -274,6 +325,7 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 		schemaPrefix: unexport(m.Parent.GoName) + m.GoName,
 		title:        opts.GetTitle(),
 		description:  opts.GetDescription(),
+		streaming:    m.Desc.IsStreamingServer(),
 	}
 	t.name = opts.GetName()
 	if t.name == "" {
@@ -338,8 +390,8 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 	return t, nil
 }
 
-func (t *tool) deprecated() bool {
-	opts, _ := t.Desc.Options().(*descriptorpb.MethodOptions)
+func methodDeprecated(m *protogen.Method) bool {
+	opts, _ := m.Desc.Options().(*descriptorpb.MethodOptions)
 	return opts.GetDeprecated()
 }
 
@@ -353,7 +405,7 @@ func generateFile(g *protogen.GeneratedFile, f *protogen.File, pkgName protogen.
 	g.P("// is compiled against are compatible. If it fails, the code was generated by a newer")
 	g.P("// protoc-gen-mcp than the runtime supports: update github.com/protomcp/protomcp or")
 	g.P("// regenerate with a matching protoc-gen-mcp.")
-	g.P("const _ = ", runtimePackage.Ident("SupportPackageIsVersion2"))
+	g.P("const _ = ", runtimePackage.Ident("SupportPackageIsVersion3"))
 	g.P()
 	for _, s := range services {
 		generateService(g, s)
@@ -373,37 +425,101 @@ func generateService(g *protogen.GeneratedFile, s *service) {
 			g.P("// Deprecated: do not use.")
 		}
 	}
+	deprecatedConst := func(m *protogen.Method) {
+		if methodDeprecated(m) {
+			g.P("//")
+			g.P("// Deprecated: do not use.")
+		}
+	}
 
 	g.P("// ", name, "Name is the fully-qualified name of the ", s.Desc.Name(), " service.")
 	g.P("const ", name, "Name = ", strconv.Quote(string(s.Desc.FullName())))
 	g.P()
-	g.P("// These constants are the MCP tool names of the ", s.Desc.Name(), " service's rpcs.")
-	g.P("const (")
-	for _, t := range s.tools {
-		g.P("// ", t.constName, " is the tool name of ", t.Desc.FullName(), ".")
-		if t.deprecated() {
-			g.P("//")
-			g.P("// Deprecated: do not use.")
+	if len(s.tools) > 0 {
+		g.P("// These constants are the MCP tool names of the ", s.Desc.Name(), " service's rpcs.")
+		g.P("const (")
+		for _, t := range s.tools {
+			g.P("// ", t.constName, " is the tool name of ", t.Desc.FullName(), ".")
+			deprecatedConst(t.Method)
+			g.P(t.constName, " = ", strconv.Quote(t.name))
 		}
-		g.P(t.constName, " = ", strconv.Quote(t.name))
+		g.P(")")
+		g.P()
 	}
-	g.P(")")
-	g.P()
+	if len(s.prompts) > 0 {
+		g.P("// These constants are the MCP prompt names of the ", s.Desc.Name(), " service's rpcs.")
+		g.P("const (")
+		for _, p := range s.prompts {
+			g.P("// ", p.constName, " is the prompt name of ", p.Desc.FullName(), ".")
+			deprecatedConst(p.Method)
+			g.P(p.constName, " = ", strconv.Quote(p.name))
+		}
+		g.P(")")
+		g.P()
+	}
+	if len(s.resources) > 0 {
+		g.P("// These constants are the resource URI templates and URIs of the ", s.Desc.Name(), " service's rpcs.")
+		g.P("const (")
+		for _, r := range s.resources {
+			if r.uriTemplate != "" {
+				g.P("// ", r.constName, " is the URI template of the resource ", r.Desc.FullName(), " reads.")
+				deprecatedConst(r.Method)
+				g.P(r.constName, " = ", strconv.Quote(r.uriTemplate))
+			} else {
+				g.P("// ", r.constName, " is the URI of the resource ", r.Desc.FullName(), " reads.")
+				deprecatedConst(r.Method)
+				g.P(r.constName, " = ", strconv.Quote(r.uri))
+			}
+		}
+		g.P(")")
+		g.P()
+	}
+
+	in := func(m *protogen.Method) string { return g.QualifiedGoIdent(m.Input.GoIdent) }
+	out := func(m *protogen.Method) string { return g.QualifiedGoIdent(m.Output.GoIdent) }
+	callOption := g.QualifiedGoIdent(runtimePackage.Ident("CallOption"))
+	clientSignature := func(t *tool) string {
+		if t.streaming {
+			return t.GoName + "(ctx " + ctx + ", req *" + in(t.Method) + ", opts ..." + callOption + ") *" +
+				g.QualifiedGoIdent(runtimePackage.Ident("ToolStream")) + "[" + out(t.Method) + "]"
+		}
+		return t.GoName + "(ctx " + ctx + ", req *" + in(t.Method) + ", opts ..." + callOption + ") (*" + out(t.Method) + ", error)"
+	}
+	handlerSignature := func(t *tool) string {
+		if t.streaming {
+			return t.GoName + "(" + ctx + ", *" + in(t.Method) + ", *" + g.QualifiedGoIdent(runtimePackage.Ident("ServerStream")) + "[*" + out(t.Method) + "]) error"
+		}
+		return t.GoName + "(" + ctx + ", *" + in(t.Method) + ") (*" + out(t.Method) + ", error)"
+	}
+	plain := func(m *protogen.Method) string {
+		return m.GoName + "(" + ctx + ", *" + in(m) + ") (*" + out(m) + ", error)"
+	}
 
 	// Client.
-	g.P("// ", name, "Client calls the tools of ", s.Desc.FullName(), " on an MCP server.")
+	g.P("// ", name, "Client calls the ", s.surface(), " of ", s.Desc.FullName(), " on an MCP server.")
 	writeComments(g, s.Comments.Leading)
 	deprecation()
 	g.P("type ", name, "Client interface {")
 	for _, t := range s.tools {
-		writeMethodDoc(g, t, "calls the "+t.name+" tool")
-		g.P(t.GoName, "(ctx ", ctx, ", req *", g.QualifiedGoIdent(t.Input.GoIdent), ", opts ...", runtimePackage.Ident("CallOption"),
-			") (*", g.QualifiedGoIdent(t.Output.GoIdent), ", error)")
+		summary := "calls the " + t.name + " tool"
+		if t.streaming {
+			summary += " and streams its messages"
+		}
+		writeMethodDoc(g, t.Method, summary)
+		g.P(clientSignature(t))
+	}
+	for _, p := range s.prompts {
+		writeMethodDoc(g, p.Method, "renders the "+p.name+" prompt")
+		g.P(p.GoName, "(ctx ", ctx, ", req *", in(p.Method), ") (*", out(p.Method), ", error)")
+	}
+	for _, r := range s.resources {
+		writeMethodDoc(g, r.Method, "reads the resource "+r.uri+r.uriTemplate)
+		g.P(r.GoName, "(ctx ", ctx, ", req *", in(r.Method), ") (*", out(r.Method), ", error)")
 	}
 	g.P("}")
 	g.P()
 	clientType := unexport(name) + "Client"
-	g.P("// New", name, "Client returns a ", name, "Client that calls tools through c.")
+	g.P("// New", name, "Client returns a ", name, "Client that calls the server through c.")
 	deprecation()
 	g.P("func New", name, "Client(c *", runtimePackage.Ident("Client"), ") ", name, "Client {")
 	g.P("return &", clientType, "{client: c}")
@@ -415,46 +531,113 @@ func generateService(g *protogen.GeneratedFile, s *service) {
 	g.P("}")
 	g.P()
 	for _, t := range s.tools {
-		g.P("// ", t.GoName, " calls the ", t.name, " tool.")
-		g.P("func (c *", clientType, ") ", t.GoName, "(ctx ", ctx, ", req *", g.QualifiedGoIdent(t.Input.GoIdent),
-			", opts ...", runtimePackage.Ident("CallOption"), ") (*", g.QualifiedGoIdent(t.Output.GoIdent), ", error) {")
-		g.P("return ", runtimePackage.Ident("CallTool"), "[", t.Output.GoIdent, "](ctx, c.client, ", t.constName, ", req, opts...)")
+		if t.streaming {
+			g.P("// ", t.GoName, " calls the ", t.name, " tool and streams its messages.")
+			g.P("func (c *", clientType, ") ", clientSignature(t), " {")
+			g.P("return ", runtimePackage.Ident("CallToolStream"), "[", t.Output.GoIdent, "](ctx, c.client, ", t.constName, ", req, opts...)")
+		} else {
+			g.P("// ", t.GoName, " calls the ", t.name, " tool.")
+			g.P("func (c *", clientType, ") ", clientSignature(t), " {")
+			g.P("return ", runtimePackage.Ident("CallTool"), "[", t.Output.GoIdent, "](ctx, c.client, ", t.constName, ", req, opts...)")
+		}
+		g.P("}")
+		g.P()
+	}
+	for _, p := range s.prompts {
+		g.P("// ", p.GoName, " renders the ", p.name, " prompt.")
+		g.P("func (c *", clientType, ") ", p.GoName, "(ctx ", ctx, ", req *", in(p.Method), ") (*", out(p.Method), ", error) {")
+		g.P("return ", runtimePackage.Ident("GetPrompt"), "(ctx, c.client, ", p.constName, ", req)")
+		g.P("}")
+		g.P()
+	}
+	for _, r := range s.resources {
+		g.P("// ", r.GoName, " reads the resource ", r.uri+r.uriTemplate, ".")
+		g.P("func (c *", clientType, ") ", r.GoName, "(ctx ", ctx, ", req *", in(r.Method), ") (*", out(r.Method), ", error) {")
+		g.P("return ", runtimePackage.Ident("ReadResource"), "[", r.Output.GoIdent, "](ctx, c.client, ", r.constName, ", req)")
 		g.P("}")
 		g.P()
 	}
 
 	// Handler.
-	g.P("// ", name, "Handler implements the tools of ", s.Desc.FullName(), ".")
+	g.P("// ", name, "Handler implements the ", s.surface(), " of ", s.Desc.FullName(), ".")
 	writeComments(g, s.Comments.Leading)
 	deprecation()
 	g.P("type ", name, "Handler interface {")
 	for _, t := range s.tools {
-		writeMethodDoc(g, t, "handles the "+t.name+" tool")
-		g.P(t.GoName, "(", ctx, ", *", g.QualifiedGoIdent(t.Input.GoIdent), ") (*", g.QualifiedGoIdent(t.Output.GoIdent), ", error)")
+		summary := "handles the " + t.name + " tool"
+		if t.streaming {
+			summary += ", sending its messages on the stream"
+		}
+		writeMethodDoc(g, t.Method, summary)
+		g.P(handlerSignature(t))
+	}
+	for _, p := range s.prompts {
+		writeMethodDoc(g, p.Method, "renders the "+p.name+" prompt")
+		g.P(plain(p.Method))
+	}
+	for _, r := range s.resources {
+		writeMethodDoc(g, r.Method, "reads the resource "+r.uri+r.uriTemplate)
+		g.P(plain(r.Method))
 	}
 	g.P("}")
 	g.P()
-	g.P("// Unimplemented", name, "Handler returns an error from every tool. Embed it in a")
-	g.P("// ", name, "Handler to stay compatible with services that gain rpcs.")
+	g.P("// Unimplemented", name, "Handler returns an error from every method. Embed it in a")
+	g.P("// ", name, "Handler to stay compatible with services that gain rpcs; the Register")
+	g.P("// function leaves out the rpcs that only it serves, so that clients are never offered them.")
 	g.P("type Unimplemented", name, "Handler struct{}")
 	g.P()
 	for _, t := range s.tools {
 		g.P("// ", t.GoName, " reports that the ", t.name, " tool is not implemented.")
-		g.P("func (Unimplemented", name, "Handler) ", t.GoName, "(", ctx, ", *", g.QualifiedGoIdent(t.Input.GoIdent),
-			") (*", g.QualifiedGoIdent(t.Output.GoIdent), ", error) {")
-		g.P("return nil, ", runtimePackage.Ident("Unimplemented"), "(", t.constName, ")")
+		g.P("func (Unimplemented", name, "Handler) ", handlerSignature(t), " {")
+		if t.streaming {
+			g.P("return ", runtimePackage.Ident("Unimplemented"), "(", t.constName, ")")
+		} else {
+			g.P("return nil, ", runtimePackage.Ident("Unimplemented"), "(", t.constName, ")")
+		}
 		g.P("}")
 		g.P()
 	}
+	for _, p := range s.prompts {
+		g.P("// ", p.GoName, " reports that the ", p.name, " prompt is not implemented.")
+		g.P("func (Unimplemented", name, "Handler) ", plain(p.Method), " {")
+		g.P("return nil, ", runtimePackage.Ident("UnimplementedPrompt"), "(", p.constName, ")")
+		g.P("}")
+		g.P()
+	}
+	for _, r := range s.resources {
+		g.P("// ", r.GoName, " reports that the resource ", r.uri+r.uriTemplate, " is not implemented.")
+		g.P("func (Unimplemented", name, "Handler) ", plain(r.Method), " {")
+		g.P("return nil, ", runtimePackage.Ident("UnimplementedResource"), "(", r.constName, ")")
+		g.P("}")
+		g.P()
+	}
+	generateCompleters(g, s)
 
 	// Registration.
-	g.P("// Register", name, "Handler adds the tools of ", s.Desc.FullName(), " to s, each served by")
-	g.P("// the method of h of the same name. Options such as runtime.WithInterceptors apply to these")
-	g.P("// tools only. It panics if s already has a tool of one of these names.")
+	var methods []string
+	for _, t := range s.tools {
+		methods = append(methods, strconv.Quote(t.GoName))
+	}
+	for _, p := range s.prompts {
+		methods = append(methods, strconv.Quote(p.GoName))
+	}
+	for _, r := range s.resources {
+		methods = append(methods, strconv.Quote(r.GoName))
+	}
+	g.P("// Register", name, "Handler adds the ", s.surface(), " of ", s.Desc.FullName(), " to s, each")
+	g.P("// served by the method of h of the same name, leaving out those that h serves with an embedded")
+	g.P("// Unimplemented", name, "Handler. Options such as runtime.WithInterceptors apply to these only.")
+	g.P("// It panics if s already has a tool, prompt or resource of one of these names.")
 	deprecation()
 	g.P("func Register", name, "Handler(s *", runtimePackage.Ident("Server"), ", h ", name, "Handler, opts ...", runtimePackage.Ident("HandlerOption"), ") {")
+	g.P("unimplemented := ", runtimePackage.Ident("UnimplementedMethods"), "(h, Unimplemented", name, "Handler{}, ", strings.Join(methods, ", "), ")")
 	for _, t := range s.tools {
-		g.P(runtimePackage.Ident("AddTool"), "(s, ", runtimePackage.Ident("ToolSpec"), "{")
+		g.P("if !unimplemented[", strconv.Quote(t.GoName), "] {")
+		add := "AddTool"
+		if t.streaming {
+			add = "AddStreamTool"
+		}
+		g.P(runtimePackage.Ident(add), "(s, ", runtimePackage.Ident("ToolSpec"), "{")
 		g.P("Name: ", t.constName, ",")
 		if t.title != "" {
 			g.P("Title: ", strconv.Quote(t.title), ",")
@@ -490,6 +673,17 @@ func generateService(g *protogen.GeneratedFile, s *service) {
 			g.P("Scopes: []string{", strings.Join(quoted, ", "), "},")
 		}
 		g.P("}, h.", t.GoName, ", opts...)")
+		g.P("}")
+	}
+	for _, p := range s.prompts {
+		g.P("if !unimplemented[", strconv.Quote(p.GoName), "] {")
+		generatePromptRegistration(g, name, p)
+		g.P("}")
+	}
+	for _, r := range s.resources {
+		g.P("if !unimplemented[", strconv.Quote(r.GoName), "] {")
+		generateResourceRegistration(g, name, r)
+		g.P("}")
 	}
 	g.P("}")
 	g.P()
@@ -512,7 +706,7 @@ func generateService(g *protogen.GeneratedFile, s *service) {
 // writeMethodDoc writes the doc comment of an interface method: the rpc's comment when it
 // already starts with the method's name, as Go doc comments do, or a summary line and then
 // the rpc's comment.
-func writeMethodDoc(g *protogen.GeneratedFile, t *tool, summary string) {
+func writeMethodDoc(g *protogen.GeneratedFile, t *protogen.Method, summary string) {
 	lines := commentLines(t.Comments.Leading)
 	if len(lines) == 0 || !strings.HasPrefix(strings.TrimSpace(lines[0]), t.GoName+" ") {
 		g.P("// ", t.GoName, " ", summary, ".")
@@ -523,7 +717,7 @@ func writeMethodDoc(g *protogen.GeneratedFile, t *tool, summary string) {
 	for _, line := range lines {
 		g.P("//", line)
 	}
-	if t.deprecated() {
+	if methodDeprecated(t) {
 		g.P("//")
 		g.P("// Deprecated: do not use.")
 	}

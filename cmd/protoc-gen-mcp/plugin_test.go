@@ -76,6 +76,8 @@ func TestGolden(t *testing.T) {
 		{"custom_suffix", "paths=source_relative,package_suffix=tools", []string{"test/editions/v1/editions.proto"}},
 		// A file without services generates nothing.
 		{"no_services", "paths=source_relative", []string{"google/api/field_behavior.proto"}},
+		// Prompts, resources and a server-streaming tool.
+		{"surface", "paths=source_relative", []string{"test/surface/v1/surface.proto"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,7 +175,14 @@ func TestGenerateErrors(t *testing.T) {
 		{"duplicate name across files of a package", []string{"errors/pkgdup/v1/a.proto", "errors/pkgdup/v1/b.proto"}, []string{`"get"`, "already used by rpc errors.pkgdup.v1.A.Get (errors/pkgdup/v1/a.proto)", "same Go package"}, "errors/pkgdup/v1/b.proto", "errors.pkgdup.v1.B.Get"},
 		{"client streaming", []string{"errors/clientstream/v1/clientstream.proto"}, []string{"client-streaming", "skip"}, "errors/clientstream/v1/clientstream.proto", "errors.clientstream.v1.S.Upload"},
 		{"bidi streaming", []string{"errors/bidistream/v1/bidistream.proto"}, []string{"bidirectional streaming", "skip"}, "errors/bidistream/v1/bidistream.proto", "errors.bidistream.v1.S.Chat"},
-		{"server streaming", []string{"errors/serverstream/v1/serverstream.proto"}, []string{"server-streaming", "skip"}, "errors/serverstream/v1/serverstream.proto", "errors.serverstream.v1.S.Watch"},
+		{"server streaming of ToolResult", []string{"errors/serverstream/v1/serverstream.proto"}, []string{"server-streaming", "mcp.v1.ToolResult", "skip"}, "errors/serverstream/v1/serverstream.proto", "errors.serverstream.v1.S.Watch"},
+		{"prompt without PromptResult", []string{"errors/promptresult/v1/promptresult.proto"}, []string{"must return mcp.v1.PromptResult, not google.protobuf.Empty"}, "errors/promptresult/v1/promptresult.proto", "errors.promptresult.v1.S.Greet"},
+		{"prompt argument not a scalar", []string{"errors/promptarg/v1/promptarg.proto"}, []string{"prompt argument errors.promptarg.v1.GreetRequest.when", "google.protobuf.Timestamp", "scalars or enums"}, "errors/promptarg/v1/promptarg.proto", "errors.promptarg.v1.S.Greet"},
+		{"streaming prompt", []string{"errors/promptstream/v1/promptstream.proto"}, []string{"a prompt cannot stream"}, "errors/promptstream/v1/promptstream.proto", "errors.promptstream.v1.S.Greet"},
+		{"prompt and tool", []string{"errors/promptandtool/v1/promptandtool.proto"}, []string{"(mcp.v1.tool) cannot be combined"}, "errors/promptandtool/v1/promptandtool.proto", "errors.promptandtool.v1.S.Greet"},
+		{"template variable not a field", []string{"errors/templatevar/v1/templatevar.proto"}, []string{"{item_id} is not a field of errors.templatevar.v1.GetItemRequest"}, "errors/templatevar/v1/templatevar.proto", "errors.templatevar.v1.S.GetItem"},
+		{"field not a template variable", []string{"errors/templatefield/v1/templatefield.proto"}, []string{"field errors.templatefield.v1.GetItemRequest.lang is not a variable"}, "errors/templatefield/v1/templatefield.proto", "errors.templatefield.v1.S.GetItem"},
+		{"resource with uri and uri_template", []string{"errors/resourceuri/v1/resourceuri.proto"}, []string{"either uri or uri_template"}, "errors/resourceuri/v1/resourceuri.proto", "errors.resourceuri.v1.S.GetItem"},
 		{"bad example", []string{"errors/badexample/v1/badexample.proto"}, []string{"errors.badexample.v1.GetRequest.city", `"Paris" is not valid JSON`}, "errors/badexample/v1/badexample.proto", "errors.badexample.v1.S.Get"},
 		{"example of the wrong type", []string{"errors/badexampletype/v1/badexampletype.proto"}, []string{"errors.badexampletype.v1.GetRequest.days", `[1,"two"] does not fit the field: item 1: want integer`}, "errors/badexampletype/v1/badexampletype.proto", "errors.badexampletype.v1.S.Get"},
 		{"generated identifiers collide", []string{"errors/collide/v1/collide.proto"}, []string{"LibraryAdminListBooksToolName collides with rpc errors.collide.v1.Library.AdminListBooks (errors/collide/v1/collide.proto)"}, "errors/collide/v1/collide.proto", "errors.collide.v1.LibraryAdmin.ListBooks"},

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
+
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+	"github.com/protomcp/protomcp/internal/fieldrules"
+)
+
+// The response types of prompts and of resources that are more than one JSON document.
+const (
+	promptResultName   = "mcp.v1.PromptResult"
+	resourceResultName = "mcp.v1.ResourceResult"
+)
+
+// prompt is one rpc exposed as an MCP prompt.
+type prompt struct {
+	*protogen.Method
+	name        string
+	constName   string
+	title       string
+	description string
+	args        []promptArg
+	enums       bool // some argument is an enum: the prompt completes without user code
+	validates   bool
+}
+
+// promptArg is one prompt argument: a field of the request.
+type promptArg struct {
+	name, description string
+	required          bool
+}
+
+// resource is one rpc exposed as an MCP resource template or fixed resource.
+type resource struct {
+	*protogen.Method
+	name        string
+	constName   string // the Go constant holding the URI template or URI
+	uriTemplate string
+	uri         string
+	title       string
+	description string
+	mimeType    string
+	validates   bool
+}
+
+// methodKind reads which of the mutually exclusive MCP options an rpc carries.
+func methodKind(m *protogen.Method) (tool *mcpv1.ToolOptions, p *mcpv1.PromptOptions, r *mcpv1.ResourceOptions) {
+	opts, _ := m.Desc.Options().(*descriptorpb.MethodOptions)
+	if opts == nil {
+		return nil, nil, nil
+	}
+	if proto.HasExtension(opts, mcpv1.E_Tool) {
+		tool, _ = proto.GetExtension(opts, mcpv1.E_Tool).(*mcpv1.ToolOptions)
+	}
+	if proto.HasExtension(opts, mcpv1.E_Prompt) {
+		p, _ = proto.GetExtension(opts, mcpv1.E_Prompt).(*mcpv1.PromptOptions)
+	}
+	if proto.HasExtension(opts, mcpv1.E_Resource) {
+		r, _ = proto.GetExtension(opts, mcpv1.E_Resource).(*mcpv1.ResourceOptions)
+	}
+	return tool, p, r
+}
+
+// methodFail returns the error constructor of an rpc: every message names the file and the
+// rpc.
+func methodFail(f *protogen.File, m *protogen.Method) func(format string, args ...any) error {
+	return func(format string, args ...any) error {
+		return fmt.Errorf("%s: rpc %s: %s", f.Desc.Path(), m.Desc.FullName(), fmt.Sprintf(format, args...))
+	}
+}
+
+func newPrompt(f *protogen.File, m *protogen.Method, opts *mcpv1.PromptOptions) (*prompt, error) {
+	fail := methodFail(f, m)
+	if m.Desc.IsStreamingClient() || m.Desc.IsStreamingServer() {
+		return nil, fail("a prompt cannot stream (prompts/get has one request and one result)")
+	}
+	if m.Output.Desc.FullName() != promptResultName {
+		return nil, fail("a prompt must return %s, not %s", promptResultName, m.Output.Desc.FullName())
+	}
+	p := &prompt{
+		Method:      m,
+		name:        opts.GetName(),
+		constName:   m.Parent.GoName + m.GoName + "PromptName",
+		title:       opts.GetTitle(),
+		description: opts.GetDescription(),
+		validates:   usesValidate(m.Input.Desc),
+	}
+	if p.name == "" {
+		p.name = snakeCase(string(m.Desc.Name()))
+	}
+	if !toolNamePattern.MatchString(p.name) {
+		return nil, fail("prompt name %q is invalid: it must match %s", p.name, toolNamePattern)
+	}
+	if p.description == "" {
+		p.description = cleanComment(string(m.Comments.Leading))
+	}
+	for _, fd := range m.Input.Fields {
+		if err := scalarField(fd.Desc); err != nil {
+			return nil, fail("prompt argument %s: %v", fd.Desc.FullName(), err)
+		}
+		p.args = append(p.args, promptArg{
+			name:        fd.Desc.JSONName(),
+			description: cleanComment(string(fd.Comments.Leading)),
+			required:    fieldrules.Required(fd.Desc) || validateRequired(fd.Desc),
+		})
+		if fd.Desc.Enum() != nil {
+			p.enums = true
+		}
+	}
+	return p, nil
+}
+
+// scalarField checks that a field can carry a string-valued prompt argument or URI variable.
+func scalarField(fd protoreflect.FieldDescriptor) error {
+	switch {
+	case fd.IsMap():
+		return fmt.Errorf("is a map; prompt arguments and URI variables are strings, so their fields must be scalars or enums")
+	case fd.IsList():
+		return fmt.Errorf("is repeated; prompt arguments and URI variables are strings, so their fields must be scalars or enums")
+	case fd.Message() != nil:
+		return fmt.Errorf("is a message (%s); prompt arguments and URI variables are strings, so their fields must be scalars or enums", fd.Message().FullName())
+	case fd.Kind() == protoreflect.BytesKind:
+		return fmt.Errorf("is bytes; prompt arguments and URI variables are strings, so their fields must be scalars or enums")
+	}
+	return nil
+}
+
+func newResource(f *protogen.File, m *protogen.Method, opts *mcpv1.ResourceOptions) (*resource, error) {
+	fail := methodFail(f, m)
+	if m.Desc.IsStreamingClient() || m.Desc.IsStreamingServer() {
+		return nil, fail("a resource cannot stream (resources/read has one request and one result)")
+	}
+	r := &resource{
+		Method:      m,
+		name:        opts.GetName(),
+		uriTemplate: opts.GetUriTemplate(),
+		uri:         opts.GetUri(),
+		title:       opts.GetTitle(),
+		description: opts.GetDescription(),
+		mimeType:    opts.GetMimeType(),
+		validates:   usesValidate(m.Input.Desc),
+	}
+	if r.name == "" {
+		r.name = snakeCase(string(m.Desc.Name()))
+	}
+	if r.description == "" {
+		r.description = cleanComment(string(m.Comments.Leading))
+	}
+	if r.mimeType == "" && m.Output.Desc.FullName() != resourceResultName {
+		r.mimeType = "application/json"
+	}
+	switch {
+	case r.uri != "" && r.uriTemplate != "":
+		return nil, fail("set either uri or uri_template of (mcp.v1.resource), not both")
+	case r.uri == "" && r.uriTemplate == "":
+		return nil, fail("(mcp.v1.resource) needs a uri_template (a resource template) or a uri (a fixed resource)")
+	case r.uri != "":
+		if strings.ContainsAny(r.uri, "{}") {
+			return nil, fail("uri %q has template variables: use uri_template", r.uri)
+		}
+		if len(m.Input.Fields) > 0 {
+			return nil, fail("the fixed resource %s takes no arguments, but %s has fields: use uri_template with one {variable} per field", r.uri, m.Input.Desc.FullName())
+		}
+		r.constName = m.Parent.GoName + m.GoName + "ResourceURI"
+		return r, nil
+	}
+	r.constName = m.Parent.GoName + m.GoName + "URITemplate"
+	vars, err := uriTemplateVars(r.uriTemplate)
+	if err != nil {
+		return nil, fail("uri_template %q: %v", r.uriTemplate, err)
+	}
+	used := map[protoreflect.FieldNumber]bool{}
+	for _, v := range vars {
+		fd := m.Input.Desc.Fields().ByName(protoreflect.Name(v))
+		if fd == nil {
+			fd = m.Input.Desc.Fields().ByJSONName(v)
+		}
+		if fd == nil {
+			return nil, fail("uri_template %q: variable {%s} is not a field of %s", r.uriTemplate, v, m.Input.Desc.FullName())
+		}
+		if used[fd.Number()] {
+			return nil, fail("uri_template %q: field %s appears twice", r.uriTemplate, fd.Name())
+		}
+		used[fd.Number()] = true
+		if err := scalarField(fd); err != nil {
+			return nil, fail("uri_template %q: variable {%s}: field %s %v", r.uriTemplate, v, fd.FullName(), err)
+		}
+	}
+	for _, fd := range m.Input.Fields {
+		if !used[fd.Desc.Number()] {
+			return nil, fail("field %s is not a variable of uri_template %q: a resource read has no other arguments", fd.Desc.FullName(), r.uriTemplate)
+		}
+	}
+	return r, nil
+}
+
+// uriTemplateVars lists the variables of an RFC 6570 level-1 URI template, the level that
+// resources/read routes: {name} segments, with nothing but a name in the braces.
+func uriTemplateVars(t string) ([]string, error) {
+	var vars []string
+	rest := t
+	for {
+		i := strings.IndexAny(rest, "{}")
+		if i < 0 {
+			break
+		}
+		if rest[i] == '}' {
+			return nil, fmt.Errorf("unmatched }")
+		}
+		j := strings.IndexAny(rest[i+1:], "{}")
+		if j < 0 || rest[i+1+j] == '{' {
+			return nil, fmt.Errorf("unmatched {")
+		}
+		name := rest[i+1 : i+1+j]
+		if name == "" || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "" {
+			return nil, fmt.Errorf("{%s} is not a level-1 variable (a field name, without operators or modifiers)", name)
+		}
+		if i == 0 && len(vars) > 0 {
+			return nil, fmt.Errorf("variables need literal text between them, or the URI cannot be split")
+		}
+		vars = append(vars, name)
+		rest = rest[i+1+j+1:]
+	}
+	if len(vars) == 0 {
+		return nil, fmt.Errorf("it has no {variable}: use uri for a fixed resource")
+	}
+	return vars, nil
+}
+
+// generatePromptRegistration writes the registration of one prompt.
+func generatePromptRegistration(g *protogen.GeneratedFile, svc string, p *prompt) {
+	if len(p.args) > 0 {
+		g.P("var complete ", runtimePackage.Ident("CompletionHandler"))
+		g.P("if c, ok := h.(", svc+p.GoName+"Completer", "); ok {")
+		g.P("complete = c.Complete", p.GoName)
+		g.P("}")
+	}
+	g.P(runtimePackage.Ident("AddPrompt"), "(s, ", runtimePackage.Ident("PromptSpec"), "{")
+	g.P("Name: ", p.constName, ",")
+	if p.title != "" {
+		g.P("Title: ", strconv.Quote(p.title), ",")
+	}
+	if p.description != "" {
+		g.P("Description: ", strconv.Quote(p.description), ",")
+	}
+	if len(p.args) > 0 {
+		g.P("Arguments: []", runtimePackage.Ident("PromptArgument"), "{")
+		for _, a := range p.args {
+			line := "{Name: " + strconv.Quote(a.name)
+			if a.description != "" {
+				line += ", Description: " + strconv.Quote(a.description)
+			}
+			if a.required {
+				line += ", Required: true"
+			}
+			g.P(line, "},")
+		}
+		g.P("},")
+	}
+	if len(p.args) > 0 {
+		g.P("Complete: complete,")
+	}
+	if p.validates {
+		g.P("Validate: ", bufvalidatePackage.Ident("Validate"), ",")
+	}
+	g.P("}, h.", p.GoName, ", opts...)")
+}
+
+// generateResourceRegistration writes the registration of one resource.
+func generateResourceRegistration(g *protogen.GeneratedFile, svc string, r *resource) {
+	if r.uriTemplate != "" {
+		g.P("var complete ", runtimePackage.Ident("CompletionHandler"))
+		g.P("if c, ok := h.(", svc+r.GoName+"Completer", "); ok {")
+		g.P("complete = c.Complete", r.GoName)
+		g.P("}")
+	}
+	g.P(runtimePackage.Ident("AddResource"), "(s, ", runtimePackage.Ident("ResourceSpec"), "{")
+	if r.uriTemplate != "" {
+		g.P("URITemplate: ", r.constName, ",")
+	} else {
+		g.P("URI: ", r.constName, ",")
+	}
+	g.P("Name: ", strconv.Quote(r.name), ",")
+	if r.title != "" {
+		g.P("Title: ", strconv.Quote(r.title), ",")
+	}
+	if r.description != "" {
+		g.P("Description: ", strconv.Quote(r.description), ",")
+	}
+	if r.mimeType != "" {
+		g.P("MIMEType: ", strconv.Quote(r.mimeType), ",")
+	}
+	if r.uriTemplate != "" {
+		g.P("Complete: complete,")
+	}
+	if r.validates {
+		g.P("Validate: ", bufvalidatePackage.Ident("Validate"), ",")
+	}
+	g.P("}, h.", r.GoName, ", opts...)")
+}
+
+// generateCompleters writes the optional completion interfaces of a service's prompts and
+// resource templates.
+func generateCompleters(g *protogen.GeneratedFile, s *service) {
+	ctx := g.QualifiedGoIdent(contextPackage.Ident("Context"))
+	write := func(what, name, goName string) {
+		iface := s.GoName + goName + "Completer"
+		g.P("// ", iface, " is implemented by a ", s.GoName, "Handler that completes")
+		g.P("// (completion/complete) the ", what, " ", name, ".")
+		g.P("// Enum fields complete from their values without it: return a nil Completion to leave")
+		g.P("// one to that.")
+		g.P("type ", iface, " interface {")
+		g.P("Complete", goName, "(", ctx, ", *", runtimePackage.Ident("CompleteParams"), ") (*", runtimePackage.Ident("Completion"), ", error)")
+		g.P("}")
+		g.P()
+	}
+	for _, p := range s.prompts {
+		if len(p.args) > 0 {
+			write("arguments of the prompt", p.name, p.GoName)
+		}
+	}
+	for _, r := range s.resources {
+		if r.uriTemplate != "" {
+			write("variables of the resource template", r.uriTemplate, r.GoName)
+		}
+	}
+}
+
+// surface names what the service exposes, for doc comments: "tools", "tools and prompts", ...
+func (s *service) surface() string {
+	var kinds []string
+	if len(s.tools) > 0 {
+		kinds = append(kinds, "tools")
+	}
+	if len(s.prompts) > 0 {
+		kinds = append(kinds, "prompts")
+	}
+	if len(s.resources) > 0 {
+		kinds = append(kinds, "resources")
+	}
+	if len(kinds) == 1 {
+		return kinds[0]
+	}
+	return strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1]
+}

@@ -222,6 +222,14 @@ func CallToolStream[Res any, PRes interface {
 		}
 		deliver((*Res)(out))
 	}
+	// A WithProgress of the caller's sees the notifications too, before the stream does.
+	if user := newCallOptions(opts).onProgress; user != nil {
+		stream := onProgress
+		onProgress = func(p *ProgressParams) {
+			user(p)
+			stream(p)
+		}
+	}
 	co := newCallOptions(append(opts, WithProgress(onProgress)))
 	co.progressSync = true
 	go func() {

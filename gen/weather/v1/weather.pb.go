@@ -201,6 +201,63 @@ func (Severity) EnumDescriptor() ([]byte, []int) {
 	return file_weather_v1_weather_proto_rawDescGZIP(), []int{2}
 }
 
+// What a trip is for.
+type Activity int32
+
+const (
+	// Not set.
+	Activity_ACTIVITY_UNSPECIFIED Activity = 0
+	// Walks in the hills.
+	Activity_ACTIVITY_HIKING Activity = 1
+	// Museums, cafés and streets.
+	Activity_ACTIVITY_SIGHTSEEING Activity = 2
+	// Sand and sea.
+	Activity_ACTIVITY_BEACH Activity = 3
+)
+
+// Enum value maps for Activity.
+var (
+	Activity_name = map[int32]string{
+		0: "ACTIVITY_UNSPECIFIED",
+		1: "ACTIVITY_HIKING",
+		2: "ACTIVITY_SIGHTSEEING",
+		3: "ACTIVITY_BEACH",
+	}
+	Activity_value = map[string]int32{
+		"ACTIVITY_UNSPECIFIED": 0,
+		"ACTIVITY_HIKING":      1,
+		"ACTIVITY_SIGHTSEEING": 2,
+		"ACTIVITY_BEACH":       3,
+	}
+)
+
+func (x Activity) Enum() *Activity {
+	p := new(Activity)
+	*p = x
+	return p
+}
+
+func (x Activity) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Activity) Descriptor() protoreflect.EnumDescriptor {
+	return file_weather_v1_weather_proto_enumTypes[3].Descriptor()
+}
+
+func (Activity) Type() protoreflect.EnumType {
+	return &file_weather_v1_weather_proto_enumTypes[3]
+}
+
+func (x Activity) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Activity.Descriptor instead.
+func (Activity) EnumDescriptor() ([]byte, []int) {
+	return file_weather_v1_weather_proto_rawDescGZIP(), []int{3}
+}
+
 // The arguments of GetForecast.
 type GetForecastRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -828,6 +885,308 @@ func (x *RenderForecastChartRequest) GetDays() int32 {
 	return 0
 }
 
+// The arguments of ExportForecast.
+type ExportForecastRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The city to forecast.
+	City string `protobuf:"bytes,1,opt,name=city,proto3" json:"city,omitempty"`
+	// How many days to export, 1 to 14. Defaults to 14.
+	Days          *int32 `protobuf:"varint,2,opt,name=days,proto3,oneof" json:"days,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportForecastRequest) Reset() {
+	*x = ExportForecastRequest{}
+	mi := &file_weather_v1_weather_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportForecastRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportForecastRequest) ProtoMessage() {}
+
+func (x *ExportForecastRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weather_v1_weather_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportForecastRequest.ProtoReflect.Descriptor instead.
+func (*ExportForecastRequest) Descriptor() ([]byte, []int) {
+	return file_weather_v1_weather_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ExportForecastRequest) GetCity() string {
+	if x != nil {
+		return x.City
+	}
+	return ""
+}
+
+func (x *ExportForecastRequest) GetDays() int32 {
+	if x != nil && x.Days != nil {
+		return *x.Days
+	}
+	return 0
+}
+
+// One day of an export, with the export's progress.
+type ExportForecastResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Days exported so far, this one included.
+	Progress int32 `protobuf:"varint,1,opt,name=progress,proto3" json:"progress,omitempty"`
+	// Days to export in all.
+	Total int32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	// What this step did, e.g. "exported 2025-06-01".
+	Message string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	// The day exported.
+	Day           *DailyForecast `protobuf:"bytes,4,opt,name=day,proto3" json:"day,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportForecastResponse) Reset() {
+	*x = ExportForecastResponse{}
+	mi := &file_weather_v1_weather_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportForecastResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportForecastResponse) ProtoMessage() {}
+
+func (x *ExportForecastResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weather_v1_weather_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportForecastResponse.ProtoReflect.Descriptor instead.
+func (*ExportForecastResponse) Descriptor() ([]byte, []int) {
+	return file_weather_v1_weather_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ExportForecastResponse) GetProgress() int32 {
+	if x != nil {
+		return x.Progress
+	}
+	return 0
+}
+
+func (x *ExportForecastResponse) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *ExportForecastResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ExportForecastResponse) GetDay() *DailyForecast {
+	if x != nil {
+		return x.Day
+	}
+	return nil
+}
+
+// The arguments of the trip-planning prompt.
+type PlanTripRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The city to visit.
+	City string `protobuf:"bytes,1,opt,name=city,proto3" json:"city,omitempty"`
+	// What to do there.
+	Activity Activity `protobuf:"varint,2,opt,name=activity,proto3,enum=weather.v1.Activity" json:"activity,omitempty"`
+	// How many days the trip lasts, 1 to 14. Defaults to 3.
+	Days          int32 `protobuf:"varint,3,opt,name=days,proto3" json:"days,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanTripRequest) Reset() {
+	*x = PlanTripRequest{}
+	mi := &file_weather_v1_weather_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanTripRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanTripRequest) ProtoMessage() {}
+
+func (x *PlanTripRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weather_v1_weather_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanTripRequest.ProtoReflect.Descriptor instead.
+func (*PlanTripRequest) Descriptor() ([]byte, []int) {
+	return file_weather_v1_weather_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *PlanTripRequest) GetCity() string {
+	if x != nil {
+		return x.City
+	}
+	return ""
+}
+
+func (x *PlanTripRequest) GetActivity() Activity {
+	if x != nil {
+		return x.Activity
+	}
+	return Activity_ACTIVITY_UNSPECIFIED
+}
+
+func (x *PlanTripRequest) GetDays() int32 {
+	if x != nil {
+		return x.Days
+	}
+	return 0
+}
+
+// The variables of the station resource.
+type GetStationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The station's identifier, e.g. "paris-montsouris".
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStationRequest) Reset() {
+	*x = GetStationRequest{}
+	mi := &file_weather_v1_weather_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStationRequest) ProtoMessage() {}
+
+func (x *GetStationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weather_v1_weather_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStationRequest.ProtoReflect.Descriptor instead.
+func (*GetStationRequest) Descriptor() ([]byte, []int) {
+	return file_weather_v1_weather_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *GetStationRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// A weather station.
+type Station struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The station's identifier.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The place the station is in.
+	Place *Place `protobuf:"bytes,2,opt,name=place,proto3" json:"place,omitempty"`
+	// The last temperature measured, in degrees Celsius.
+	Temperature   float64 `protobuf:"fixed64,3,opt,name=temperature,proto3" json:"temperature,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Station) Reset() {
+	*x = Station{}
+	mi := &file_weather_v1_weather_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Station) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Station) ProtoMessage() {}
+
+func (x *Station) ProtoReflect() protoreflect.Message {
+	mi := &file_weather_v1_weather_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Station.ProtoReflect.Descriptor instead.
+func (*Station) Descriptor() ([]byte, []int) {
+	return file_weather_v1_weather_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Station) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Station) GetPlace() *Place {
+	if x != nil {
+		return x.Place
+	}
+	return nil
+}
+
+func (x *Station) GetTemperature() float64 {
+	if x != nil {
+		return x.Temperature
+	}
+	return 0
+}
+
 var File_weather_v1_weather_proto protoreflect.FileDescriptor
 
 const file_weather_v1_weather_proto_rawDesc = "" +
@@ -881,7 +1240,26 @@ const file_weather_v1_weather_proto_rawDesc = "" +
 	"\x1aRenderForecastChartRequest\x12\x1a\n" +
 	"\x04city\x18\x01 \x01(\tB\x06ڟ\x19\x02\x18\x01R\x04city\x12\"\n" +
 	"\x04days\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18\x0e(\x01H\x00R\x04days\x88\x01\x01B\a\n" +
-	"\x05_days*r\n" +
+	"\x05_days\"`\n" +
+	"\x15ExportForecastRequest\x12\x1a\n" +
+	"\x04city\x18\x01 \x01(\tB\x06ڟ\x19\x02\x18\x01R\x04city\x12\"\n" +
+	"\x04days\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18\x0e(\x01H\x00R\x04days\x88\x01\x01B\a\n" +
+	"\x05_days\"\x91\x01\n" +
+	"\x16ExportForecastResponse\x12\x1a\n" +
+	"\bprogress\x18\x01 \x01(\x05R\bprogress\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12+\n" +
+	"\x03day\x18\x04 \x01(\v2\x19.weather.v1.DailyForecastR\x03day\"{\n" +
+	"\x0fPlanTripRequest\x12\x1a\n" +
+	"\x04city\x18\x01 \x01(\tB\x06ڟ\x19\x02\x18\x01R\x04city\x128\n" +
+	"\bactivity\x18\x02 \x01(\x0e2\x14.weather.v1.ActivityB\x06ڟ\x19\x02\x18\x01R\bactivity\x12\x12\n" +
+	"\x04days\x18\x03 \x01(\x05R\x04days\"#\n" +
+	"\x11GetStationRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"d\n" +
+	"\aStation\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
+	"\x05place\x18\x02 \x01(\v2\x11.weather.v1.PlaceR\x05place\x12 \n" +
+	"\vtemperature\x18\x03 \x01(\x01R\vtemperature*r\n" +
 	"\x0fTemperatureUnit\x12 \n" +
 	"\x1cTEMPERATURE_UNIT_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18TEMPERATURE_UNIT_CELSIUS\x10\x01\x12\x1f\n" +
@@ -897,13 +1275,23 @@ const file_weather_v1_weather_proto_rawDesc = "" +
 	"\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSEVERITY_MINOR\x10\x01\x12\x15\n" +
 	"\x11SEVERITY_MODERATE\x10\x02\x12\x13\n" +
-	"\x0fSEVERITY_SEVERE\x10\x032\xdf\x02\n" +
+	"\x0fSEVERITY_SEVERE\x10\x03*g\n" +
+	"\bActivity\x12\x18\n" +
+	"\x14ACTIVITY_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fACTIVITY_HIKING\x10\x01\x12\x18\n" +
+	"\x14ACTIVITY_SIGHTSEEING\x10\x02\x12\x12\n" +
+	"\x0eACTIVITY_BEACH\x10\x032\xa1\x05\n" +
 	"\x0eWeatherService\x12k\n" +
 	"\vGetForecast\x12\x1e.weather.v1.GetForecastRequest\x1a\x1f.weather.v1.GetForecastResponse\"\x1bڟ\x19\x14\x12\x10Weather forecast8\x01\x90\x02\x01\x12d\n" +
 	"\n" +
 	"ListAlerts\x12\x1d.weather.v1.ListAlertsRequest\x1a\x1e.weather.v1.ListAlertsResponse\"\x17ڟ\x19\x10\x12\x0eWeather alerts\x90\x02\x01\x12z\n" +
 	"\x13RenderForecastChart\x12&.weather.v1.RenderForecastChartRequest\x1a\x12.mcp.v1.ToolResult\"'ڟ\x19 \n" +
-	"\x0eforecast_chart\x12\x0eForecast chart\x90\x02\x01B7Z5github.com/protomcp/protomcp/gen/weather/v1;weatherv1b\x06proto3"
+	"\x0eforecast_chart\x12\x0eForecast chart\x90\x02\x01\x12s\n" +
+	"\x0eExportForecast\x12!.weather.v1.ExportForecastRequest\x1a\".weather.v1.ExportForecastResponse\"\x18ڟ\x19\x11\x12\x0fForecast export\x90\x02\x010\x01\x12P\n" +
+	"\bPlanTrip\x12\x1b.weather.v1.PlanTripRequest\x1a\x14.mcp.v1.PromptResult\"\x11\xe2\x9f\x19\r\x12\vPlan a trip\x12y\n" +
+	"\n" +
+	"GetStation\x12\x1d.weather.v1.GetStationRequest\x1a\x13.weather.v1.Station\"7\xea\x9f\x193\n" +
+	"\x17weather://stations/{id}\x1a\astation\"\x0fWeather stationB7Z5github.com/protomcp/protomcp/gen/weather/v1;weatherv1b\x06proto3"
 
 var (
 	file_weather_v1_weather_proto_rawDescOnce sync.Once
@@ -917,51 +1305,67 @@ func file_weather_v1_weather_proto_rawDescGZIP() []byte {
 	return file_weather_v1_weather_proto_rawDescData
 }
 
-var file_weather_v1_weather_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_weather_v1_weather_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_weather_v1_weather_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_weather_v1_weather_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_weather_v1_weather_proto_goTypes = []any{
 	(TemperatureUnit)(0),               // 0: weather.v1.TemperatureUnit
 	(Condition)(0),                     // 1: weather.v1.Condition
 	(Severity)(0),                      // 2: weather.v1.Severity
-	(*GetForecastRequest)(nil),         // 3: weather.v1.GetForecastRequest
-	(*Coordinates)(nil),                // 4: weather.v1.Coordinates
-	(*GetForecastResponse)(nil),        // 5: weather.v1.GetForecastResponse
-	(*Place)(nil),                      // 6: weather.v1.Place
-	(*DailyForecast)(nil),              // 7: weather.v1.DailyForecast
-	(*ListAlertsRequest)(nil),          // 8: weather.v1.ListAlertsRequest
-	(*ListAlertsResponse)(nil),         // 9: weather.v1.ListAlertsResponse
-	(*Alert)(nil),                      // 10: weather.v1.Alert
-	(*RenderForecastChartRequest)(nil), // 11: weather.v1.RenderForecastChartRequest
-	nil,                                // 12: weather.v1.DailyForecast.PrecipitationChanceEntry
-	(*timestamppb.Timestamp)(nil),      // 13: google.protobuf.Timestamp
-	(*v1.ToolResult)(nil),              // 14: mcp.v1.ToolResult
+	(Activity)(0),                      // 3: weather.v1.Activity
+	(*GetForecastRequest)(nil),         // 4: weather.v1.GetForecastRequest
+	(*Coordinates)(nil),                // 5: weather.v1.Coordinates
+	(*GetForecastResponse)(nil),        // 6: weather.v1.GetForecastResponse
+	(*Place)(nil),                      // 7: weather.v1.Place
+	(*DailyForecast)(nil),              // 8: weather.v1.DailyForecast
+	(*ListAlertsRequest)(nil),          // 9: weather.v1.ListAlertsRequest
+	(*ListAlertsResponse)(nil),         // 10: weather.v1.ListAlertsResponse
+	(*Alert)(nil),                      // 11: weather.v1.Alert
+	(*RenderForecastChartRequest)(nil), // 12: weather.v1.RenderForecastChartRequest
+	(*ExportForecastRequest)(nil),      // 13: weather.v1.ExportForecastRequest
+	(*ExportForecastResponse)(nil),     // 14: weather.v1.ExportForecastResponse
+	(*PlanTripRequest)(nil),            // 15: weather.v1.PlanTripRequest
+	(*GetStationRequest)(nil),          // 16: weather.v1.GetStationRequest
+	(*Station)(nil),                    // 17: weather.v1.Station
+	nil,                                // 18: weather.v1.DailyForecast.PrecipitationChanceEntry
+	(*timestamppb.Timestamp)(nil),      // 19: google.protobuf.Timestamp
+	(*v1.ToolResult)(nil),              // 20: mcp.v1.ToolResult
+	(*v1.PromptResult)(nil),            // 21: mcp.v1.PromptResult
 }
 var file_weather_v1_weather_proto_depIdxs = []int32{
-	4,  // 0: weather.v1.GetForecastRequest.coordinates:type_name -> weather.v1.Coordinates
+	5,  // 0: weather.v1.GetForecastRequest.coordinates:type_name -> weather.v1.Coordinates
 	0,  // 1: weather.v1.GetForecastRequest.unit:type_name -> weather.v1.TemperatureUnit
-	6,  // 2: weather.v1.GetForecastResponse.place:type_name -> weather.v1.Place
-	7,  // 3: weather.v1.GetForecastResponse.days:type_name -> weather.v1.DailyForecast
-	13, // 4: weather.v1.GetForecastResponse.issued_at:type_name -> google.protobuf.Timestamp
+	7,  // 2: weather.v1.GetForecastResponse.place:type_name -> weather.v1.Place
+	8,  // 3: weather.v1.GetForecastResponse.days:type_name -> weather.v1.DailyForecast
+	19, // 4: weather.v1.GetForecastResponse.issued_at:type_name -> google.protobuf.Timestamp
 	0,  // 5: weather.v1.GetForecastResponse.unit:type_name -> weather.v1.TemperatureUnit
-	4,  // 6: weather.v1.Place.coordinates:type_name -> weather.v1.Coordinates
+	5,  // 6: weather.v1.Place.coordinates:type_name -> weather.v1.Coordinates
 	1,  // 7: weather.v1.DailyForecast.condition:type_name -> weather.v1.Condition
-	12, // 8: weather.v1.DailyForecast.precipitation_chance:type_name -> weather.v1.DailyForecast.PrecipitationChanceEntry
+	18, // 8: weather.v1.DailyForecast.precipitation_chance:type_name -> weather.v1.DailyForecast.PrecipitationChanceEntry
 	2,  // 9: weather.v1.ListAlertsRequest.min_severity:type_name -> weather.v1.Severity
-	10, // 10: weather.v1.ListAlertsResponse.alerts:type_name -> weather.v1.Alert
+	11, // 10: weather.v1.ListAlertsResponse.alerts:type_name -> weather.v1.Alert
 	2,  // 11: weather.v1.Alert.severity:type_name -> weather.v1.Severity
-	13, // 12: weather.v1.Alert.starts_at:type_name -> google.protobuf.Timestamp
-	13, // 13: weather.v1.Alert.ends_at:type_name -> google.protobuf.Timestamp
-	3,  // 14: weather.v1.WeatherService.GetForecast:input_type -> weather.v1.GetForecastRequest
-	8,  // 15: weather.v1.WeatherService.ListAlerts:input_type -> weather.v1.ListAlertsRequest
-	11, // 16: weather.v1.WeatherService.RenderForecastChart:input_type -> weather.v1.RenderForecastChartRequest
-	5,  // 17: weather.v1.WeatherService.GetForecast:output_type -> weather.v1.GetForecastResponse
-	9,  // 18: weather.v1.WeatherService.ListAlerts:output_type -> weather.v1.ListAlertsResponse
-	14, // 19: weather.v1.WeatherService.RenderForecastChart:output_type -> mcp.v1.ToolResult
-	17, // [17:20] is the sub-list for method output_type
-	14, // [14:17] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	19, // 12: weather.v1.Alert.starts_at:type_name -> google.protobuf.Timestamp
+	19, // 13: weather.v1.Alert.ends_at:type_name -> google.protobuf.Timestamp
+	8,  // 14: weather.v1.ExportForecastResponse.day:type_name -> weather.v1.DailyForecast
+	3,  // 15: weather.v1.PlanTripRequest.activity:type_name -> weather.v1.Activity
+	7,  // 16: weather.v1.Station.place:type_name -> weather.v1.Place
+	4,  // 17: weather.v1.WeatherService.GetForecast:input_type -> weather.v1.GetForecastRequest
+	9,  // 18: weather.v1.WeatherService.ListAlerts:input_type -> weather.v1.ListAlertsRequest
+	12, // 19: weather.v1.WeatherService.RenderForecastChart:input_type -> weather.v1.RenderForecastChartRequest
+	13, // 20: weather.v1.WeatherService.ExportForecast:input_type -> weather.v1.ExportForecastRequest
+	15, // 21: weather.v1.WeatherService.PlanTrip:input_type -> weather.v1.PlanTripRequest
+	16, // 22: weather.v1.WeatherService.GetStation:input_type -> weather.v1.GetStationRequest
+	6,  // 23: weather.v1.WeatherService.GetForecast:output_type -> weather.v1.GetForecastResponse
+	10, // 24: weather.v1.WeatherService.ListAlerts:output_type -> weather.v1.ListAlertsResponse
+	20, // 25: weather.v1.WeatherService.RenderForecastChart:output_type -> mcp.v1.ToolResult
+	14, // 26: weather.v1.WeatherService.ExportForecast:output_type -> weather.v1.ExportForecastResponse
+	21, // 27: weather.v1.WeatherService.PlanTrip:output_type -> mcp.v1.PromptResult
+	17, // 28: weather.v1.WeatherService.GetStation:output_type -> weather.v1.Station
+	23, // [23:29] is the sub-list for method output_type
+	17, // [17:23] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_weather_v1_weather_proto_init() }
@@ -974,13 +1378,14 @@ func file_weather_v1_weather_proto_init() {
 		(*GetForecastRequest_Coordinates)(nil),
 	}
 	file_weather_v1_weather_proto_msgTypes[8].OneofWrappers = []any{}
+	file_weather_v1_weather_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weather_v1_weather_proto_rawDesc), len(file_weather_v1_weather_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   10,
+			NumEnums:      4,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

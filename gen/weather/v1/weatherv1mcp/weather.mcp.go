@@ -28,9 +28,23 @@ const (
 	WeatherServiceListAlertsToolName = "list_alerts"
 	// WeatherServiceRenderForecastChartToolName is the tool name of weather.v1.WeatherService.RenderForecastChart.
 	WeatherServiceRenderForecastChartToolName = "forecast_chart"
+	// WeatherServiceExportForecastToolName is the tool name of weather.v1.WeatherService.ExportForecast.
+	WeatherServiceExportForecastToolName = "export_forecast"
 )
 
-// WeatherServiceClient calls the tools of weather.v1.WeatherService on an MCP server.
+// These constants are the MCP prompt names of the WeatherService service's rpcs.
+const (
+	// WeatherServicePlanTripPromptName is the prompt name of weather.v1.WeatherService.PlanTrip.
+	WeatherServicePlanTripPromptName = "plan_trip"
+)
+
+// These constants are the resource URI templates and URIs of the WeatherService service's rpcs.
+const (
+	// WeatherServiceGetStationURITemplate is the URI template of the resource weather.v1.WeatherService.GetStation reads.
+	WeatherServiceGetStationURITemplate = "weather://stations/{id}"
+)
+
+// WeatherServiceClient calls the tools, prompts and resources of weather.v1.WeatherService on an MCP server.
 //
 // WeatherService answers questions about the weather: forecasts, active alerts and charts.
 type WeatherServiceClient interface {
@@ -47,6 +61,19 @@ type WeatherServiceClient interface {
 	// Draws the forecast's temperatures as a PNG chart, returned as an image with a short
 	// text summary.
 	RenderForecastChart(ctx context.Context, req *v1.RenderForecastChartRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// ExportForecast calls the export_forecast tool and streams its messages.
+	//
+	// Exports a long forecast day by day: each day goes out as a progress notification as soon
+	// as it is ready, and the last one is the result.
+	ExportForecast(ctx context.Context, req *v1.ExportForecastRequest, opts ...runtime.CallOption) *runtime.ToolStream[v1.ExportForecastResponse]
+	// PlanTrip renders the plan_trip prompt.
+	//
+	// Plans a trip: asks the model for a day-by-day plan for an activity, given the forecast.
+	PlanTrip(ctx context.Context, req *v1.PlanTripRequest) (*v11.PromptResult, error)
+	// GetStation reads the resource weather://stations/{id}.
+	//
+	// A weather station: where it is and what it measured last.
+	GetStation(ctx context.Context, req *v1.GetStationRequest) (*v1.Station, error)
 }
 
 // NewWeatherServiceClient returns a WeatherServiceClient that calls the server through c.
@@ -74,7 +101,22 @@ func (c *weatherServiceClient) RenderForecastChart(ctx context.Context, req *v1.
 	return runtime.CallTool[v11.ToolResult](ctx, c.client, WeatherServiceRenderForecastChartToolName, req, opts...)
 }
 
-// WeatherServiceHandler implements the tools of weather.v1.WeatherService.
+// ExportForecast calls the export_forecast tool and streams its messages.
+func (c *weatherServiceClient) ExportForecast(ctx context.Context, req *v1.ExportForecastRequest, opts ...runtime.CallOption) *runtime.ToolStream[v1.ExportForecastResponse] {
+	return runtime.CallToolStream[v1.ExportForecastResponse](ctx, c.client, WeatherServiceExportForecastToolName, req, opts...)
+}
+
+// PlanTrip renders the plan_trip prompt.
+func (c *weatherServiceClient) PlanTrip(ctx context.Context, req *v1.PlanTripRequest) (*v11.PromptResult, error) {
+	return runtime.GetPrompt(ctx, c.client, WeatherServicePlanTripPromptName, req)
+}
+
+// GetStation reads the resource weather://stations/{id}.
+func (c *weatherServiceClient) GetStation(ctx context.Context, req *v1.GetStationRequest) (*v1.Station, error) {
+	return runtime.ReadResource[v1.Station](ctx, c.client, WeatherServiceGetStationURITemplate, req)
+}
+
+// WeatherServiceHandler implements the tools, prompts and resources of weather.v1.WeatherService.
 //
 // WeatherService answers questions about the weather: forecasts, active alerts and charts.
 type WeatherServiceHandler interface {
@@ -91,6 +133,19 @@ type WeatherServiceHandler interface {
 	// Draws the forecast's temperatures as a PNG chart, returned as an image with a short
 	// text summary.
 	RenderForecastChart(context.Context, *v1.RenderForecastChartRequest) (*v11.ToolResult, error)
+	// ExportForecast handles the export_forecast tool, sending its messages on the stream.
+	//
+	// Exports a long forecast day by day: each day goes out as a progress notification as soon
+	// as it is ready, and the last one is the result.
+	ExportForecast(context.Context, *v1.ExportForecastRequest, *runtime.ServerStream[*v1.ExportForecastResponse]) error
+	// PlanTrip renders the plan_trip prompt.
+	//
+	// Plans a trip: asks the model for a day-by-day plan for an activity, given the forecast.
+	PlanTrip(context.Context, *v1.PlanTripRequest) (*v11.PromptResult, error)
+	// GetStation reads the resource weather://stations/{id}.
+	//
+	// A weather station: where it is and what it measured last.
+	GetStation(context.Context, *v1.GetStationRequest) (*v1.Station, error)
 }
 
 // UnimplementedWeatherServiceHandler returns an error from every method. Embed it in a
@@ -113,12 +168,43 @@ func (UnimplementedWeatherServiceHandler) RenderForecastChart(context.Context, *
 	return nil, runtime.Unimplemented(WeatherServiceRenderForecastChartToolName)
 }
 
-// RegisterWeatherServiceHandler adds the tools of weather.v1.WeatherService to s, each
+// ExportForecast reports that the export_forecast tool is not implemented.
+func (UnimplementedWeatherServiceHandler) ExportForecast(context.Context, *v1.ExportForecastRequest, *runtime.ServerStream[*v1.ExportForecastResponse]) error {
+	return runtime.Unimplemented(WeatherServiceExportForecastToolName)
+}
+
+// PlanTrip reports that the plan_trip prompt is not implemented.
+func (UnimplementedWeatherServiceHandler) PlanTrip(context.Context, *v1.PlanTripRequest) (*v11.PromptResult, error) {
+	return nil, runtime.UnimplementedPrompt(WeatherServicePlanTripPromptName)
+}
+
+// GetStation reports that the resource weather://stations/{id} is not implemented.
+func (UnimplementedWeatherServiceHandler) GetStation(context.Context, *v1.GetStationRequest) (*v1.Station, error) {
+	return nil, runtime.UnimplementedResource(WeatherServiceGetStationURITemplate)
+}
+
+// WeatherServicePlanTripCompleter is implemented by a WeatherServiceHandler that completes
+// (completion/complete) the arguments of the prompt plan_trip.
+// Enum fields complete from their values without it: return a nil Completion to leave
+// one to that.
+type WeatherServicePlanTripCompleter interface {
+	CompletePlanTrip(context.Context, *runtime.CompleteParams) (*runtime.Completion, error)
+}
+
+// WeatherServiceGetStationCompleter is implemented by a WeatherServiceHandler that completes
+// (completion/complete) the variables of the resource template weather://stations/{id}.
+// Enum fields complete from their values without it: return a nil Completion to leave
+// one to that.
+type WeatherServiceGetStationCompleter interface {
+	CompleteGetStation(context.Context, *runtime.CompleteParams) (*runtime.Completion, error)
+}
+
+// RegisterWeatherServiceHandler adds the tools, prompts and resources of weather.v1.WeatherService to s, each
 // served by the method of h of the same name, leaving out those that h serves with an embedded
 // UnimplementedWeatherServiceHandler. Options such as runtime.WithInterceptors apply to these only.
 // It panics if s already has a tool, prompt or resource of one of these names.
 func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, opts ...runtime.HandlerOption) {
-	unimplemented := runtime.UnimplementedMethods(h, UnimplementedWeatherServiceHandler{}, "GetForecast", "ListAlerts", "RenderForecastChart")
+	unimplemented := runtime.UnimplementedMethods(h, UnimplementedWeatherServiceHandler{}, "GetForecast", "ListAlerts", "RenderForecastChart", "ExportForecast", "PlanTrip", "GetStation")
 	if !unimplemented["GetForecast"] {
 		runtime.AddTool(s, runtime.ToolSpec{
 			Name:         WeatherServiceGetForecastToolName,
@@ -159,6 +245,51 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 				IdempotentHint: runtime.Bool(true),
 			},
 		}, h.RenderForecastChart, opts...)
+	}
+	if !unimplemented["ExportForecast"] {
+		runtime.AddStreamTool(s, runtime.ToolSpec{
+			Name:         WeatherServiceExportForecastToolName,
+			Title:        "Forecast export",
+			Description:  "Exports a long forecast day by day: each day goes out as a progress notification as soon as it is ready, and the last one is the result.",
+			InputSchema:  weatherServiceExportForecastInputSchema,
+			OutputSchema: weatherServiceExportForecastOutputSchema,
+			Validate:     bufvalidate.Validate,
+			Annotations: &runtime.ToolAnnotations{
+				ReadOnlyHint:   runtime.Bool(true),
+				IdempotentHint: runtime.Bool(true),
+			},
+		}, h.ExportForecast, opts...)
+	}
+	if !unimplemented["PlanTrip"] {
+		var complete runtime.CompletionHandler
+		if c, ok := h.(WeatherServicePlanTripCompleter); ok {
+			complete = c.CompletePlanTrip
+		}
+		runtime.AddPrompt(s, runtime.PromptSpec{
+			Name:        WeatherServicePlanTripPromptName,
+			Title:       "Plan a trip",
+			Description: "Plans a trip: asks the model for a day-by-day plan for an activity, given the forecast.",
+			Arguments: []runtime.PromptArgument{
+				{Name: "city", Description: "The city to visit.", Required: true},
+				{Name: "activity", Description: "What to do there.", Required: true},
+				{Name: "days", Description: "How many days the trip lasts, 1 to 14. Defaults to 3."},
+			},
+			Complete: complete,
+		}, h.PlanTrip, opts...)
+	}
+	if !unimplemented["GetStation"] {
+		var complete runtime.CompletionHandler
+		if c, ok := h.(WeatherServiceGetStationCompleter); ok {
+			complete = c.CompleteGetStation
+		}
+		runtime.AddResource(s, runtime.ResourceSpec{
+			URITemplate: WeatherServiceGetStationURITemplate,
+			Name:        "station",
+			Title:       "Weather station",
+			Description: "A weather station: where it is and what it measured last.",
+			MIMEType:    "application/json",
+			Complete:    complete,
+		}, h.GetStation, opts...)
 	}
 }
 
@@ -448,5 +579,101 @@ const weatherServiceRenderForecastChartInputSchema = `{
     }
   },
   "required": ["city"],
+  "additionalProperties": false
+}`
+
+// weatherServiceExportForecastInputSchema is the JSON Schema of the export_forecast tool's arguments
+// (weather.v1.ExportForecastRequest).
+const weatherServiceExportForecastInputSchema = `{
+  "type": "object",
+  "description": "The arguments of ExportForecast.",
+  "properties": {
+    "city": {
+      "type": "string",
+      "description": "The city to forecast."
+    },
+    "days": {
+      "description": "How many days to export, 1 to 14. Defaults to 14.",
+      "anyOf": [
+        {"type": "integer", "minimum": 1, "maximum": 14},
+        {"type": "null"}
+      ]
+    }
+  },
+  "required": ["city"],
+  "additionalProperties": false
+}`
+
+// weatherServiceExportForecastOutputSchema is the JSON Schema of the export_forecast tool's structured
+// result (weather.v1.ExportForecastResponse).
+const weatherServiceExportForecastOutputSchema = `{
+  "type": "object",
+  "description": "One day of an export, with the export's progress.",
+  "properties": {
+    "progress": {
+      "type": "integer",
+      "description": "Days exported so far, this one included.",
+      "minimum": -2147483648,
+      "maximum": 2147483647
+    },
+    "total": {
+      "type": "integer",
+      "description": "Days to export in all.",
+      "minimum": -2147483648,
+      "maximum": 2147483647
+    },
+    "message": {
+      "type": "string",
+      "description": "What this step did, e.g. \"exported 2025-06-01\"."
+    },
+    "day": {
+      "type": "object",
+      "description": "The day exported.",
+      "properties": {
+        "date": {
+          "type": "string",
+          "description": "The day, as YYYY-MM-DD in the place's time zone.",
+          "format": "date"
+        },
+        "condition": {
+          "description": "The general condition of the day.\n\n- CONDITION_UNSPECIFIED: Unknown condition.\n- CONDITION_SUNNY: Clear sky.\n- CONDITION_CLOUDY: Clouds, no precipitation.\n- CONDITION_RAIN: Rain or showers.\n- CONDITION_SNOW: Snow.\n- CONDITION_STORM: Thunderstorms.",
+          "anyOf": [
+            {
+              "type": "string",
+              "enum": [
+                "CONDITION_UNSPECIFIED",
+                "CONDITION_SUNNY",
+                "CONDITION_CLOUDY",
+                "CONDITION_RAIN",
+                "CONDITION_SNOW",
+                "CONDITION_STORM"
+              ]
+            },
+            {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+          ]
+        },
+        "high": {
+          "description": "The highest temperature of the day.",
+          "anyOf": [
+            {"type": "number"},
+            {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+          ]
+        },
+        "low": {
+          "description": "The lowest temperature of the day.",
+          "anyOf": [
+            {"type": "number"},
+            {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+          ]
+        },
+        "precipitationChance": {
+          "type": "object",
+          "description": "The chance of precipitation in percent, by part of the day: \"morning\", \"afternoon\", \"evening\" and \"night\".",
+          "additionalProperties": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}
+        }
+      },
+      "additionalProperties": false
+    }
+  },
   "additionalProperties": false
 }`

@@ -1,0 +1,513 @@
+package runtime_test
+
+// Prompts, resources and server-streaming tools generated from proto, driven end to end on
+// loopback through the generated weather code (gen/weather/v1/weatherv1mcp) and the raw
+// client, in both server answer modes.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/protomcp/protomcp/examples/weather"
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
+	"github.com/protomcp/protomcp/gen/weather/v1/weatherv1mcp"
+	"github.com/protomcp/protomcp/runtime"
+)
+
+var surfaceNow = time.Date(2025, 6, 1, 9, 30, 0, 0, time.UTC)
+
+// surfaceEnv serves h through the generated Register function and returns a generated
+// client and the raw one.
+func surfaceEnv(t *testing.T, h weatherv1mcp.WeatherServiceHandler, opts ...runtime.ServerOption) (*clientEnv, weatherv1mcp.WeatherServiceClient, *runtime.Client) {
+	t.Helper()
+	e := newClientEnv(t, opts...)
+	weatherv1mcp.RegisterWeatherServiceHandler(e.srv, h)
+	c := e.client(t)
+	return e, weatherv1mcp.NewWeatherServiceClient(c), c
+}
+
+func TestPromptFromProto(t *testing.T) {
+	serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
+		leaks := goleak.IgnoreCurrent()
+		e, client, c := surfaceEnv(t, &weather.Service{Now: func() time.Time { return surfaceNow }}, opts...)
+		ctx := clientCtx(t)
+
+		list, err := c.ListPrompts(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := runtime.Prompt{Name: "plan_trip", Title: "Plan a trip", Description: "Plans a trip: asks the model for a day-by-day plan for an activity, given the forecast.",
+			Arguments: []runtime.PromptArgument{
+				{Name: "city", Description: "The city to visit.", Required: true},
+				{Name: "activity", Description: "What to do there.", Required: true},
+				{Name: "days", Description: "How many days the trip lasts, 1 to 14. Defaults to 3."},
+			}}
+		if len(list.Prompts) != 1 || fmt.Sprint(list.Prompts[0]) != fmt.Sprint(want) {
+			t.Fatalf("prompts/list = %+v, want [%+v]", list.Prompts, want)
+		}
+
+		res, err := client.PlanTrip(ctx, &weatherv1.PlanTripRequest{City: "Paris", Activity: weatherv1.Activity_ACTIVITY_HIKING, Days: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct, err := (&weather.Service{Now: func() time.Time { return surfaceNow }}).PlanTrip(ctx, &weatherv1.PlanTripRequest{City: "Paris", Activity: weatherv1.Activity_ACTIVITY_HIKING, Days: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(res, direct) {
+			t.Fatalf("PlanTrip = %v, want %v", res, direct)
+		}
+		if text := res.GetMessages()[0].GetContent().GetText().GetText(); !strings.Contains(text, "2-day trip to Paris, FR for hiking") {
+			t.Errorf("prompt text = %q", text)
+		}
+
+		// The wire form: arguments are strings; the enum by its value name.
+		raw, err := c.GetPrompt(ctx, "plan_trip", map[string]string{"city": "Tokyo", "activity": "ACTIVITY_BEACH", "days": "4"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(raw.Messages) != 1 || raw.Messages[0].Role != "user" || !strings.Contains(raw.Messages[0].Content.Text, "4-day trip to Tokyo, JP for a beach holiday") {
+			t.Errorf("prompts/get = %+v", raw)
+		}
+
+		for _, tc := range []struct {
+			args map[string]string
+			want string
+		}{
+			{map[string]string{"city": "Paris"}, "missing required arguments: activity"},
+			{map[string]string{"city": "Paris", "activity": "ACTIVITY_SKIING"}, "activity"},
+			{map[string]string{"city": "Paris", "activity": "ACTIVITY_HIKING", "days": "two"}, "days"},
+			{map[string]string{"city": "Paris", "activity": "ACTIVITY_HIKING", "budget": "1"}, `unknown argument "budget"`},
+		} {
+			_, err := c.GetPrompt(ctx, "plan_trip", tc.args)
+			var rpcErr *runtime.Error
+			if !errors.As(err, &rpcErr) || rpcErr.Code != runtime.CodeInvalidParams || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("prompts/get %v: err = %v, want invalid params mentioning %q", tc.args, err, tc.want)
+			}
+		}
+		e.closeAll(t, c, leaks)
+	})
+}
+
+func complete(t *testing.T, c *runtime.Client, ref runtime.CompleteRef, arg, value string) []string {
+	t.Helper()
+	raw, err := c.Call(clientCtx(t), "completion/complete", map[string]any{"ref": ref, "argument": map[string]string{"name": arg, "value": value}})
+	if err != nil {
+		t.Fatalf("completion/complete %s=%q: %v", arg, value, err)
+	}
+	var res struct {
+		Completion runtime.Completion `json:"completion"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res.Completion.Values
+}
+
+func TestCompletionFromProto(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	e, _, c := surfaceEnv(t, &weather.Service{})
+	if err := c.Connect(clientCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, caps, _ := c.ServerInfo(); caps.Completions == nil {
+		t.Error("the server does not declare the completions capability")
+	}
+	prompt := runtime.CompleteRef{Type: "ref/prompt", Name: "plan_trip"}
+	// An enum argument completes from its values, with no code in the handler.
+	if got := complete(t, c, prompt, "activity", ""); !slices.Equal(got, []string{"ACTIVITY_HIKING", "ACTIVITY_SIGHTSEEING", "ACTIVITY_BEACH"}) {
+		t.Errorf("activity completions = %v", got)
+	}
+	if got := complete(t, c, prompt, "activity", "beach"); !slices.Equal(got, []string{"ACTIVITY_BEACH"}) {
+		t.Errorf("activity completions of beach = %v", got)
+	}
+	// Other arguments have none, without an error.
+	if got := complete(t, c, prompt, "city", "Pa"); len(got) != 0 {
+		t.Errorf("city completions = %v", got)
+	}
+	// The template's variable completes through the handler's optional CompleteGetStation.
+	station := runtime.CompleteRef{Type: "ref/resource", URI: weatherv1mcp.WeatherServiceGetStationURITemplate}
+	if got := complete(t, c, station, "id", "pa"); !slices.Equal(got, []string{"paris-montsouris"}) {
+		t.Errorf("station id completions = %v", got)
+	}
+	e.closeAll(t, c, leaks)
+}
+
+func TestResourceTemplateFromProto(t *testing.T) {
+	serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
+		leaks := goleak.IgnoreCurrent()
+		svc := &weather.Service{Now: func() time.Time { return surfaceNow }}
+		e, client, c := surfaceEnv(t, svc, opts...)
+		ctx := clientCtx(t)
+
+		list, err := c.ListResourceTemplates(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := runtime.ResourceTemplate{URITemplate: "weather://stations/{id}", Name: "station", Title: "Weather station",
+			Description: "A weather station: where it is and what it measured last.", MIMEType: "application/json"}
+		if len(list.ResourceTemplates) != 1 || fmt.Sprint(list.ResourceTemplates[0]) != fmt.Sprint(want) {
+			t.Fatalf("resources/templates/list = %+v, want [%+v]", list.ResourceTemplates, want)
+		}
+
+		got, err := client.GetStation(ctx, &weatherv1.GetStationRequest{Id: "tokyo-otemachi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct, _ := svc.GetStation(ctx, &weatherv1.GetStationRequest{Id: "tokyo-otemachi"})
+		if !proto.Equal(got, direct) {
+			t.Fatalf("GetStation = %v, want %v", got, direct)
+		}
+
+		// The wire form: a resources/read of the URI, answered with JSON text.
+		raw, err := c.ReadResource(ctx, "weather://stations/tokyo-otemachi")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(raw.Contents) != 1 || raw.Contents[0].URI != "weather://stations/tokyo-otemachi" || raw.Contents[0].MIMEType != "application/json" ||
+			raw.Contents[0].Text == nil || !strings.Contains(*raw.Contents[0].Text, `"id":"tokyo-otemachi"`) {
+			t.Errorf("resources/read = %+v", raw.Contents)
+		}
+
+		// An id the handler does not know is its error; an id with characters to escape goes
+		// to the handler decoded.
+		_, err = client.GetStation(ctx, &weatherv1.GetStationRequest{Id: "mars/olympus mons"})
+		var rpcErr *runtime.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != runtime.CodeResourceNotFound || !strings.Contains(err.Error(), `no station "mars/olympus mons"`) {
+			t.Errorf("GetStation(unknown) err = %v", err)
+		}
+		// A variable left empty cannot make a URI.
+		if _, err := client.GetStation(ctx, &weatherv1.GetStationRequest{}); err == nil || !strings.Contains(err.Error(), `field "id" is empty`) {
+			t.Errorf("GetStation(empty) err = %v", err)
+		}
+		e.closeAll(t, c, leaks)
+	})
+}
+
+func TestStreamingToolFromProto(t *testing.T) {
+	serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
+		leaks := goleak.IgnoreCurrent()
+		e, client, c := surfaceEnv(t, &weather.Service{Now: func() time.Time { return surfaceNow }}, opts...)
+		ctx := clientCtx(t)
+
+		var progress []runtime.ProgressParams
+		var mu sync.Mutex
+		days := int32(5)
+		var got []*weatherv1.ExportForecastResponse
+		for msg, err := range client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Berlin", Days: &days}, runtime.WithProgress(func(p *runtime.ProgressParams) {
+			mu.Lock()
+			progress = append(progress, *p)
+			mu.Unlock()
+		})).All() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, msg)
+		}
+		if len(got) != 5 {
+			t.Fatalf("got %d messages, want 5", len(got))
+		}
+		mu.Lock()
+		if len(progress) != 5 {
+			t.Errorf("the caller's WithProgress saw %d notifications, want 5", len(progress))
+		}
+		progress = nil
+		mu.Unlock()
+		for i, m := range got {
+			if m.GetProgress() != int32(i+1) || m.GetTotal() != 5 || m.GetDay().GetDate() != surfaceNow.AddDate(0, 0, i).Format(time.DateOnly) {
+				t.Errorf("message %d = %v", i, m)
+			}
+		}
+
+		// The wire form: one progress notification per message, with the message in _meta,
+		// and the last message as the result.
+		raw, err := c.CallTool(ctx, weatherv1mcp.WeatherServiceExportForecastToolName, json.RawMessage(`{"city":"Berlin","days":3}`),
+			runtime.WithProgress(func(p *runtime.ProgressParams) {
+				mu.Lock()
+				progress = append(progress, *p)
+				mu.Unlock()
+			}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		progress = slices.Clone(progress)
+		mu.Unlock()
+		if len(progress) != 3 {
+			t.Fatalf("%d progress notifications, want 3: %+v", len(progress), progress)
+		}
+		for i, p := range progress {
+			var m weatherv1.ExportForecastResponse
+			if err := json.Unmarshal(p.Meta[runtime.MetaStreamSeq], new(int)); err != nil {
+				t.Errorf("notification %d: %s: %v", i, runtime.MetaStreamSeq, err)
+			}
+			if err := protojsonUnmarshal(p.Meta[runtime.MetaStreamMessage], &m); err != nil {
+				t.Fatalf("notification %d: %v", i, err)
+			}
+			if p.Progress != float64(i+1) || p.Total == nil || *p.Total != 3 || p.Message != "exported "+m.GetDay().GetDate() || m.GetProgress() != int32(i+1) {
+				t.Errorf("notification %d = %+v (message %v)", i, p, &m)
+			}
+		}
+		var last weatherv1.ExportForecastResponse
+		if err := protojsonUnmarshal(raw.StructuredContent, &last); err != nil || last.GetProgress() != 3 {
+			t.Errorf("result = %s (%v)", raw.StructuredContent, err)
+		}
+		if n, ok := raw.Meta[runtime.MetaStreamCount]; !ok || fmt.Sprint(n) != "3" {
+			t.Errorf("result _meta = %v", raw.Meta)
+		}
+		e.closeAll(t, c, leaks)
+	})
+}
+
+// gatedExport streams n messages; with step set, it sends one message per receive on step,
+// and it records how its handler ended.
+type gatedExport struct {
+	weatherv1mcp.UnimplementedWeatherServiceHandler
+	n        int
+	step     chan struct{}
+	sentAll  chan struct{}
+	ended    chan error
+	handlers atomic.Int32
+}
+
+func (g *gatedExport) ExportForecast(ctx context.Context, _ *weatherv1.ExportForecastRequest, stream *runtime.ServerStream[*weatherv1.ExportForecastResponse]) error {
+	g.handlers.Add(1)
+	err := func() error {
+		for i := range g.n {
+			if g.step != nil {
+				select {
+				case <-g.step:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			if err := stream.Send(&weatherv1.ExportForecastResponse{Progress: int32(i + 1), Total: int32(g.n), Message: fmt.Sprint("step ", i+1)}); err != nil {
+				return err
+			}
+		}
+		if g.sentAll != nil {
+			close(g.sentAll)
+		}
+		return nil
+	}()
+	g.ended <- err
+	return err
+}
+
+// A consumer that reads nothing until the handler has sent every message gets them all, in
+// order: the client's bounded buffer holds the reading back, and nothing is dropped.
+func TestStreamingToolSlowConsumer(t *testing.T) {
+	serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
+		leaks := goleak.IgnoreCurrent()
+		const n = 10 * runtime.StreamBuffer
+		h := &gatedExport{n: n, sentAll: make(chan struct{}), ended: make(chan error, 1)}
+		e, client, c := surfaceEnv(t, h, opts...)
+		ctx := clientCtx(t)
+
+		stream := client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
+		select {
+		case <-h.sentAll:
+		case <-ctx.Done():
+			t.Fatal("the handler did not send every message while the consumer was not reading")
+		}
+		for i := range n {
+			m, err := stream.Recv()
+			if err != nil {
+				t.Fatalf("Recv %d: %v", i, err)
+			}
+			if m.GetProgress() != int32(i+1) {
+				t.Fatalf("message %d has progress %d: lost or reordered", i, m.GetProgress())
+			}
+		}
+		if m, err := stream.Recv(); !errors.Is(err, io.EOF) {
+			t.Fatalf("after %d messages: %v, %v; want io.EOF", n, m, err)
+		}
+		if err := <-h.ended; err != nil {
+			t.Errorf("handler: %v", err)
+		}
+		e.closeAll(t, c, leaks)
+	})
+}
+
+// A consumer that stops midway (by breaking out of the loop, or by cancelling its context)
+// cancels the call: the handler's context ends, the stream ends at once, and nothing leaks.
+func TestStreamingToolCancelMidway(t *testing.T) {
+	for _, how := range []string{"break", "cancel"} {
+		t.Run(how, func(t *testing.T) {
+			serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
+				leaks := goleak.IgnoreCurrent()
+				h := &gatedExport{n: 100, step: make(chan struct{}), ended: make(chan error, 1)}
+				e, client, c := surfaceEnv(t, h, opts...)
+				ctx, cancel := context.WithCancel(clientCtx(t))
+				defer cancel()
+
+				stream := client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
+				h.step <- struct{}{}
+				var got []int32
+				for m, err := range stream.All() {
+					if err != nil {
+						if how == "cancel" && errors.Is(err, context.Canceled) {
+							break
+						}
+						t.Fatalf("after %v: %v", got, err)
+					}
+					got = append(got, m.GetProgress())
+					if len(got) == 3 {
+						if how == "break" {
+							break
+						}
+						cancel()
+						continue
+					}
+					h.step <- struct{}{}
+				}
+				if !slices.Equal(got, []int32{1, 2, 3}) {
+					t.Errorf("got %v, want [1 2 3]", got)
+				}
+				// The server saw notifications/cancelled: the handler's context ended while it
+				// waited to send message 4.
+				if err := <-h.ended; !errors.Is(err, context.Canceled) {
+					t.Errorf("handler ended with %v, want context.Canceled", err)
+				}
+				if m, err := stream.Recv(); m != nil || err == nil || errors.Is(err, io.EOF) {
+					t.Errorf("Recv after the end = %v, %v; want the cancellation", m, err)
+				}
+				e.closeAll(t, c, leaks)
+			})
+		})
+	}
+}
+
+// rpcs that only the embedded Unimplemented handler serves are not offered.
+func TestUnimplementedRPCsAreNotListed(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	h := &gatedExport{n: 1, ended: make(chan error, 1)}
+	e, _, c := surfaceEnv(t, h)
+	ctx := clientCtx(t)
+	var tools []string
+	for tool, err := range c.Tools(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, tool.Name)
+	}
+	if !slices.Equal(tools, []string{weatherv1mcp.WeatherServiceExportForecastToolName}) {
+		t.Errorf("tools/list = %v, want only the implemented export_forecast", tools)
+	}
+	prompts, err := c.ListPrompts(ctx, "")
+	if err != nil || len(prompts.Prompts) != 0 {
+		t.Errorf("prompts/list = %+v, %v; want none", prompts, err)
+	}
+	templates, err := c.ListResourceTemplates(ctx, "")
+	if err != nil || len(templates.ResourceTemplates) != 0 {
+		t.Errorf("resources/templates/list = %+v, %v; want none", templates, err)
+	}
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, caps, _ := c.ServerInfo(); caps.Completions != nil {
+		t.Error("completions declared with no prompt or template to complete")
+	}
+	e.closeAll(t, c, leaks)
+}
+
+func TestPromptResultConversions(t *testing.T) {
+	in := &mcpv1.PromptResult{Description: "d", Messages: []*mcpv1.PromptMessage{
+		{Role: mcpv1.Role_ROLE_ASSISTANT, Content: &mcpv1.Content{Kind: &mcpv1.Content_Image{Image: &mcpv1.ImageContent{Data: []byte{1, 2}, MimeType: "image/png"}}}},
+		{Content: &mcpv1.Content{Kind: &mcpv1.Content_Text{Text: &mcpv1.TextContent{Text: "t"}}}},
+	}}
+	wire, err := runtime.PromptResultFromProto(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wire.Messages[0].Role != "assistant" || wire.Messages[0].Content.Type != "image" || wire.Messages[1].Role != "user" {
+		t.Errorf("wire = %+v", wire)
+	}
+	back, err := runtime.PromptResultToProto(wire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Messages[1].Role = mcpv1.Role_ROLE_USER
+	if !proto.Equal(back, in) {
+		t.Errorf("round trip = %v, want %v", back, in)
+	}
+}
+
+func TestExpandURITemplate(t *testing.T) {
+	for _, tc := range []struct {
+		tmpl string
+		msg  proto.Message
+		want string
+	}{
+		{"weather://stations/{id}", &weatherv1.GetStationRequest{Id: "a b/c?d"}, "weather://stations/a%20b%2Fc%3Fd"},
+		{"weather://stations/{id}/today", &weatherv1.GetStationRequest{Id: "x"}, "weather://stations/x/today"},
+		{"weather://about", nil, "weather://about"},
+	} {
+		got, err := runtime.ExpandURITemplate(tc.tmpl, tc.msg)
+		if err != nil || got != tc.want {
+			t.Errorf("ExpandURITemplate(%q, %v) = %q, %v; want %q", tc.tmpl, tc.msg, got, err, tc.want)
+		}
+	}
+}
+
+func protojsonUnmarshal(b []byte, m proto.Message) error { return protojson.Unmarshal(b, m) }
+
+// Over stdio too, a slow consumer loses nothing and a consumer that stops cancels the call.
+func TestStreamingToolOverStdio(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	const n = 4 * runtime.StreamBuffer
+	h := &gatedExport{n: n, sentAll: make(chan struct{}), ended: make(chan error, 1)}
+	srv := newStdioServer()
+	weatherv1mcp.RegisterWeatherServiceHandler(srv, h)
+	c, done := stdioPair(t, srv)
+	client := weatherv1mcp.NewWeatherServiceClient(c)
+	ctx := clientCtx(t)
+
+	stream := client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
+	select {
+	case <-h.sentAll:
+	case <-ctx.Done():
+		t.Fatal("the handler did not send every message while the consumer was not reading")
+	}
+	var got []int32
+	for m, err := range stream.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, m.GetProgress())
+	}
+	if len(got) != n || !slices.IsSorted(got) || got[0] != 1 {
+		t.Errorf("got %d messages %v, want 1..%d in order", len(got), got, n)
+	}
+	<-h.ended
+
+	h.n, h.step, h.sentAll = 100, make(chan struct{}), nil
+	stream = client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
+	h.step <- struct{}{}
+	if m, err := stream.Recv(); err != nil || m.GetProgress() != 1 {
+		t.Fatalf("Recv = %v, %v", m, err)
+	}
+	stream.Close()
+	if err := <-h.ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("handler ended with %v, want context.Canceled", err)
+	}
+	if err := c.Close(ctx); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	waitServer(t, done)
+	goleak.VerifyNone(t, leaks)
+}

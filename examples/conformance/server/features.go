@@ -2,120 +2,74 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"strings"
 
+	conformancev1 "github.com/protomcp/protomcp/gen/conformance/v1"
+	"github.com/protomcp/protomcp/gen/conformance/v1/conformancev1mcp"
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 	"github.com/protomcp/protomcp/runtime"
 )
 
-// The resources and prompts of the suite's fixed surface. MCP resources and prompts are not
-// tools, so they are not declared in conformance.proto: they are added to the server directly.
+// The resources and prompts of the suite's fixed surface, declared in conformance.proto with
+// (mcp.v1.prompt) and (mcp.v1.resource) and registered by RegisterConformanceServiceHandler
+// with the tools.
 
-const templateURI = "test://template/{id}/data"
+var (
+	_ conformancev1mcp.ConformanceServiceTestPromptWithArgumentsCompleter        = (*tools)(nil)
+	_ conformancev1mcp.ConformanceServiceTestPromptWithEmbeddedResourceCompleter = (*tools)(nil)
+	_ conformancev1mcp.ConformanceServiceTemplateDataCompleter                   = (*tools)(nil)
+)
 
-// addResources adds the fixed resources, the resource template and the subscribable resource.
-func addResources(s *runtime.Server) {
-	s.AddResource(runtime.Resource{
-		URI:         "test://static-text",
-		Name:        "Static Text Resource",
-		Description: "A static text resource for testing",
-		MIMEType:    "text/plain",
-	}, func(_ context.Context, uri string) (*runtime.ReadResourceResult, error) {
-		return contents(runtime.TextResource(uri, "text/plain", "This is the content of the static text resource.")), nil
-	})
-	s.AddResource(runtime.Resource{
-		URI:         "test://static-binary",
-		Name:        "Static Binary Resource",
-		Description: "A static binary resource (a PNG image) for testing",
-		MIMEType:    "image/png",
-	}, func(_ context.Context, uri string) (*runtime.ReadResourceResult, error) {
-		return contents(runtime.BlobResource(uri, "image/png", base64.StdEncoding.EncodeToString(pngImage))), nil
-	})
-	s.AddResource(runtime.Resource{
-		URI:         "test://watched-resource",
-		Name:        "Watched Resource",
-		Description: "A resource clients can subscribe to (resources/subscribe)",
-		MIMEType:    "text/plain",
-	}, func(_ context.Context, uri string) (*runtime.ReadResourceResult, error) {
-		return contents(runtime.TextResource(uri, "text/plain", "Watched resource content")), nil
-	})
-	s.AddResourceTemplate(runtime.ResourceTemplate{
-		URITemplate: templateURI,
-		Name:        "Template Resource",
-		Description: "A resource template with an {id} parameter",
-		MIMEType:    "application/json",
-	}, func(_ context.Context, uri string) (*runtime.ReadResourceResult, error) {
-		id, ok := templateID(uri)
-		if !ok {
-			return nil, runtime.Errorf(runtime.CodeInvalidParams, "%q does not match %s", uri, templateURI)
-		}
-		body, err := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
-		if err != nil {
-			return nil, err
-		}
-		return contents(runtime.TextResource(uri, "application/json", string(body))), nil
-	})
+func userText(s string) *mcpv1.PromptMessage {
+	return &mcpv1.PromptMessage{Role: mcpv1.Role_ROLE_USER, Content: text(s)}
 }
 
-// templateID extracts {id} from a URI of test://template/{id}/data.
-func templateID(uri string) (string, bool) {
-	rest, ok := strings.CutPrefix(uri, "test://template/")
-	if !ok {
-		return "", false
-	}
-	id, ok := strings.CutSuffix(rest, "/data")
-	return id, ok && id != "" && !strings.Contains(id, "/")
+func textContents(s string) *mcpv1.ResourceResult {
+	// The URI and MIME type left empty are the resource's: the runtime fills them in.
+	return &mcpv1.ResourceResult{Contents: []*mcpv1.EmbeddedResource{{MimeType: "text/plain", Contents: &mcpv1.EmbeddedResource_Text{Text: s}}}}
 }
 
-func contents(c ...runtime.ResourceContents) *runtime.ReadResourceResult {
-	return &runtime.ReadResourceResult{Contents: c}
+func (*tools) TestSimplePrompt(context.Context, *conformancev1.TestSimplePromptRequest) (*mcpv1.PromptResult, error) {
+	return &mcpv1.PromptResult{Messages: []*mcpv1.PromptMessage{userText("This is a simple prompt for testing.")}}, nil
 }
 
-func userText(s string) runtime.PromptMessage {
-	return runtime.PromptMessage{Role: "user", Content: runtime.TextContent(s)}
+func (*tools) TestPromptWithArguments(_ context.Context, req *conformancev1.TestPromptWithArgumentsRequest) (*mcpv1.PromptResult, error) {
+	msg := fmt.Sprintf("Prompt with arguments: arg1='%s', arg2='%s'", req.GetArg1(), req.GetArg2())
+	return &mcpv1.PromptResult{Messages: []*mcpv1.PromptMessage{userText(msg)}}, nil
 }
 
-// addPrompts adds the suite's four prompts.
-func addPrompts(s *runtime.Server) {
-	s.AddPrompt(runtime.Prompt{
-		Name:        "test_simple_prompt",
-		Description: "A simple prompt without arguments",
-	}, func(context.Context, map[string]string) (*runtime.GetPromptResult, error) {
-		return &runtime.GetPromptResult{Messages: []runtime.PromptMessage{userText("This is a simple prompt for testing.")}}, nil
-	})
-	s.AddPrompt(runtime.Prompt{
-		Name:        "test_prompt_with_arguments",
-		Description: "A prompt with two required arguments",
-		Arguments: []runtime.PromptArgument{
-			{Name: "arg1", Description: "First test argument", Required: true},
-			{Name: "arg2", Description: "Second test argument", Required: true},
-		},
-	}, func(_ context.Context, args map[string]string) (*runtime.GetPromptResult, error) {
-		msg := fmt.Sprintf("Prompt with arguments: arg1='%s', arg2='%s'", args["arg1"], args["arg2"])
-		return &runtime.GetPromptResult{Messages: []runtime.PromptMessage{userText(msg)}}, nil
-	})
-	s.AddPrompt(runtime.Prompt{
-		Name:        "test_prompt_with_embedded_resource",
-		Description: "A prompt that embeds the resource it is given",
-		Arguments:   []runtime.PromptArgument{{Name: "resourceUri", Description: "URI of the resource to embed", Required: true}},
-	}, func(_ context.Context, args map[string]string) (*runtime.GetPromptResult, error) {
-		rc := runtime.TextResource(args["resourceUri"], "text/plain", "Embedded resource content for testing.")
-		return &runtime.GetPromptResult{Messages: []runtime.PromptMessage{
-			{Role: "user", Content: runtime.Content{Type: "resource", Resource: &rc}},
-			userText("Please process the embedded resource above."),
-		}}, nil
-	})
-	s.AddPrompt(runtime.Prompt{
-		Name:        "test_prompt_with_image",
-		Description: "A prompt with an image",
-	}, func(context.Context, map[string]string) (*runtime.GetPromptResult, error) {
-		return &runtime.GetPromptResult{Messages: []runtime.PromptMessage{
-			{Role: "user", Content: runtime.ImageContent(base64.StdEncoding.EncodeToString(pngImage), "image/png")},
-			userText("Please analyze the image above."),
-		}}, nil
-	})
+func (*tools) TestPromptWithEmbeddedResource(_ context.Context, req *conformancev1.TestPromptWithEmbeddedResourceRequest) (*mcpv1.PromptResult, error) {
+	res := &mcpv1.EmbeddedResource{Uri: req.GetResourceUri(), MimeType: "text/plain", Contents: &mcpv1.EmbeddedResource_Text{Text: "Embedded resource content for testing."}}
+	return &mcpv1.PromptResult{Messages: []*mcpv1.PromptMessage{
+		{Role: mcpv1.Role_ROLE_USER, Content: &mcpv1.Content{Kind: &mcpv1.Content_Resource{Resource: res}}},
+		userText("Please process the embedded resource above."),
+	}}, nil
+}
+
+func (*tools) TestPromptWithImage(context.Context, *conformancev1.TestPromptWithImageRequest) (*mcpv1.PromptResult, error) {
+	return &mcpv1.PromptResult{Messages: []*mcpv1.PromptMessage{
+		{Role: mcpv1.Role_ROLE_USER, Content: imageBlock()},
+		userText("Please analyze the image above."),
+	}}, nil
+}
+
+func (*tools) StaticText(context.Context, *conformancev1.StaticTextRequest) (*mcpv1.ResourceResult, error) {
+	return textContents("This is the content of the static text resource."), nil
+}
+
+func (*tools) StaticBinary(context.Context, *conformancev1.StaticBinaryRequest) (*mcpv1.ResourceResult, error) {
+	return &mcpv1.ResourceResult{Contents: []*mcpv1.EmbeddedResource{{MimeType: "image/png", Contents: &mcpv1.EmbeddedResource_Blob{Blob: pngImage}}}}, nil
+}
+
+func (*tools) WatchedResource(context.Context, *conformancev1.WatchedResourceRequest) (*mcpv1.ResourceResult, error) {
+	return textContents("Watched resource content"), nil
+}
+
+// TemplateData reads test://template/{id}/data: the runtime has matched the URI and decoded
+// {id} into the request, and sends the response as JSON.
+func (*tools) TemplateData(_ context.Context, req *conformancev1.TemplateDataRequest) (*conformancev1.TemplateDataResponse, error) {
+	return &conformancev1.TemplateDataResponse{Id: req.GetId(), TemplateTest: true, Data: "Data for ID: " + req.GetId()}, nil
 }
 
 // completionValues are the suggestions offered for each completable argument.
@@ -126,15 +80,20 @@ var completionValues = map[string][]string{
 	"id":          {"1", "2", "3", "123"},
 }
 
-// complete suggests values for prompt arguments and for the template's {id}: the known values
-// that start with what the user typed.
-func complete(_ context.Context, p *runtime.CompleteParams) (*runtime.Completion, error) {
-	switch {
-	case p.Ref.Type == "ref/prompt" && strings.HasPrefix(p.Ref.Name, "test_prompt_"):
-	case p.Ref.Type == "ref/resource" && p.Ref.URI == templateURI:
-	default:
-		return &runtime.Completion{}, nil
-	}
+func (*tools) CompleteTestPromptWithArguments(_ context.Context, p *runtime.CompleteParams) (*runtime.Completion, error) {
+	return complete(p), nil
+}
+
+func (*tools) CompleteTestPromptWithEmbeddedResource(_ context.Context, p *runtime.CompleteParams) (*runtime.Completion, error) {
+	return complete(p), nil
+}
+
+func (*tools) CompleteTemplateData(_ context.Context, p *runtime.CompleteParams) (*runtime.Completion, error) {
+	return complete(p), nil
+}
+
+// complete suggests the known values of an argument that start with what the user typed.
+func complete(p *runtime.CompleteParams) *runtime.Completion {
 	var out []string
 	for _, v := range completionValues[p.Argument.Name] {
 		if strings.HasPrefix(v, p.Argument.Value) {
@@ -142,5 +101,5 @@ func complete(_ context.Context, p *runtime.CompleteParams) (*runtime.Completion
 		}
 	}
 	total := len(out)
-	return &runtime.Completion{Values: out, Total: &total}, nil
+	return &runtime.Completion{Values: out, Total: &total}
 }

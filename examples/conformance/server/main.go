@@ -49,12 +49,9 @@ func newServer(log *slog.Logger) *runtime.Server {
 	srv := runtime.NewServer(
 		runtime.Implementation{Name: "protomcp-conformance", Title: "protomcp conformance server", Version: runtime.Version},
 		runtime.WithLogger(log),
-		runtime.WithCompletionHandler(complete),
 	)
 	conformancev1mcp.RegisterConformanceServiceHandler(srv, &tools{reconnectDelay: 300 * time.Millisecond})
 	addJSONSchemaTool(srv)
-	addResources(srv)
-	addPrompts(srv)
 	return srv
 }
 

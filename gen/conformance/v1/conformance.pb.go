@@ -534,6 +534,402 @@ func (*TestReconnectionRequest) Descriptor() ([]byte, []int) {
 	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{12}
 }
 
+// The arguments of test_simple_prompt: none.
+type TestSimplePromptRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestSimplePromptRequest) Reset() {
+	*x = TestSimplePromptRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestSimplePromptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestSimplePromptRequest) ProtoMessage() {}
+
+func (x *TestSimplePromptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestSimplePromptRequest.ProtoReflect.Descriptor instead.
+func (*TestSimplePromptRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{13}
+}
+
+// The arguments of test_prompt_with_arguments.
+type TestPromptWithArgumentsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// First test argument
+	Arg1 string `protobuf:"bytes,1,opt,name=arg1,proto3" json:"arg1,omitempty"`
+	// Second test argument
+	Arg2          string `protobuf:"bytes,2,opt,name=arg2,proto3" json:"arg2,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestPromptWithArgumentsRequest) Reset() {
+	*x = TestPromptWithArgumentsRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestPromptWithArgumentsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestPromptWithArgumentsRequest) ProtoMessage() {}
+
+func (x *TestPromptWithArgumentsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestPromptWithArgumentsRequest.ProtoReflect.Descriptor instead.
+func (*TestPromptWithArgumentsRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *TestPromptWithArgumentsRequest) GetArg1() string {
+	if x != nil {
+		return x.Arg1
+	}
+	return ""
+}
+
+func (x *TestPromptWithArgumentsRequest) GetArg2() string {
+	if x != nil {
+		return x.Arg2
+	}
+	return ""
+}
+
+// The arguments of test_prompt_with_embedded_resource.
+type TestPromptWithEmbeddedResourceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// URI of the resource to embed
+	ResourceUri   string `protobuf:"bytes,1,opt,name=resource_uri,json=resourceUri,proto3" json:"resource_uri,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestPromptWithEmbeddedResourceRequest) Reset() {
+	*x = TestPromptWithEmbeddedResourceRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestPromptWithEmbeddedResourceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestPromptWithEmbeddedResourceRequest) ProtoMessage() {}
+
+func (x *TestPromptWithEmbeddedResourceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestPromptWithEmbeddedResourceRequest.ProtoReflect.Descriptor instead.
+func (*TestPromptWithEmbeddedResourceRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *TestPromptWithEmbeddedResourceRequest) GetResourceUri() string {
+	if x != nil {
+		return x.ResourceUri
+	}
+	return ""
+}
+
+// The arguments of test_prompt_with_image: none.
+type TestPromptWithImageRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestPromptWithImageRequest) Reset() {
+	*x = TestPromptWithImageRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestPromptWithImageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestPromptWithImageRequest) ProtoMessage() {}
+
+func (x *TestPromptWithImageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestPromptWithImageRequest.ProtoReflect.Descriptor instead.
+func (*TestPromptWithImageRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{16}
+}
+
+// The variables of test://static-text: none.
+type StaticTextRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StaticTextRequest) Reset() {
+	*x = StaticTextRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StaticTextRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StaticTextRequest) ProtoMessage() {}
+
+func (x *StaticTextRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StaticTextRequest.ProtoReflect.Descriptor instead.
+func (*StaticTextRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{17}
+}
+
+// The variables of test://static-binary: none.
+type StaticBinaryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StaticBinaryRequest) Reset() {
+	*x = StaticBinaryRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StaticBinaryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StaticBinaryRequest) ProtoMessage() {}
+
+func (x *StaticBinaryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StaticBinaryRequest.ProtoReflect.Descriptor instead.
+func (*StaticBinaryRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{18}
+}
+
+// The variables of test://watched-resource: none.
+type WatchedResourceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchedResourceRequest) Reset() {
+	*x = WatchedResourceRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchedResourceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchedResourceRequest) ProtoMessage() {}
+
+func (x *WatchedResourceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchedResourceRequest.ProtoReflect.Descriptor instead.
+func (*WatchedResourceRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{19}
+}
+
+// The variables of test://template/{id}/data.
+type TemplateDataRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The identifier in the URI.
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TemplateDataRequest) Reset() {
+	*x = TemplateDataRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TemplateDataRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TemplateDataRequest) ProtoMessage() {}
+
+func (x *TemplateDataRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TemplateDataRequest.ProtoReflect.Descriptor instead.
+func (*TemplateDataRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *TemplateDataRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// The contents of test://template/{id}/data, as JSON.
+type TemplateDataResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The identifier read.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Always true.
+	TemplateTest bool `protobuf:"varint,2,opt,name=template_test,json=templateTest,proto3" json:"template_test,omitempty"`
+	// "Data for ID: " and the identifier.
+	Data          string `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TemplateDataResponse) Reset() {
+	*x = TemplateDataResponse{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TemplateDataResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TemplateDataResponse) ProtoMessage() {}
+
+func (x *TemplateDataResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TemplateDataResponse.ProtoReflect.Descriptor instead.
+func (*TemplateDataResponse) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *TemplateDataResponse) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *TemplateDataResponse) GetTemplateTest() bool {
+	if x != nil {
+		return x.TemplateTest
+	}
+	return false
+}
+
+func (x *TemplateDataResponse) GetData() string {
+	if x != nil {
+		return x.Data
+	}
+	return ""
+}
+
 // The arguments of add_numbers.
 type AddNumbersRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -547,7 +943,7 @@ type AddNumbersRequest struct {
 
 func (x *AddNumbersRequest) Reset() {
 	*x = AddNumbersRequest{}
-	mi := &file_conformance_v1_conformance_proto_msgTypes[13]
+	mi := &file_conformance_v1_conformance_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -559,7 +955,7 @@ func (x *AddNumbersRequest) String() string {
 func (*AddNumbersRequest) ProtoMessage() {}
 
 func (x *AddNumbersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_conformance_v1_conformance_proto_msgTypes[13]
+	mi := &file_conformance_v1_conformance_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -572,7 +968,7 @@ func (x *AddNumbersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddNumbersRequest.ProtoReflect.Descriptor instead.
 func (*AddNumbersRequest) Descriptor() ([]byte, []int) {
-	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{13}
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AddNumbersRequest) GetA() float64 {
@@ -598,7 +994,7 @@ type TestClientElicitationDefaultsRequest struct {
 
 func (x *TestClientElicitationDefaultsRequest) Reset() {
 	*x = TestClientElicitationDefaultsRequest{}
-	mi := &file_conformance_v1_conformance_proto_msgTypes[14]
+	mi := &file_conformance_v1_conformance_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -610,7 +1006,7 @@ func (x *TestClientElicitationDefaultsRequest) String() string {
 func (*TestClientElicitationDefaultsRequest) ProtoMessage() {}
 
 func (x *TestClientElicitationDefaultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_conformance_v1_conformance_proto_msgTypes[14]
+	mi := &file_conformance_v1_conformance_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -623,7 +1019,7 @@ func (x *TestClientElicitationDefaultsRequest) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use TestClientElicitationDefaultsRequest.ProtoReflect.Descriptor instead.
 func (*TestClientElicitationDefaultsRequest) Descriptor() ([]byte, []int) {
-	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{14}
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{23}
 }
 
 var File_conformance_v1_conformance_proto protoreflect.FileDescriptor
@@ -645,11 +1041,27 @@ const file_conformance_v1_conformance_proto_rawDesc = "" +
 	"\amessage\x18\x01 \x01(\tB\x06ڟ\x19\x02\x18\x01R\amessage\"'\n" +
 	"%TestElicitationSep1034DefaultsRequest\"$\n" +
 	"\"TestElicitationSep1330EnumsRequest\"\x19\n" +
-	"\x17TestReconnectionRequest\"?\n" +
+	"\x17TestReconnectionRequest\"\x19\n" +
+	"\x17TestSimplePromptRequest\"X\n" +
+	"\x1eTestPromptWithArgumentsRequest\x12\x1a\n" +
+	"\x04arg1\x18\x01 \x01(\tB\x06ڟ\x19\x02\x18\x01R\x04arg1\x12\x1a\n" +
+	"\x04arg2\x18\x02 \x01(\tB\x06ڟ\x19\x02\x18\x01R\x04arg2\"R\n" +
+	"%TestPromptWithEmbeddedResourceRequest\x12)\n" +
+	"\fresource_uri\x18\x01 \x01(\tB\x06ڟ\x19\x02\x18\x01R\vresourceUri\"\x1c\n" +
+	"\x1aTestPromptWithImageRequest\"\x13\n" +
+	"\x11StaticTextRequest\"\x15\n" +
+	"\x13StaticBinaryRequest\"\x18\n" +
+	"\x16WatchedResourceRequest\"%\n" +
+	"\x13TemplateDataRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"_\n" +
+	"\x14TemplateDataResponse\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12#\n" +
+	"\rtemplate_test\x18\x02 \x01(\bR\ftemplateTest\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\tR\x04data\"?\n" +
 	"\x11AddNumbersRequest\x12\x14\n" +
 	"\x01a\x18\x01 \x01(\x01B\x06ڟ\x19\x02\x18\x01R\x01a\x12\x14\n" +
 	"\x01b\x18\x02 \x01(\x01B\x06ڟ\x19\x02\x18\x01R\x01b\"&\n" +
-	"$TestClientElicitationDefaultsRequest2\xfa\v\n" +
+	"$TestClientElicitationDefaultsRequest2\xb0\x14\n" +
 	"\x12ConformanceService\x12c\n" +
 	"\x0eTestSimpleText\x12%.conformance.v1.TestSimpleTextRequest\x1a\x12.mcp.v1.ToolResult\"\x16ڟ\x19\x12\n" +
 	"\x10test_simple_text\x12i\n" +
@@ -676,7 +1088,23 @@ const file_conformance_v1_conformance_proto_rawDesc = "" +
 	"\x1bTestElicitationSep1330Enums\x122.conformance.v1.TestElicitationSep1330EnumsRequest\x1a\x12.mcp.v1.ToolResult\"$ڟ\x19 \n" +
 	"\x1etest_elicitation_sep1330_enums\x12h\n" +
 	"\x10TestReconnection\x12'.conformance.v1.TestReconnectionRequest\x1a\x12.mcp.v1.ToolResult\"\x17ڟ\x19\x13\n" +
-	"\x11test_reconnection2\xff\x01\n" +
+	"\x11test_reconnection\x12k\n" +
+	"\x10TestSimplePrompt\x12'.conformance.v1.TestSimplePromptRequest\x1a\x14.mcp.v1.PromptResult\"\x18\xe2\x9f\x19\x14\n" +
+	"\x12test_simple_prompt\x12\x81\x01\n" +
+	"\x17TestPromptWithArguments\x12..conformance.v1.TestPromptWithArgumentsRequest\x1a\x14.mcp.v1.PromptResult\" \xe2\x9f\x19\x1c\n" +
+	"\x1atest_prompt_with_arguments\x12\x97\x01\n" +
+	"\x1eTestPromptWithEmbeddedResource\x125.conformance.v1.TestPromptWithEmbeddedResourceRequest\x1a\x14.mcp.v1.PromptResult\"(\xe2\x9f\x19$\n" +
+	"\"test_prompt_with_embedded_resource\x12u\n" +
+	"\x13TestPromptWithImage\x12*.conformance.v1.TestPromptWithImageRequest\x1a\x14.mcp.v1.PromptResult\"\x1c\xe2\x9f\x19\x18\n" +
+	"\x16test_prompt_with_image\x12\x83\x01\n" +
+	"\n" +
+	"StaticText\x12!.conformance.v1.StaticTextRequest\x1a\x16.mcp.v1.ResourceResult\":\xea\x9f\x196\x12\x12test://static-text\x1a\x14Static Text Resource2\n" +
+	"text/plain\x12\x8a\x01\n" +
+	"\fStaticBinary\x12#.conformance.v1.StaticBinaryRequest\x1a\x16.mcp.v1.ResourceResult\"=\xea\x9f\x199\x12\x14test://static-binary\x1a\x16Static Binary Resource2\timage/png\x12\x8e\x01\n" +
+	"\x0fWatchedResource\x12&.conformance.v1.WatchedResourceRequest\x1a\x16.mcp.v1.ResourceResult\";\xea\x9f\x197\x12\x17test://watched-resource\x1a\x10Watched Resource2\n" +
+	"text/plain\x12\x8d\x01\n" +
+	"\fTemplateData\x12#.conformance.v1.TemplateDataRequest\x1a$.conformance.v1.TemplateDataResponse\"2\xea\x9f\x19.\n" +
+	"\x19test://template/{id}/data\x1a\x11Template Resource2\xff\x01\n" +
 	"\x11MockServerService\x12V\n" +
 	"\n" +
 	"AddNumbers\x12!.conformance.v1.AddNumbersRequest\x1a\x12.mcp.v1.ToolResult\"\x11ڟ\x19\r\n" +
@@ -696,7 +1124,7 @@ func file_conformance_v1_conformance_proto_rawDescGZIP() []byte {
 	return file_conformance_v1_conformance_proto_rawDescData
 }
 
-var file_conformance_v1_conformance_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_conformance_v1_conformance_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_conformance_v1_conformance_proto_goTypes = []any{
 	(*TestSimpleTextRequest)(nil),                 // 0: conformance.v1.TestSimpleTextRequest
 	(*TestImageContentRequest)(nil),               // 1: conformance.v1.TestImageContentRequest
@@ -711,9 +1139,20 @@ var file_conformance_v1_conformance_proto_goTypes = []any{
 	(*TestElicitationSep1034DefaultsRequest)(nil), // 10: conformance.v1.TestElicitationSep1034DefaultsRequest
 	(*TestElicitationSep1330EnumsRequest)(nil),    // 11: conformance.v1.TestElicitationSep1330EnumsRequest
 	(*TestReconnectionRequest)(nil),               // 12: conformance.v1.TestReconnectionRequest
-	(*AddNumbersRequest)(nil),                     // 13: conformance.v1.AddNumbersRequest
-	(*TestClientElicitationDefaultsRequest)(nil),  // 14: conformance.v1.TestClientElicitationDefaultsRequest
-	(*v1.ToolResult)(nil),                         // 15: mcp.v1.ToolResult
+	(*TestSimplePromptRequest)(nil),               // 13: conformance.v1.TestSimplePromptRequest
+	(*TestPromptWithArgumentsRequest)(nil),        // 14: conformance.v1.TestPromptWithArgumentsRequest
+	(*TestPromptWithEmbeddedResourceRequest)(nil), // 15: conformance.v1.TestPromptWithEmbeddedResourceRequest
+	(*TestPromptWithImageRequest)(nil),            // 16: conformance.v1.TestPromptWithImageRequest
+	(*StaticTextRequest)(nil),                     // 17: conformance.v1.StaticTextRequest
+	(*StaticBinaryRequest)(nil),                   // 18: conformance.v1.StaticBinaryRequest
+	(*WatchedResourceRequest)(nil),                // 19: conformance.v1.WatchedResourceRequest
+	(*TemplateDataRequest)(nil),                   // 20: conformance.v1.TemplateDataRequest
+	(*TemplateDataResponse)(nil),                  // 21: conformance.v1.TemplateDataResponse
+	(*AddNumbersRequest)(nil),                     // 22: conformance.v1.AddNumbersRequest
+	(*TestClientElicitationDefaultsRequest)(nil),  // 23: conformance.v1.TestClientElicitationDefaultsRequest
+	(*v1.ToolResult)(nil),                         // 24: mcp.v1.ToolResult
+	(*v1.PromptResult)(nil),                       // 25: mcp.v1.PromptResult
+	(*v1.ResourceResult)(nil),                     // 26: mcp.v1.ResourceResult
 }
 var file_conformance_v1_conformance_proto_depIdxs = []int32{
 	0,  // 0: conformance.v1.ConformanceService.TestSimpleText:input_type -> conformance.v1.TestSimpleTextRequest
@@ -729,25 +1168,41 @@ var file_conformance_v1_conformance_proto_depIdxs = []int32{
 	10, // 10: conformance.v1.ConformanceService.TestElicitationSep1034Defaults:input_type -> conformance.v1.TestElicitationSep1034DefaultsRequest
 	11, // 11: conformance.v1.ConformanceService.TestElicitationSep1330Enums:input_type -> conformance.v1.TestElicitationSep1330EnumsRequest
 	12, // 12: conformance.v1.ConformanceService.TestReconnection:input_type -> conformance.v1.TestReconnectionRequest
-	13, // 13: conformance.v1.MockServerService.AddNumbers:input_type -> conformance.v1.AddNumbersRequest
-	14, // 14: conformance.v1.MockServerService.TestClientElicitationDefaults:input_type -> conformance.v1.TestClientElicitationDefaultsRequest
-	15, // 15: conformance.v1.ConformanceService.TestSimpleText:output_type -> mcp.v1.ToolResult
-	15, // 16: conformance.v1.ConformanceService.TestImageContent:output_type -> mcp.v1.ToolResult
-	15, // 17: conformance.v1.ConformanceService.TestAudioContent:output_type -> mcp.v1.ToolResult
-	15, // 18: conformance.v1.ConformanceService.TestEmbeddedResource:output_type -> mcp.v1.ToolResult
-	15, // 19: conformance.v1.ConformanceService.TestMultipleContentTypes:output_type -> mcp.v1.ToolResult
-	15, // 20: conformance.v1.ConformanceService.TestToolWithLogging:output_type -> mcp.v1.ToolResult
-	15, // 21: conformance.v1.ConformanceService.TestToolWithProgress:output_type -> mcp.v1.ToolResult
-	15, // 22: conformance.v1.ConformanceService.TestErrorHandling:output_type -> mcp.v1.ToolResult
-	15, // 23: conformance.v1.ConformanceService.TestSampling:output_type -> mcp.v1.ToolResult
-	15, // 24: conformance.v1.ConformanceService.TestElicitation:output_type -> mcp.v1.ToolResult
-	15, // 25: conformance.v1.ConformanceService.TestElicitationSep1034Defaults:output_type -> mcp.v1.ToolResult
-	15, // 26: conformance.v1.ConformanceService.TestElicitationSep1330Enums:output_type -> mcp.v1.ToolResult
-	15, // 27: conformance.v1.ConformanceService.TestReconnection:output_type -> mcp.v1.ToolResult
-	15, // 28: conformance.v1.MockServerService.AddNumbers:output_type -> mcp.v1.ToolResult
-	15, // 29: conformance.v1.MockServerService.TestClientElicitationDefaults:output_type -> mcp.v1.ToolResult
-	15, // [15:30] is the sub-list for method output_type
-	0,  // [0:15] is the sub-list for method input_type
+	13, // 13: conformance.v1.ConformanceService.TestSimplePrompt:input_type -> conformance.v1.TestSimplePromptRequest
+	14, // 14: conformance.v1.ConformanceService.TestPromptWithArguments:input_type -> conformance.v1.TestPromptWithArgumentsRequest
+	15, // 15: conformance.v1.ConformanceService.TestPromptWithEmbeddedResource:input_type -> conformance.v1.TestPromptWithEmbeddedResourceRequest
+	16, // 16: conformance.v1.ConformanceService.TestPromptWithImage:input_type -> conformance.v1.TestPromptWithImageRequest
+	17, // 17: conformance.v1.ConformanceService.StaticText:input_type -> conformance.v1.StaticTextRequest
+	18, // 18: conformance.v1.ConformanceService.StaticBinary:input_type -> conformance.v1.StaticBinaryRequest
+	19, // 19: conformance.v1.ConformanceService.WatchedResource:input_type -> conformance.v1.WatchedResourceRequest
+	20, // 20: conformance.v1.ConformanceService.TemplateData:input_type -> conformance.v1.TemplateDataRequest
+	22, // 21: conformance.v1.MockServerService.AddNumbers:input_type -> conformance.v1.AddNumbersRequest
+	23, // 22: conformance.v1.MockServerService.TestClientElicitationDefaults:input_type -> conformance.v1.TestClientElicitationDefaultsRequest
+	24, // 23: conformance.v1.ConformanceService.TestSimpleText:output_type -> mcp.v1.ToolResult
+	24, // 24: conformance.v1.ConformanceService.TestImageContent:output_type -> mcp.v1.ToolResult
+	24, // 25: conformance.v1.ConformanceService.TestAudioContent:output_type -> mcp.v1.ToolResult
+	24, // 26: conformance.v1.ConformanceService.TestEmbeddedResource:output_type -> mcp.v1.ToolResult
+	24, // 27: conformance.v1.ConformanceService.TestMultipleContentTypes:output_type -> mcp.v1.ToolResult
+	24, // 28: conformance.v1.ConformanceService.TestToolWithLogging:output_type -> mcp.v1.ToolResult
+	24, // 29: conformance.v1.ConformanceService.TestToolWithProgress:output_type -> mcp.v1.ToolResult
+	24, // 30: conformance.v1.ConformanceService.TestErrorHandling:output_type -> mcp.v1.ToolResult
+	24, // 31: conformance.v1.ConformanceService.TestSampling:output_type -> mcp.v1.ToolResult
+	24, // 32: conformance.v1.ConformanceService.TestElicitation:output_type -> mcp.v1.ToolResult
+	24, // 33: conformance.v1.ConformanceService.TestElicitationSep1034Defaults:output_type -> mcp.v1.ToolResult
+	24, // 34: conformance.v1.ConformanceService.TestElicitationSep1330Enums:output_type -> mcp.v1.ToolResult
+	24, // 35: conformance.v1.ConformanceService.TestReconnection:output_type -> mcp.v1.ToolResult
+	25, // 36: conformance.v1.ConformanceService.TestSimplePrompt:output_type -> mcp.v1.PromptResult
+	25, // 37: conformance.v1.ConformanceService.TestPromptWithArguments:output_type -> mcp.v1.PromptResult
+	25, // 38: conformance.v1.ConformanceService.TestPromptWithEmbeddedResource:output_type -> mcp.v1.PromptResult
+	25, // 39: conformance.v1.ConformanceService.TestPromptWithImage:output_type -> mcp.v1.PromptResult
+	26, // 40: conformance.v1.ConformanceService.StaticText:output_type -> mcp.v1.ResourceResult
+	26, // 41: conformance.v1.ConformanceService.StaticBinary:output_type -> mcp.v1.ResourceResult
+	26, // 42: conformance.v1.ConformanceService.WatchedResource:output_type -> mcp.v1.ResourceResult
+	21, // 43: conformance.v1.ConformanceService.TemplateData:output_type -> conformance.v1.TemplateDataResponse
+	24, // 44: conformance.v1.MockServerService.AddNumbers:output_type -> mcp.v1.ToolResult
+	24, // 45: conformance.v1.MockServerService.TestClientElicitationDefaults:output_type -> mcp.v1.ToolResult
+	23, // [23:46] is the sub-list for method output_type
+	0,  // [0:23] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name
@@ -764,7 +1219,7 @@ func file_conformance_v1_conformance_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_conformance_v1_conformance_proto_rawDesc), len(file_conformance_v1_conformance_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

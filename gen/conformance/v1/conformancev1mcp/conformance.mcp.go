@@ -49,7 +49,31 @@ const (
 	ConformanceServiceTestReconnectionToolName = "test_reconnection"
 )
 
-// ConformanceServiceClient calls the tools of conformance.v1.ConformanceService on an MCP server.
+// These constants are the MCP prompt names of the ConformanceService service's rpcs.
+const (
+	// ConformanceServiceTestSimplePromptPromptName is the prompt name of conformance.v1.ConformanceService.TestSimplePrompt.
+	ConformanceServiceTestSimplePromptPromptName = "test_simple_prompt"
+	// ConformanceServiceTestPromptWithArgumentsPromptName is the prompt name of conformance.v1.ConformanceService.TestPromptWithArguments.
+	ConformanceServiceTestPromptWithArgumentsPromptName = "test_prompt_with_arguments"
+	// ConformanceServiceTestPromptWithEmbeddedResourcePromptName is the prompt name of conformance.v1.ConformanceService.TestPromptWithEmbeddedResource.
+	ConformanceServiceTestPromptWithEmbeddedResourcePromptName = "test_prompt_with_embedded_resource"
+	// ConformanceServiceTestPromptWithImagePromptName is the prompt name of conformance.v1.ConformanceService.TestPromptWithImage.
+	ConformanceServiceTestPromptWithImagePromptName = "test_prompt_with_image"
+)
+
+// These constants are the resource URI templates and URIs of the ConformanceService service's rpcs.
+const (
+	// ConformanceServiceStaticTextResourceURI is the URI of the resource conformance.v1.ConformanceService.StaticText reads.
+	ConformanceServiceStaticTextResourceURI = "test://static-text"
+	// ConformanceServiceStaticBinaryResourceURI is the URI of the resource conformance.v1.ConformanceService.StaticBinary reads.
+	ConformanceServiceStaticBinaryResourceURI = "test://static-binary"
+	// ConformanceServiceWatchedResourceResourceURI is the URI of the resource conformance.v1.ConformanceService.WatchedResource reads.
+	ConformanceServiceWatchedResourceResourceURI = "test://watched-resource"
+	// ConformanceServiceTemplateDataURITemplate is the URI template of the resource conformance.v1.ConformanceService.TemplateData reads.
+	ConformanceServiceTemplateDataURITemplate = "test://template/{id}/data"
+)
+
+// ConformanceServiceClient calls the tools, prompts and resources of conformance.v1.ConformanceService on an MCP server.
 //
 // ConformanceService is the conformance suite's "everything server" surface.
 type ConformanceServiceClient interface {
@@ -111,6 +135,38 @@ type ConformanceServiceClient interface {
 	// Closes the SSE stream of the call before answering, so that the client must reconnect
 	// with GET and Last-Event-ID to receive the result (SEP-1699).
 	TestReconnection(ctx context.Context, req *v1.TestReconnectionRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// TestSimplePrompt renders the test_simple_prompt prompt.
+	//
+	// A simple prompt without arguments
+	TestSimplePrompt(ctx context.Context, req *v1.TestSimplePromptRequest) (*v11.PromptResult, error)
+	// TestPromptWithArguments renders the test_prompt_with_arguments prompt.
+	//
+	// A prompt with two required arguments
+	TestPromptWithArguments(ctx context.Context, req *v1.TestPromptWithArgumentsRequest) (*v11.PromptResult, error)
+	// TestPromptWithEmbeddedResource renders the test_prompt_with_embedded_resource prompt.
+	//
+	// A prompt that embeds the resource it is given
+	TestPromptWithEmbeddedResource(ctx context.Context, req *v1.TestPromptWithEmbeddedResourceRequest) (*v11.PromptResult, error)
+	// TestPromptWithImage renders the test_prompt_with_image prompt.
+	//
+	// A prompt with an image
+	TestPromptWithImage(ctx context.Context, req *v1.TestPromptWithImageRequest) (*v11.PromptResult, error)
+	// StaticText reads the resource test://static-text.
+	//
+	// A static text resource for testing
+	StaticText(ctx context.Context, req *v1.StaticTextRequest) (*v11.ResourceResult, error)
+	// StaticBinary reads the resource test://static-binary.
+	//
+	// A static binary resource (a PNG image) for testing
+	StaticBinary(ctx context.Context, req *v1.StaticBinaryRequest) (*v11.ResourceResult, error)
+	// WatchedResource reads the resource test://watched-resource.
+	//
+	// A resource clients can subscribe to (resources/subscribe)
+	WatchedResource(ctx context.Context, req *v1.WatchedResourceRequest) (*v11.ResourceResult, error)
+	// TemplateData reads the resource test://template/{id}/data.
+	//
+	// A resource template with an {id} parameter
+	TemplateData(ctx context.Context, req *v1.TemplateDataRequest) (*v1.TemplateDataResponse, error)
 }
 
 // NewConformanceServiceClient returns a ConformanceServiceClient that calls the server through c.
@@ -188,7 +244,47 @@ func (c *conformanceServiceClient) TestReconnection(ctx context.Context, req *v1
 	return runtime.CallTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestReconnectionToolName, req, opts...)
 }
 
-// ConformanceServiceHandler implements the tools of conformance.v1.ConformanceService.
+// TestSimplePrompt renders the test_simple_prompt prompt.
+func (c *conformanceServiceClient) TestSimplePrompt(ctx context.Context, req *v1.TestSimplePromptRequest) (*v11.PromptResult, error) {
+	return runtime.GetPrompt(ctx, c.client, ConformanceServiceTestSimplePromptPromptName, req)
+}
+
+// TestPromptWithArguments renders the test_prompt_with_arguments prompt.
+func (c *conformanceServiceClient) TestPromptWithArguments(ctx context.Context, req *v1.TestPromptWithArgumentsRequest) (*v11.PromptResult, error) {
+	return runtime.GetPrompt(ctx, c.client, ConformanceServiceTestPromptWithArgumentsPromptName, req)
+}
+
+// TestPromptWithEmbeddedResource renders the test_prompt_with_embedded_resource prompt.
+func (c *conformanceServiceClient) TestPromptWithEmbeddedResource(ctx context.Context, req *v1.TestPromptWithEmbeddedResourceRequest) (*v11.PromptResult, error) {
+	return runtime.GetPrompt(ctx, c.client, ConformanceServiceTestPromptWithEmbeddedResourcePromptName, req)
+}
+
+// TestPromptWithImage renders the test_prompt_with_image prompt.
+func (c *conformanceServiceClient) TestPromptWithImage(ctx context.Context, req *v1.TestPromptWithImageRequest) (*v11.PromptResult, error) {
+	return runtime.GetPrompt(ctx, c.client, ConformanceServiceTestPromptWithImagePromptName, req)
+}
+
+// StaticText reads the resource test://static-text.
+func (c *conformanceServiceClient) StaticText(ctx context.Context, req *v1.StaticTextRequest) (*v11.ResourceResult, error) {
+	return runtime.ReadResource[v11.ResourceResult](ctx, c.client, ConformanceServiceStaticTextResourceURI, req)
+}
+
+// StaticBinary reads the resource test://static-binary.
+func (c *conformanceServiceClient) StaticBinary(ctx context.Context, req *v1.StaticBinaryRequest) (*v11.ResourceResult, error) {
+	return runtime.ReadResource[v11.ResourceResult](ctx, c.client, ConformanceServiceStaticBinaryResourceURI, req)
+}
+
+// WatchedResource reads the resource test://watched-resource.
+func (c *conformanceServiceClient) WatchedResource(ctx context.Context, req *v1.WatchedResourceRequest) (*v11.ResourceResult, error) {
+	return runtime.ReadResource[v11.ResourceResult](ctx, c.client, ConformanceServiceWatchedResourceResourceURI, req)
+}
+
+// TemplateData reads the resource test://template/{id}/data.
+func (c *conformanceServiceClient) TemplateData(ctx context.Context, req *v1.TemplateDataRequest) (*v1.TemplateDataResponse, error) {
+	return runtime.ReadResource[v1.TemplateDataResponse](ctx, c.client, ConformanceServiceTemplateDataURITemplate, req)
+}
+
+// ConformanceServiceHandler implements the tools, prompts and resources of conformance.v1.ConformanceService.
 //
 // ConformanceService is the conformance suite's "everything server" surface.
 type ConformanceServiceHandler interface {
@@ -250,6 +346,38 @@ type ConformanceServiceHandler interface {
 	// Closes the SSE stream of the call before answering, so that the client must reconnect
 	// with GET and Last-Event-ID to receive the result (SEP-1699).
 	TestReconnection(context.Context, *v1.TestReconnectionRequest) (*v11.ToolResult, error)
+	// TestSimplePrompt renders the test_simple_prompt prompt.
+	//
+	// A simple prompt without arguments
+	TestSimplePrompt(context.Context, *v1.TestSimplePromptRequest) (*v11.PromptResult, error)
+	// TestPromptWithArguments renders the test_prompt_with_arguments prompt.
+	//
+	// A prompt with two required arguments
+	TestPromptWithArguments(context.Context, *v1.TestPromptWithArgumentsRequest) (*v11.PromptResult, error)
+	// TestPromptWithEmbeddedResource renders the test_prompt_with_embedded_resource prompt.
+	//
+	// A prompt that embeds the resource it is given
+	TestPromptWithEmbeddedResource(context.Context, *v1.TestPromptWithEmbeddedResourceRequest) (*v11.PromptResult, error)
+	// TestPromptWithImage renders the test_prompt_with_image prompt.
+	//
+	// A prompt with an image
+	TestPromptWithImage(context.Context, *v1.TestPromptWithImageRequest) (*v11.PromptResult, error)
+	// StaticText reads the resource test://static-text.
+	//
+	// A static text resource for testing
+	StaticText(context.Context, *v1.StaticTextRequest) (*v11.ResourceResult, error)
+	// StaticBinary reads the resource test://static-binary.
+	//
+	// A static binary resource (a PNG image) for testing
+	StaticBinary(context.Context, *v1.StaticBinaryRequest) (*v11.ResourceResult, error)
+	// WatchedResource reads the resource test://watched-resource.
+	//
+	// A resource clients can subscribe to (resources/subscribe)
+	WatchedResource(context.Context, *v1.WatchedResourceRequest) (*v11.ResourceResult, error)
+	// TemplateData reads the resource test://template/{id}/data.
+	//
+	// A resource template with an {id} parameter
+	TemplateData(context.Context, *v1.TemplateDataRequest) (*v1.TemplateDataResponse, error)
 }
 
 // UnimplementedConformanceServiceHandler returns an error from every method. Embed it in a
@@ -322,12 +450,76 @@ func (UnimplementedConformanceServiceHandler) TestReconnection(context.Context, 
 	return nil, runtime.Unimplemented(ConformanceServiceTestReconnectionToolName)
 }
 
-// RegisterConformanceServiceHandler adds the tools of conformance.v1.ConformanceService to s, each
+// TestSimplePrompt reports that the test_simple_prompt prompt is not implemented.
+func (UnimplementedConformanceServiceHandler) TestSimplePrompt(context.Context, *v1.TestSimplePromptRequest) (*v11.PromptResult, error) {
+	return nil, runtime.UnimplementedPrompt(ConformanceServiceTestSimplePromptPromptName)
+}
+
+// TestPromptWithArguments reports that the test_prompt_with_arguments prompt is not implemented.
+func (UnimplementedConformanceServiceHandler) TestPromptWithArguments(context.Context, *v1.TestPromptWithArgumentsRequest) (*v11.PromptResult, error) {
+	return nil, runtime.UnimplementedPrompt(ConformanceServiceTestPromptWithArgumentsPromptName)
+}
+
+// TestPromptWithEmbeddedResource reports that the test_prompt_with_embedded_resource prompt is not implemented.
+func (UnimplementedConformanceServiceHandler) TestPromptWithEmbeddedResource(context.Context, *v1.TestPromptWithEmbeddedResourceRequest) (*v11.PromptResult, error) {
+	return nil, runtime.UnimplementedPrompt(ConformanceServiceTestPromptWithEmbeddedResourcePromptName)
+}
+
+// TestPromptWithImage reports that the test_prompt_with_image prompt is not implemented.
+func (UnimplementedConformanceServiceHandler) TestPromptWithImage(context.Context, *v1.TestPromptWithImageRequest) (*v11.PromptResult, error) {
+	return nil, runtime.UnimplementedPrompt(ConformanceServiceTestPromptWithImagePromptName)
+}
+
+// StaticText reports that the resource test://static-text is not implemented.
+func (UnimplementedConformanceServiceHandler) StaticText(context.Context, *v1.StaticTextRequest) (*v11.ResourceResult, error) {
+	return nil, runtime.UnimplementedResource(ConformanceServiceStaticTextResourceURI)
+}
+
+// StaticBinary reports that the resource test://static-binary is not implemented.
+func (UnimplementedConformanceServiceHandler) StaticBinary(context.Context, *v1.StaticBinaryRequest) (*v11.ResourceResult, error) {
+	return nil, runtime.UnimplementedResource(ConformanceServiceStaticBinaryResourceURI)
+}
+
+// WatchedResource reports that the resource test://watched-resource is not implemented.
+func (UnimplementedConformanceServiceHandler) WatchedResource(context.Context, *v1.WatchedResourceRequest) (*v11.ResourceResult, error) {
+	return nil, runtime.UnimplementedResource(ConformanceServiceWatchedResourceResourceURI)
+}
+
+// TemplateData reports that the resource test://template/{id}/data is not implemented.
+func (UnimplementedConformanceServiceHandler) TemplateData(context.Context, *v1.TemplateDataRequest) (*v1.TemplateDataResponse, error) {
+	return nil, runtime.UnimplementedResource(ConformanceServiceTemplateDataURITemplate)
+}
+
+// ConformanceServiceTestPromptWithArgumentsCompleter is implemented by a ConformanceServiceHandler that completes
+// (completion/complete) the arguments of the prompt test_prompt_with_arguments.
+// Enum fields complete from their values without it: return a nil Completion to leave
+// one to that.
+type ConformanceServiceTestPromptWithArgumentsCompleter interface {
+	CompleteTestPromptWithArguments(context.Context, *runtime.CompleteParams) (*runtime.Completion, error)
+}
+
+// ConformanceServiceTestPromptWithEmbeddedResourceCompleter is implemented by a ConformanceServiceHandler that completes
+// (completion/complete) the arguments of the prompt test_prompt_with_embedded_resource.
+// Enum fields complete from their values without it: return a nil Completion to leave
+// one to that.
+type ConformanceServiceTestPromptWithEmbeddedResourceCompleter interface {
+	CompleteTestPromptWithEmbeddedResource(context.Context, *runtime.CompleteParams) (*runtime.Completion, error)
+}
+
+// ConformanceServiceTemplateDataCompleter is implemented by a ConformanceServiceHandler that completes
+// (completion/complete) the variables of the resource template test://template/{id}/data.
+// Enum fields complete from their values without it: return a nil Completion to leave
+// one to that.
+type ConformanceServiceTemplateDataCompleter interface {
+	CompleteTemplateData(context.Context, *runtime.CompleteParams) (*runtime.Completion, error)
+}
+
+// RegisterConformanceServiceHandler adds the tools, prompts and resources of conformance.v1.ConformanceService to s, each
 // served by the method of h of the same name, leaving out those that h serves with an embedded
 // UnimplementedConformanceServiceHandler. Options such as runtime.WithInterceptors apply to these only.
 // It panics if s already has a tool, prompt or resource of one of these names.
 func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHandler, opts ...runtime.HandlerOption) {
-	unimplemented := runtime.UnimplementedMethods(h, UnimplementedConformanceServiceHandler{}, "TestSimpleText", "TestImageContent", "TestAudioContent", "TestEmbeddedResource", "TestMultipleContentTypes", "TestToolWithLogging", "TestToolWithProgress", "TestErrorHandling", "TestSampling", "TestElicitation", "TestElicitationSep1034Defaults", "TestElicitationSep1330Enums", "TestReconnection")
+	unimplemented := runtime.UnimplementedMethods(h, UnimplementedConformanceServiceHandler{}, "TestSimpleText", "TestImageContent", "TestAudioContent", "TestEmbeddedResource", "TestMultipleContentTypes", "TestToolWithLogging", "TestToolWithProgress", "TestErrorHandling", "TestSampling", "TestElicitation", "TestElicitationSep1034Defaults", "TestElicitationSep1330Enums", "TestReconnection", "TestSimplePrompt", "TestPromptWithArguments", "TestPromptWithEmbeddedResource", "TestPromptWithImage", "StaticText", "StaticBinary", "WatchedResource", "TemplateData")
 	if !unimplemented["TestSimpleText"] {
 		runtime.AddTool(s, runtime.ToolSpec{
 			Name:        ConformanceServiceTestSimpleTextToolName,
@@ -418,6 +610,84 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Description: "Closes the SSE stream of the call before answering, so that the client must reconnect with GET and Last-Event-ID to receive the result (SEP-1699).",
 			InputSchema: conformanceServiceTestReconnectionInputSchema,
 		}, h.TestReconnection, opts...)
+	}
+	if !unimplemented["TestSimplePrompt"] {
+		runtime.AddPrompt(s, runtime.PromptSpec{
+			Name:        ConformanceServiceTestSimplePromptPromptName,
+			Description: "A simple prompt without arguments",
+		}, h.TestSimplePrompt, opts...)
+	}
+	if !unimplemented["TestPromptWithArguments"] {
+		var complete runtime.CompletionHandler
+		if c, ok := h.(ConformanceServiceTestPromptWithArgumentsCompleter); ok {
+			complete = c.CompleteTestPromptWithArguments
+		}
+		runtime.AddPrompt(s, runtime.PromptSpec{
+			Name:        ConformanceServiceTestPromptWithArgumentsPromptName,
+			Description: "A prompt with two required arguments",
+			Arguments: []runtime.PromptArgument{
+				{Name: "arg1", Description: "First test argument", Required: true},
+				{Name: "arg2", Description: "Second test argument", Required: true},
+			},
+			Complete: complete,
+		}, h.TestPromptWithArguments, opts...)
+	}
+	if !unimplemented["TestPromptWithEmbeddedResource"] {
+		var complete runtime.CompletionHandler
+		if c, ok := h.(ConformanceServiceTestPromptWithEmbeddedResourceCompleter); ok {
+			complete = c.CompleteTestPromptWithEmbeddedResource
+		}
+		runtime.AddPrompt(s, runtime.PromptSpec{
+			Name:        ConformanceServiceTestPromptWithEmbeddedResourcePromptName,
+			Description: "A prompt that embeds the resource it is given",
+			Arguments: []runtime.PromptArgument{
+				{Name: "resourceUri", Description: "URI of the resource to embed", Required: true},
+			},
+			Complete: complete,
+		}, h.TestPromptWithEmbeddedResource, opts...)
+	}
+	if !unimplemented["TestPromptWithImage"] {
+		runtime.AddPrompt(s, runtime.PromptSpec{
+			Name:        ConformanceServiceTestPromptWithImagePromptName,
+			Description: "A prompt with an image",
+		}, h.TestPromptWithImage, opts...)
+	}
+	if !unimplemented["StaticText"] {
+		runtime.AddResource(s, runtime.ResourceSpec{
+			URI:         ConformanceServiceStaticTextResourceURI,
+			Name:        "Static Text Resource",
+			Description: "A static text resource for testing",
+			MIMEType:    "text/plain",
+		}, h.StaticText, opts...)
+	}
+	if !unimplemented["StaticBinary"] {
+		runtime.AddResource(s, runtime.ResourceSpec{
+			URI:         ConformanceServiceStaticBinaryResourceURI,
+			Name:        "Static Binary Resource",
+			Description: "A static binary resource (a PNG image) for testing",
+			MIMEType:    "image/png",
+		}, h.StaticBinary, opts...)
+	}
+	if !unimplemented["WatchedResource"] {
+		runtime.AddResource(s, runtime.ResourceSpec{
+			URI:         ConformanceServiceWatchedResourceResourceURI,
+			Name:        "Watched Resource",
+			Description: "A resource clients can subscribe to (resources/subscribe)",
+			MIMEType:    "text/plain",
+		}, h.WatchedResource, opts...)
+	}
+	if !unimplemented["TemplateData"] {
+		var complete runtime.CompletionHandler
+		if c, ok := h.(ConformanceServiceTemplateDataCompleter); ok {
+			complete = c.CompleteTemplateData
+		}
+		runtime.AddResource(s, runtime.ResourceSpec{
+			URITemplate: ConformanceServiceTemplateDataURITemplate,
+			Name:        "Template Resource",
+			Description: "A resource template with an {id} parameter",
+			MIMEType:    "application/json",
+			Complete:    complete,
+		}, h.TemplateData, opts...)
 	}
 }
 

@@ -1,8 +1,8 @@
-// The fixed tool surface of the official MCP conformance suite
-// (@modelcontextprotocol/conformance), declared as protobuf services.
+// The fixed surface of the official MCP conformance suite (@modelcontextprotocol/conformance),
+// declared as protobuf services.
 //
-// ConformanceService holds the tools that the suite's server scenarios call on our server
-// (examples/conformance/server). MockServerService holds the tools that the suite's mock
+// ConformanceService holds the tools, prompts (mcp.v1.prompt) and resources (mcp.v1.resource)
+// that the suite's server scenarios use on our server (examples/conformance/server). MockServerService holds the tools that the suite's mock
 // servers offer in its client scenarios, which our client (examples/conformance/client) calls
 // through the generated typed client.
 //

@@ -38,8 +38,11 @@ func TestTypeScriptStdioClientAgainstGoServer(t *testing.T) {
 	if sum.Server == nil || sum.Server.Name != "weather" {
 		t.Errorf("serverInfo seen by the TS client = %+v", sum.Server)
 	}
-	if sum.Tools != 3 || strings.Join(sum.ToolNames, ",") != "forecast_chart,get_forecast,list_alerts" {
-		t.Errorf("tools = %d %v, want the 3 weather tools", sum.Tools, sum.ToolNames)
+	if sum.Tools != 4 || strings.Join(sum.ToolNames, ",") != "export_forecast,forecast_chart,get_forecast,list_alerts" {
+		t.Errorf("tools = %d %v, want the 4 weather tools", sum.Tools, sum.ToolNames)
+	}
+	if strings.Join(sum.Prompts, ",") != "plan_trip" || strings.Join(sum.ResourceTemplates, ",") != "weather://stations/{id}" {
+		t.Errorf("prompts %v, resource templates %v; want plan_trip and weather://stations/{id}", sum.Prompts, sum.ResourceTemplates)
 	}
 	if sum.Calls < 10 || sum.ToolErrors != 3 || sum.ProtocolErrors != 1 {
 		t.Errorf("calls=%d toolErrors=%d protocolErrors=%d, want >=10, 3, 1", sum.Calls, sum.ToolErrors, sum.ProtocolErrors)

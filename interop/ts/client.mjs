@@ -4,8 +4,9 @@
 //
 // It lists the tools and checks their metadata and schemas, calls every tool with valid
 // arguments (some with an onprogress callback, some concurrently), checks structuredContent
-// and content, checks that bad calls fail the way MCP says, then prints one JSON summary line
-// on stdout. Any failed check makes it print the summary with "ok": false and exit 1.
+// and content, checks that bad calls fail the way MCP says, uses the prompt and the resource
+// template that the service declares in proto (with completions) and its server-streaming
+// tool, then prints one JSON summary line on stdout. Any failed check makes it print the summary with "ok": false and exit 1.
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -23,6 +24,7 @@ const EXPECTED_TOOLS = {
   get_forecast: { rich: false },
   list_alerts: { rich: false },
   forecast_chart: { rich: true },
+  export_forecast: { rich: false },
 };
 const CONDITIONS = ['CONDITION_SUNNY', 'CONDITION_CLOUDY', 'CONDITION_RAIN', 'CONDITION_SNOW', 'CONDITION_STORM'];
 const SEVERITIES = ['SEVERITY_MINOR', 'SEVERITY_MODERATE', 'SEVERITY_SEVERE'];
@@ -42,6 +44,9 @@ const summary = {
   toolErrors: 0,
   protocolErrors: 0,
   progressNotifications: 0,
+  prompts: [],
+  resourceTemplates: [],
+  streamedMessages: 0,
   checks: 0,
   error: null,
 };
@@ -259,6 +264,65 @@ async function main() {
     check(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), 'forecast_chart: not a PNG');
     check(png.readUInt32BE(16) === 4 * 32 + 8 && png.readUInt32BE(20) === 160, `forecast_chart: PNG is ${png.readUInt32BE(16)}x${png.readUInt32BE(20)}`);
     checkAllProgress(progress.length > 0, 'forecast_chart: no progress notification arrived');
+  }
+
+  // export_forecast, a server-streaming rpc: each day arrives as a progress notification with
+  // the message in _meta, in order, and the last one is the result.
+  {
+    const { res, progress } = await call('export_forecast', { city: 'Paris', days: 4 }, { progress: true });
+    checkAllProgress(progress.length === 4, `export_forecast: ${progress.length} progress notifications, want 4`);
+    for (let i = 0; i < progress.length; i++) {
+      const p = progress[i];
+      const msg = p._meta?.['protomcp/message'];
+      check(isObject(msg) && msg.progress === i + 1 && msg.total === 4 && DATE_RE.test(msg.day?.date), `export_forecast: notification ${i}: ${JSON.stringify(p)}`);
+      check(p.progress === i + 1 && p.total === 4 && p.message === `exported ${msg.day.date}` && p._meta['protomcp/seq'] === i + 1, `export_forecast: notification ${i}: ${JSON.stringify(p)}`);
+      summary.streamedMessages++;
+    }
+    check(res.structuredContent.progress === 4 && res._meta?.['protomcp/count'] === 4, `export_forecast: result ${JSON.stringify(res)}`);
+    if (progress.length === 4) {
+      check(deepEqual(progress[3]._meta['protomcp/message'], res.structuredContent), 'export_forecast: the result is not the last message');
+    }
+  }
+
+  // The prompt declared with (mcp.v1.prompt): listed with its arguments, rendered with
+  // string arguments, and its enum argument completes with no code on the server.
+  {
+    check(client.getServerCapabilities()?.prompts, 'server did not declare the prompts capability');
+    check(client.getServerCapabilities()?.completions, 'server did not declare the completions capability');
+    const { prompts } = await client.listPrompts();
+    summary.prompts = prompts.map((p) => p.name);
+    const plan = prompts.find((p) => p.name === 'plan_trip');
+    check(plan && plan.title === 'Plan a trip' && plan.description, `plan_trip: ${JSON.stringify(plan)}`);
+    const args = Object.fromEntries((plan.arguments ?? []).map((a) => [a.name, a]));
+    check(args.city?.required === true && args.activity?.required === true && !args.days?.required && args.days?.description, `plan_trip arguments: ${JSON.stringify(plan.arguments)}`);
+    const got = await client.getPrompt({ name: 'plan_trip', arguments: { city: 'Tokyo', activity: 'ACTIVITY_BEACH', days: '2' } });
+    const text = got.messages?.[0]?.content?.text ?? '';
+    check(got.messages.length === 1 && got.messages[0].role === 'user' && text.includes('2-day trip to Tokyo, JP'), `plan_trip: ${JSON.stringify(got)}`);
+    const done = await client.complete({ ref: { type: 'ref/prompt', name: 'plan_trip' }, argument: { name: 'activity', value: 'S' } });
+    check(deepEqual(done.completion.values, ['ACTIVITY_SIGHTSEEING']), `plan_trip activity completions: ${JSON.stringify(done)}`);
+    try {
+      await client.getPrompt({ name: 'plan_trip', arguments: { city: 'Tokyo', activity: 'ACTIVITY_SKIING' } });
+      check(false, 'plan_trip with an unknown activity: want a JSON-RPC error');
+    } catch (err) {
+      if (err instanceof CheckError) throw err;
+      check(err instanceof McpError && err.code === -32602 && err.message.includes('activity'), `plan_trip with an unknown activity: ${err}`);
+    }
+  }
+
+  // The resource template declared with (mcp.v1.resource): listed, read by URI (the {id}
+  // variable decoded into the request), and its variable completed by the handler.
+  {
+    const { resourceTemplates } = await client.listResourceTemplates();
+    summary.resourceTemplates = resourceTemplates.map((t) => t.uriTemplate);
+    const station = resourceTemplates.find((t) => t.uriTemplate === 'weather://stations/{id}');
+    check(station && station.name === 'station' && station.mimeType === 'application/json' && station.description, `station template: ${JSON.stringify(station)}`);
+    const read = await client.readResource({ uri: 'weather://stations/paris-montsouris' });
+    const c = read.contents?.[0];
+    check(c?.uri === 'weather://stations/paris-montsouris' && c.mimeType === 'application/json', `station read: ${JSON.stringify(read)}`);
+    const body = JSON.parse(c.text);
+    check(body.id === 'paris-montsouris' && body.place?.name === 'Paris, FR' && typeof body.temperature === 'number', `station read: ${c.text}`);
+    const done = await client.complete({ ref: { type: 'ref/resource', uri: 'weather://stations/{id}' }, argument: { name: 'id', value: 'to' } });
+    check(deepEqual(done.completion.values, ['tokyo-otemachi']), `station id completions: ${JSON.stringify(done)}`);
   }
 
   // A tool execution error (the handler refuses) is a result with isError, readable by the

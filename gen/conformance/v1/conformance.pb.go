@@ -2,9 +2,10 @@
 // declared as protobuf services.
 //
 // ConformanceService holds the tools, prompts (mcp.v1.prompt) and resources (mcp.v1.resource)
-// that the suite's server scenarios use on our server (examples/conformance/server). MockServerService holds the tools that the suite's mock
-// servers offer in its client scenarios, which our client (examples/conformance/client) calls
-// through the generated typed client.
+// that the suite's server scenarios use on our server (examples/conformance/server).
+// MockServerService holds the tools that the suite's mock servers offer in its client
+// scenarios, which our client (examples/conformance/client) calls through the generated typed
+// client.
 //
 // Every tool returns mcp.v1.ToolResult: the suite checks content blocks (text, image, audio,
 // embedded resources), not structured results. One tool of the suite, json_schema_2020_12_tool,

@@ -1,5 +1,5 @@
-// Command client calls every tool of the example WeatherService through the generated typed
-// client and prints the results. It exits with a non-zero status on any error.
+// Command client calls every tool, the prompt and the resource template of the example
+// WeatherService through the generated typed client and prints the results. It exits with a non-zero status on any error.
 //
 //	go run ./examples/weather/client -url http://127.0.0.1:8080/mcp
 //	go run ./examples/weather/client -stdio -- go run ./examples/weather/server -stdio
@@ -126,5 +126,27 @@ func run(ctx context.Context, c *runtime.Client, w io.Writer) (err error) {
 	if chart.GetIsError() {
 		return fmt.Errorf("forecast_chart reported an error")
 	}
+
+	// A server-streaming rpc: each day arrives as soon as the server sends it.
+	fmt.Fprintln(w, "Export:")
+	exportDays := int32(4)
+	for msg, err := range weather.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Berlin", Days: &exportDays}).All() {
+		if err != nil {
+			return fmt.Errorf("export_forecast: %w", err)
+		}
+		fmt.Fprintf(w, "  %d/%d %s: %s\n", msg.GetProgress(), msg.GetTotal(), msg.GetMessage(), msg.GetDay().GetCondition())
+	}
+
+	// A prompt and a resource template, declared in the proto like the tools.
+	plan, err := weather.PlanTrip(ctx, &weatherv1.PlanTripRequest{City: "Paris", Activity: weatherv1.Activity_ACTIVITY_SIGHTSEEING, Days: 2})
+	if err != nil {
+		return fmt.Errorf("plan_trip: %w", err)
+	}
+	fmt.Fprintf(w, "Prompt %q: %d message(s)\n", plan.GetDescription(), len(plan.GetMessages()))
+	station, err := weather.GetStation(ctx, &weatherv1.GetStationRequest{Id: "tokyo-otemachi"})
+	if err != nil {
+		return fmt.Errorf("station: %w", err)
+	}
+	fmt.Fprintf(w, "Station %s in %s: %.1f °C\n", station.GetId(), station.GetPlace().GetName(), station.GetTemperature())
 	return nil
 }

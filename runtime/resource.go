@@ -290,3 +290,14 @@ func resourceResult(uri, mime string, out proto.Message) (*ReadResourceResult, e
 func UnimplementedResource(uri string) error {
 	return Errorf(CodeMethodNotFound, "resource %q is not implemented by this server", uri)
 }
+
+// StaticText returns a ResourceHandler that reads text, with mimeType (default text/plain):
+// generated Register functions serve the service's (mcp.v1.service).resources with it.
+func StaticText(mimeType, text string) ResourceHandler {
+	if mimeType == "" {
+		mimeType = "text/plain"
+	}
+	return func(_ context.Context, uri string) (*ReadResourceResult, error) {
+		return &ReadResourceResult{Contents: []ResourceContents{TextResource(uri, mimeType, text)}}, nil
+	}
+}

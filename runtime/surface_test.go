@@ -190,6 +190,15 @@ func TestResourceTemplateFromProto(t *testing.T) {
 		if !errors.As(err, &rpcErr) || rpcErr.Code != runtime.CodeResourceNotFound || !strings.Contains(err.Error(), `no station "mars/olympus mons"`) {
 			t.Errorf("GetStation(unknown) err = %v", err)
 		}
+		// The service's static resource, declared in its options.
+		static, err := c.ListResources(ctx, "")
+		if err != nil || len(static.Resources) != 1 || static.Resources[0].URI != "weather://about" || static.Resources[0].MIMEType != "text/markdown" {
+			t.Errorf("resources/list = %+v, %v", static, err)
+		}
+		about, err := c.ReadResource(ctx, "weather://about")
+		if err != nil || len(about.Contents) != 1 || about.Contents[0].Text == nil || !strings.HasPrefix(*about.Contents[0].Text, "# Weather\n") {
+			t.Errorf("resources/read weather://about = %+v, %v", about, err)
+		}
 		// A variable left empty cannot make a URI.
 		if _, err := client.GetStation(ctx, &weatherv1.GetStationRequest{}); err == nil || !strings.Contains(err.Error(), `field "id" is empty`) {
 			t.Errorf("GetStation(empty) err = %v", err)

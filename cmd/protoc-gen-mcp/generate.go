@@ -53,6 +53,7 @@ type service struct {
 	tools     []*tool
 	prompts   []*prompt
 	resources []*resource
+	statics   []*mcpv1.StaticResource // (mcp.v1.service).resources
 }
 
 // tool is one rpc exposed as an MCP tool.
@@ -292,7 +293,12 @@ func (c *config) collect(f *protogen.File) ([]*service, error) {
 			names[t.name] = string(m.Desc.FullName())
 			s.tools = append(s.tools, t)
 		}
-		if len(s.tools)+len(s.prompts)+len(s.resources) > 0 {
+		statics, err := staticResources(f, svc, svcOpts, uris)
+		if err != nil {
+			return nil, err
+		}
+		s.statics = statics
+		if len(s.tools)+len(s.prompts)+len(s.resources)+len(s.statics) > 0 {
 			services = append(services, s)
 		}
 	}
@@ -630,7 +636,9 @@ func generateService(g *protogen.GeneratedFile, s *service) {
 	g.P("// It panics if s already has a tool, prompt or resource of one of these names.")
 	deprecation()
 	g.P("func Register", name, "Handler(s *", runtimePackage.Ident("Server"), ", h ", name, "Handler, opts ...", runtimePackage.Ident("HandlerOption"), ") {")
-	g.P("unimplemented := ", runtimePackage.Ident("UnimplementedMethods"), "(h, Unimplemented", name, "Handler{}, ", strings.Join(methods, ", "), ")")
+	if len(methods) > 0 {
+		g.P("unimplemented := ", runtimePackage.Ident("UnimplementedMethods"), "(h, Unimplemented", name, "Handler{}, ", strings.Join(methods, ", "), ")")
+	}
 	for _, t := range s.tools {
 		g.P("if !unimplemented[", strconv.Quote(t.GoName), "] {")
 		add := "AddTool"
@@ -685,6 +693,7 @@ func generateService(g *protogen.GeneratedFile, s *service) {
 		generateResourceRegistration(g, name, r)
 		g.P("}")
 	}
+	generateStaticResources(g, s)
 	g.P("}")
 	g.P()
 

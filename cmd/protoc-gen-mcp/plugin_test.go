@@ -182,6 +182,7 @@ func TestGenerateErrors(t *testing.T) {
 		{"prompt and tool", []string{"errors/promptandtool/v1/promptandtool.proto"}, []string{"(mcp.v1.tool) cannot be combined"}, "errors/promptandtool/v1/promptandtool.proto", "errors.promptandtool.v1.S.Greet"},
 		{"template variable not a field", []string{"errors/templatevar/v1/templatevar.proto"}, []string{"{item_id} is not a field of errors.templatevar.v1.GetItemRequest"}, "errors/templatevar/v1/templatevar.proto", "errors.templatevar.v1.S.GetItem"},
 		{"field not a template variable", []string{"errors/templatefield/v1/templatefield.proto"}, []string{"field errors.templatefield.v1.GetItemRequest.lang is not a variable"}, "errors/templatefield/v1/templatefield.proto", "errors.templatefield.v1.S.GetItem"},
+		{"static resource with a template", []string{"errors/statictemplate/v1/statictemplate.proto"}, []string{"service errors.statictemplate.v1.S: (mcp.v1.service).resources[0]", `"items://{id}" has template variables`}, "errors/statictemplate/v1/statictemplate.proto", ""},
 		{"resource with uri and uri_template", []string{"errors/resourceuri/v1/resourceuri.proto"}, []string{"either uri or uri_template"}, "errors/resourceuri/v1/resourceuri.proto", "errors.resourceuri.v1.S.GetItem"},
 		{"bad example", []string{"errors/badexample/v1/badexample.proto"}, []string{"errors.badexample.v1.GetRequest.city", `"Paris" is not valid JSON`}, "errors/badexample/v1/badexample.proto", "errors.badexample.v1.S.Get"},
 		{"example of the wrong type", []string{"errors/badexampletype/v1/badexampletype.proto"}, []string{"errors.badexampletype.v1.GetRequest.days", `[1,"two"] does not fit the field: item 1: want integer`}, "errors/badexampletype/v1/badexampletype.proto", "errors.badexampletype.v1.S.Get"},
@@ -209,7 +210,11 @@ func TestGenerateErrors(t *testing.T) {
 			if n := strings.Count(msg, tc.file+": "); n != 1 {
 				t.Errorf("error %q names the file %d times, want once", msg, n)
 			}
-			for _, want := range append([]string{tc.file + ": rpc " + tc.rpc + ": "}, tc.want...) {
+			prefix := tc.file + ": rpc " + tc.rpc + ": "
+			if tc.rpc == "" { // an error about the service, named in tc.want
+				prefix = tc.file + ": "
+			}
+			for _, want := range append([]string{prefix}, tc.want...) {
 				if !strings.Contains(msg, want) {
 					t.Errorf("error %q does not contain %q", msg, want)
 				}

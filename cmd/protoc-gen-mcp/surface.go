@@ -343,11 +343,57 @@ func (s *service) surface() string {
 	if len(s.prompts) > 0 {
 		kinds = append(kinds, "prompts")
 	}
-	if len(s.resources) > 0 {
+	if len(s.resources)+len(s.statics) > 0 {
 		kinds = append(kinds, "resources")
 	}
 	if len(kinds) == 1 {
 		return kinds[0]
 	}
 	return strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1]
+}
+
+// staticResources checks a service's (mcp.v1.service).resources.
+func staticResources(f *protogen.File, svc *protogen.Service, opts *mcpv1.ServiceOptions, uris map[string]string) ([]*mcpv1.StaticResource, error) {
+	var out []*mcpv1.StaticResource
+	for i, r := range opts.GetResources() {
+		fail := func(format string, args ...any) error {
+			return fmt.Errorf("%s: service %s: (mcp.v1.service).resources[%d]: %s", f.Desc.Path(), svc.Desc.FullName(), i, fmt.Sprintf(format, args...))
+		}
+		switch {
+		case r.GetUri() == "":
+			return nil, fail("a static resource needs a uri")
+		case strings.ContainsAny(r.GetUri(), "{}"):
+			return nil, fail("uri %q has template variables: a resource template is an rpc with (mcp.v1.resource).uri_template", r.GetUri())
+		}
+		if other, ok := uris[r.GetUri()]; ok {
+			return nil, fail("resource %q is already served by %s", r.GetUri(), other)
+		}
+		uris[r.GetUri()] = "service " + string(svc.Desc.FullName())
+		r = proto.Clone(r).(*mcpv1.StaticResource)
+		if r.GetName() == "" {
+			r.Name = r.GetUri()
+		}
+		if r.GetMimeType() == "" {
+			r.MimeType = "text/plain"
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// generateStaticResources writes the registration of a service's static resources.
+func generateStaticResources(g *protogen.GeneratedFile, s *service) {
+	for _, r := range s.statics {
+		g.P("s.AddResource(", runtimePackage.Ident("Resource"), "{")
+		g.P("URI: ", strconv.Quote(r.GetUri()), ",")
+		g.P("Name: ", strconv.Quote(r.GetName()), ",")
+		if r.GetTitle() != "" {
+			g.P("Title: ", strconv.Quote(r.GetTitle()), ",")
+		}
+		if r.GetDescription() != "" {
+			g.P("Description: ", strconv.Quote(r.GetDescription()), ",")
+		}
+		g.P("MIMEType: ", strconv.Quote(r.GetMimeType()), ",")
+		g.P("}, ", runtimePackage.Ident("StaticText"), "(", strconv.Quote(r.GetMimeType()), ", ", rawString(r.GetText()), "), opts...)")
+	}
 }

@@ -157,8 +157,11 @@ type ServiceOptions struct {
 	// A prefix for the default names of the service's tools, e.g. "weather_" turns GetForecast
 	// into weather_get_forecast. Explicit ToolOptions.name values are not prefixed.
 	ToolNamePrefix string `protobuf:"bytes,1,opt,name=tool_name_prefix,json=toolNamePrefix,proto3" json:"tool_name_prefix,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Fixed resources whose contents are given here, registered by the service's Register
+	// function with its rpcs (listed by resources/list, read with resources/read).
+	Resources     []*StaticResource `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ServiceOptions) Reset() {
@@ -198,6 +201,106 @@ func (x *ServiceOptions) GetToolNamePrefix() string {
 	return ""
 }
 
+func (x *ServiceOptions) GetResources() []*StaticResource {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+// StaticResource is a fixed resource whose text is part of the service's declaration: usage
+// notes, a glossary, a schema. Resources computed at read time are rpcs with
+// (mcp.v1.resource).
+type StaticResource struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The resource's URI; it has no template variables.
+	Uri string `protobuf:"bytes,1,opt,name=uri,proto3" json:"uri,omitempty"`
+	// The resource's name. Default: the URI.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// A human-readable title.
+	Title string `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
+	// What the resource holds.
+	Description string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	// The MIME type of text. Default: text/plain.
+	MimeType string `protobuf:"bytes,5,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// The resource's contents.
+	Text          string `protobuf:"bytes,6,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StaticResource) Reset() {
+	*x = StaticResource{}
+	mi := &file_mcp_v1_options_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StaticResource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StaticResource) ProtoMessage() {}
+
+func (x *StaticResource) ProtoReflect() protoreflect.Message {
+	mi := &file_mcp_v1_options_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StaticResource.ProtoReflect.Descriptor instead.
+func (*StaticResource) Descriptor() ([]byte, []int) {
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *StaticResource) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *StaticResource) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *StaticResource) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *StaticResource) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *StaticResource) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *StaticResource) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 // FieldOptions add JSON Schema keywords that a comment cannot express.
 type FieldOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -213,7 +316,7 @@ type FieldOptions struct {
 
 func (x *FieldOptions) Reset() {
 	*x = FieldOptions{}
-	mi := &file_mcp_v1_options_proto_msgTypes[2]
+	mi := &file_mcp_v1_options_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -225,7 +328,7 @@ func (x *FieldOptions) String() string {
 func (*FieldOptions) ProtoMessage() {}
 
 func (x *FieldOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcp_v1_options_proto_msgTypes[2]
+	mi := &file_mcp_v1_options_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -238,7 +341,7 @@ func (x *FieldOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldOptions.ProtoReflect.Descriptor instead.
 func (*FieldOptions) Descriptor() ([]byte, []int) {
-	return file_mcp_v1_options_proto_rawDescGZIP(), []int{2}
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *FieldOptions) GetExamples() []string {
@@ -280,7 +383,7 @@ type PromptOptions struct {
 
 func (x *PromptOptions) Reset() {
 	*x = PromptOptions{}
-	mi := &file_mcp_v1_options_proto_msgTypes[3]
+	mi := &file_mcp_v1_options_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -292,7 +395,7 @@ func (x *PromptOptions) String() string {
 func (*PromptOptions) ProtoMessage() {}
 
 func (x *PromptOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcp_v1_options_proto_msgTypes[3]
+	mi := &file_mcp_v1_options_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -305,7 +408,7 @@ func (x *PromptOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptOptions.ProtoReflect.Descriptor instead.
 func (*PromptOptions) Descriptor() ([]byte, []int) {
-	return file_mcp_v1_options_proto_rawDescGZIP(), []int{3}
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PromptOptions) GetName() string {
@@ -355,7 +458,7 @@ type ResourceOptions struct {
 
 func (x *ResourceOptions) Reset() {
 	*x = ResourceOptions{}
-	mi := &file_mcp_v1_options_proto_msgTypes[4]
+	mi := &file_mcp_v1_options_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -367,7 +470,7 @@ func (x *ResourceOptions) String() string {
 func (*ResourceOptions) ProtoMessage() {}
 
 func (x *ResourceOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcp_v1_options_proto_msgTypes[4]
+	mi := &file_mcp_v1_options_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -380,7 +483,7 @@ func (x *ResourceOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceOptions.ProtoReflect.Descriptor instead.
 func (*ResourceOptions) Descriptor() ([]byte, []int) {
-	return file_mcp_v1_options_proto_rawDescGZIP(), []int{4}
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ResourceOptions) GetUriTemplate() string {
@@ -518,9 +621,17 @@ const file_mcp_v1_options_proto_rawDesc = "" +
 	"\x0f_read_only_hintB\x13\n" +
 	"\x11_destructive_hintB\x12\n" +
 	"\x10_idempotent_hintB\x12\n" +
-	"\x10_open_world_hint\":\n" +
+	"\x10_open_world_hint\"p\n" +
 	"\x0eServiceOptions\x12(\n" +
-	"\x10tool_name_prefix\x18\x01 \x01(\tR\x0etoolNamePrefix\"^\n" +
+	"\x10tool_name_prefix\x18\x01 \x01(\tR\x0etoolNamePrefix\x124\n" +
+	"\tresources\x18\x02 \x03(\v2\x16.mcp.v1.StaticResourceR\tresources\"\x9f\x01\n" +
+	"\x0eStaticResource\x12\x10\n" +
+	"\x03uri\x18\x01 \x01(\tR\x03uri\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05title\x18\x03 \x01(\tR\x05title\x12 \n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x1b\n" +
+	"\tmime_type\x18\x05 \x01(\tR\bmimeType\x12\x12\n" +
+	"\x04text\x18\x06 \x01(\tR\x04text\"^\n" +
 	"\fFieldOptions\x12\x1a\n" +
 	"\bexamples\x18\x01 \x03(\tR\bexamples\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x12\x1a\n" +
@@ -554,33 +665,35 @@ func file_mcp_v1_options_proto_rawDescGZIP() []byte {
 	return file_mcp_v1_options_proto_rawDescData
 }
 
-var file_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_mcp_v1_options_proto_goTypes = []any{
 	(*ToolOptions)(nil),                 // 0: mcp.v1.ToolOptions
 	(*ServiceOptions)(nil),              // 1: mcp.v1.ServiceOptions
-	(*FieldOptions)(nil),                // 2: mcp.v1.FieldOptions
-	(*PromptOptions)(nil),               // 3: mcp.v1.PromptOptions
-	(*ResourceOptions)(nil),             // 4: mcp.v1.ResourceOptions
-	(*descriptorpb.MethodOptions)(nil),  // 5: google.protobuf.MethodOptions
-	(*descriptorpb.ServiceOptions)(nil), // 6: google.protobuf.ServiceOptions
-	(*descriptorpb.FieldOptions)(nil),   // 7: google.protobuf.FieldOptions
+	(*StaticResource)(nil),              // 2: mcp.v1.StaticResource
+	(*FieldOptions)(nil),                // 3: mcp.v1.FieldOptions
+	(*PromptOptions)(nil),               // 4: mcp.v1.PromptOptions
+	(*ResourceOptions)(nil),             // 5: mcp.v1.ResourceOptions
+	(*descriptorpb.MethodOptions)(nil),  // 6: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 7: google.protobuf.ServiceOptions
+	(*descriptorpb.FieldOptions)(nil),   // 8: google.protobuf.FieldOptions
 }
 var file_mcp_v1_options_proto_depIdxs = []int32{
-	5,  // 0: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
-	5,  // 1: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
-	5,  // 2: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
-	6,  // 3: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
-	7,  // 4: mcp.v1.field:extendee -> google.protobuf.FieldOptions
-	0,  // 5: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
-	3,  // 6: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
-	4,  // 7: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
-	1,  // 8: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
-	2,  // 9: mcp.v1.field:type_name -> mcp.v1.FieldOptions
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	5,  // [5:10] is the sub-list for extension type_name
-	0,  // [0:5] is the sub-list for extension extendee
-	0,  // [0:0] is the sub-list for field type_name
+	2,  // 0: mcp.v1.ServiceOptions.resources:type_name -> mcp.v1.StaticResource
+	6,  // 1: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
+	6,  // 2: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
+	6,  // 3: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
+	7,  // 4: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
+	8,  // 5: mcp.v1.field:extendee -> google.protobuf.FieldOptions
+	0,  // 6: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
+	4,  // 7: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
+	5,  // 8: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
+	1,  // 9: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
+	3,  // 10: mcp.v1.field:type_name -> mcp.v1.FieldOptions
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	6,  // [6:11] is the sub-list for extension type_name
+	1,  // [1:6] is the sub-list for extension extendee
+	0,  // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_mcp_v1_options_proto_init() }
@@ -595,7 +708,7 @@ func file_mcp_v1_options_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcp_v1_options_proto_rawDesc), len(file_mcp_v1_options_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 5,
 			NumServices:   0,
 		},

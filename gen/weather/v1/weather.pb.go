@@ -1280,7 +1280,7 @@ const file_weather_v1_weather_proto_rawDesc = "" +
 	"\x14ACTIVITY_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fACTIVITY_HIKING\x10\x01\x12\x18\n" +
 	"\x14ACTIVITY_SIGHTSEEING\x10\x02\x12\x12\n" +
-	"\x0eACTIVITY_BEACH\x10\x032\xa1\x05\n" +
+	"\x0eACTIVITY_BEACH\x10\x032\x95\a\n" +
 	"\x0eWeatherService\x12k\n" +
 	"\vGetForecast\x12\x1e.weather.v1.GetForecastRequest\x1a\x1f.weather.v1.GetForecastResponse\"\x1bڟ\x19\x14\x12\x10Weather forecast8\x01\x90\x02\x01\x12d\n" +
 	"\n" +
@@ -1291,7 +1291,12 @@ const file_weather_v1_weather_proto_rawDesc = "" +
 	"\bPlanTrip\x12\x1b.weather.v1.PlanTripRequest\x1a\x14.mcp.v1.PromptResult\"\x11\xe2\x9f\x19\r\x12\vPlan a trip\x12y\n" +
 	"\n" +
 	"GetStation\x12\x1d.weather.v1.GetStationRequest\x1a\x13.weather.v1.Station\"7\xea\x9f\x193\n" +
-	"\x17weather://stations/{id}\x1a\astation\"\x0fWeather stationB7Z5github.com/protomcp/protomcp/gen/weather/v1;weatherv1b\x06proto3"
+	"\x17weather://stations/{id}\x1a\astation\"\x0fWeather station\x1a\xf1\x01ڟ\x19\xec\x01\x12\xe9\x01\n" +
+	"\x0fweather://about\x12\x05about\x1a\x12About this service\"5Where the forecasts come from and how far they reach.*\rtext/markdown2u# Weather\n" +
+	"\n" +
+	"Made-up but deterministic forecasts for any city, up to 14 days ahead.\n" +
+	"Stations: weather://stations/{id}.\n" +
+	"B7Z5github.com/protomcp/protomcp/gen/weather/v1;weatherv1b\x06proto3"
 
 var (
 	file_weather_v1_weather_proto_rawDescOnce sync.Once

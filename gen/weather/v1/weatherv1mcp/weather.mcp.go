@@ -291,6 +291,17 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 			Complete:    complete,
 		}, h.GetStation, opts...)
 	}
+	s.AddResource(runtime.Resource{
+		URI:         "weather://about",
+		Name:        "about",
+		Title:       "About this service",
+		Description: "Where the forecasts come from and how far they reach.",
+		MIMEType:    "text/markdown",
+	}, runtime.StaticText("text/markdown", `# Weather
+
+Made-up but deterministic forecasts for any city, up to 14 days ahead.
+Stations: weather://stations/{id}.
+`), opts...)
 }
 
 // weatherServiceGetForecastInputSchema is the JSON Schema of the get_forecast tool's arguments

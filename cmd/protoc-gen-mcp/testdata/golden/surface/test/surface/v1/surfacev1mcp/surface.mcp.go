@@ -261,6 +261,19 @@ func RegisterLibraryHandler(s *runtime.Server, h LibraryHandler, opts ...runtime
 			MIMEType:    "text/plain",
 		}, h.OpeningHours, opts...)
 	}
+	s.AddResource(runtime.Resource{
+		URI:         "library://rules",
+		Name:        "library://rules",
+		Title:       "Library rules",
+		Description: "How long books may be kept.",
+		MIMEType:    "text/plain",
+	}, runtime.StaticText("text/plain", `Books are lent for three weeks.
+Renew them with `+"`"+`renew`+"`"+`.`), opts...)
+	s.AddResource(runtime.Resource{
+		URI:      "library://logo.svg",
+		Name:     "logo",
+		MIMEType: "image/svg+xml",
+	}, runtime.StaticText("image/svg+xml", `<svg xmlns="http://www.w3.org/2000/svg"/>`), opts...)
 }
 
 // libraryFindBooksInputSchema is the JSON Schema of the find_books tool's arguments

@@ -66,17 +66,22 @@ func AddPrompt[Req any, PReq interface {
 
 // GetPrompt renders a prompt with a protobuf request as its arguments: each set field becomes
 // one string argument, by JSON name (enums by value name, numbers and bools as their JSON
-// text). Generated clients call it once per prompt.
-func GetPrompt(ctx context.Context, c *Client, name string, req proto.Message) (*mcpv1.PromptResult, error) {
+// text). Generated clients call it once per prompt; opts apply as to a tool call (WithTimeout,
+// WithMeta, WithProgress).
+func GetPrompt(ctx context.Context, c *Client, name string, req proto.Message, opts ...CallOption) (*mcpv1.PromptResult, error) {
 	args, err := messageToStrings(req)
 	if err != nil {
 		return nil, fmt.Errorf("mcp prompts/get %s: encode arguments: %w", name, err)
 	}
-	res, err := c.GetPrompt(ctx, name, args)
+	raw, err := c.Call(ctx, methodPromptsGet, map[string]any{"name": name, "arguments": args}, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return PromptResultToProto(res)
+	var res GetPromptResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("mcp prompts/get %s: decode result: %w", name, err)
+	}
+	return PromptResultToProto(&res)
 }
 
 // PromptResultFromProto converts an *mcpv1.PromptResult into the wire result.

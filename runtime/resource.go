@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -101,18 +102,22 @@ func AddResource[Req any, Res proto.Message, PReq interface {
 // field of that name, percent-encoded) and decodes it into a new Res: an *mcpv1.ResourceResult
 // gets the contents as they are; any other message is decoded from the first text content
 // with protojson. Generated clients call it once per resource rpc; for a fixed resource,
-// uriTemplate is its URI and req nil.
+// uriTemplate is its URI and req nil. opts apply as to a tool call (WithTimeout, WithMeta).
 func ReadResource[Res any, PRes interface {
 	*Res
 	proto.Message
-}](ctx context.Context, c *Client, uriTemplate string, req proto.Message) (PRes, error) {
+}](ctx context.Context, c *Client, uriTemplate string, req proto.Message, opts ...CallOption) (PRes, error) {
 	uri, err := ExpandURITemplate(uriTemplate, req)
 	if err != nil {
 		return nil, fmt.Errorf("mcp resources/read %s: %w", uriTemplate, err)
 	}
-	res, err := c.ReadResource(ctx, uri)
+	raw, err := c.Call(ctx, methodResourcesRead, map[string]string{"uri": uri}, opts...)
 	if err != nil {
 		return nil, err
+	}
+	var res ReadResourceResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("mcp resources/read %s: decode result: %w", uri, err)
 	}
 	out := PRes(new(Res))
 	if rr, ok := any(out).(*mcpv1.ResourceResult); ok {

@@ -516,11 +516,11 @@ func generateService(g *protogen.GeneratedFile, s *service) {
 	}
 	for _, p := range s.prompts {
 		writeMethodDoc(g, p.Method, "renders the "+p.name+" prompt")
-		g.P(p.GoName, "(ctx ", ctx, ", req *", in(p.Method), ") (*", out(p.Method), ", error)")
+		g.P(p.GoName, "(ctx ", ctx, ", req *", in(p.Method), ", opts ...", callOption, ") (*", out(p.Method), ", error)")
 	}
 	for _, r := range s.resources {
 		writeMethodDoc(g, r.Method, "reads the resource "+r.uri+r.uriTemplate)
-		g.P(r.GoName, "(ctx ", ctx, ", req *", in(r.Method), ") (*", out(r.Method), ", error)")
+		g.P(r.GoName, "(ctx ", ctx, ", req *", in(r.Method), ", opts ...", callOption, ") (*", out(r.Method), ", error)")
 	}
 	g.P("}")
 	g.P()
@@ -551,15 +551,15 @@ func generateService(g *protogen.GeneratedFile, s *service) {
 	}
 	for _, p := range s.prompts {
 		g.P("// ", p.GoName, " renders the ", p.name, " prompt.")
-		g.P("func (c *", clientType, ") ", p.GoName, "(ctx ", ctx, ", req *", in(p.Method), ") (*", out(p.Method), ", error) {")
-		g.P("return ", runtimePackage.Ident("GetPrompt"), "(ctx, c.client, ", p.constName, ", req)")
+		g.P("func (c *", clientType, ") ", p.GoName, "(ctx ", ctx, ", req *", in(p.Method), ", opts ...", callOption, ") (*", out(p.Method), ", error) {")
+		g.P("return ", runtimePackage.Ident("GetPrompt"), "(ctx, c.client, ", p.constName, ", req, opts...)")
 		g.P("}")
 		g.P()
 	}
 	for _, r := range s.resources {
 		g.P("// ", r.GoName, " reads the resource ", r.uri+r.uriTemplate, ".")
-		g.P("func (c *", clientType, ") ", r.GoName, "(ctx ", ctx, ", req *", in(r.Method), ") (*", out(r.Method), ", error) {")
-		g.P("return ", runtimePackage.Ident("ReadResource"), "[", r.Output.GoIdent, "](ctx, c.client, ", r.constName, ", req)")
+		g.P("func (c *", clientType, ") ", r.GoName, "(ctx ", ctx, ", req *", in(r.Method), ", opts ...", callOption, ") (*", out(r.Method), ", error) {")
+		g.P("return ", runtimePackage.Ident("ReadResource"), "[", r.Output.GoIdent, "](ctx, c.client, ", r.constName, ", req, opts...)")
 		g.P("}")
 		g.P()
 	}

@@ -138,35 +138,35 @@ type ConformanceServiceClient interface {
 	// TestSimplePrompt renders the test_simple_prompt prompt.
 	//
 	// A simple prompt without arguments
-	TestSimplePrompt(ctx context.Context, req *v1.TestSimplePromptRequest) (*v11.PromptResult, error)
+	TestSimplePrompt(ctx context.Context, req *v1.TestSimplePromptRequest, opts ...runtime.CallOption) (*v11.PromptResult, error)
 	// TestPromptWithArguments renders the test_prompt_with_arguments prompt.
 	//
 	// A prompt with two required arguments
-	TestPromptWithArguments(ctx context.Context, req *v1.TestPromptWithArgumentsRequest) (*v11.PromptResult, error)
+	TestPromptWithArguments(ctx context.Context, req *v1.TestPromptWithArgumentsRequest, opts ...runtime.CallOption) (*v11.PromptResult, error)
 	// TestPromptWithEmbeddedResource renders the test_prompt_with_embedded_resource prompt.
 	//
 	// A prompt that embeds the resource it is given
-	TestPromptWithEmbeddedResource(ctx context.Context, req *v1.TestPromptWithEmbeddedResourceRequest) (*v11.PromptResult, error)
+	TestPromptWithEmbeddedResource(ctx context.Context, req *v1.TestPromptWithEmbeddedResourceRequest, opts ...runtime.CallOption) (*v11.PromptResult, error)
 	// TestPromptWithImage renders the test_prompt_with_image prompt.
 	//
 	// A prompt with an image
-	TestPromptWithImage(ctx context.Context, req *v1.TestPromptWithImageRequest) (*v11.PromptResult, error)
+	TestPromptWithImage(ctx context.Context, req *v1.TestPromptWithImageRequest, opts ...runtime.CallOption) (*v11.PromptResult, error)
 	// StaticText reads the resource test://static-text.
 	//
 	// A static text resource for testing
-	StaticText(ctx context.Context, req *v1.StaticTextRequest) (*v11.ResourceResult, error)
+	StaticText(ctx context.Context, req *v1.StaticTextRequest, opts ...runtime.CallOption) (*v11.ResourceResult, error)
 	// StaticBinary reads the resource test://static-binary.
 	//
 	// A static binary resource (a PNG image) for testing
-	StaticBinary(ctx context.Context, req *v1.StaticBinaryRequest) (*v11.ResourceResult, error)
+	StaticBinary(ctx context.Context, req *v1.StaticBinaryRequest, opts ...runtime.CallOption) (*v11.ResourceResult, error)
 	// WatchedResource reads the resource test://watched-resource.
 	//
 	// A resource clients can subscribe to (resources/subscribe)
-	WatchedResource(ctx context.Context, req *v1.WatchedResourceRequest) (*v11.ResourceResult, error)
+	WatchedResource(ctx context.Context, req *v1.WatchedResourceRequest, opts ...runtime.CallOption) (*v11.ResourceResult, error)
 	// TemplateData reads the resource test://template/{id}/data.
 	//
 	// A resource template with an {id} parameter
-	TemplateData(ctx context.Context, req *v1.TemplateDataRequest) (*v1.TemplateDataResponse, error)
+	TemplateData(ctx context.Context, req *v1.TemplateDataRequest, opts ...runtime.CallOption) (*v1.TemplateDataResponse, error)
 }
 
 // NewConformanceServiceClient returns a ConformanceServiceClient that calls the server through c.
@@ -245,43 +245,43 @@ func (c *conformanceServiceClient) TestReconnection(ctx context.Context, req *v1
 }
 
 // TestSimplePrompt renders the test_simple_prompt prompt.
-func (c *conformanceServiceClient) TestSimplePrompt(ctx context.Context, req *v1.TestSimplePromptRequest) (*v11.PromptResult, error) {
-	return runtime.GetPrompt(ctx, c.client, ConformanceServiceTestSimplePromptPromptName, req)
+func (c *conformanceServiceClient) TestSimplePrompt(ctx context.Context, req *v1.TestSimplePromptRequest, opts ...runtime.CallOption) (*v11.PromptResult, error) {
+	return runtime.GetPrompt(ctx, c.client, ConformanceServiceTestSimplePromptPromptName, req, opts...)
 }
 
 // TestPromptWithArguments renders the test_prompt_with_arguments prompt.
-func (c *conformanceServiceClient) TestPromptWithArguments(ctx context.Context, req *v1.TestPromptWithArgumentsRequest) (*v11.PromptResult, error) {
-	return runtime.GetPrompt(ctx, c.client, ConformanceServiceTestPromptWithArgumentsPromptName, req)
+func (c *conformanceServiceClient) TestPromptWithArguments(ctx context.Context, req *v1.TestPromptWithArgumentsRequest, opts ...runtime.CallOption) (*v11.PromptResult, error) {
+	return runtime.GetPrompt(ctx, c.client, ConformanceServiceTestPromptWithArgumentsPromptName, req, opts...)
 }
 
 // TestPromptWithEmbeddedResource renders the test_prompt_with_embedded_resource prompt.
-func (c *conformanceServiceClient) TestPromptWithEmbeddedResource(ctx context.Context, req *v1.TestPromptWithEmbeddedResourceRequest) (*v11.PromptResult, error) {
-	return runtime.GetPrompt(ctx, c.client, ConformanceServiceTestPromptWithEmbeddedResourcePromptName, req)
+func (c *conformanceServiceClient) TestPromptWithEmbeddedResource(ctx context.Context, req *v1.TestPromptWithEmbeddedResourceRequest, opts ...runtime.CallOption) (*v11.PromptResult, error) {
+	return runtime.GetPrompt(ctx, c.client, ConformanceServiceTestPromptWithEmbeddedResourcePromptName, req, opts...)
 }
 
 // TestPromptWithImage renders the test_prompt_with_image prompt.
-func (c *conformanceServiceClient) TestPromptWithImage(ctx context.Context, req *v1.TestPromptWithImageRequest) (*v11.PromptResult, error) {
-	return runtime.GetPrompt(ctx, c.client, ConformanceServiceTestPromptWithImagePromptName, req)
+func (c *conformanceServiceClient) TestPromptWithImage(ctx context.Context, req *v1.TestPromptWithImageRequest, opts ...runtime.CallOption) (*v11.PromptResult, error) {
+	return runtime.GetPrompt(ctx, c.client, ConformanceServiceTestPromptWithImagePromptName, req, opts...)
 }
 
 // StaticText reads the resource test://static-text.
-func (c *conformanceServiceClient) StaticText(ctx context.Context, req *v1.StaticTextRequest) (*v11.ResourceResult, error) {
-	return runtime.ReadResource[v11.ResourceResult](ctx, c.client, ConformanceServiceStaticTextResourceURI, req)
+func (c *conformanceServiceClient) StaticText(ctx context.Context, req *v1.StaticTextRequest, opts ...runtime.CallOption) (*v11.ResourceResult, error) {
+	return runtime.ReadResource[v11.ResourceResult](ctx, c.client, ConformanceServiceStaticTextResourceURI, req, opts...)
 }
 
 // StaticBinary reads the resource test://static-binary.
-func (c *conformanceServiceClient) StaticBinary(ctx context.Context, req *v1.StaticBinaryRequest) (*v11.ResourceResult, error) {
-	return runtime.ReadResource[v11.ResourceResult](ctx, c.client, ConformanceServiceStaticBinaryResourceURI, req)
+func (c *conformanceServiceClient) StaticBinary(ctx context.Context, req *v1.StaticBinaryRequest, opts ...runtime.CallOption) (*v11.ResourceResult, error) {
+	return runtime.ReadResource[v11.ResourceResult](ctx, c.client, ConformanceServiceStaticBinaryResourceURI, req, opts...)
 }
 
 // WatchedResource reads the resource test://watched-resource.
-func (c *conformanceServiceClient) WatchedResource(ctx context.Context, req *v1.WatchedResourceRequest) (*v11.ResourceResult, error) {
-	return runtime.ReadResource[v11.ResourceResult](ctx, c.client, ConformanceServiceWatchedResourceResourceURI, req)
+func (c *conformanceServiceClient) WatchedResource(ctx context.Context, req *v1.WatchedResourceRequest, opts ...runtime.CallOption) (*v11.ResourceResult, error) {
+	return runtime.ReadResource[v11.ResourceResult](ctx, c.client, ConformanceServiceWatchedResourceResourceURI, req, opts...)
 }
 
 // TemplateData reads the resource test://template/{id}/data.
-func (c *conformanceServiceClient) TemplateData(ctx context.Context, req *v1.TemplateDataRequest) (*v1.TemplateDataResponse, error) {
-	return runtime.ReadResource[v1.TemplateDataResponse](ctx, c.client, ConformanceServiceTemplateDataURITemplate, req)
+func (c *conformanceServiceClient) TemplateData(ctx context.Context, req *v1.TemplateDataRequest, opts ...runtime.CallOption) (*v1.TemplateDataResponse, error) {
+	return runtime.ReadResource[v1.TemplateDataResponse](ctx, c.client, ConformanceServiceTemplateDataURITemplate, req, opts...)
 }
 
 // ConformanceServiceHandler implements the tools, prompts and resources of conformance.v1.ConformanceService.

@@ -69,11 +69,11 @@ type WeatherServiceClient interface {
 	// PlanTrip renders the plan_trip prompt.
 	//
 	// Plans a trip: asks the model for a day-by-day plan for an activity, given the forecast.
-	PlanTrip(ctx context.Context, req *v1.PlanTripRequest) (*v11.PromptResult, error)
+	PlanTrip(ctx context.Context, req *v1.PlanTripRequest, opts ...runtime.CallOption) (*v11.PromptResult, error)
 	// GetStation reads the resource weather://stations/{id}.
 	//
 	// A weather station: where it is and what it measured last.
-	GetStation(ctx context.Context, req *v1.GetStationRequest) (*v1.Station, error)
+	GetStation(ctx context.Context, req *v1.GetStationRequest, opts ...runtime.CallOption) (*v1.Station, error)
 }
 
 // NewWeatherServiceClient returns a WeatherServiceClient that calls the server through c.
@@ -107,13 +107,13 @@ func (c *weatherServiceClient) ExportForecast(ctx context.Context, req *v1.Expor
 }
 
 // PlanTrip renders the plan_trip prompt.
-func (c *weatherServiceClient) PlanTrip(ctx context.Context, req *v1.PlanTripRequest) (*v11.PromptResult, error) {
-	return runtime.GetPrompt(ctx, c.client, WeatherServicePlanTripPromptName, req)
+func (c *weatherServiceClient) PlanTrip(ctx context.Context, req *v1.PlanTripRequest, opts ...runtime.CallOption) (*v11.PromptResult, error) {
+	return runtime.GetPrompt(ctx, c.client, WeatherServicePlanTripPromptName, req, opts...)
 }
 
 // GetStation reads the resource weather://stations/{id}.
-func (c *weatherServiceClient) GetStation(ctx context.Context, req *v1.GetStationRequest) (*v1.Station, error) {
-	return runtime.ReadResource[v1.Station](ctx, c.client, WeatherServiceGetStationURITemplate, req)
+func (c *weatherServiceClient) GetStation(ctx context.Context, req *v1.GetStationRequest, opts ...runtime.CallOption) (*v1.Station, error) {
+	return runtime.ReadResource[v1.Station](ctx, c.client, WeatherServiceGetStationURITemplate, req, opts...)
 }
 
 // WeatherServiceHandler implements the tools, prompts and resources of weather.v1.WeatherService.

@@ -59,19 +59,19 @@ type LibraryClient interface {
 	// ReviewBook renders the review_book prompt.
 	//
 	// Writes a review of a book, in a tone.
-	ReviewBook(ctx context.Context, req *v1.ReviewBookRequest) (*v11.PromptResult, error)
+	ReviewBook(ctx context.Context, req *v1.ReviewBookRequest, opts ...runtime.CallOption) (*v11.PromptResult, error)
 	// Summary renders the catalogue_summary prompt.
 	//
 	// Summarises the catalogue.
-	Summary(ctx context.Context, req *emptypb.Empty) (*v11.PromptResult, error)
+	Summary(ctx context.Context, req *emptypb.Empty, opts ...runtime.CallOption) (*v11.PromptResult, error)
 	// GetBook reads the resource library://shelves/{shelf}/books/{isbn}.
 	//
 	// A book, by shelf and ISBN.
-	GetBook(ctx context.Context, req *v1.GetBookRequest) (*v1.Book, error)
+	GetBook(ctx context.Context, req *v1.GetBookRequest, opts ...runtime.CallOption) (*v1.Book, error)
 	// OpeningHours reads the resource library://hours.
 	//
 	// The library's opening hours.
-	OpeningHours(ctx context.Context, req *emptypb.Empty) (*v11.ResourceResult, error)
+	OpeningHours(ctx context.Context, req *emptypb.Empty, opts ...runtime.CallOption) (*v11.ResourceResult, error)
 }
 
 // NewLibraryClient returns a LibraryClient that calls the server through c.
@@ -95,23 +95,23 @@ func (c *libraryClient) ExportCatalogue(ctx context.Context, req *v1.ExportCatal
 }
 
 // ReviewBook renders the review_book prompt.
-func (c *libraryClient) ReviewBook(ctx context.Context, req *v1.ReviewBookRequest) (*v11.PromptResult, error) {
-	return runtime.GetPrompt(ctx, c.client, LibraryReviewBookPromptName, req)
+func (c *libraryClient) ReviewBook(ctx context.Context, req *v1.ReviewBookRequest, opts ...runtime.CallOption) (*v11.PromptResult, error) {
+	return runtime.GetPrompt(ctx, c.client, LibraryReviewBookPromptName, req, opts...)
 }
 
 // Summary renders the catalogue_summary prompt.
-func (c *libraryClient) Summary(ctx context.Context, req *emptypb.Empty) (*v11.PromptResult, error) {
-	return runtime.GetPrompt(ctx, c.client, LibrarySummaryPromptName, req)
+func (c *libraryClient) Summary(ctx context.Context, req *emptypb.Empty, opts ...runtime.CallOption) (*v11.PromptResult, error) {
+	return runtime.GetPrompt(ctx, c.client, LibrarySummaryPromptName, req, opts...)
 }
 
 // GetBook reads the resource library://shelves/{shelf}/books/{isbn}.
-func (c *libraryClient) GetBook(ctx context.Context, req *v1.GetBookRequest) (*v1.Book, error) {
-	return runtime.ReadResource[v1.Book](ctx, c.client, LibraryGetBookURITemplate, req)
+func (c *libraryClient) GetBook(ctx context.Context, req *v1.GetBookRequest, opts ...runtime.CallOption) (*v1.Book, error) {
+	return runtime.ReadResource[v1.Book](ctx, c.client, LibraryGetBookURITemplate, req, opts...)
 }
 
 // OpeningHours reads the resource library://hours.
-func (c *libraryClient) OpeningHours(ctx context.Context, req *emptypb.Empty) (*v11.ResourceResult, error) {
-	return runtime.ReadResource[v11.ResourceResult](ctx, c.client, LibraryOpeningHoursResourceURI, req)
+func (c *libraryClient) OpeningHours(ctx context.Context, req *emptypb.Empty, opts ...runtime.CallOption) (*v11.ResourceResult, error) {
+	return runtime.ReadResource[v11.ResourceResult](ctx, c.client, LibraryOpeningHoursResourceURI, req, opts...)
 }
 
 // LibraryHandler implements the tools, prompts and resources of test.surface.v1.Library.

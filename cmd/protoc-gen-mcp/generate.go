@@ -31,6 +31,7 @@ const (
 type config struct {
 	packageSuffix  string
 	maxSchemaBytes int
+	skeleton       bool
 }
 
 // defaultMaxSchemaBytes bounds each generated schema. Shared messages go to $defs, so schemas
@@ -44,6 +45,8 @@ func newConfig(flags *flag.FlagSet) *config {
 		"suffix of the generated Go package's name and directory; empty generates next to the .pb.go files")
 	flags.IntVar(&c.maxSchemaBytes, "max_schema_bytes", defaultMaxSchemaBytes,
 		"the largest JSON Schema, in bytes, that a tool may have")
+	flags.BoolVar(&c.skeleton, "skeleton", false,
+		"also write <file>.skeleton.go.txt: a starter server with every method stubbed, to copy out and edit")
 	return c
 }
 
@@ -136,6 +139,11 @@ func (c *config) generate(gen *protogen.Plugin) error {
 		}
 		g := gen.NewGeneratedFile(filename, importPath)
 		generateFile(g, f, pkgName, services)
+		if c.skeleton {
+			if err := generateSkeleton(gen, f, filename, importPath, pkgName, services); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

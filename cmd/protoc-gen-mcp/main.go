@@ -20,6 +20,8 @@
 //	paths=...           as for protoc-gen-go (import or source_relative)
 //	max_schema_bytes=N  the largest JSON Schema a tool may have (default 262144); a larger one
 //	                    is a generate-time error
+//	skeleton=true       also write <file>.skeleton.go.txt beside the generated code: a starter
+//	                    server (every method stubbed, a main serving HTTP or stdio) to copy out
 package main
 
 import (
@@ -41,7 +43,7 @@ func main() {
 	}
 	if len(os.Args) == 2 && (os.Args[1] == "--help" || os.Args[1] == "-h") {
 		fmt.Fprintln(os.Stderr, "protoc-gen-mcp is a protoc/buf plugin; run it through buf generate or protoc --mcp_out.")
-		fmt.Fprintln(os.Stderr, "Parameters: package_suffix=<suffix> (default \"mcp\"), paths=import|source_relative, max_schema_bytes=<n> (default 262144).")
+		fmt.Fprintln(os.Stderr, "Parameters: package_suffix=<suffix> (default \"mcp\"), paths=import|source_relative, max_schema_bytes=<n> (default 262144), skeleton=true|false.")
 		os.Exit(2)
 	}
 	var flags flag.FlagSet

@@ -520,3 +520,86 @@ func TestStreamingToolOverStdio(t *testing.T) {
 	waitServer(t, done)
 	goleak.VerifyNone(t, leaks)
 }
+
+// Hand-registered typed prompts decode every scalar kind from the string arguments, and
+// refuse what cannot be a prompt argument.
+func TestTypedPromptArgumentKinds(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	e := newClientEnv(t)
+	var got *mcpv1.ResourceLink
+	runtime.AddPrompt(e.srv, runtime.PromptSpec{Name: "link", Arguments: []runtime.PromptArgument{{Name: "uri", Required: true}, {Name: "size"}, {Name: "mimeType"}}},
+		func(_ context.Context, req *mcpv1.ResourceLink) (*mcpv1.PromptResult, error) {
+			got = req
+			return &mcpv1.PromptResult{}, nil
+		})
+	runtime.AddPrompt(e.srv, runtime.PromptSpec{Name: "result"}, func(_ context.Context, req *mcpv1.ToolResult) (*mcpv1.PromptResult, error) {
+		return &mcpv1.PromptResult{Description: fmt.Sprint(req.GetIsError())}, nil
+	})
+	c := e.client(t)
+	ctx := clientCtx(t)
+
+	// The typed client sends a message's set fields as strings, by JSON name.
+	size := int64(1234567890123)
+	if _, err := runtime.GetPrompt(ctx, c, "link", &mcpv1.ResourceLink{Uri: "a://b", Size: &size, MimeType: "text/plain"}); err != nil {
+		t.Fatal(err)
+	}
+	if got.GetUri() != "a://b" || got.GetSize() != size || got.GetMimeType() != "text/plain" {
+		t.Errorf("the handler got %v", got)
+	}
+	// The proto name works too; a number that is not one is refused, naming the argument.
+	if _, err := c.GetPrompt(ctx, "link", map[string]string{"uri": "a://b", "mime_type": "x/y"}); err != nil || got.GetMimeType() != "x/y" {
+		t.Errorf("proto name: %v, %v", got, err)
+	}
+	if _, err := c.GetPrompt(ctx, "link", map[string]string{"uri": "a://b", "size": "big"}); err == nil || !strings.Contains(err.Error(), "size") {
+		t.Errorf("size=big: %v", err)
+	}
+	for value, want := range map[string]string{"true": "true", "false": "false"} {
+		res, err := c.GetPrompt(ctx, "result", map[string]string{"isError": value})
+		if err != nil || res.Description != want {
+			t.Errorf("isError=%s: %+v, %v", value, res, err)
+		}
+	}
+	for args, want := range map[string]string{`{"isError":"yes"}`: "want true or false", `{"content":"x"}`: `unknown argument "content"`} {
+		var m map[string]string
+		_ = json.Unmarshal([]byte(args), &m)
+		if _, err := c.GetPrompt(ctx, "result", m); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error mentioning %q", args, err, want)
+		}
+	}
+	e.closeAll(t, c, leaks)
+}
+
+// The progress of a streamed message must increase, as for NotifyProgress; a handler that
+// breaks the rule gets an error from Send, and the call fails with it.
+func TestStreamProgressMustIncrease(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	e := newClientEnv(t)
+	sendErr := make(chan error, 1)
+	runtime.AddStreamTool(e.srv, runtime.ToolSpec{Name: "down"}, func(_ context.Context, _ *weatherv1.ExportForecastRequest, st *runtime.ServerStream[*weatherv1.ExportForecastResponse]) error {
+		if err := st.Send(&weatherv1.ExportForecastResponse{Progress: 2}); err != nil {
+			return err
+		}
+		err := st.Send(&weatherv1.ExportForecastResponse{Progress: 1})
+		sendErr <- err
+		return err
+	})
+	c := e.client(t)
+	stream := runtime.CallToolStream[weatherv1.ExportForecastResponse](clientCtx(t), c, "down", &weatherv1.ExportForecastRequest{})
+	var got []int32
+	var final error
+	for m, err := range stream.All() {
+		if err != nil {
+			final = err
+			break
+		}
+		got = append(got, m.GetProgress())
+	}
+	if err := <-sendErr; err == nil || !strings.Contains(err.Error(), "progress must increase") {
+		t.Errorf("Send = %v", err)
+	}
+	var te *runtime.ToolError
+	if !slices.Equal(got, []int32{2}) || !errors.As(final, &te) || !strings.Contains(final.Error(), "progress must increase") {
+		t.Errorf("got %v, then %v; want [2] and the tool error", got, final)
+	}
+	e.closeAll(t, c, leaks)
+}

@@ -403,7 +403,11 @@ func (s *Server) handleComplete(ctx context.Context, _ *requestState, params jso
 		complete, own = s.cfg.completion, false
 	}
 	if complete == nil {
-		return nil, NewError(CodeMethodNotFound, "this server does not offer completions")
+		if !s.hasCompleters() {
+			return nil, NewError(CodeMethodNotFound, "this server does not offer completions")
+		}
+		// The server offers completions, not for this prompt or template: none.
+		complete = func(context.Context, *CompleteParams) (*Completion, error) { return nil, nil }
 	}
 	switch p.Ref.Type {
 	case "ref/prompt", "ref/resource":

@@ -139,6 +139,11 @@ func TestCompletionFromProto(t *testing.T) {
 	if got := complete(t, c, prompt, "city", "Pa"); len(got) != 0 {
 		t.Errorf("city completions = %v", got)
 	}
+	// A prompt the server does not know completes to nothing, since the server declares
+	// completions.
+	if got := complete(t, c, runtime.CompleteRef{Type: "ref/prompt", Name: "no_such_prompt"}, "x", ""); len(got) != 0 {
+		t.Errorf("completions of an unknown prompt = %v", got)
+	}
 	// The template's variable completes through the handler's optional CompleteGetStation.
 	station := runtime.CompleteRef{Type: "ref/resource", URI: weatherv1mcp.WeatherServiceGetStationURITemplate}
 	if got := complete(t, c, station, "id", "pa"); !slices.Equal(got, []string{"paris-montsouris"}) {

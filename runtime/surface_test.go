@@ -31,13 +31,28 @@ import (
 var surfaceNow = time.Date(2025, 6, 1, 9, 30, 0, 0, time.UTC)
 
 // surfaceEnv serves h through the generated Register function and returns a generated
-// client and the raw one.
+// client and the raw one. The client speaks the era of surfaceEra (default: whichever the
+// server offers, the stateless 2026-07-28).
 func surfaceEnv(t *testing.T, h weatherv1mcp.WeatherServiceHandler, opts ...runtime.ServerOption) (*clientEnv, weatherv1mcp.WeatherServiceClient, *runtime.Client) {
 	t.Helper()
 	e := newClientEnv(t, opts...)
 	weatherv1mcp.RegisterWeatherServiceHandler(e.srv, h)
-	c := e.client(t)
+	c := e.client(t, runtime.WithEra(surfaceEra(t)))
 	return e, weatherv1mcp.NewWeatherServiceClient(c), c
+}
+
+// surfaceEra is EraLegacy in subtests named "legacy" (see eras), EraAuto otherwise.
+func surfaceEra(t *testing.T) runtime.Era {
+	if strings.Contains(t.Name(), "/legacy") {
+		return runtime.EraLegacy
+	}
+	return runtime.EraAuto
+}
+
+// eras runs f in the stateless era and in the session era.
+func eras(t *testing.T, f func(t *testing.T)) {
+	t.Run("modern", f)
+	t.Run("legacy", f)
 }
 
 func TestPromptFromProto(t *testing.T) {
@@ -213,77 +228,79 @@ func TestResourceTemplateFromProto(t *testing.T) {
 }
 
 func TestStreamingToolFromProto(t *testing.T) {
-	serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
-		leaks := goleak.IgnoreCurrent()
-		e, client, c := surfaceEnv(t, &weather.Service{Now: func() time.Time { return surfaceNow }}, opts...)
-		ctx := clientCtx(t)
+	eras(t, func(t *testing.T) {
+		serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
+			leaks := goleak.IgnoreCurrent()
+			e, client, c := surfaceEnv(t, &weather.Service{Now: func() time.Time { return surfaceNow }}, opts...)
+			ctx := clientCtx(t)
 
-		var progress []runtime.ProgressParams
-		var mu sync.Mutex
-		days := int32(5)
-		var got []*weatherv1.ExportForecastResponse
-		for msg, err := range client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Berlin", Days: &days}, runtime.WithProgress(func(p *runtime.ProgressParams) {
-			mu.Lock()
-			progress = append(progress, *p)
-			mu.Unlock()
-		})).All() {
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, msg)
-		}
-		if len(got) != 5 {
-			t.Fatalf("got %d messages, want 5", len(got))
-		}
-		mu.Lock()
-		if len(progress) != 5 {
-			t.Errorf("the caller's WithProgress saw %d notifications, want 5", len(progress))
-		}
-		progress = nil
-		mu.Unlock()
-		for i, m := range got {
-			if m.GetProgress() != int32(i+1) || m.GetTotal() != 5 || m.GetDay().GetDate() != surfaceNow.AddDate(0, 0, i).Format(time.DateOnly) {
-				t.Errorf("message %d = %v", i, m)
-			}
-		}
-
-		// The wire form: one progress notification per message, with the message in _meta,
-		// and the last message as the result.
-		raw, err := c.CallTool(ctx, weatherv1mcp.WeatherServiceExportForecastToolName, json.RawMessage(`{"city":"Berlin","days":3}`),
-			runtime.WithProgress(func(p *runtime.ProgressParams) {
+			var progress []runtime.ProgressParams
+			var mu sync.Mutex
+			days := int32(5)
+			var got []*weatherv1.ExportForecastResponse
+			for msg, err := range client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Berlin", Days: &days}, runtime.WithProgress(func(p *runtime.ProgressParams) {
 				mu.Lock()
 				progress = append(progress, *p)
 				mu.Unlock()
-			}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		mu.Lock()
-		progress = slices.Clone(progress)
-		mu.Unlock()
-		if len(progress) != 3 {
-			t.Fatalf("%d progress notifications, want 3: %+v", len(progress), progress)
-		}
-		for i, p := range progress {
-			var m weatherv1.ExportForecastResponse
-			if err := json.Unmarshal(p.Meta[runtime.MetaStreamSeq], new(int)); err != nil {
-				t.Errorf("notification %d: %s: %v", i, runtime.MetaStreamSeq, err)
+			})).All() {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, msg)
 			}
-			if err := protojsonUnmarshal(p.Meta[runtime.MetaStreamMessage], &m); err != nil {
-				t.Fatalf("notification %d: %v", i, err)
+			if len(got) != 5 {
+				t.Fatalf("got %d messages, want 5", len(got))
 			}
-			if p.Progress != float64(i+1) || p.Total == nil || *p.Total != 3 || p.Message != "exported "+m.GetDay().GetDate() || m.GetProgress() != int32(i+1) {
-				t.Errorf("notification %d = %+v (message %v)", i, p, &m)
+			mu.Lock()
+			if len(progress) != 5 {
+				t.Errorf("the caller's WithProgress saw %d notifications, want 5", len(progress))
 			}
-		}
-		var last weatherv1.ExportForecastResponse
-		if err := protojsonUnmarshal(raw.StructuredContent, &last); err != nil || last.GetProgress() != 3 {
-			t.Errorf("result = %s (%v)", raw.StructuredContent, err)
-		}
-		if n, ok := raw.Meta[runtime.MetaStreamCount]; !ok || fmt.Sprint(n) != "3" {
-			t.Errorf("result _meta = %v", raw.Meta)
-		}
-		e.closeAll(t, c, leaks)
+			progress = nil
+			mu.Unlock()
+			for i, m := range got {
+				if m.GetProgress() != int32(i+1) || m.GetTotal() != 5 || m.GetDay().GetDate() != surfaceNow.AddDate(0, 0, i).Format(time.DateOnly) {
+					t.Errorf("message %d = %v", i, m)
+				}
+			}
+
+			// The wire form: one progress notification per message, with the message in _meta,
+			// and the last message as the result.
+			raw, err := c.CallTool(ctx, weatherv1mcp.WeatherServiceExportForecastToolName, json.RawMessage(`{"city":"Berlin","days":3}`),
+				runtime.WithProgress(func(p *runtime.ProgressParams) {
+					mu.Lock()
+					progress = append(progress, *p)
+					mu.Unlock()
+				}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			progress = slices.Clone(progress)
+			mu.Unlock()
+			if len(progress) != 3 {
+				t.Fatalf("%d progress notifications, want 3: %+v", len(progress), progress)
+			}
+			for i, p := range progress {
+				var m weatherv1.ExportForecastResponse
+				if err := json.Unmarshal(p.Meta[runtime.MetaStreamSeq], new(int)); err != nil {
+					t.Errorf("notification %d: %s: %v", i, runtime.MetaStreamSeq, err)
+				}
+				if err := protojsonUnmarshal(p.Meta[runtime.MetaStreamMessage], &m); err != nil {
+					t.Fatalf("notification %d: %v", i, err)
+				}
+				if p.Progress != float64(i+1) || p.Total == nil || *p.Total != 3 || p.Message != "exported "+m.GetDay().GetDate() || m.GetProgress() != int32(i+1) {
+					t.Errorf("notification %d = %+v (message %v)", i, p, &m)
+				}
+			}
+			var last weatherv1.ExportForecastResponse
+			if err := protojsonUnmarshal(raw.StructuredContent, &last); err != nil || last.GetProgress() != 3 {
+				t.Errorf("result = %s (%v)", raw.StructuredContent, err)
+			}
+			if n, ok := raw.Meta[runtime.MetaStreamCount]; !ok || fmt.Sprint(n) != "3" {
+				t.Errorf("result _meta = %v", raw.Meta)
+			}
+			e.closeAll(t, c, leaks)
+		})
 	})
 }
 
@@ -325,35 +342,37 @@ func (g *gatedExport) ExportForecast(ctx context.Context, _ *weatherv1.ExportFor
 // A consumer that reads nothing until the handler has sent every message gets them all, in
 // order: the client's bounded buffer holds the reading back, and nothing is dropped.
 func TestStreamingToolSlowConsumer(t *testing.T) {
-	serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
-		leaks := goleak.IgnoreCurrent()
-		const n = 10 * runtime.StreamBuffer
-		h := &gatedExport{n: n, sentAll: make(chan struct{}), ended: make(chan error, 1)}
-		e, client, c := surfaceEnv(t, h, opts...)
-		ctx := clientCtx(t)
+	eras(t, func(t *testing.T) {
+		serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
+			leaks := goleak.IgnoreCurrent()
+			const n = 10 * runtime.StreamBuffer
+			h := &gatedExport{n: n, sentAll: make(chan struct{}), ended: make(chan error, 1)}
+			e, client, c := surfaceEnv(t, h, opts...)
+			ctx := clientCtx(t)
 
-		stream := client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
-		select {
-		case <-h.sentAll:
-		case <-ctx.Done():
-			t.Fatal("the handler did not send every message while the consumer was not reading")
-		}
-		for i := range n {
-			m, err := stream.Recv()
-			if err != nil {
-				t.Fatalf("Recv %d: %v", i, err)
+			stream := client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
+			select {
+			case <-h.sentAll:
+			case <-ctx.Done():
+				t.Fatal("the handler did not send every message while the consumer was not reading")
 			}
-			if m.GetProgress() != int32(i+1) {
-				t.Fatalf("message %d has progress %d: lost or reordered", i, m.GetProgress())
+			for i := range n {
+				m, err := stream.Recv()
+				if err != nil {
+					t.Fatalf("Recv %d: %v", i, err)
+				}
+				if m.GetProgress() != int32(i+1) {
+					t.Fatalf("message %d has progress %d: lost or reordered", i, m.GetProgress())
+				}
 			}
-		}
-		if m, err := stream.Recv(); !errors.Is(err, io.EOF) {
-			t.Fatalf("after %d messages: %v, %v; want io.EOF", n, m, err)
-		}
-		if err := <-h.ended; err != nil {
-			t.Errorf("handler: %v", err)
-		}
-		e.closeAll(t, c, leaks)
+			if m, err := stream.Recv(); !errors.Is(err, io.EOF) {
+				t.Fatalf("after %d messages: %v, %v; want io.EOF", n, m, err)
+			}
+			if err := <-h.ended; err != nil {
+				t.Errorf("handler: %v", err)
+			}
+			e.closeAll(t, c, leaks)
+		})
 	})
 }
 
@@ -362,45 +381,47 @@ func TestStreamingToolSlowConsumer(t *testing.T) {
 func TestStreamingToolCancelMidway(t *testing.T) {
 	for _, how := range []string{"break", "cancel"} {
 		t.Run(how, func(t *testing.T) {
-			serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
-				leaks := goleak.IgnoreCurrent()
-				h := &gatedExport{n: 100, step: make(chan struct{}), ended: make(chan error, 1)}
-				e, client, c := surfaceEnv(t, h, opts...)
-				ctx, cancel := context.WithCancel(clientCtx(t))
-				defer cancel()
+			eras(t, func(t *testing.T) {
+				serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
+					leaks := goleak.IgnoreCurrent()
+					h := &gatedExport{n: 100, step: make(chan struct{}), ended: make(chan error, 1)}
+					e, client, c := surfaceEnv(t, h, opts...)
+					ctx, cancel := context.WithCancel(clientCtx(t))
+					defer cancel()
 
-				stream := client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
-				h.step <- struct{}{}
-				var got []int32
-				for m, err := range stream.All() {
-					if err != nil {
-						if how == "cancel" && errors.Is(err, context.Canceled) {
-							break
-						}
-						t.Fatalf("after %v: %v", got, err)
-					}
-					got = append(got, m.GetProgress())
-					if len(got) == 3 {
-						if how == "break" {
-							break
-						}
-						cancel()
-						continue
-					}
+					stream := client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
 					h.step <- struct{}{}
-				}
-				if !slices.Equal(got, []int32{1, 2, 3}) {
-					t.Errorf("got %v, want [1 2 3]", got)
-				}
-				// The server saw notifications/cancelled: the handler's context ended while it
-				// waited to send message 4.
-				if err := <-h.ended; !errors.Is(err, context.Canceled) {
-					t.Errorf("handler ended with %v, want context.Canceled", err)
-				}
-				if m, err := stream.Recv(); m != nil || err == nil || errors.Is(err, io.EOF) {
-					t.Errorf("Recv after the end = %v, %v; want the cancellation", m, err)
-				}
-				e.closeAll(t, c, leaks)
+					var got []int32
+					for m, err := range stream.All() {
+						if err != nil {
+							if how == "cancel" && errors.Is(err, context.Canceled) {
+								break
+							}
+							t.Fatalf("after %v: %v", got, err)
+						}
+						got = append(got, m.GetProgress())
+						if len(got) == 3 {
+							if how == "break" {
+								break
+							}
+							cancel()
+							continue
+						}
+						h.step <- struct{}{}
+					}
+					if !slices.Equal(got, []int32{1, 2, 3}) {
+						t.Errorf("got %v, want [1 2 3]", got)
+					}
+					// The server saw notifications/cancelled: the handler's context ended while it
+					// waited to send message 4.
+					if err := <-h.ended; !errors.Is(err, context.Canceled) {
+						t.Errorf("handler ended with %v, want context.Canceled", err)
+					}
+					if m, err := stream.Recv(); m != nil || err == nil || errors.Is(err, io.EOF) {
+						t.Errorf("Recv after the end = %v, %v; want the cancellation", m, err)
+					}
+					e.closeAll(t, c, leaks)
+				})
 			})
 		})
 	}

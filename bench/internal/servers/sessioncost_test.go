@@ -108,7 +108,7 @@ func TestSessionCost(t *testing.T) {
 		mk   func() http.Handler
 	}{
 		{"protomcp", func() http.Handler { return Protomcp(false) }},
-		{"go-sdk", func() http.Handler { return GoSDK(false) }},
+		{"go-sdk", func() http.Handler { return GoSDK(false, false) }},
 		{"mcp-go", MCPGo},
 		{"floor", waitingHandler},
 	}

@@ -451,8 +451,16 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *requestState, h methodHandler, msg *wireMessage) {
 	defer s.handlerDone()
 	defer cancel()
-	defer rs.sess.endRequest(msg.ID)
-	defer rs.sess.release(requestCost(msg))
+	// The request leaves the session's in-flight set before its response is queued (below),
+	// so that a client that has its answer finds the id free and the budget released; on the
+	// paths that send no response, when the handler returns.
+	ended := false
+	defer func() {
+		if !ended {
+			rs.sess.release(requestCost(msg))
+			rs.sess.endRequest(msg.ID)
+		}
+	}()
 	meta, metaErr := requestMeta(msg.Params)
 	rs.meta = meta
 	if meta != nil {
@@ -503,6 +511,9 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 		pooled.release()
 		pooled = nil
 	}
+	ended = true
+	rs.sess.release(requestCost(msg))
+	rs.sess.endRequest(msg.ID)
 	if sendErr := rs.st.sendEvent(streamEvent{data: body, final: true, pooled: pooled, status: status}); sendErr != nil {
 		s.log.Error("mcp: response could not be queued for the client", "session", rs.sess.id, "id", msg.ID.short(), "error", sendErr)
 	}

@@ -395,15 +395,7 @@ func (s *Server) transientSession(mr *modernRequest) *session {
 // stream cancels the request (spec 2026-07-28, Streamable HTTP, Cancellation).
 func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *modernRequest, h methodHandler, msg *wireMessage) {
 	sess := s.transientSession(mr)
-	var (
-		ctx    context.Context
-		cancel context.CancelFunc
-	)
-	if s.cfg.handlerTimeout > 0 {
-		ctx, cancel = context.WithTimeout(s.baseCtx, s.cfg.handlerTimeout)
-	} else {
-		ctx, cancel = context.WithCancel(s.baseCtx)
-	}
+	ctx, cancel := s.handlerContext(s.baseCtx)
 	stop := context.AfterFunc(r.Context(), cancel)
 	defer stop()
 	ctx = valuesFrom(ctx, r.Context())

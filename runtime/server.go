@@ -402,15 +402,7 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 	}
 	// One context per request, cancelled by notifications/cancelled or the session's end and
 	// bounded by the handler timeout: one context rather than two, each costing allocations.
-	var (
-		ctx    context.Context
-		cancel context.CancelFunc
-	)
-	if s.cfg.handlerTimeout > 0 {
-		ctx, cancel = context.WithTimeout(sess.ctx, s.cfg.handlerTimeout)
-	} else {
-		ctx, cancel = context.WithCancel(sess.ctx)
-	}
+	ctx, cancel := s.handlerContext(sess.ctx)
 	// The handler outlives neither its session nor its timeout, but it may outlive the HTTP
 	// request (CloseSSEStream, a client that goes away): it takes the request context's
 	// values (what HTTP middleware stored: auth, the HTTP server span) without its
@@ -938,4 +930,13 @@ func trimSpace(b []byte) []byte {
 func itoa(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// handlerContext returns the context a request's handler runs under: parent's, bounded by the
+// handler timeout when there is one.
+func (s *Server) handlerContext(parent context.Context) (context.Context, context.CancelFunc) {
+	if s.cfg.handlerTimeout > 0 {
+		return context.WithTimeout(parent, s.cfg.handlerTimeout)
+	}
+	return context.WithCancel(parent)
 }

@@ -241,3 +241,101 @@ func ExampleServer_ServeStdio() {
 	// true <nil>
 	// served: <nil>
 }
+
+// Authentication in an HTTP middleware of your own: it refuses requests without a valid
+// bearer token (the client sees an *HTTPError) and hands the caller's identity to the server
+// with ContextWithTokenInfo; handlers read it with TokenInfoFrom, and the session is bound to
+// it. runtime.WithTokenVerifier does the same for OAuth 2.1 access tokens.
+func ExampleContextWithTokenInfo() {
+	srv := runtime.NewServer(runtime.Implementation{Name: "whoami", Version: "1"}, runtime.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	srv.AddTool(runtime.ToolSpec{Name: "whoami"}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent("you are " + runtime.TokenInfoFrom(ctx).Subject)}}, nil
+	})
+	users := map[string]string{"Bearer token-of-ada": "ada"} // your token check goes here
+	authenticate := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			user, ok := users[r.Header.Get("Authorization")]
+			if !ok {
+				http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(runtime.ContextWithTokenInfo(r.Context(), &runtime.TokenInfo{Subject: user})))
+		})
+	}
+	hs := httptest.NewServer(authenticate(srv))
+	defer hs.Close()
+	defer srv.Shutdown(context.Background())
+	ctx := context.Background()
+
+	anonymous := runtime.NewClient(hs.URL)
+	_, err := anonymous.CallTool(ctx, "whoami", nil)
+	var httpErr *runtime.HTTPError
+	fmt.Println(errors.As(err, &httpErr), httpErr.StatusCode)
+
+	ada := runtime.NewClient(hs.URL, runtime.WithHeader("Authorization", "Bearer token-of-ada"))
+	defer ada.Close(ctx)
+	res, err := ada.CallTool(ctx, "whoami", nil)
+	fmt.Println(res.Text(), err)
+	// Output:
+	// true 401
+	// you are ada <nil>
+}
+
+// Cancelling a call's context ends the call at once and tells the server, which cancels the
+// handler's context (notifications/cancelled).
+func ExampleClient_CallTool_cancel() {
+	started, handlerDone := make(chan struct{}), make(chan error, 1)
+	srv := runtime.NewServer(runtime.Implementation{Name: "slow", Version: "1"}, runtime.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	srv.AddTool(runtime.ToolSpec{Name: "slow"}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		close(started)
+		<-ctx.Done() // a real handler passes ctx to what it waits on
+		handlerDone <- ctx.Err()
+		return nil, ctx.Err()
+	})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	defer srv.Shutdown(context.Background())
+	c := runtime.NewClient(hs.URL)
+	defer c.Close(context.Background())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-started
+		cancel()
+	}()
+	_, err := c.CallTool(ctx, "slow", nil)
+	fmt.Println("call:", errors.Is(err, context.Canceled), runtime.CodeOf(err))
+	fmt.Println("handler:", <-handlerDone)
+	// Output:
+	// call: true request_cancelled
+	// handler: context canceled
+}
+
+// Shutdown lets calls in flight finish until its deadline, then cancels their handlers and
+// ends every session; only then is the http.Server shut down.
+func ExampleServer_Shutdown() {
+	started := make(chan struct{})
+	srv := runtime.NewServer(runtime.Implementation{Name: "slow", Version: "1"}, runtime.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	srv.AddTool(runtime.ToolSpec{Name: "slow"}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	hs := httptest.NewServer(srv)
+	c := runtime.NewClient(hs.URL)
+	callDone := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(context.Background(), "slow", nil)
+		callDone <- err
+	}()
+	<-started
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	fmt.Println("MCP server:", srv.Shutdown(ctx)) // the slow call outlives the deadline: cancelled
+	hs.Close()
+	fmt.Println("call failed:", <-callDone != nil)
+	// Output:
+	// MCP server: context deadline exceeded
+	// call failed: true
+}

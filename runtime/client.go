@@ -715,7 +715,7 @@ func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, erro
 		raw, _, err := c.roundTrip(ctx, st, req, co)
 		var he *HTTPError
 		if errors.As(err, &he) && he.StatusCode == http.StatusNotFound && st.id != "" {
-			// The server forgot the session before running anything: start a new one (T43)
+			// The server forgot the session before running anything: start a new one (Streamable HTTP transport, Session Management)
 			// and send the request again, once.
 			c.resetSession(st)
 			if attempt == 0 {

@@ -555,8 +555,8 @@ func hostileCases() []hostileCase {
 		{name: "GET without a session", method: http.MethodGet, session: sessionNone, status: 400, code: CodeInvalidRequest, msg: "missing Mcp-Session-Id"},
 		{name: "DELETE without a session", method: http.MethodDelete, session: sessionNone, status: 400, code: CodeInvalidRequest, msg: "missing Mcp-Session-Id"},
 		// With a session, initialize has been answered: the client only skipped
-		// notifications/initialized (L4), which the server tolerates (L5 and L6 bind the
-		// client and the server's own requests, not the server's answers).
+		// notifications/initialized, which the server tolerates (Lifecycle, Initialization: the
+		// ordering rules bind the client and the server's own requests, not the server's answers).
 		{name: "request before notifications/initialized", session: sessionUninit, body: req("65", "tools/list", ""), status: 200, msg: `"name":"echo"`},
 		{name: "unknown session", session: sessionUnknown, body: req("61", "ping", ""), status: 404, code: CodeInvalidRequest, msg: "send initialize to start a new one"},
 		{name: "deleted session", session: sessionDeleted, body: req("62", "ping", ""), status: 404, code: CodeInvalidRequest, msg: "session not found"},

@@ -116,7 +116,7 @@ func (m *wireMessage) validate() *Error {
 func decodeMessage(data []byte) (*wireMessage, *Error) {
 	if !utf8.Valid(data) {
 		// encoding/json would replace bad bytes in strings with U+FFFD but hand them on
-		// untouched inside raw params and arguments (T1: messages MUST be UTF-8).
+		// untouched inside raw params and arguments (Transports: messages MUST be UTF-8 encoded).
 		return nil, NewError(CodeParseError, "parse error: the message is not valid UTF-8")
 	}
 	var m wireMessage
@@ -137,7 +137,7 @@ func decodeMessage(data []byte) (*wireMessage, *Error) {
 	}
 	if m.ID == nil && m.Method != "" && bytes.Contains(data, []byte(`"id"`)) {
 		// encoding/json leaves a null id as a nil pointer, which would make a request with
-		// "id": null pass for a notification that is never answered (B2 forbids null IDs).
+		// "id": null pass for a notification that is never answered (Base Protocol, Requests: an ID MUST NOT be null).
 		var probe struct {
 			ID json.RawMessage `json:"id"`
 		}

@@ -375,7 +375,7 @@ func TestCloseSSEStreamClientResumes(t *testing.T) {
 }
 
 // TestDisconnectIsNotCancellation: a client that drops an SSE response mid-way does not
-// cancel the handler (T20), and the next calls on the session are served normally.
+// cancel the handler (Streamable HTTP transport: disconnection is not cancellation), and the next calls on the session are served normally.
 func TestDisconnectIsNotCancellation(t *testing.T) {
 	ctx := testCtx(t)
 	ts := newTestServer(t, WithSSEResponses())

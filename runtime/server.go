@@ -300,7 +300,7 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 		}
 		version := p.ProtocolVersion
 		if !isSupportedVersion(version) {
-			version = LatestProtocolVersion // counter-offer (V2)
+			version = LatestProtocolVersion // counter-offer (Lifecycle, Version Negotiation)
 		}
 		s.mu.Lock()
 		var evicted *session

@@ -291,7 +291,7 @@ func readAllEvents(t *testing.T, body []byte) []sseEvent {
 	}
 }
 
-// checkPriming checks the priming event (T13, T15): an ID naming stream seq 0, an empty data
+// checkPriming checks the priming event (Streamable HTTP transport, Sending Messages to the Server): an ID naming stream seq 0, an empty data
 // field and a retry interval. It returns the stream ID.
 func checkPriming(t *testing.T, ev sseEvent) string {
 	t.Helper()
@@ -940,7 +940,7 @@ func TestServerListChangedOnStandaloneStream(t *testing.T) {
 	r := newSSEReader(resp.Body)
 	checkPriming(t, mustNext(t, r))
 
-	// A call's own messages go on its stream only, never on the GET stream (T28): had the
+	// A call's own messages go on its stream only, never on the GET stream (Streamable HTTP transport, Multiple Connections): had the
 	// progress below been sent there too, it would arrive before the list_changed.
 	ts.srv.AddTool(ToolSpec{Name: "progress"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
 		return &CallToolResult{}, CallerFrom(ctx).NotifyProgress(ctx, 1, 1, "on the call's stream")

@@ -109,7 +109,7 @@ func (sess *session) lookupStream(id string) *stream {
 	return sess.streams[id]
 }
 
-// startRequest registers an in-flight request. It fails for a duplicate ID (B2) or when the
+// startRequest registers an in-flight request. It fails for a duplicate ID (Base Protocol, Requests: IDs are unique in a session) or when the
 // session has too many requests in flight; status is the HTTP status of the refusal: 429 for
 // the limit, which a client may retry later, and 400 otherwise.
 func (sess *session) startRequest(id *ID, cancel context.CancelFunc) (rpcErr *Error, status int) {

@@ -137,12 +137,6 @@ func (e *authEnv) client(t *testing.T, token string) *runtime.Client {
 	return c
 }
 
-func authCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func resultText(t *testing.T, r *runtime.CallToolResult) string {
 	t.Helper()
 	if len(r.Content) == 0 {
@@ -160,7 +154,7 @@ func TestAuthTokenInfoReachesHandlers(t *testing.T) {
 		opts []runtime.ServerOption
 	}{{"json", nil}, {"sse", []runtime.ServerOption{runtime.WithSSEResponses()}}} {
 		t.Run(mode.name, func(t *testing.T) {
-			ctx := authCtx(t)
+			ctx := testCtx(t)
 			e := newAuthEnv(t, mode.opts...)
 			c := e.client(t, e.token("alice", "weather:read"))
 			for _, tool := range []string{"whoami", "poll"} {
@@ -508,7 +502,7 @@ func TestAuthMiddlewareIdentity(t *testing.T) {
 	ts := httptest.NewServer(mw)
 	defer ts.Close()
 	defer srv.Shutdown(context.Background())
-	ctx := authCtx(t)
+	ctx := testCtx(t)
 	c := runtime.NewClient(ts.URL, runtime.WithEra(runtime.EraLegacy), runtime.WithHeader("X-User", "carol")) // sessions bound to an identity
 	defer c.Close(ctx)
 	res, err := c.CallTool(ctx, "whoami", nil)

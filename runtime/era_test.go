@@ -120,7 +120,7 @@ func TestModernEraEndToEnd(t *testing.T) {
 	var logs, progress atomic.Int64
 	opts := append(h.options(), runtime.WithEra(runtime.EraAuto), runtime.WithLogHandler(func(context.Context, *runtime.LogMessageParams) { logs.Add(1) }))
 	c := e.client(t, opts...)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	if err := c.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestModernEraSameHandlerInSessionEra(t *testing.T) {
 	e, tools := newEraServer(t, runtime.WithEra(runtime.EraLegacy))
 	var h inputHandlers
 	c := e.client(t, append(h.options(), runtime.WithEra(runtime.EraAuto))...)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	res, err := c.CallTool(ctx, "ask", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +234,7 @@ func TestModernEraSameHandlerInSessionEra(t *testing.T) {
 func TestSessionEraArgumentsNamingTheMetaKey(t *testing.T) {
 	e, _ := newEraServer(t)
 	c := e.client(t) // the session era
-	res, err := c.CallTool(clientCtx(t), "echo", json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`))
+	res, err := c.CallTool(testCtx(t), "echo", json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`))
 	if err != nil || !strings.HasSuffix(res.Text(), " 2025-11-25") {
 		t.Fatalf("echo: %v %v", res, err)
 	}
@@ -245,7 +245,7 @@ func TestSessionEraArgumentsNamingTheMetaKey(t *testing.T) {
 func TestModernEraMissingCapability(t *testing.T) {
 	e, _ := newEraServer(t)
 	c := e.client(t, runtime.WithEra(runtime.EraAuto))
-	_, err := c.CallTool(clientCtx(t), "ask", nil)
+	_, err := c.CallTool(testCtx(t), "ask", nil)
 	var he *runtime.HTTPError
 	if !errors.As(err, &he) || he.StatusCode != http.StatusBadRequest || runtime.CodeOf(err) != runtime.CodeMissingClientCapability {
 		t.Fatalf("err = %v, want HTTP 400 with -32021", err)
@@ -253,7 +253,7 @@ func TestModernEraMissingCapability(t *testing.T) {
 	if !strings.Contains(string(he.RPC.Data), `"requiredCapabilities":{"elicitation":{}}`) {
 		t.Fatalf("error data %s", he.RPC.Data)
 	}
-	if _, err := c.CallTool(clientCtx(t), "echo", nil); err != nil {
+	if _, err := c.CallTool(testCtx(t), "echo", nil); err != nil {
 		t.Fatalf("the server stopped serving: %v", err)
 	}
 }
@@ -270,10 +270,10 @@ func TestModernEraCancelClosesStream(t *testing.T) {
 			}
 			e, tools := newEraServer(t, opts...)
 			c := e.client(t, runtime.WithEra(runtime.EraAuto))
-			if err := c.Connect(clientCtx(t)); err != nil {
+			if err := c.Connect(testCtx(t)); err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(clientCtx(t))
+			ctx, cancel := context.WithCancel(testCtx(t))
 			done := make(chan error, 1)
 			go func() {
 				_, err := c.CallTool(ctx, "wait", nil)
@@ -290,7 +290,7 @@ func TestModernEraCancelClosesStream(t *testing.T) {
 			if n := len(e.rec.postsOf("notifications/cancelled")); n != 0 {
 				t.Fatalf("%d notifications/cancelled sent in the modern era", n)
 			}
-			if _, err := c.CallTool(clientCtx(t), "echo", nil); err != nil {
+			if _, err := c.CallTool(testCtx(t), "echo", nil); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -301,7 +301,7 @@ func TestModernEraCancelClosesStream(t *testing.T) {
 // answers GET and DELETE with 405, and serves modern clients.
 func TestModernOnlyServer(t *testing.T) {
 	e, _ := newEraServer(t, runtime.WithEra(runtime.EraModern))
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	err := e.client(t).Connect(ctx) // a session-era client
 	if runtime.CodeOf(err) != runtime.CodeUnsupportedProtocolVersion || !strings.Contains(err.Error(), "2026-07-28") {
 		t.Fatalf("initialize: %v, want -32022 naming 2026-07-28", err)
@@ -355,12 +355,12 @@ func TestModernOnlyServer(t *testing.T) {
 // back, and says why.
 func TestModernClientAgainstSessionOnlyServer(t *testing.T) {
 	e, _ := newEraServer(t, runtime.WithEra(runtime.EraLegacy))
-	err := e.client(t, runtime.WithEra(runtime.EraModern)).Connect(clientCtx(t))
+	err := e.client(t, runtime.WithEra(runtime.EraModern)).Connect(testCtx(t))
 	if err == nil || !strings.Contains(err.Error(), "server/discover") {
 		t.Fatalf("Connect: %v, want a server/discover error", err)
 	}
 	c := e.client(t, runtime.WithEra(runtime.EraAuto))
-	if err := c.Connect(clientCtx(t)); err != nil || c.ProtocolVersion() != runtime.LatestProtocolVersion {
+	if err := c.Connect(testCtx(t)); err != nil || c.ProtocolVersion() != runtime.LatestProtocolVersion {
 		t.Fatalf("auto: %v %q", err, c.ProtocolVersion())
 	}
 }
@@ -370,7 +370,7 @@ func TestModernClientAgainstSessionOnlyServer(t *testing.T) {
 // when the server shuts down (spec 2026-07-28, Subscriptions).
 func TestModernListen(t *testing.T) {
 	e, _ := newEraServer(t)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	body := `{"jsonrpc":"2.0","id":"sub-1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["res://a"]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.hs.URL, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -468,7 +468,7 @@ func TestModernEraStandaloneStream(t *testing.T) {
 	c := e.client(t, runtime.WithEra(runtime.EraAuto), runtime.WithStandaloneStream(), runtime.WithNotificationHandler(func(_ context.Context, method string, params json.RawMessage) {
 		got <- method
 	}))
-	if err := c.Connect(clientCtx(t)); err != nil {
+	if err := c.Connect(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
 	if c.ProtocolVersion() != runtime.ProtocolVersion20260728 {
@@ -509,7 +509,7 @@ func TestModernEraReplicasShareRequestStateKey(t *testing.T) {
 			e.rec.setHandler(lb)
 			var h inputHandlers
 			c := e.client(t, append(h.options(), runtime.WithEra(runtime.EraAuto))...)
-			res, err := c.CallTool(clientCtx(t), "ask", nil)
+			res, err := c.CallTool(testCtx(t), "ask", nil)
 			if shared {
 				if err != nil || res.Text() != "ada likes green: roses (poem about green) (2 roots)" {
 					t.Fatalf("ask across replicas: %v %v", res, err)
@@ -538,7 +538,7 @@ func TestModernEraQuestionThatChanges(t *testing.T) {
 	})
 	var h inputHandlers
 	c := e.client(t, append(h.options(), runtime.WithEra(runtime.EraAuto))...)
-	_, err := c.CallTool(clientCtx(t), "fickle", nil)
+	_, err := c.CallTool(testCtx(t), "fickle", nil)
 	if err == nil || !strings.Contains(err.Error(), "asked for input 16 times in a row") {
 		t.Fatalf("fickle: %v, want the client to give up after 16 rounds", err)
 	}
@@ -565,14 +565,14 @@ func TestModernEraInterceptorsSeeEveryRequest(t *testing.T) {
 		}
 	})
 	e, _ := newEraServer(t, runtime.WithInterceptors(guard))
-	err := e.client(t, runtime.WithEra(runtime.EraModern)).Connect(clientCtx(t))
+	err := e.client(t, runtime.WithEra(runtime.EraModern)).Connect(testCtx(t))
 	if runtime.CodeOf(err) != -32001 {
 		t.Fatalf("Connect without the key: %v, want -32001", err)
 	}
 	got := make(chan string, 4)
 	c := e.client(t, runtime.WithEra(runtime.EraModern), runtime.WithHeader("X-Key", "k"), runtime.WithStandaloneStream(),
 		runtime.WithNotificationHandler(func(_ context.Context, method string, _ json.RawMessage) { got <- method }))
-	if err := c.Connect(clientCtx(t)); err != nil {
+	if err := c.Connect(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
 	if m := <-got; m != "notifications/subscriptions/acknowledged" {
@@ -603,7 +603,7 @@ func TestModernEraParamHeaders(t *testing.T) {
 		return &runtime.CallToolResult{}, nil
 	})
 	c := e.client(t, runtime.WithEra(runtime.EraAuto))
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	args := map[string]any{"region": "Hello, 世界", "opts": map[string]any{"limit": 42}, "query": "select 1"}
 	for i := range 2 {
 		res, err := c.CallToolJSON(ctx, "sql", args)

@@ -125,7 +125,7 @@ func TestFaultServerRestart(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	start := func(ln net.Listener) (*Server, *http.Server) {
-		srv := NewServer(Implementation{Name: "restart", Version: "1"}, WithLogger(discardTestLogger()))
+		srv := NewServer(Implementation{Name: "restart", Version: "1"}, WithLogger(discardLogger()))
 		addHardenTools(srv, &hardenCtl{started: make(chan string, 8), release: make(chan struct{})})
 		hs := &http.Server{Handler: srv}
 		go func() { _ = hs.Serve(ln) }()
@@ -139,10 +139,9 @@ func TestFaultServerRestart(t *testing.T) {
 		_ = hs.Close()
 	}
 	srv1, hs1 := start(ln)
-	c := NewClient("http://"+addr, WithLogger(discardTestLogger()), WithEra(EraLegacy))
+	c := NewClient("http://"+addr, WithLogger(discardLogger()), WithEra(EraLegacy))
 	defer c.Close(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t)
 	if _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"n":1}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -190,8 +189,7 @@ func TestFaultShutdownInFlight(t *testing.T) {
 		e := newHardenEnv(t)
 		c := NewClient(e.url, WithLogger(e.logger()))
 		defer c.Close(context.Background())
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
+		ctx := testCtx(t)
 		errs := make(chan error, 3)
 		for i := range 3 {
 			go func() {
@@ -229,8 +227,7 @@ func TestFaultShutdownInFlight(t *testing.T) {
 		e := newHardenEnv(t)
 		c := NewClient(e.url, WithLogger(e.logger()), WithMaxResumes(1))
 		defer c.Close(context.Background())
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
+		ctx := testCtx(t)
 		errs := make(chan error, 3)
 		for i := range 3 {
 			go func() {
@@ -331,8 +328,7 @@ func TestFaultResumeAfterDrop(t *testing.T) {
 				}
 			}))
 			defer c.Close(context.Background())
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
+			ctx := testCtx(t)
 			go func() {
 				<-ctl.started
 				ctl.open()
@@ -362,7 +358,5 @@ func TestFaultResumeAfterDrop(t *testing.T) {
 func slogTo(w *hardenLog) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
-
-func discardTestLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func readCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }

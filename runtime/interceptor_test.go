@@ -116,7 +116,7 @@ func TestInterceptorOrderAndWhatTheySee(t *testing.T) {
 		return resp, err
 	})
 	c := e.client(t, runtime.WithInterceptors(named(tr, "X"), named(tr, "Y"), watchClient))
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	if err := c.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestInterceptorRefusesBeforeHandler(t *testing.T) {
 	var calls atomic.Int64
 	addEcho(e.srv, &calls, nil)
 	c := e.client(t)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 
 	_, err := echo(ctx, c, "secret")
 	if runtime.CodeOf(err) != codeForbidden || !strings.Contains(err.Error(), "not allowed to echo secrets") {
@@ -253,7 +253,7 @@ func TestInterceptorReplacesResult(t *testing.T) {
 		return resp, err
 	})
 	c := e.client(t, runtime.WithInterceptors(clientSide))
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	for _, tc := range []struct{ in, want string }{
 		{"plain", "plain"},
 		{"upper", "UPPER"},
@@ -297,7 +297,7 @@ func TestInterceptorPanicsAreContained(t *testing.T) {
 		return next(ctx, req)
 	})))
 	c := e.client(t)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	for _, in := range []string{"boom", "late", "inner"} {
 		_, err := echo(ctx, c, in)
 		if runtime.CodeOf(err) != runtime.CodeInternalError || !strings.Contains(err.Error(), `tool "echo"`) {
@@ -336,7 +336,7 @@ func TestClientInterceptorRetries(t *testing.T) {
 		}
 	})
 	c := e.client(t, runtime.WithInterceptors(retry))
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	out, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "flaky", &mcpv1.TextContent{})
 	if err != nil || out.GetText() != "third time" {
 		t.Fatalf("flaky = %v, %v", out, err)
@@ -391,7 +391,7 @@ func TestClientMetaAndHeadersReachTheServer(t *testing.T) {
 		}
 	})
 	c := e.client(t, runtime.WithInterceptors(inject))
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	// WithMeta entries and the interceptor's travel together.
 	if _, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "look", &mcpv1.TextContent{}, runtime.WithMeta("k", "v")); err != nil {
 		t.Fatal(err)
@@ -460,7 +460,7 @@ func TestInterceptorRefusesInitialize(t *testing.T) {
 		return resp, err
 	})
 	e := newClientEnv(t, runtime.WithInterceptors(guard))
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	if err := e.client(t).Connect(ctx); runtime.CodeOf(err) != -32001 || !strings.Contains(err.Error(), "X-Key") {
 		t.Errorf("Connect without a key: %v", err)
 	}

@@ -38,7 +38,7 @@ func TestListsAndIterators(t *testing.T) {
 		})
 	}
 	c := e.client(t)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 
 	page, err := c.ListPrompts(ctx, "")
 	if err != nil || len(page.Prompts) != 2 || page.NextCursor == "" {
@@ -113,7 +113,7 @@ func TestListsAndIterators(t *testing.T) {
 // TestDuplicateRegistrationPanics checks that tools, prompts, resources and templates all
 // refuse a second registration under the same name, as http.ServeMux does.
 func TestDuplicateRegistrationPanics(t *testing.T) {
-	s := runtime.NewServer(runtime.Implementation{Name: "dup"}, runtime.WithLogger(quietLogger()))
+	s := runtime.NewServer(runtime.Implementation{Name: "dup"}, runtime.WithLogger(discardLogger()))
 	tool := func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) { return nil, nil }
 	prompt := func(context.Context, map[string]string) (*runtime.GetPromptResult, error) { return nil, nil }
 	read := func(context.Context, string) (*runtime.ReadResourceResult, error) { return nil, nil }

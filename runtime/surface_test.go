@@ -60,7 +60,7 @@ func TestPromptFromProto(t *testing.T) {
 		serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
 			leaks := goleak.IgnoreCurrent()
 			e, client, c := surfaceEnv(t, &weather.Service{Now: func() time.Time { return surfaceNow }}, opts...)
-			ctx := clientCtx(t)
+			ctx := testCtx(t)
 
 			list, err := c.ListPrompts(ctx, "")
 			if err != nil {
@@ -122,7 +122,7 @@ func TestPromptFromProto(t *testing.T) {
 
 func complete(t *testing.T, c *runtime.Client, ref runtime.CompleteRef, arg, value string) []string {
 	t.Helper()
-	raw, err := c.Call(clientCtx(t), "completion/complete", map[string]any{"ref": ref, "argument": map[string]string{"name": arg, "value": value}})
+	raw, err := c.Call(testCtx(t), "completion/complete", map[string]any{"ref": ref, "argument": map[string]string{"name": arg, "value": value}})
 	if err != nil {
 		t.Fatalf("completion/complete %s=%q: %v", arg, value, err)
 	}
@@ -138,7 +138,7 @@ func complete(t *testing.T, c *runtime.Client, ref runtime.CompleteRef, arg, val
 func TestCompletionFromProto(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	e, _, c := surfaceEnv(t, &weather.Service{})
-	if err := c.Connect(clientCtx(t)); err != nil {
+	if err := c.Connect(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
 	if _, caps, _ := c.ServerInfo(); caps.Completions == nil {
@@ -175,7 +175,7 @@ func TestResourceTemplateFromProto(t *testing.T) {
 			leaks := goleak.IgnoreCurrent()
 			svc := &weather.Service{Now: func() time.Time { return surfaceNow }}
 			e, client, c := surfaceEnv(t, svc, opts...)
-			ctx := clientCtx(t)
+			ctx := testCtx(t)
 
 			list, err := c.ListResourceTemplates(ctx, "")
 			if err != nil {
@@ -237,7 +237,7 @@ func TestStreamingToolFromProto(t *testing.T) {
 		serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
 			leaks := goleak.IgnoreCurrent()
 			e, client, c := surfaceEnv(t, &weather.Service{Now: func() time.Time { return surfaceNow }}, opts...)
-			ctx := clientCtx(t)
+			ctx := testCtx(t)
 
 			var progress []runtime.ProgressParams
 			var mu sync.Mutex
@@ -353,7 +353,7 @@ func TestStreamingToolSlowConsumer(t *testing.T) {
 			const n = 10 * runtime.StreamBuffer
 			h := &gatedExport{n: n, sentAll: make(chan struct{}), ended: make(chan error, 1)}
 			e, client, c := surfaceEnv(t, h, opts...)
-			ctx := clientCtx(t)
+			ctx := testCtx(t)
 
 			stream := client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
 			select {
@@ -391,7 +391,7 @@ func TestStreamingToolCancelMidway(t *testing.T) {
 					leaks := goleak.IgnoreCurrent()
 					h := &gatedExport{n: 100, step: make(chan struct{}), ended: make(chan error, 1)}
 					e, client, c := surfaceEnv(t, h, opts...)
-					ctx, cancel := context.WithCancel(clientCtx(t))
+					ctx, cancel := context.WithCancel(testCtx(t))
 					defer cancel()
 
 					stream := client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
@@ -437,7 +437,7 @@ func TestUnimplementedRPCsAreNotListed(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	h := &gatedExport{n: 1, ended: make(chan error, 1)}
 	e, _, c := surfaceEnv(t, h)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	var tools []string
 	for tool, err := range c.Tools(ctx) {
 		if err != nil {
@@ -515,7 +515,7 @@ func TestStreamingToolOverStdio(t *testing.T) {
 	weatherv1mcp.RegisterWeatherServiceHandler(srv, h)
 	c, done := stdioPair(t, srv)
 	client := weatherv1mcp.NewWeatherServiceClient(c)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 
 	stream := client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
 	select {
@@ -567,7 +567,7 @@ func TestTypedPromptArgumentKinds(t *testing.T) {
 		return &mcpv1.PromptResult{Description: fmt.Sprint(req.GetIsError())}, nil
 	})
 	c := e.client(t)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 
 	// The typed client sends a message's set fields as strings, by JSON name.
 	size := int64(1234567890123)
@@ -615,7 +615,7 @@ func TestStreamProgressMustIncrease(t *testing.T) {
 		return err
 	})
 	c := e.client(t)
-	stream := runtime.CallToolStream[weatherv1.ExportForecastResponse](clientCtx(t), c, "down", &weatherv1.ExportForecastRequest{})
+	stream := runtime.CallToolStream[weatherv1.ExportForecastResponse](testCtx(t), c, "down", &weatherv1.ExportForecastRequest{})
 	var got []int32
 	var final error
 	for m, err := range stream.All() {

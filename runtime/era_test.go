@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -230,9 +229,7 @@ func TestModernEraCancelClosesStream(t *testing.T) {
 			}
 			e, tools := newEraServer(t, opts...)
 			c := e.client(t, runtime.WithEra(runtime.EraAuto))
-			if err := c.Connect(testCtx(t)); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, c.Connect(testCtx(t)))
 			ctx, cancel := context.WithCancel(testCtx(t))
 			done := make(chan error, 1)
 			go func() {
@@ -241,18 +238,11 @@ func TestModernEraCancelClosesStream(t *testing.T) {
 			}()
 			<-tools.started
 			cancel()
-			if err := <-done; !errors.Is(err, context.Canceled) {
-				t.Fatalf("call: %v, want context.Canceled", err)
-			}
-			if err := <-tools.stopped; !errors.Is(err, context.Canceled) {
-				t.Fatalf("handler's context: %v, want context.Canceled", err)
-			}
-			if n := len(e.rec.postsOf("notifications/cancelled")); n != 0 {
-				t.Fatalf("%d notifications/cancelled sent in the modern era", n)
-			}
-			if _, err := c.CallTool(testCtx(t), "echo", nil); err != nil {
-				t.Fatal(err)
-			}
+			require.ErrorIs(t, <-done, context.Canceled, "the call's error")
+			require.ErrorIs(t, <-tools.stopped, context.Canceled, "the handler's context")
+			require.Empty(t, e.rec.postsOf("notifications/cancelled"), "notifications/cancelled sent in the modern era")
+			_, err := c.CallTool(testCtx(t), "echo", nil)
+			require.NoError(t, err)
 		})
 	}
 }
@@ -327,13 +317,10 @@ func TestModernListen(t *testing.T) {
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", "subscriptions/listen")
 	resp, err := e.dc.Client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
-		t.Fatalf("listen: %s %s", resp.Status, ct)
-	}
+	require.Equal(t, http.StatusOK, resp.StatusCode, "listen: %s", resp.Status)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"), "listen")
 	sc := bufio.NewScanner(resp.Body)
 	next := func() map[string]any {
 		t.Helper()
@@ -362,24 +349,24 @@ func TestModernListen(t *testing.T) {
 		return meta["io.modelcontextprotocol/subscriptionId"]
 	}
 	ack := next()
-	if ack["method"] != "notifications/subscriptions/acknowledged" || subID(ack) != "sub-1" {
-		t.Fatalf("first event %v, want the acknowledgement of sub-1", ack)
-	}
+	require.Equal(t, "notifications/subscriptions/acknowledged", ack["method"], "first event: %v", ack)
+	require.Equal(t, "sub-1", subID(ack), "first event's subscription: %v", ack)
 	e.srv.NotifyResourceUpdated("res://other") // not asked for
 	e.srv.AddTool(runtime.ToolSpec{Name: "late", InputSchema: objSchema}, func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
 		return &runtime.CallToolResult{}, nil
 	})
-	if m := next(); m["method"] != "notifications/tools/list_changed" || subID(m) != "sub-1" {
-		t.Fatalf("event %v, want tools/list_changed of sub-1", m)
-	}
+	m := next()
+	require.Equal(t, "notifications/tools/list_changed", m["method"], "event after AddTool: %v", m)
+	require.Equal(t, "sub-1", subID(m), "subscription of tools/list_changed: %v", m)
 	e.srv.NotifyResourceUpdated("res://a")
-	if m := next(); m["method"] != "notifications/resources/updated" || m["params"].(map[string]any)["uri"] != "res://a" {
-		t.Fatalf("event %v, want resources/updated of res://a", m)
-	}
+	m = next()
+	require.Equal(t, "notifications/resources/updated", m["method"], "event after NotifyResourceUpdated: %v", m)
+	require.Equal(t, "res://a", m["params"].(map[string]any)["uri"], "resources/updated: %v", m)
 	go e.shutdown()
-	if m := next(); m["id"] != "sub-1" || subID(m) != "sub-1" || m["result"].(map[string]any)["resultType"] != "complete" {
-		t.Fatalf("last event %v, want the listen result", m)
-	}
+	m = next()
+	require.Equal(t, "sub-1", m["id"], "last event, want the listen result: %v", m)
+	require.Equal(t, "sub-1", subID(m), "the listen result's subscription: %v", m)
+	require.Equal(t, "complete", m["result"].(map[string]any)["resultType"], "the listen result: %v", m)
 }
 
 // TestStdioProbeFallsBack: over stdio (whose modern binding is not implemented) a dual-era

@@ -4,16 +4,18 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestRuntimeLinksNoProtovalidate: a server whose protos use no buf.validate rules imports
 // only package runtime, whose dependencies must not include protovalidate or CEL.
 func TestRuntimeLinksNoProtovalidate(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "github.com/protomcp/protomcp/runtime").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
+	require.NoError(t, err, "go list:\n%s", out)
+	deps := strings.Fields(string(out))
+	require.Contains(t, deps, "github.com/protomcp/protomcp/runtime", "go list -deps lists the package itself")
+	for _, dep := range deps {
 		if strings.HasPrefix(dep, "buf.build/") || strings.HasPrefix(dep, "cel.dev/") || strings.Contains(dep, "/bufvalidate") {
 			t.Errorf("package runtime depends on %s", dep)
 		}

@@ -23,6 +23,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/protomcp/protomcp/internal/testissuer"
 	"github.com/protomcp/protomcp/jwtauth"
@@ -137,17 +139,9 @@ func (e *authEnv) client(t *testing.T, token string) *runtime.Client {
 	return c
 }
 
-func authCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func resultText(t *testing.T, r *runtime.CallToolResult) string {
 	t.Helper()
-	if len(r.Content) == 0 {
-		t.Fatalf("empty result")
-	}
+	require.NotEmpty(t, r.Content, "result content")
 	return r.Content[0].Text
 }
 
@@ -160,33 +154,29 @@ func TestAuthTokenInfoReachesHandlers(t *testing.T) {
 		opts []runtime.ServerOption
 	}{{"json", nil}, {"sse", []runtime.ServerOption{runtime.WithSSEResponses()}}} {
 		t.Run(mode.name, func(t *testing.T) {
-			ctx := authCtx(t)
+			ctx := testCtx(t)
 			e := newAuthEnv(t, mode.opts...)
 			c := e.client(t, e.token("alice", "weather:read"))
 			for _, tool := range []string{"whoami", "poll"} {
 				res, err := c.CallTool(ctx, tool, nil)
-				if err != nil {
-					t.Fatalf("%s: %v", tool, err)
-				}
-				if got := resultText(t, res); got != "alice" {
-					t.Fatalf("%s: handler saw %q, want alice", tool, got)
-				}
+				require.NoError(t, err, tool)
+				require.Equal(t, "alice", resultText(t, res), "%s: the subject the handler saw", tool)
 			}
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			for _, info := range e.seen {
-				if info == nil || info.Subject != "alice" || info.Issuer != e.issuer.URL || info.ClientID != "test-client" ||
-					!info.HasScope("weather:read") || info.Expiry.IsZero() || info.Claims["jti"] == nil {
-					t.Fatalf("handler's TokenInfo: %+v", info)
-				}
+				require.NotNil(t, info, "handler's TokenInfo")
+				assert.Equal(t, "alice", info.Subject, "handler's TokenInfo: %+v", info)
+				assert.Equal(t, e.issuer.URL, info.Issuer, "handler's TokenInfo: %+v", info)
+				assert.Equal(t, "test-client", info.ClientID, "handler's TokenInfo: %+v", info)
+				assert.True(t, info.HasScope("weather:read"), "handler's TokenInfo: %+v", info)
+				assert.False(t, info.Expiry.IsZero(), "handler's TokenInfo: %+v", info)
+				assert.NotNil(t, info.Claims["jti"], "handler's TokenInfo: %+v", info)
 			}
-			if len(e.icept) < 3 { // initialize, whoami, poll
-				t.Fatalf("the interceptor ran %d times", len(e.icept))
-			}
+			require.GreaterOrEqual(t, len(e.icept), 3, "interceptor runs (initialize, whoami, poll)")
 			for _, info := range e.icept {
-				if info == nil || info.Subject != "alice" {
-					t.Fatalf("interceptor's TokenInfo: %+v", info)
-				}
+				require.NotNil(t, info, "interceptor's TokenInfo")
+				assert.Equal(t, "alice", info.Subject, "interceptor's TokenInfo: %+v", info)
 			}
 		})
 	}
@@ -196,9 +186,7 @@ func TestAuthTokenInfoReachesHandlers(t *testing.T) {
 func rawPost(t *testing.T, url, token, session, body string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if token != "" {
@@ -209,9 +197,7 @@ func rawPost(t *testing.T, url, token, session, body string) *http.Response {
 		req.Header.Set("MCP-Protocol-Version", runtime.LatestProtocolVersion)
 	}
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { resp.Body.Close() })
 	return resp
 }
@@ -285,9 +271,7 @@ func TestAuthRefusesBadTokens(t *testing.T) {
 		return c
 	}
 	other, err := testissuer.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer other.Close()
 	sid := e.session(t, e.token("alice"))
 	for _, tc := range []struct {
@@ -310,33 +294,25 @@ func TestAuthRefusesBadTokens(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, step := range []struct{ session, body string }{{"", initBody}, {sid, whoamiBody}} {
 				resp := rawPost(t, e.url, tc.header, step.session, step.body)
-				if resp.StatusCode != http.StatusUnauthorized {
-					t.Fatalf("status %s, want 401", resp.Status)
-				}
+				require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "status %s", resp.Status)
 				wa := resp.Header.Get("WWW-Authenticate")
-				if !strings.HasPrefix(wa, "Bearer ") || !strings.Contains(wa, `resource_metadata="`+e.pr.WellKnownURL()+`"`) {
-					t.Fatalf("WWW-Authenticate %q", wa)
-				}
-				if tc.errCode != "" && !strings.Contains(wa, `error="`+tc.errCode+`"`) {
-					t.Fatalf("WWW-Authenticate %q lacks error=%q", wa, tc.errCode)
+				assert.True(t, strings.HasPrefix(wa, "Bearer "), "WWW-Authenticate %q", wa)
+				assert.Contains(t, wa, `resource_metadata="`+e.pr.WellKnownURL()+`"`, "WWW-Authenticate")
+				if tc.errCode != "" {
+					assert.Contains(t, wa, `error="`+tc.errCode+`"`, "WWW-Authenticate")
 				}
 				var body struct {
 					Error struct{ Message string }
 				}
-				if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Error.Message == "" {
-					t.Fatalf("body: %v %+v", err, body)
-				}
+				require.NoError(t, json.NewDecoder(resp.Body).Decode(&body), "body")
+				assert.NotEmpty(t, body.Error.Message, "the body's error message")
 			}
 		})
 	}
-	if n := e.calls.Load(); n != 0 {
-		t.Fatalf("handlers ran %d times for refused requests", n)
-	}
+	assert.Zero(t, e.calls.Load(), "handler runs for refused requests")
 	// The server keeps serving.
 	resp := rawPost(t, e.url, "Bearer "+e.token("alice"), sid, whoamiBody)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("a good token after the bad ones: %s", resp.Status)
-	}
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "a good token after the bad ones: %s", resp.Status)
 }
 
 // TestAuthToolScopes: a tool that needs a scope the token lacks gets 403 insufficient_scope
@@ -347,81 +323,64 @@ func TestAuthToolScopes(t *testing.T) {
 	read := e.token("alice", "weather:read")
 	sid := e.session(t, read)
 	resp := rawPost(t, e.url, "Bearer "+read, sid, setBody)
-	if resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("status %s, want 403", resp.Status)
-	}
+	require.Equal(t, http.StatusForbidden, resp.StatusCode, "status %s", resp.Status)
 	wa := resp.Header.Get("WWW-Authenticate")
 	for _, want := range []string{`error="insufficient_scope"`, `scope="weather:read weather:write"`, `resource_metadata="` + e.pr.WellKnownURL() + `"`} {
-		if !strings.Contains(wa, want) {
-			t.Fatalf("WWW-Authenticate %q lacks %s", wa, want)
-		}
+		assert.Contains(t, wa, want, "WWW-Authenticate")
 	}
 	var body struct {
 		ID    int
 		Error struct{ Message string }
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.ID != 3 || !strings.Contains(body.Error.Message, "weather:write") {
-		t.Fatalf("body: %v %+v", err, body)
-	}
-	if n := e.calls.Load(); n != 0 {
-		t.Fatalf("the handler ran %d times", n)
-	}
-	if resp := rawPost(t, e.url, "Bearer "+read, sid, whoamiBody); resp.StatusCode != http.StatusOK {
-		t.Fatalf("whoami with weather:read: %s", resp.Status)
-	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body), "body")
+	assert.Equal(t, 3, body.ID, "the body's id")
+	assert.Contains(t, body.Error.Message, "weather:write", "the body's error message")
+	require.Zero(t, e.calls.Load(), "handler runs")
+	resp = rawPost(t, e.url, "Bearer "+read, sid, whoamiBody)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "whoami with weather:read: %s", resp.Status)
 	// A stepped-up token of the same identity may use the same session.
 	write := e.token("alice", "weather:read", "weather:write")
-	if resp := rawPost(t, e.url, "Bearer "+write, sid, setBody); resp.StatusCode != http.StatusOK {
-		t.Fatalf("set_forecast with weather:write: %s", resp.Status)
-	}
-	if n := e.calls.Load(); n != 2 {
-		t.Fatalf("handlers ran %d times, want 2", n)
-	}
+	resp = rawPost(t, e.url, "Bearer "+write, sid, setBody)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "set_forecast with weather:write: %s", resp.Status)
+	assert.EqualValues(t, 2, e.calls.Load(), "handler runs")
 }
 
 // TestAuthServerScopes: ProtectedResource.Scopes are needed by every request and named in
 // the 401 challenge.
 func TestAuthServerScopes(t *testing.T) {
 	is, err := testissuer.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer is.Close()
 	v, err := jwtauth.NewVerifier(jwtauth.Config{Issuer: is.URL, Audience: "http://mcp.test/mcp"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pr := runtime.ProtectedResource{Resource: "http://mcp.test/mcp", AuthorizationServers: []string{is.URL}, Scopes: []string{"mcp"}}
 	srv := runtime.NewServer(runtime.Implementation{}, runtime.WithTokenVerifier(v, pr))
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	defer srv.Shutdown(context.Background())
 	resp := rawPost(t, ts.URL, "", "", initBody)
-	if wa := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || !strings.Contains(wa, `scope="mcp"`) ||
-		!strings.Contains(wa, `resource_metadata="http://mcp.test/.well-known/oauth-protected-resource/mcp"`) {
-		t.Fatalf("%s %q", resp.Status, wa)
-	}
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "without a token: %s", resp.Status)
+	wa := resp.Header.Get("WWW-Authenticate")
+	assert.Contains(t, wa, `scope="mcp"`, "WWW-Authenticate without a token")
+	assert.Contains(t, wa, `resource_metadata="http://mcp.test/.well-known/oauth-protected-resource/mcp"`, "WWW-Authenticate without a token")
 	resp = rawPost(t, ts.URL, "Bearer "+is.Mint(map[string]any{"aud": "http://mcp.test/mcp", "scope": "other"}), "", initBody)
-	if wa := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 403 || !strings.Contains(wa, `error="insufficient_scope"`) || !strings.Contains(wa, `scope="mcp"`) {
-		t.Fatalf("%s %q", resp.Status, wa)
-	}
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "without the scope: %s", resp.Status)
+	wa = resp.Header.Get("WWW-Authenticate")
+	assert.Contains(t, wa, `error="insufficient_scope"`, "WWW-Authenticate without the scope")
+	assert.Contains(t, wa, `scope="mcp"`, "WWW-Authenticate without the scope")
 	resp = rawPost(t, ts.URL, "Bearer "+is.Mint(map[string]any{"aud": "http://mcp.test/mcp", "scope": "mcp other"}), "", initBody)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%s", resp.Status)
-	}
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "with the scope: %s", resp.Status)
 	// Mounted at the root, the server serves its metadata itself, without a token.
 	mresp, err := http.Get(ts.URL + "/.well-known/oauth-protected-resource/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer mresp.Body.Close()
+	require.Equal(t, http.StatusOK, mresp.StatusCode, "metadata: %s", mresp.Status)
 	var md runtime.ProtectedResourceMetadata
-	if err := json.NewDecoder(mresp.Body).Decode(&md); err != nil || mresp.StatusCode != 200 {
-		t.Fatalf("metadata: %s %v", mresp.Status, err)
-	}
-	if md.Resource != pr.Resource || md.AuthorizationServers[0] != is.URL || md.ScopesSupported[0] != "mcp" || mresp.Header.Get("Access-Control-Allow-Origin") != "*" {
-		t.Fatalf("metadata %+v", md)
-	}
+	require.NoError(t, json.NewDecoder(mresp.Body).Decode(&md), "metadata")
+	assert.Equal(t, pr.Resource, md.Resource, "metadata resource")
+	assert.Equal(t, []string{is.URL}, md.AuthorizationServers, "metadata authorization servers")
+	assert.Equal(t, []string{"mcp"}, md.ScopesSupported, "metadata scopes")
+	assert.Equal(t, "*", mresp.Header.Get("Access-Control-Allow-Origin"), "metadata CORS")
 }
 
 // TestAuthSessionBoundToIdentity: a session started with one user's token refuses another
@@ -432,13 +391,9 @@ func TestAuthSessionBoundToIdentity(t *testing.T) {
 	bob := "Bearer " + e.token("bob", "weather:read", "weather:write")
 	for _, body := range []string{whoamiBody, setBody, `{"jsonrpc":"2.0","method":"notifications/initialized"}`} {
 		resp := rawPost(t, e.url, bob, sid, body)
-		if resp.StatusCode != http.StatusForbidden {
-			t.Fatalf("bob on alice's session: %s, want 403", resp.Status)
-		}
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, "bob on alice's session: %s", resp.Status)
 		b, _ := io.ReadAll(resp.Body)
-		if !strings.Contains(string(b), "another identity") {
-			t.Fatalf("body %s", b)
-		}
+		assert.Contains(t, string(b), "another identity", "body")
 	}
 	for _, method := range []string{http.MethodGet, http.MethodDelete} {
 		req, _ := http.NewRequest(method, e.url, nil)
@@ -446,42 +401,30 @@ func TestAuthSessionBoundToIdentity(t *testing.T) {
 		req.Header.Set("Accept", "text/event-stream")
 		req.Header.Set("Mcp-Session-Id", sid)
 		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusForbidden {
-			t.Fatalf("bob's %s on alice's session: %s", method, resp.Status)
-		}
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode, "bob's %s on alice's session: %s", method, resp.Status)
 	}
-	if n := e.calls.Load(); n != 0 {
-		t.Fatalf("handlers ran %d times for bob", n)
-	}
-	if resp := rawPost(t, e.url, "Bearer "+e.token("alice"), sid, whoamiBody); resp.StatusCode != 200 {
-		t.Fatalf("alice on her session: %s", resp.Status)
-	}
+	require.Zero(t, e.calls.Load(), "handler runs for bob")
+	resp := rawPost(t, e.url, "Bearer "+e.token("alice"), sid, whoamiBody)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "alice on her session: %s", resp.Status)
 }
 
 // TestAuthVerifierUnavailable: a verifier that cannot check tokens (its issuer is down) is a
 // 503, not a 401 that would send clients to log in again.
 func TestAuthVerifierUnavailable(t *testing.T) {
 	is, err := testissuer.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tok := is.Mint(map[string]any{"aud": "http://mcp.test/"})
 	v, err := jwtauth.NewVerifier(jwtauth.Config{Issuer: is.URL, Audience: "http://mcp.test/"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	is.Close() // the keys cannot be fetched
 	srv := runtime.NewServer(runtime.Implementation{}, runtime.WithTokenVerifier(v, runtime.ProtectedResource{Resource: "http://mcp.test/"}))
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	defer srv.Shutdown(context.Background())
-	if resp := rawPost(t, ts.URL, "Bearer "+tok, "", initBody); resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("%s, want 503", resp.Status)
-	}
+	resp := rawPost(t, ts.URL, "Bearer "+tok, "", initBody)
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s", resp.Status)
 }
 
 // TestAuthMiddlewareIdentity: a TokenInfo set by the user's own HTTP middleware reaches
@@ -508,18 +451,16 @@ func TestAuthMiddlewareIdentity(t *testing.T) {
 	ts := httptest.NewServer(mw)
 	defer ts.Close()
 	defer srv.Shutdown(context.Background())
-	ctx := authCtx(t)
+	ctx := testCtx(t)
 	c := runtime.NewClient(ts.URL, runtime.WithEra(runtime.EraLegacy), runtime.WithHeader("X-User", "carol")) // sessions bound to an identity
 	defer c.Close(ctx)
 	res, err := c.CallTool(ctx, "whoami", nil)
-	if err != nil || resultText(t, res) != "carol" {
-		t.Fatalf("%v %+v", err, res)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "carol", resultText(t, res), "the subject the handler saw")
 	_, err = c.CallTool(ctx, "set_forecast", nil)
 	var he *runtime.HTTPError
-	if !errors.As(err, &he) || he.StatusCode != http.StatusForbidden {
-		t.Fatalf("set_forecast without admin: %v", err)
-	}
+	require.ErrorAs(t, err, &he, "set_forecast without admin")
+	require.Equal(t, http.StatusForbidden, he.StatusCode, "set_forecast without admin: %v", err)
 	do := func(user string) int {
 		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(whoamiBody))
 		req.Header.Set("Content-Type", "application/json")
@@ -527,16 +468,10 @@ func TestAuthMiddlewareIdentity(t *testing.T) {
 		req.Header.Set("Mcp-Session-Id", c.SessionID())
 		req.Header.Set("X-User", user)
 		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if got := do("dave"); got != http.StatusForbidden {
-		t.Fatalf("dave on carol's session: %d", got)
-	}
-	if n := calls.Load(); n != 1 {
-		t.Fatalf("handlers ran %d times, want 1", n)
-	}
+	assert.Equal(t, http.StatusForbidden, do("dave"), "dave on carol's session")
+	assert.EqualValues(t, 1, calls.Load(), "handler runs")
 }

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -28,18 +27,6 @@ import (
 	"github.com/protomcp/protomcp/internal/conntest"
 	"github.com/protomcp/protomcp/runtime"
 )
-
-// clientTestTimeout bounds every wait of these tests, so that a bug fails a test instead of
-// hanging it. It is never what a test measures.
-const clientTestTimeout = 20 * time.Second
-
-func clientCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), clientTestTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // rpcRecord is one JSON-RPC message POSTed to a recorder, with the HTTP status it got (0
 // while it is being served) and when its handler returned. Hooks see it before that.
@@ -171,21 +158,14 @@ func (rec *recorder) allGets() []getRecord {
 func (rec *recorder) waitIdle(t *testing.T) {
 	t.Helper()
 	if !rec.idle() {
-		t.Fatalf("%d requests still being served after %v", rec.active.Load(), clientTestTimeout)
+		t.Fatalf("%d requests still being served after %v", rec.active.Load(), testTimeout)
 	}
 }
 
 // idle waits until no request is being served, and reports false if that does not happen
-// within clientTestTimeout.
+// within testTimeout.
 func (rec *recorder) idle() bool {
-	deadline := time.Now().Add(clientTestTimeout)
-	for rec.active.Load() != 0 {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return true
+	return waitFor(testTimeout, func() bool { return rec.active.Load() == 0 })
 }
 
 // clientEnv is a runtime.Server behind a recorder on httptest, and a dial-counting client
@@ -199,7 +179,7 @@ type clientEnv struct {
 
 func newClientEnv(t *testing.T, opts ...runtime.ServerOption) *clientEnv {
 	t.Helper()
-	opts = append([]runtime.ServerOption{runtime.WithLogger(quietLogger())}, opts...)
+	opts = append([]runtime.ServerOption{runtime.WithLogger(discardLogger())}, opts...)
 	e := &clientEnv{srv: runtime.NewServer(runtime.Implementation{Name: "client-test", Version: "0"}, opts...)}
 	e.rec = newRecorder(e.srv)
 	e.hs = httptest.NewServer(e.rec)
@@ -210,7 +190,7 @@ func newClientEnv(t *testing.T, opts ...runtime.ServerOption) *clientEnv {
 
 // shutdown stops the server side; it may be called more than once.
 func (e *clientEnv) shutdown() {
-	ctx, cancel := context.WithTimeout(context.Background(), clientTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	_ = e.srv.Shutdown(ctx)
 	e.hs.Close()
@@ -223,10 +203,10 @@ func (e *clientEnv) client(t *testing.T, opts ...runtime.ClientOption) *runtime.
 	t.Helper()
 	// The session era, which these tests are about, unless a test asks for another
 	// (era_test.go tests the modern one).
-	opts = append([]runtime.ClientOption{runtime.WithEra(runtime.EraLegacy), runtime.WithHTTPClient(e.dc.Client), runtime.WithLogger(quietLogger())}, opts...)
+	opts = append([]runtime.ClientOption{runtime.WithEra(runtime.EraLegacy), runtime.WithHTTPClient(e.dc.Client), runtime.WithLogger(discardLogger())}, opts...)
 	c := runtime.NewClient(e.hs.URL, opts...)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), clientTestTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()
 		_ = c.Close(ctx)
 	})
@@ -236,7 +216,7 @@ func (e *clientEnv) client(t *testing.T, opts ...runtime.ClientOption) *runtime.
 // closeAll closes the client and the server, then checks that no goroutine outlives them.
 func (e *clientEnv) closeAll(t *testing.T, c *runtime.Client, leaks goleak.Option) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), clientTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	if err := c.Close(ctx); err != nil {
 		t.Errorf("client Close: %v", err)
@@ -323,12 +303,12 @@ func (s *slowTailServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}}\n\n", m.ID)
 	w.(http.Flusher).Flush()
 	// A client that waits for the end of the stream never returns: the test then fails
-	// once clientTestTimeout has passed, with the handler finished before the call returned.
+	// once testTimeout has passed, with the handler finished before the call returned.
 	select {
 	case <-s.returned:
 	case <-s.release:
 	case <-r.Context().Done():
-	case <-time.After(clientTestTimeout):
+	case <-time.After(testTimeout):
 	}
 	select {
 	case <-time.After(s.tail):
@@ -386,13 +366,13 @@ func testSlowStreamTail(t *testing.T, shape string, calls int) {
 	defer close(s.release)
 	dc := conntest.New(t)
 	dc.Transport.MaxConnsPerHost = 2
-	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(dc.Client), runtime.WithLogger(quietLogger()))
-	ctx := clientCtx(t)
+	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(dc.Client), runtime.WithLogger(discardLogger()))
+	ctx := testCtx(t)
 	for i := range calls {
 		callCtx, cancel := ctx, context.CancelFunc(func() {})
 		switch shape {
 		case "per-call":
-			callCtx, cancel = context.WithTimeout(context.Background(), clientTestTimeout)
+			callCtx, cancel = context.WithTimeout(context.Background(), testTimeout)
 		case "background":
 			callCtx = context.Background()
 		}
@@ -440,9 +420,9 @@ func TestCloseStopsBackgroundDrains(t *testing.T) {
 	defer close(s.release) // if the test fails, lets the drain, Close and hs.Close end
 	dc := conntest.New(t)
 	// Drain limits far beyond the test's timeout: only Close can stop the drain in time.
-	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(dc.Client), runtime.WithLogger(quietLogger()),
+	c := runtime.NewClient(hs.URL, runtime.WithHTTPClient(dc.Client), runtime.WithLogger(discardLogger()),
 		runtime.WithDrainLimits(1<<20, time.Hour))
-	if _, err := c.CallTool(clientCtx(t), "any", nil); err != nil {
+	if _, err := c.CallTool(testCtx(t), "any", nil); err != nil {
 		t.Fatal(err)
 	}
 	s.returned <- struct{}{}
@@ -455,12 +435,12 @@ func TestCloseStopsBackgroundDrains(t *testing.T) {
 		if err != nil {
 			t.Errorf("Close: %v", err)
 		}
-	case <-time.After(clientTestTimeout):
+	case <-time.After(testTimeout):
 		t.Fatal("Close waited for a background drain that the server never ends")
 	}
 	select {
 	case <-s.finished: // the server saw the client close the stream
-	case <-time.After(clientTestTimeout):
+	case <-time.After(testTimeout):
 		t.Fatal("the stream was not closed")
 	}
 	hs.Close()
@@ -509,7 +489,7 @@ func testCancelledCall(t *testing.T, how string, opts ...runtime.ServerOption) {
 		return nil, ctx.Err()
 	})
 	c := e.client(t)
-	if err := c.Connect(clientCtx(t)); err != nil {
+	if err := c.Connect(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -554,7 +534,7 @@ func testCancelledCall(t *testing.T, how string, opts ...runtime.ServerOption) {
 		if !errors.Is(herr, context.Canceled) {
 			t.Errorf("the tool's context ended with %v, want context.Canceled (by notifications/cancelled)", herr)
 		}
-	case <-time.After(clientTestTimeout):
+	case <-time.After(testTimeout):
 		t.Fatal("the tool's context was never cancelled: the server got no notifications/cancelled")
 	}
 	// The POST's stream is over on the server side too.
@@ -581,7 +561,7 @@ func testCancelledCall(t *testing.T, how string, opts ...runtime.ServerOption) {
 	e.srv.AddTool(runtime.ToolSpec{Name: "ok"}, func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
 		return textResult("fine"), nil
 	})
-	res, err := c.CallTool(clientCtx(t), "ok", nil)
+	res, err := c.CallTool(testCtx(t), "ok", nil)
 	if err != nil || res.Text() != "fine" {
 		t.Errorf("call after the cancelled one: %v, %v", res, err)
 	}
@@ -623,7 +603,7 @@ func TestCallResumesAfterServerClosesStream(t *testing.T) {
 			return textResult("after the reconnection"), nil
 		})
 		c := e.client(t)
-		res, err := c.CallTool(clientCtx(t), "poll", nil)
+		res, err := c.CallTool(testCtx(t), "poll", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -671,7 +651,7 @@ func TestCallReinitializesAfterSessionLoss(t *testing.T) {
 			}
 			e.srv.AddTool(runtime.ToolSpec{Name: "echo"}, echo)
 			c := e.client(t)
-			ctx := clientCtx(t)
+			ctx := testCtx(t)
 			if _, err := c.CallTool(ctx, "echo", nil); err != nil {
 				t.Fatal(err)
 			}
@@ -690,7 +670,7 @@ func TestCallReinitializesAfterSessionLoss(t *testing.T) {
 				}
 				http.DefaultClient.CloseIdleConnections()
 			case "restarted":
-				srv2 := runtime.NewServer(runtime.Implementation{Name: "client-test-2", Version: "0"}, runtime.WithLogger(quietLogger()))
+				srv2 := runtime.NewServer(runtime.Implementation{Name: "client-test-2", Version: "0"}, runtime.WithLogger(discardLogger()))
 				srv2.AddTool(runtime.ToolSpec{Name: "echo"}, echo)
 				e.rec.setHandler(srv2)
 				_ = e.srv.Shutdown(ctx)
@@ -737,7 +717,7 @@ func TestCloseIsBoundedWhenDeleteHangs(t *testing.T) {
 				return true
 			}
 			c := e.client(t)
-			if err := c.Connect(clientCtx(t)); err != nil {
+			if err := c.Connect(testCtx(t)); err != nil {
 				t.Fatal(err)
 			}
 			sid := c.SessionID()
@@ -755,7 +735,7 @@ func TestCloseIsBoundedWhenDeleteHangs(t *testing.T) {
 					t.Error("Close returned nil though the DELETE was never answered")
 				}
 				t.Logf("Close: %v", err)
-			case <-time.After(clientTestTimeout):
+			case <-time.After(testTimeout):
 				t.Fatal("Close did not return while the server hung on DELETE")
 			}
 			select {
@@ -766,7 +746,7 @@ func TestCloseIsBoundedWhenDeleteHangs(t *testing.T) {
 			default:
 				t.Error("Close sent no DELETE")
 			}
-			if _, err := c.CallTool(clientCtx(t), "any", nil); !errors.Is(err, runtime.ErrClosed) {
+			if _, err := c.CallTool(testCtx(t), "any", nil); !errors.Is(err, runtime.ErrClosed) {
 				t.Errorf("call after Close: %v, want ErrClosed", err)
 			}
 		})
@@ -829,7 +809,7 @@ func TestServerToClientRequests(t *testing.T) {
 				return &runtime.ListRootsResult{Roots: []runtime.Root{{URI: "file:///work", Name: "work"}}}, nil
 			}),
 		)
-		res, err := c.CallTool(clientCtx(t), "ask", nil)
+		res, err := c.CallTool(testCtx(t), "ask", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -886,7 +866,7 @@ func TestElicitationDefaultsOnlyOnAccept(t *testing.T) {
 		"decline": `{"action":"decline"}`,
 		"cancel":  `{"action":"cancel"}`,
 	} {
-		res, err := c.CallToolJSON(clientCtx(t), "ask", map[string]string{"action": action})
+		res, err := c.CallToolJSON(testCtx(t), "ask", map[string]string{"action": action})
 		if err != nil {
 			t.Fatalf("%s: %v", action, err)
 		}
@@ -920,7 +900,7 @@ func TestProgressCallbacksInOrderBeforeReturn(t *testing.T) {
 		for round := range 10 {
 			var mu sync.Mutex
 			var got []float64
-			res, err := c.CallTool(clientCtx(t), "count", nil, runtime.WithProgress(func(p *runtime.ProgressParams) {
+			res, err := c.CallTool(testCtx(t), "count", nil, runtime.WithProgress(func(p *runtime.ProgressParams) {
 				mu.Lock()
 				got = append(got, p.Progress)
 				mu.Unlock()
@@ -968,7 +948,7 @@ func TestTypedErrors(t *testing.T) {
 			return runtime.ErrorResult("the weather station is down"), nil
 		})
 		c := e.client(t)
-		ctx := clientCtx(t)
+		ctx := testCtx(t)
 
 		_, err := c.CallTool(ctx, "invalid", nil)
 		var rpcErr *runtime.Error
@@ -1011,7 +991,7 @@ func TestTypedErrors(t *testing.T) {
 func TestHTTPErrorAtInitialize(t *testing.T) {
 	e := newClientEnv(t)
 	c := e.client(t, runtime.WithHeader("Origin", "http://evil.example"))
-	_, err := c.CallTool(clientCtx(t), "any", nil)
+	_, err := c.CallTool(testCtx(t), "any", nil)
 	var httpErr *runtime.HTTPError
 	if !errors.As(err, &httpErr) || httpErr.StatusCode != http.StatusForbidden {
 		t.Fatalf("call with a refused Origin: %v (%T), want *runtime.HTTPError 403", err, err)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/protomcp/protomcp/runtime"
@@ -120,87 +121,54 @@ func TestModernEraEndToEnd(t *testing.T) {
 	var logs, progress atomic.Int64
 	opts := append(h.options(), runtime.WithEra(runtime.EraAuto), runtime.WithLogHandler(func(context.Context, *runtime.LogMessageParams) { logs.Add(1) }))
 	c := e.client(t, opts...)
-	ctx := clientCtx(t)
-	if err := c.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if v := c.ProtocolVersion(); v != runtime.ProtocolVersion20260728 {
-		t.Fatalf("negotiated %q, want %q", v, runtime.ProtocolVersion20260728)
-	}
-	if id := c.SessionID(); id != "" {
-		t.Fatalf("a modern client has session ID %q", id)
-	}
-	if info, caps, _ := c.ServerInfo(); info.Name != "client-test" || caps.Tools == nil {
-		t.Fatalf("server info from server/discover: %+v %+v", info, caps)
-	}
+	ctx := testCtx(t)
+	require.NoError(t, c.Connect(ctx))
+	require.Equal(t, runtime.ProtocolVersion20260728, c.ProtocolVersion(), "negotiated version")
+	require.Empty(t, c.SessionID(), "a modern client's session ID")
+	info, caps, _ := c.ServerInfo()
+	assert.Equal(t, "client-test", info.Name, "server info from server/discover")
+	assert.NotNil(t, caps.Tools, "tools capability from server/discover")
 
 	res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"a":1}`), runtime.WithProgress(func(*runtime.ProgressParams) { progress.Add(1) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := res.Text(); got != `{"a":1} 2026-07-28` {
-		t.Fatalf("echo = %q", got)
-	}
-	if progress.Load() != 1 || logs.Load() != 1 {
-		t.Fatalf("progress %d, logs %d; want 1 and 1 (the client's log handler sets a logLevel in _meta)", progress.Load(), logs.Load())
-	}
+	require.NoError(t, err)
+	assert.Equal(t, `{"a":1} 2026-07-28`, res.Text(), "echo")
+	assert.EqualValues(t, 1, progress.Load(), "progress notifications")
+	assert.EqualValues(t, 1, logs.Load(), "log notifications (the client's log handler sets a logLevel in _meta)")
 
 	res, err = c.CallTool(ctx, "ask", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := res.Text(), "ada likes green: roses (poem about green) (2 roots)"; got != want {
-		t.Fatalf("ask = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "ada likes green: roses (poem about green) (2 roots)", res.Text(), "ask")
 	// Four questions, each asked once: the answers of earlier rounds travel in requestState,
 	// and the handler ran once per round.
-	if h.elicits.Load() != 2 || h.samples.Load() != 1 || h.roots.Load() != 1 {
-		t.Fatalf("input handlers ran %d/%d/%d times, want 2/1/1", h.elicits.Load(), h.samples.Load(), h.roots.Load())
-	}
-	if n := tools.runs.Load(); n != 5 {
-		t.Fatalf("the handler ran %d times, want 5 (four questions, then the answer)", n)
-	}
+	assert.EqualValues(t, 2, h.elicits.Load(), "elicitation handler runs")
+	assert.EqualValues(t, 1, h.samples.Load(), "sampling handler runs")
+	assert.EqualValues(t, 1, h.roots.Load(), "roots handler runs")
+	assert.EqualValues(t, 5, tools.runs.Load(), "handler runs (four questions, then the answer)")
 
 	p, err := c.GetPrompt(ctx, "greet", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Messages[0].Content.Text != "hello world" {
-		t.Fatalf("prompt: %+v", p)
-	}
+	require.NoError(t, err)
+	require.NotEmpty(t, p.Messages, "prompt")
+	assert.Equal(t, "hello world", p.Messages[0].Content.Text, "prompt")
 	rr, err := c.ReadResource(ctx, "res://ünï code") // Mcp-Name in the Base64 sentinel form
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rr.Contents) != 1 || *rr.Contents[0].Text != "contents" {
-		t.Fatalf("read: %+v", rr)
-	}
-	if _, err := c.ReadResource(ctx, "res://none"); runtime.CodeOf(err) != runtime.CodeInvalidParams {
-		t.Fatalf("unknown resource: %v (code %d), want -32602 (spec 2026-07-28 changelog)", err, runtime.CodeOf(err))
-	}
-	if err := c.Ping(ctx); err != nil {
-		t.Fatalf("Ping (server/discover in the modern era): %v", err)
-	}
+	require.NoError(t, err)
+	require.Len(t, rr.Contents, 1, "read")
+	require.NotNil(t, rr.Contents[0].Text, "read")
+	assert.Equal(t, "contents", *rr.Contents[0].Text, "read")
+	_, err = c.ReadResource(ctx, "res://none")
+	assert.Equal(t, runtime.CodeInvalidParams, runtime.CodeOf(err), "unknown resource (spec 2026-07-28 changelog): %v", err)
+	require.NoError(t, c.Ping(ctx), "Ping (server/discover in the modern era)")
 	var n int
 	for _, err := range c.Tools(ctx) {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		n++
 	}
-	if n != 3 {
-		t.Fatalf("%d tools, want 3", n)
-	}
-	if len(e.rec.postsOf("initialize")) != 0 || len(e.rec.postsOf("server/discover")) != 2 {
-		t.Fatalf("initialize %d times, server/discover %d times; want 0 and 2 (Connect, Ping)", len(e.rec.postsOf("initialize")), len(e.rec.postsOf("server/discover")))
-	}
+	assert.Equal(t, 3, n, "tools")
+	assert.Empty(t, e.rec.postsOf("initialize"), "initialize requests")
+	assert.Len(t, e.rec.postsOf("server/discover"), 2, "server/discover requests (Connect, Ping)")
 	e.closeAll(t, c, leaks)
-	if len(e.rec.allGets()) != 0 || e.rec.deletes != 0 {
-		t.Fatalf("a modern client sent %d GETs and %d DELETEs", len(e.rec.allGets()), e.rec.deletes)
-	}
-	if e.dc.Dials.Load() != 1 {
-		t.Fatalf("%d connections dialled, want 1", e.dc.Dials.Load())
-	}
+	assert.Empty(t, e.rec.allGets(), "GETs of a modern client")
+	assert.Zero(t, e.rec.deletes, "DELETEs of a modern client")
+	assert.EqualValues(t, 1, e.dc.Dials.Load(), "connections dialled")
 }
 
 // TestModernEraSameHandlerInSessionEra: the handler of TestModernEraEndToEnd answers the same
@@ -209,24 +177,18 @@ func TestModernEraSameHandlerInSessionEra(t *testing.T) {
 	e, tools := newEraServer(t, runtime.WithEra(runtime.EraLegacy))
 	var h inputHandlers
 	c := e.client(t, append(h.options(), runtime.WithEra(runtime.EraAuto))...)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	res, err := c.CallTool(ctx, "ask", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := res.Text(), "ada likes green: roses (poem about green) (2 roots)"; got != want {
-		t.Fatalf("ask = %q, want %q", got, want)
-	}
-	if v := c.ProtocolVersion(); v != runtime.LatestProtocolVersion || c.SessionID() == "" {
-		t.Fatalf("fell back to %q with session %q, want %q with a session", v, c.SessionID(), runtime.LatestProtocolVersion)
-	}
-	if n := tools.runs.Load(); n != 1 {
-		t.Fatalf("the handler ran %d times in the session era, want 1", n)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "ada likes green: roses (poem about green) (2 roots)", res.Text(), "ask")
+	assert.Equal(t, runtime.LatestProtocolVersion, c.ProtocolVersion(), "the version fallen back to")
+	assert.NotEmpty(t, c.SessionID(), "the session fallen back to")
+	assert.EqualValues(t, 1, tools.runs.Load(), "handler runs in the session era")
 	d := e.rec.postsOf("server/discover")
-	if len(d) != 1 || d[0].Status != http.StatusBadRequest || len(e.rec.postsOf("initialize")) != 1 {
-		t.Fatalf("server/discover %+v, initialize %d: want one 400 and one initialize", d, len(e.rec.postsOf("initialize")))
+	if assert.Len(t, d, 1, "server/discover requests") {
+		assert.Equal(t, http.StatusBadRequest, d[0].Status, "server/discover status")
 	}
+	assert.Len(t, e.rec.postsOf("initialize"), 1, "initialize requests")
 }
 
 // TestSessionEraArgumentsNamingTheMetaKey: a session-era request whose arguments happen to
@@ -234,10 +196,9 @@ func TestModernEraSameHandlerInSessionEra(t *testing.T) {
 func TestSessionEraArgumentsNamingTheMetaKey(t *testing.T) {
 	e, _ := newEraServer(t)
 	c := e.client(t) // the session era
-	res, err := c.CallTool(clientCtx(t), "echo", json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`))
-	if err != nil || !strings.HasSuffix(res.Text(), " 2025-11-25") {
-		t.Fatalf("echo: %v %v", res, err)
-	}
+	res, err := c.CallTool(testCtx(t), "echo", json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`))
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(res.Text(), " 2025-11-25"), "echo: %q, want the session era's version", res.Text())
 }
 
 // TestModernEraMissingCapability: a handler's question needs a capability the request does
@@ -245,17 +206,15 @@ func TestSessionEraArgumentsNamingTheMetaKey(t *testing.T) {
 func TestModernEraMissingCapability(t *testing.T) {
 	e, _ := newEraServer(t)
 	c := e.client(t, runtime.WithEra(runtime.EraAuto))
-	_, err := c.CallTool(clientCtx(t), "ask", nil)
+	_, err := c.CallTool(testCtx(t), "ask", nil)
 	var he *runtime.HTTPError
-	if !errors.As(err, &he) || he.StatusCode != http.StatusBadRequest || runtime.CodeOf(err) != runtime.CodeMissingClientCapability {
-		t.Fatalf("err = %v, want HTTP 400 with -32021", err)
-	}
-	if !strings.Contains(string(he.RPC.Data), `"requiredCapabilities":{"elicitation":{}}`) {
-		t.Fatalf("error data %s", he.RPC.Data)
-	}
-	if _, err := c.CallTool(clientCtx(t), "echo", nil); err != nil {
-		t.Fatalf("the server stopped serving: %v", err)
-	}
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, http.StatusBadRequest, he.StatusCode, "%v", err)
+	assert.Equal(t, runtime.CodeMissingClientCapability, runtime.CodeOf(err), "%v", err)
+	require.NotNil(t, he.RPC, "%v", err)
+	assert.Contains(t, string(he.RPC.Data), `"requiredCapabilities":{"elicitation":{}}`, "error data")
+	_, err = c.CallTool(testCtx(t), "echo", nil)
+	assert.NoError(t, err, "the server stopped serving")
 }
 
 // TestModernEraCancelClosesStream: cancelling a call closes its response stream, which the
@@ -270,10 +229,8 @@ func TestModernEraCancelClosesStream(t *testing.T) {
 			}
 			e, tools := newEraServer(t, opts...)
 			c := e.client(t, runtime.WithEra(runtime.EraAuto))
-			if err := c.Connect(clientCtx(t)); err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(clientCtx(t))
+			require.NoError(t, c.Connect(testCtx(t)))
+			ctx, cancel := context.WithCancel(testCtx(t))
 			done := make(chan error, 1)
 			go func() {
 				_, err := c.CallTool(ctx, "wait", nil)
@@ -281,18 +238,11 @@ func TestModernEraCancelClosesStream(t *testing.T) {
 			}()
 			<-tools.started
 			cancel()
-			if err := <-done; !errors.Is(err, context.Canceled) {
-				t.Fatalf("call: %v, want context.Canceled", err)
-			}
-			if err := <-tools.stopped; !errors.Is(err, context.Canceled) {
-				t.Fatalf("handler's context: %v, want context.Canceled", err)
-			}
-			if n := len(e.rec.postsOf("notifications/cancelled")); n != 0 {
-				t.Fatalf("%d notifications/cancelled sent in the modern era", n)
-			}
-			if _, err := c.CallTool(clientCtx(t), "echo", nil); err != nil {
-				t.Fatal(err)
-			}
+			require.ErrorIs(t, <-done, context.Canceled, "the call's error")
+			require.ErrorIs(t, <-tools.stopped, context.Canceled, "the handler's context")
+			require.Empty(t, e.rec.postsOf("notifications/cancelled"), "notifications/cancelled sent in the modern era")
+			_, err := c.CallTool(testCtx(t), "echo", nil)
+			require.NoError(t, err)
 		})
 	}
 }
@@ -301,22 +251,18 @@ func TestModernEraCancelClosesStream(t *testing.T) {
 // answers GET and DELETE with 405, and serves modern clients.
 func TestModernOnlyServer(t *testing.T) {
 	e, _ := newEraServer(t, runtime.WithEra(runtime.EraModern))
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	err := e.client(t).Connect(ctx) // a session-era client
-	if runtime.CodeOf(err) != runtime.CodeUnsupportedProtocolVersion || !strings.Contains(err.Error(), "2026-07-28") {
-		t.Fatalf("initialize: %v, want -32022 naming 2026-07-28", err)
-	}
+	assert.Equal(t, runtime.CodeUnsupportedProtocolVersion, runtime.CodeOf(err), "initialize: %v", err)
+	assert.ErrorContains(t, err, "2026-07-28", "initialize")
 	for _, m := range []string{http.MethodGet, http.MethodDelete} {
 		req, _ := http.NewRequestWithContext(ctx, m, e.hs.URL, nil)
 		req.Header.Set("Accept", "text/event-stream")
 		resp, err := e.dc.Client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
-			t.Fatalf("%s: %s (Allow %q), want 405 (Allow POST)", m, resp.Status, resp.Header.Get("Allow"))
-		}
+		assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "%s: %s", m, resp.Status)
+		assert.Equal(t, "POST", resp.Header.Get("Allow"), "%s: Allow", m)
 	}
 	// A session-era request (no _meta, a 2025-11-25 header) is told which versions to use.
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
@@ -325,44 +271,37 @@ func TestModernOnlyServer(t *testing.T) {
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
 	req.Header.Set("Mcp-Session-Id", "0123")
 	resp, err := e.dc.Client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var m struct {
 		Error *runtime.Error `json:"error"`
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&m)
 	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest || m.Error == nil || m.Error.Code != runtime.CodeUnsupportedProtocolVersion || !strings.Contains(string(m.Error.Data), `"supported":["2026-07-28"]`) {
-		t.Fatalf("a session-era request: %s %+v, want 400 and -32022 with supported [2026-07-28]", resp.Status, m.Error)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "a session-era request: %s", resp.Status)
+	if assert.NotNil(t, m.Error, "a session-era request's error") {
+		assert.Equal(t, runtime.CodeUnsupportedProtocolVersion, m.Error.Code, "a session-era request: %+v", m.Error)
+		assert.Contains(t, string(m.Error.Data), `"supported":["2026-07-28"]`, "a session-era request's error data")
 	}
 	c := e.client(t, runtime.WithEra(runtime.EraAuto))
 	res, err := c.CallTool(ctx, "echo", json.RawMessage(`{}`))
-	if err != nil || res.Text() != "{} 2026-07-28" {
-		t.Fatalf("echo: %v %v", res, err)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "{} 2026-07-28", res.Text(), "echo")
 	var ds runtime.DiscoverResult
 	raw, err := c.Call(ctx, "server/discover", nil)
-	if err == nil {
-		err = json.Unmarshal(raw, &ds)
-	}
-	if err != nil || strings.Join(ds.SupportedVersions, ",") != "2026-07-28" {
-		t.Fatalf("server/discover: %+v %v", ds, err)
-	}
+	require.NoError(t, err, "server/discover")
+	require.NoError(t, json.Unmarshal(raw, &ds), "server/discover: %s", raw)
+	assert.Equal(t, []string{"2026-07-28"}, ds.SupportedVersions, "server/discover")
 }
 
 // TestModernClientAgainstSessionOnlyServer: a client pinned to the modern era does not fall
 // back, and says why.
 func TestModernClientAgainstSessionOnlyServer(t *testing.T) {
 	e, _ := newEraServer(t, runtime.WithEra(runtime.EraLegacy))
-	err := e.client(t, runtime.WithEra(runtime.EraModern)).Connect(clientCtx(t))
-	if err == nil || !strings.Contains(err.Error(), "server/discover") {
-		t.Fatalf("Connect: %v, want a server/discover error", err)
-	}
+	err := e.client(t, runtime.WithEra(runtime.EraModern)).Connect(testCtx(t))
+	assert.ErrorContains(t, err, "server/discover", "Connect pinned to the modern era")
 	c := e.client(t, runtime.WithEra(runtime.EraAuto))
-	if err := c.Connect(clientCtx(t)); err != nil || c.ProtocolVersion() != runtime.LatestProtocolVersion {
-		t.Fatalf("auto: %v %q", err, c.ProtocolVersion())
-	}
+	require.NoError(t, c.Connect(testCtx(t)), "Connect with EraAuto")
+	assert.Equal(t, runtime.LatestProtocolVersion, c.ProtocolVersion(), "EraAuto's version")
 }
 
 // TestModernListen: subscriptions/listen acknowledges first, then carries the change
@@ -370,7 +309,7 @@ func TestModernClientAgainstSessionOnlyServer(t *testing.T) {
 // when the server shuts down (spec 2026-07-28, Subscriptions).
 func TestModernListen(t *testing.T) {
 	e, _ := newEraServer(t)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	body := `{"jsonrpc":"2.0","id":"sub-1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["res://a"]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.hs.URL, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -378,13 +317,10 @@ func TestModernListen(t *testing.T) {
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", "subscriptions/listen")
 	resp, err := e.dc.Client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
-		t.Fatalf("listen: %s %s", resp.Status, ct)
-	}
+	require.Equal(t, http.StatusOK, resp.StatusCode, "listen: %s", resp.Status)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"), "listen")
 	sc := bufio.NewScanner(resp.Body)
 	next := func() map[string]any {
 		t.Helper()
@@ -413,24 +349,24 @@ func TestModernListen(t *testing.T) {
 		return meta["io.modelcontextprotocol/subscriptionId"]
 	}
 	ack := next()
-	if ack["method"] != "notifications/subscriptions/acknowledged" || subID(ack) != "sub-1" {
-		t.Fatalf("first event %v, want the acknowledgement of sub-1", ack)
-	}
+	require.Equal(t, "notifications/subscriptions/acknowledged", ack["method"], "first event: %v", ack)
+	require.Equal(t, "sub-1", subID(ack), "first event's subscription: %v", ack)
 	e.srv.NotifyResourceUpdated("res://other") // not asked for
 	e.srv.AddTool(runtime.ToolSpec{Name: "late", InputSchema: objSchema}, func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
 		return &runtime.CallToolResult{}, nil
 	})
-	if m := next(); m["method"] != "notifications/tools/list_changed" || subID(m) != "sub-1" {
-		t.Fatalf("event %v, want tools/list_changed of sub-1", m)
-	}
+	m := next()
+	require.Equal(t, "notifications/tools/list_changed", m["method"], "event after AddTool: %v", m)
+	require.Equal(t, "sub-1", subID(m), "subscription of tools/list_changed: %v", m)
 	e.srv.NotifyResourceUpdated("res://a")
-	if m := next(); m["method"] != "notifications/resources/updated" || m["params"].(map[string]any)["uri"] != "res://a" {
-		t.Fatalf("event %v, want resources/updated of res://a", m)
-	}
+	m = next()
+	require.Equal(t, "notifications/resources/updated", m["method"], "event after NotifyResourceUpdated: %v", m)
+	require.Equal(t, "res://a", m["params"].(map[string]any)["uri"], "resources/updated: %v", m)
 	go e.shutdown()
-	if m := next(); m["id"] != "sub-1" || subID(m) != "sub-1" || m["result"].(map[string]any)["resultType"] != "complete" {
-		t.Fatalf("last event %v, want the listen result", m)
-	}
+	m = next()
+	require.Equal(t, "sub-1", m["id"], "last event, want the listen result: %v", m)
+	require.Equal(t, "sub-1", subID(m), "the listen result's subscription: %v", m)
+	require.Equal(t, "complete", m["result"].(map[string]any)["resultType"], "the listen result: %v", m)
 }
 
 // TestStdioProbeFallsBack: over stdio (whose modern binding is not implemented) a dual-era
@@ -468,21 +404,13 @@ func TestModernEraStandaloneStream(t *testing.T) {
 	c := e.client(t, runtime.WithEra(runtime.EraAuto), runtime.WithStandaloneStream(), runtime.WithNotificationHandler(func(_ context.Context, method string, params json.RawMessage) {
 		got <- method
 	}))
-	if err := c.Connect(clientCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	if c.ProtocolVersion() != runtime.ProtocolVersion20260728 {
-		t.Fatalf("negotiated %q", c.ProtocolVersion())
-	}
-	if m := <-got; m != "notifications/subscriptions/acknowledged" {
-		t.Fatalf("first notification %q, want the acknowledgement", m)
-	}
+	require.NoError(t, c.Connect(testCtx(t)))
+	require.Equal(t, runtime.ProtocolVersion20260728, c.ProtocolVersion(), "negotiated version")
+	require.Equal(t, "notifications/subscriptions/acknowledged", <-got, "first notification")
 	e.srv.AddPrompt(runtime.Prompt{Name: "late"}, func(context.Context, map[string]string) (*runtime.GetPromptResult, error) {
 		return &runtime.GetPromptResult{}, nil
 	})
-	if m := <-got; m != "notifications/prompts/list_changed" {
-		t.Fatalf("notification %q, want prompts/list_changed", m)
-	}
+	require.Equal(t, "notifications/prompts/list_changed", <-got, "notification after AddPrompt")
 	e.closeAll(t, c, leaks)
 }
 
@@ -509,16 +437,14 @@ func TestModernEraReplicasShareRequestStateKey(t *testing.T) {
 			e.rec.setHandler(lb)
 			var h inputHandlers
 			c := e.client(t, append(h.options(), runtime.WithEra(runtime.EraAuto))...)
-			res, err := c.CallTool(clientCtx(t), "ask", nil)
+			res, err := c.CallTool(testCtx(t), "ask", nil)
 			if shared {
-				if err != nil || res.Text() != "ada likes green: roses (poem about green) (2 roots)" {
-					t.Fatalf("ask across replicas: %v %v", res, err)
-				}
+				require.NoError(t, err, "ask across replicas")
+				assert.Equal(t, "ada likes green: roses (poem about green) (2 roots)", res.Text(), "ask across replicas")
 				return
 			}
-			if runtime.CodeOf(err) != runtime.CodeInvalidParams || !strings.Contains(err.Error(), "invalid requestState") {
-				t.Fatalf("ask across replicas with keys of their own: %v, want -32602 invalid requestState", err)
-			}
+			assert.Equal(t, runtime.CodeInvalidParams, runtime.CodeOf(err), "ask across replicas with keys of their own: %v", err)
+			assert.ErrorContains(t, err, "invalid requestState", "ask across replicas with keys of their own")
 		})
 	}
 }
@@ -538,13 +464,10 @@ func TestModernEraQuestionThatChanges(t *testing.T) {
 	})
 	var h inputHandlers
 	c := e.client(t, append(h.options(), runtime.WithEra(runtime.EraAuto))...)
-	_, err := c.CallTool(clientCtx(t), "fickle", nil)
-	if err == nil || !strings.Contains(err.Error(), "asked for input 16 times in a row") {
-		t.Fatalf("fickle: %v, want the client to give up after 16 rounds", err)
-	}
-	if runs.Load() != 17 || h.elicits.Load() != 16 {
-		t.Fatalf("%d runs and %d answers, want 17 and 16", runs.Load(), h.elicits.Load())
-	}
+	_, err := c.CallTool(testCtx(t), "fickle", nil)
+	assert.ErrorContains(t, err, "asked for input 16 times in a row", "the client gives up after 16 rounds")
+	assert.EqualValues(t, 17, runs.Load(), "handler runs")
+	assert.EqualValues(t, 16, h.elicits.Load(), "answers")
 }
 
 // TestModernEraInterceptorsSeeEveryRequest: server/discover and subscriptions/listen, which
@@ -565,25 +488,17 @@ func TestModernEraInterceptorsSeeEveryRequest(t *testing.T) {
 		}
 	})
 	e, _ := newEraServer(t, runtime.WithInterceptors(guard))
-	err := e.client(t, runtime.WithEra(runtime.EraModern)).Connect(clientCtx(t))
-	if runtime.CodeOf(err) != -32001 {
-		t.Fatalf("Connect without the key: %v, want -32001", err)
-	}
+	err := e.client(t, runtime.WithEra(runtime.EraModern)).Connect(testCtx(t))
+	require.Equal(t, runtime.Code(-32001), runtime.CodeOf(err), "Connect without the key: %v", err)
 	got := make(chan string, 4)
 	c := e.client(t, runtime.WithEra(runtime.EraModern), runtime.WithHeader("X-Key", "k"), runtime.WithStandaloneStream(),
 		runtime.WithNotificationHandler(func(_ context.Context, method string, _ json.RawMessage) { got <- method }))
-	if err := c.Connect(clientCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	if m := <-got; m != "notifications/subscriptions/acknowledged" {
-		t.Fatalf("first notification %q", m)
-	}
+	require.NoError(t, c.Connect(testCtx(t)))
+	require.Equal(t, "notifications/subscriptions/acknowledged", <-got, "first notification")
 	mu.Lock()
 	defer mu.Unlock()
 	want := []string{"server/discover 2026-07-28", "server/discover 2026-07-28", "subscriptions/listen 2026-07-28"}
-	if strings.Join(seen, ",") != strings.Join(want, ",") {
-		t.Fatalf("the interceptor saw %v, want %v", seen, want)
-	}
+	assert.Equal(t, want, seen, "what the interceptor saw")
 }
 
 // sqlSchema mirrors region and opts.limit into Mcp-Param-Region and Mcp-Param-Limit.
@@ -603,31 +518,22 @@ func TestModernEraParamHeaders(t *testing.T) {
 		return &runtime.CallToolResult{}, nil
 	})
 	c := e.client(t, runtime.WithEra(runtime.EraAuto))
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	args := map[string]any{"region": "Hello, 世界", "opts": map[string]any{"limit": 42}, "query": "select 1"}
 	for i := range 2 {
 		res, err := c.CallToolJSON(ctx, "sql", args)
-		if err != nil {
-			t.Fatalf("call %d: %v", i, err)
-		}
-		if got, want := res.Text(), "=?base64?SGVsbG8sIOS4lueVjA==?= 42"; got != want {
-			t.Fatalf("call %d: the tool saw headers %q, want %q", i, got, want)
-		}
+		require.NoError(t, err, "call %d", i)
+		require.Equal(t, "=?base64?SGVsbG8sIOS4lueVjA==?= 42", res.Text(), "call %d: the headers the tool saw", i)
 	}
 	var statuses []int
 	for _, p := range e.rec.postsOf("tools/call") {
 		statuses = append(statuses, p.Status)
 	}
-	if fmt.Sprint(statuses) != "[400 200 200]" || len(e.rec.postsOf("tools/list")) != 1 {
-		t.Fatalf("tools/call statuses %v and %d tools/list, want [400 200 200] and 1", statuses, len(e.rec.postsOf("tools/list")))
-	}
+	assert.Equal(t, []int{400, 200, 200}, statuses, "tools/call statuses")
+	assert.Len(t, e.rec.postsOf("tools/list"), 1, "tools/list requests")
 	for tool, err := range c.Tools(ctx) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tool.Name == "bad" {
-			t.Fatal("the client listed a tool whose x-mcp-header is under items")
-		}
+		require.NoError(t, err)
+		assert.NotEqual(t, "bad", tool.Name, "the client listed a tool whose x-mcp-header is under items")
 	}
 
 	// The server's checks, with a raw client.
@@ -668,11 +574,11 @@ func TestModernEraParamHeaders(t *testing.T) {
 		{"bad Base64", map[string]string{"Mcp-Param-Region": "=?base64?!!?=", "Mcp-Param-Limit": "42"}, `{"region":"eu","opts":{"limit":42}}`, 400, "not valid =?base64?"},
 	} {
 		status, rpcErr := post(tc.hdr, tc.args)
-		if status != tc.status {
-			t.Fatalf("%s: HTTP %d (%v), want %d", tc.name, status, rpcErr, tc.status)
-		}
-		if tc.msg != "" && (rpcErr == nil || rpcErr.Code != runtime.CodeHeaderMismatch || !strings.Contains(rpcErr.Message, tc.msg)) {
-			t.Fatalf("%s: %v, want -32020 containing %q", tc.name, rpcErr, tc.msg)
+		require.Equal(t, tc.status, status, "%s: HTTP status (error %v)", tc.name, rpcErr)
+		if tc.msg != "" {
+			require.NotNil(t, rpcErr, tc.name)
+			assert.Equal(t, runtime.CodeHeaderMismatch, rpcErr.Code, "%s: %v", tc.name, rpcErr)
+			assert.Contains(t, rpcErr.Message, tc.msg, tc.name)
 		}
 	}
 }
@@ -717,12 +623,11 @@ func TestModernEraAuthorization(t *testing.T) {
 		return resp.StatusCode, m
 	}
 	alice, bob := e.token("alice", "weather:read"), e.token("bob", "weather:read")
-	if status, _ := post("", "whoami", ""); status != http.StatusUnauthorized {
-		t.Fatalf("no token: %d, want 401", status)
-	}
-	if status, _ := post(alice, "set_forecast", ""); status != http.StatusForbidden || e.calls.Load() != 0 {
-		t.Fatalf("a tool's scope: %d (handler ran %d times), want 403 and none", status, e.calls.Load())
-	}
+	status, _ := post("", "whoami", "")
+	require.Equal(t, http.StatusUnauthorized, status, "no token")
+	status, _ = post(alice, "set_forecast", "")
+	require.Equal(t, http.StatusForbidden, status, "a tool's scope")
+	require.Zero(t, e.calls.Load(), "handler runs without the tool's scope")
 	// Round 1: the first question; round 2: its answer, the second question and a requestState.
 	_, m := post(alice, "two_questions", "")
 	first := inputKey(t, m)
@@ -733,12 +638,12 @@ func TestModernEraAuthorization(t *testing.T) {
 		t.Fatalf("round 2: no requestState: %v", m)
 	}
 	retry := `,"requestState":"` + state + `","inputResponses":{"` + second + `":{"action":"accept","content":{"v":"b"}}}`
-	if status, m := post(bob, "two_questions", retry); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(m["error"]), "another principal") {
-		t.Fatalf("bob with alice's requestState: %d %v, want 400 naming another principal", status, m)
-	}
-	if status, m := post(alice, "two_questions", retry); status != http.StatusOK || !strings.Contains(fmt.Sprint(m["result"]), "text:ab") {
-		t.Fatalf("alice's round 3: %d %v", status, m)
-	}
+	status, m = post(bob, "two_questions", retry)
+	assert.Equal(t, http.StatusBadRequest, status, "bob with alice's requestState: %v", m)
+	assert.Contains(t, fmt.Sprint(m["error"]), "another principal", "bob with alice's requestState")
+	status, m = post(alice, "two_questions", retry)
+	assert.Equal(t, http.StatusOK, status, "alice's round 3: %v", m)
+	assert.Contains(t, fmt.Sprint(m["result"]), "text:ab", "alice's round 3")
 }
 
 // inputKey returns the key of the one input request of an InputRequiredResult response.

@@ -24,7 +24,7 @@ var exampleNow = func() time.Time { return time.Date(2026, 6, 1, 9, 0, 0, 0, tim
 // exampleServer serves the generated weather tools on loopback, as a real deployment would
 // (see Example_server), and returns its URL and a function that shuts it down.
 func exampleServer(opts ...runtime.ServerOption) (url string, shutdown func()) {
-	opts = append([]runtime.ServerOption{runtime.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)
+	opts = append([]runtime.ServerOption{runtime.WithLogger(discardLogger())}, opts...)
 	srv := runtime.NewServer(runtime.Implementation{Name: "weather", Version: "1.0.0"}, opts...)
 	weatherv1mcp.RegisterWeatherServiceHandler(srv, &weather.Service{Now: exampleNow})
 	hs := httptest.NewServer(srv)

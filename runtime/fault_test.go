@@ -16,6 +16,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // runningHandlers returns the number of handlers in flight.
@@ -46,9 +49,10 @@ func TestFaultClientDisconnectMidStream(t *testing.T) {
 	e.mustWork(e.sid)
 	// The abandoned stream can still be resumed, with everything after the first event.
 	r, err := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": c.lastID})
-	if err != nil || r.msg == nil || r.msg.Error != nil || len(r.events) != 21 {
-		t.Fatalf("resume after the disconnection: %v, %d events: %s", err, len(r.events), dump(r))
-	}
+	require.NoError(t, err, "resume after the disconnection")
+	require.NotNil(t, r.msg, "resume after the disconnection: no response: %s", dump(r))
+	assert.Nil(t, r.msg.Error, "resume after the disconnection: %s", dump(r))
+	assert.Len(t, r.events, 21, "events after the first, on resumption: %s", dump(r))
 }
 
 // A slow client: a raw TCP client POSTs a call to a tool that streams many large
@@ -110,9 +114,8 @@ func TestFaultSlowClient(t *testing.T) {
 	if err := sc.Err(); err != nil {
 		t.Fatalf("reading the slow stream after %d events: %v; last %s\n%s", events, err, truncate(last, 200), truncate(e.log.String(), 3000))
 	}
-	if !strings.Contains(last, `"id":1`) || !strings.Contains(last, "stream is full") {
-		t.Fatalf("the last event is not the response reporting the overflow: %s", truncate(last, 300))
-	}
+	assert.Contains(t, last, `"id":1`, "the last event is not the response")
+	assert.Contains(t, last, "stream is full", "the last event does not report the overflow")
 }
 
 // A server killed and restarted on the same port under a connected client: calls fail
@@ -125,7 +128,7 @@ func TestFaultServerRestart(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	start := func(ln net.Listener) (*Server, *http.Server) {
-		srv := NewServer(Implementation{Name: "restart", Version: "1"}, WithLogger(discardTestLogger()))
+		srv := NewServer(Implementation{Name: "restart", Version: "1"}, WithLogger(discardLogger()))
 		addHardenTools(srv, &hardenCtl{started: make(chan string, 8), release: make(chan struct{})})
 		hs := &http.Server{Handler: srv}
 		go func() { _ = hs.Serve(ln) }()
@@ -139,10 +142,9 @@ func TestFaultServerRestart(t *testing.T) {
 		_ = hs.Close()
 	}
 	srv1, hs1 := start(ln)
-	c := NewClient("http://"+addr, WithLogger(discardTestLogger()), WithEra(EraLegacy))
+	c := NewClient("http://"+addr, WithLogger(discardLogger()), WithEra(EraLegacy))
 	defer c.Close(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t)
 	if _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"n":1}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -150,36 +152,22 @@ func TestFaultServerRestart(t *testing.T) {
 
 	stop(srv1, hs1)
 	_, err = c.CallTool(ctx, "echo", json.RawMessage(`{"n":2}`))
-	if err == nil {
-		t.Fatal("a call to a stopped server succeeded")
-	}
+	require.Error(t, err, "a call to a stopped server")
 	// The first failure may be the pooled connection's EOF; either way it names the server.
-	if !strings.Contains(err.Error(), addr) {
-		t.Errorf("the error while the server is down does not name it: %v", err)
-	}
-	if _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"n":2}`)); err == nil || !strings.Contains(err.Error(), "connection refused") {
-		t.Errorf("want connection refused while the server is down, got %v", err)
-	}
-	if ctx.Err() != nil {
-		t.Fatal("the failing call only ended with its context")
-	}
+	assert.ErrorContains(t, err, addr, "the error while the server is down does not name it")
+	_, err = c.CallTool(ctx, "echo", json.RawMessage(`{"n":2}`))
+	assert.ErrorContains(t, err, "connection refused", "the second call while the server is down")
+	require.NoError(t, ctx.Err(), "the failing call only ended with its context")
 
 	ln2, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("reopening %s: %v", addr, err)
-	}
+	require.NoError(t, err, "reopening %s", addr)
 	srv2, hs2 := start(ln2)
 	defer stop(srv2, hs2)
 	res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"n":3}`))
-	if err != nil {
-		t.Fatalf("the client did not recover once the server was back: %v", err)
-	}
-	if !strings.Contains(res.Text(), `"n":3`) {
-		t.Fatalf("wrong result after the restart: %+v", res)
-	}
-	if c.SessionID() == first || c.SessionID() == "" {
-		t.Fatalf("the client kept session %q across the restart", first)
-	}
+	require.NoError(t, err, "the client did not recover once the server was back")
+	assert.Contains(t, res.Text(), `"n":3`, "the result after the restart")
+	assert.NotEmpty(t, c.SessionID(), "the session after the restart")
+	assert.NotEqual(t, first, c.SessionID(), "the client kept its session across the restart")
 }
 
 // Shutdown with calls in flight: calls that finish within the deadline are answered;
@@ -190,8 +178,7 @@ func TestFaultShutdownInFlight(t *testing.T) {
 		e := newHardenEnv(t)
 		c := NewClient(e.url, WithLogger(e.logger()))
 		defer c.Close(context.Background())
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
+		ctx := testCtx(t)
 		errs := make(chan error, 3)
 		for i := range 3 {
 			go func() {
@@ -229,8 +216,7 @@ func TestFaultShutdownInFlight(t *testing.T) {
 		e := newHardenEnv(t)
 		c := NewClient(e.url, WithLogger(e.logger()), WithMaxResumes(1))
 		defer c.Close(context.Background())
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
+		ctx := testCtx(t)
 		errs := make(chan error, 3)
 		for i := range 3 {
 			go func() {
@@ -243,9 +229,7 @@ func TestFaultShutdownInFlight(t *testing.T) {
 		}
 		sctx, scancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer scancel()
-		if err := e.srv.Shutdown(sctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Shutdown with stuck calls returned %v", err)
-		}
+		require.ErrorIs(t, e.srv.Shutdown(sctx), context.DeadlineExceeded, "Shutdown with stuck calls")
 		for range 3 {
 			select {
 			case err := <-errs:
@@ -260,9 +244,7 @@ func TestFaultShutdownInFlight(t *testing.T) {
 				t.Fatal("a call cancelled by shutdown never returned")
 			}
 		}
-		if n := e.runningHandlers(); n != 0 {
-			t.Fatalf("%d handlers still running after Shutdown", n)
-		}
+		assert.Zero(t, e.runningHandlers(), "handlers still running after Shutdown")
 	})
 }
 
@@ -331,8 +313,7 @@ func TestFaultResumeAfterDrop(t *testing.T) {
 				}
 			}))
 			defer c.Close(context.Background())
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
+			ctx := testCtx(t)
 			go func() {
 				<-ctl.started
 				ctl.open()
@@ -342,19 +323,14 @@ func TestFaultResumeAfterDrop(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the call did not survive the dropped connection: %v\n%s", err, truncate(log.String(), 4000))
 			}
-			if !strings.Contains(res.Text(), "r-2") {
-				t.Fatalf("wrong result: %s", res.Text())
-			}
+			assert.Contains(t, res.Text(), "r-2", "result")
 			mu.Lock()
 			defer mu.Unlock()
-			if len(seen) != n {
-				t.Fatalf("saw %d notifications, want %d: %v", len(seen), n, seen)
+			want := make([]int, n)
+			for i := range want {
+				want[i] = i
 			}
-			for i, v := range seen {
-				if v != i {
-					t.Fatalf("notifications out of order or duplicated: %v", seen)
-				}
-			}
+			assert.Equal(t, want, seen, "notifications: each once, in order")
 		})
 	}
 }
@@ -362,7 +338,5 @@ func TestFaultResumeAfterDrop(t *testing.T) {
 func slogTo(w *hardenLog) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
-
-func discardTestLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func readCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"testing"
 	"time"
 )
@@ -105,7 +104,7 @@ func FuzzClientSSE(f *testing.F) {
 		WithLogHandler(func(context.Context, *LogMessageParams) {}),
 		WithNotificationHandler(func(context.Context, string, json.RawMessage) {}),
 		WithRootsHandler(func(context.Context) (*ListRootsResult, error) { return &ListRootsResult{}, nil }),
-		WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		WithLogger(discardLogger()))
 	f.Cleanup(func() { _ = c.Close(context.Background()) })
 	st := &clientSession{id: "fuzz", version: LatestProtocolVersion}
 	f.Fuzz(func(t *testing.T, data []byte) {

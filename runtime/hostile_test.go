@@ -45,21 +45,6 @@ func (l *hardenLog) String() string {
 	return l.buf.String()
 }
 
-// waitFor polls cond every few milliseconds until it holds or d passes; it reports whether
-// cond held. Every wait in these tests is bounded by it or by a context.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // hardenEnv is a Server with the hardening tools, served by httptest on loopback.
 type hardenEnv struct {
 	t      *testing.T
@@ -352,9 +337,7 @@ func sseData(b []byte) []string {
 }
 
 func (e *hardenEnv) ctx() context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	e.t.Cleanup(cancel)
-	return ctx
+	return testCtx(e.t)
 }
 
 // initialize starts a session and sends notifications/initialized; it returns the session ID.

@@ -16,8 +16,12 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 	"github.com/protomcp/protomcp/runtime"
@@ -116,21 +120,16 @@ func TestInterceptorOrderAndWhatTheySee(t *testing.T) {
 		return resp, err
 	})
 	c := e.client(t, runtime.WithInterceptors(named(tr, "X"), named(tr, "Y"), watchClient))
-	ctx := clientCtx(t)
-	if err := c.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx := testCtx(t)
+	require.NoError(t, c.Connect(ctx))
 	// initialize passes through the client's and the server's interceptors; the session it
 	// starts is known inside them once next returns.
 	want := []string{"X>initialize", "Y>initialize", "A>initialize", "B>initialize", "B<initialize", "A<initialize", "Y<initialize", "X<initialize"}
-	if steps := tr.take(); !slices.Equal(steps, want) {
-		t.Errorf("initialize:\n got %v\nwant %v", steps, want)
-	}
+	assert.Equal(t, want, tr.take(), "initialize")
 
 	got, err := echo(ctx, c, "hello")
-	if err != nil || got != "hello" {
-		t.Fatalf("echo = %q, %v", got, err)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "hello", got, "echo")
 	want = []string{
 		"X>tools/call", "Y>tools/call", // the client's, first outermost
 		"A>tools/call", "B>tools/call", // the server's
@@ -139,43 +138,38 @@ func TestInterceptorOrderAndWhatTheySee(t *testing.T) {
 		"C<tools/call", "B<tools/call", "A<tools/call",
 		"Y<tools/call", "X<tools/call",
 	}
-	if steps := tr.take(); !slices.Equal(steps, want) {
-		t.Errorf("order:\n got %v\nwant %v", steps, want)
-	}
+	assert.Equal(t, want, tr.take(), "tools/call order")
 
 	seen.Lock()
 	sr, cr, cresp, smsg := seen.server, seen.client, seen.clientResp, seen.serverMsg
 	seen.Unlock()
-	if sr == nil || cr == nil {
-		t.Fatal("the watching interceptors saw no tools/call")
+	require.NotNil(t, sr, "the server's watching interceptor saw no tools/call")
+	require.NotNil(t, cr, "the client's watching interceptor saw no tools/call")
+	assert.False(t, sr.IsClient, "server's Request.IsClient")
+	assert.Equal(t, "echo", sr.Name, "server's Request.Name")
+	assert.Equal(t, c.SessionID(), sr.SessionID, "server's Request.SessionID")
+	assert.Equal(t, runtime.LatestProtocolVersion, sr.ProtocolVersion, "server's Request.ProtocolVersion")
+	assert.False(t, sr.ID.IsZero(), "server's Request.ID is zero")
+	if diff := cmp.Diff(&mcpv1.TextContent{Text: "hello"}, smsg, protocmp.Transform()); diff != "" {
+		t.Errorf("server's Request.Message is not the decoded request (-want +got):\n%s", diff)
 	}
-	if sr.IsClient || sr.Name != "echo" || sr.SessionID != c.SessionID() || sr.ProtocolVersion != runtime.LatestProtocolVersion || sr.ID.IsZero() {
-		t.Errorf("server saw %+v", sr)
-	}
-	if m, ok := smsg.(*mcpv1.TextContent); !ok || m.GetText() != "hello" {
-		t.Errorf("server saw Message %v; want the decoded request", smsg)
-	}
-	if sr.Header.Get("Mcp-Session-Id") != c.SessionID() {
-		t.Errorf("server saw headers %v", sr.Header)
-	}
-	if !strings.Contains(string(sr.Params), `"hello"`) {
-		t.Errorf("server saw params %s", sr.Params)
-	}
-	if !cr.IsClient || cr.Name != "echo" || cr.SessionID != c.SessionID() || cr.ID.IsZero() || cr.ID.String() != sr.ID.String() {
-		t.Errorf("client saw %+v (server saw id %s)", cr, sr.ID)
-	}
-	if m, ok := cresp.Message.(*mcpv1.TextContent); !ok || m.GetText() != "hello" {
-		t.Errorf("client saw response %+v; want the typed response", cresp)
+	assert.Equal(t, c.SessionID(), sr.Header.Get("Mcp-Session-Id"), "server's Request.Header")
+	assert.Contains(t, string(sr.Params), `"hello"`, "server's Request.Params")
+	assert.True(t, cr.IsClient, "client's Request.IsClient")
+	assert.Equal(t, "echo", cr.Name, "client's Request.Name")
+	assert.Equal(t, c.SessionID(), cr.SessionID, "client's Request.SessionID")
+	assert.False(t, cr.ID.IsZero(), "client's Request.ID is zero")
+	assert.Equal(t, sr.ID.String(), cr.ID.String(), "client's Request.ID against the server's")
+	require.NotNil(t, cresp, "client's Response")
+	if diff := cmp.Diff(&mcpv1.TextContent{Text: "hello"}, cresp.Message, protocmp.Transform()); diff != "" {
+		t.Errorf("client's Response.Message is not the typed response (-want +got):\n%s", diff)
 	}
 
 	// Methods without a registration pass through the server's and client's interceptors only.
-	if _, err := c.ListTools(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
+	_, err = c.ListTools(ctx, "")
+	require.NoError(t, err)
 	want = []string{"X>tools/list", "Y>tools/list", "A>tools/list", "B>tools/list", "B<tools/list", "A<tools/list", "Y<tools/list", "X<tools/list"}
-	if steps := tr.take(); !slices.Equal(steps, want) {
-		t.Errorf("tools/list order:\n got %v\nwant %v", steps, want)
-	}
+	assert.Equal(t, want, tr.take(), "tools/list order")
 	e.closeAll(t, c, leaks)
 }
 
@@ -195,24 +189,21 @@ func TestInterceptorRefusesBeforeHandler(t *testing.T) {
 	var calls atomic.Int64
 	addEcho(e.srv, &calls, nil)
 	c := e.client(t)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 
 	_, err := echo(ctx, c, "secret")
-	if runtime.CodeOf(err) != codeForbidden || !strings.Contains(err.Error(), "not allowed to echo secrets") {
-		t.Errorf("refused with an *Error: got %v (code %v)", err, runtime.CodeOf(err))
-	}
+	assert.Equal(t, codeForbidden, runtime.CodeOf(err), "refused with an *Error: %v", err)
+	assert.ErrorContains(t, err, "not allowed to echo secrets", "refused with an *Error")
 	// A plain error from an interceptor is a tool error, as from a handler.
 	_, err = echo(ctx, c, "quiet")
 	var te *runtime.ToolError
-	if !errors.As(err, &te) || !strings.Contains(te.Error(), "the guard asks for silence") {
-		t.Errorf("refused with a plain error: got %v; want a *ToolError with its text", err)
+	if assert.ErrorAs(t, err, &te, "refused with a plain error") {
+		assert.ErrorContains(t, te, "the guard asks for silence", "refused with a plain error")
 	}
-	if n := calls.Load(); n != 0 {
-		t.Errorf("the handler ran %d times for refused calls", n)
-	}
-	if got, err := echo(ctx, c, "fine"); err != nil || got != "fine" {
-		t.Errorf("allowed call: %q, %v", got, err)
-	}
+	assert.Zero(t, calls.Load(), "handler runs for refused calls")
+	got, err := echo(ctx, c, "fine")
+	assert.NoError(t, err, "allowed call")
+	assert.Equal(t, "fine", got, "allowed call")
 	e.closeAll(t, c, leaks)
 }
 
@@ -253,7 +244,7 @@ func TestInterceptorReplacesResult(t *testing.T) {
 		return resp, err
 	})
 	c := e.client(t, runtime.WithInterceptors(clientSide))
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	for _, tc := range []struct{ in, want string }{
 		{"plain", "plain"},
 		{"upper", "UPPER"},
@@ -265,13 +256,13 @@ func TestInterceptorReplacesResult(t *testing.T) {
 		}
 	}
 	var te *runtime.ToolError
-	if _, err := echo(ctx, c, "hide"); !errors.As(err, &te) || !strings.Contains(err.Error(), "hidden by policy") {
-		t.Errorf("echo(hide) = %v; want the replacing tool error", err)
-	}
+	_, err := echo(ctx, c, "hide")
+	assert.ErrorAs(t, err, &te, "echo(hide): want the replacing tool error")
+	assert.ErrorContains(t, err, "hidden by policy", "echo(hide)")
 	// The raw client sees the replaced result as sent.
 	res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"upper"}`))
-	if err != nil || string(res.StructuredContent) != `{"text":"UPPER"}` {
-		t.Errorf("raw CallTool: %+v, %v", res, err)
+	if assert.NoError(t, err, "raw CallTool") {
+		assert.Equal(t, `{"text":"UPPER"}`, string(res.StructuredContent), "raw CallTool: the structuredContent as sent")
 	}
 	e.closeAll(t, c, leaks)
 }
@@ -297,7 +288,7 @@ func TestInterceptorPanicsAreContained(t *testing.T) {
 		return next(ctx, req)
 	})))
 	c := e.client(t)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	for _, in := range []string{"boom", "late", "inner"} {
 		_, err := echo(ctx, c, in)
 		if runtime.CodeOf(err) != runtime.CodeInternalError || !strings.Contains(err.Error(), `tool "echo"`) {
@@ -336,14 +327,12 @@ func TestClientInterceptorRetries(t *testing.T) {
 		}
 	})
 	c := e.client(t, runtime.WithInterceptors(retry))
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	out, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "flaky", &mcpv1.TextContent{})
-	if err != nil || out.GetText() != "third time" {
-		t.Fatalf("flaky = %v, %v", out, err)
-	}
-	if calls.Load() != 3 || len(ids) != 3 {
-		t.Errorf("handler ran %d times, interceptor saw %d attempts; want 3 of each", calls.Load(), len(ids))
-	}
+	require.NoError(t, err, "flaky")
+	require.Equal(t, "third time", out.GetText(), "flaky")
+	assert.EqualValues(t, 3, calls.Load(), "handler runs")
+	assert.Len(t, ids, 3, "attempts the interceptor saw")
 	if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
 		t.Errorf("attempts reused request IDs: %v", ids)
 	}
@@ -391,20 +380,19 @@ func TestClientMetaAndHeadersReachTheServer(t *testing.T) {
 		}
 	})
 	c := e.client(t, runtime.WithInterceptors(inject))
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	// WithMeta entries and the interceptor's travel together.
-	if _, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "look", &mcpv1.TextContent{}, runtime.WithMeta("k", "v")); err != nil {
-		t.Fatal(err)
-	}
+	_, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "look", &mcpv1.TextContent{}, runtime.WithMeta("k", "v"))
+	require.NoError(t, err)
 	got.Lock()
 	defer got.Unlock()
-	if got.traceparent != `"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"` || got.header != "acme" || got.value != "from middleware" {
-		t.Errorf("handler saw traceparent %s, X-Tenant %q, context value %q", got.traceparent, got.header, got.value)
-	}
+	assert.Equal(t, `"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`, got.traceparent, "the traceparent the handler saw in _meta")
+	assert.Equal(t, "acme", got.header, "the X-Tenant header the handler saw")
+	assert.Equal(t, "from middleware", got.value, "the context value the handler saw")
 	posts := e.rec.postsOf("tools/call")
-	if len(posts) != 1 || !strings.Contains(string(posts[0].Params), `"k":"v"`) || !strings.Contains(string(posts[0].Params), `"traceparent"`) {
-		t.Errorf("posted params: %v", posts)
-	}
+	require.Len(t, posts, 1, "tools/call posts")
+	assert.Contains(t, string(posts[0].Params), `"k":"v"`, "posted params")
+	assert.Contains(t, string(posts[0].Params), `"traceparent"`, "posted params")
 	e.closeAll(t, c, leaks)
 }
 
@@ -424,25 +412,17 @@ func TestCodeOf(t *testing.T) {
 			t.Errorf("CodeOf(%v) = %v; want %v", tc.err, got, tc.want)
 		}
 	}
-	if s := runtime.CodeInvalidParams.String(); s != "invalid_params" {
-		t.Errorf("CodeInvalidParams.String() = %q", s)
-	}
-	if s := runtime.Code(-32099).String(); s != "-32099" {
-		t.Errorf("unnamed code String() = %q", s)
-	}
+	assert.Equal(t, "invalid_params", runtime.CodeInvalidParams.String())
+	assert.Equal(t, "-32099", runtime.Code(-32099).String(), "an unnamed code's String")
 }
 
 func TestCallerOutsideHandler(t *testing.T) {
 	c := runtime.CallerFrom(context.Background())
-	if c != nil {
-		t.Fatalf("CallerFrom(background) = %v; want nil", c)
-	}
-	if err := c.Ping(context.Background()); err == nil {
-		t.Error("Ping on a nil Caller succeeded")
-	}
-	if c.SessionID() != "" || c.Meta() != nil || c.Header() != nil {
-		t.Error("a nil Caller's accessors are not zero")
-	}
+	require.Nil(t, c, "CallerFrom(background)")
+	assert.Error(t, c.Ping(context.Background()), "Ping on a nil Caller")
+	assert.Empty(t, c.SessionID(), "a nil Caller's SessionID")
+	assert.Nil(t, c.Meta(), "a nil Caller's Meta")
+	assert.Nil(t, c.Header(), "a nil Caller's Header")
 }
 
 func TestInterceptorRefusesInitialize(t *testing.T) {
@@ -460,32 +440,23 @@ func TestInterceptorRefusesInitialize(t *testing.T) {
 		return resp, err
 	})
 	e := newClientEnv(t, runtime.WithInterceptors(guard))
-	ctx := clientCtx(t)
-	if err := e.client(t).Connect(ctx); runtime.CodeOf(err) != -32001 || !strings.Contains(err.Error(), "X-Key") {
-		t.Errorf("Connect without a key: %v", err)
-	}
-	if err := e.client(t, runtime.WithHeader("X-Key", "late")).Connect(ctx); runtime.CodeOf(err) != -32001 {
-		t.Errorf("Connect refused late: %v", err)
-	}
+	ctx := testCtx(t)
+	err := e.client(t).Connect(ctx)
+	assert.Equal(t, runtime.Code(-32001), runtime.CodeOf(err), "Connect without a key: %v", err)
+	assert.ErrorContains(t, err, "X-Key", "Connect without a key")
+	err = e.client(t, runtime.WithHeader("X-Key", "late")).Connect(ctx)
+	assert.Equal(t, runtime.Code(-32001), runtime.CodeOf(err), "Connect refused late: %v", err)
 	// The session made before the refusal was ended: using it gets 404.
-	if refusedSession == "" {
-		t.Fatal("the interceptor saw no session ID after next")
-	}
+	require.NotEmpty(t, refusedSession, "the interceptor saw no session ID after next")
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Session-Id", refusedSession)
 	resp, err := e.dc.Client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("the refused session answered %d; want 404", resp.StatusCode)
-	}
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "the refused session's answer")
 	c := e.client(t, runtime.WithHeader("X-Key", "k"))
-	if err := c.Connect(ctx); err != nil {
-		t.Fatalf("Connect with a key: %v", err)
-	}
+	require.NoError(t, c.Connect(ctx), "Connect with a key")
 	e.closeAll(t, c, leaks)
 }

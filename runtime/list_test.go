@@ -3,9 +3,11 @@ package runtime_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/protomcp/protomcp/runtime"
 )
@@ -38,27 +40,24 @@ func TestListsAndIterators(t *testing.T) {
 		})
 	}
 	c := e.client(t)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 
 	page, err := c.ListPrompts(ctx, "")
-	if err != nil || len(page.Prompts) != 2 || page.NextCursor == "" {
-		t.Fatalf("first prompts page: %+v, %v", page, err)
-	}
+	require.NoError(t, err, "first prompts page")
+	assert.Len(t, page.Prompts, 2, "first prompts page")
+	assert.NotEmpty(t, page.NextCursor, "first prompts page")
 	rp, err := c.ListResources(ctx, "")
-	if err != nil || len(rp.Resources) != 2 || rp.NextCursor == "" {
-		t.Fatalf("first resources page: %+v, %v", rp, err)
-	}
+	require.NoError(t, err, "first resources page")
+	assert.Len(t, rp.Resources, 2, "first resources page")
+	require.NotEmpty(t, rp.NextCursor, "first resources page")
 	tp, err := c.ListResourceTemplates(ctx, rp.NextCursor)
-	if err != nil || len(tp.ResourceTemplates) != 2 {
-		t.Fatalf("templates page: %+v, %v", tp, err)
-	}
+	require.NoError(t, err, "templates page")
+	assert.Len(t, tp.ResourceTemplates, 2, "templates page")
 
 	collect := func(what string, seq func(yield func(string, error) bool)) []string {
 		var out []string
 		for name, err := range seq {
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
+			require.NoError(t, err, what)
 			out = append(out, name)
 		}
 		return out
@@ -91,29 +90,23 @@ func TestListsAndIterators(t *testing.T) {
 			}
 		}
 	})
-	for _, tc := range []struct {
-		what      string
-		got, want []string
-	}{{"tools", gotTools, tools}, {"prompts", gotPrompts, prompts}, {"resources", gotResources, resources}, {"templates", gotTemplates, templates}} {
-		if !slices.Equal(tc.got, tc.want) {
-			t.Errorf("%s: got %v, want %v", tc.what, tc.got, tc.want)
-		}
-	}
+	assert.Equal(t, tools, gotTools, "tools")
+	assert.Equal(t, prompts, gotPrompts, "prompts")
+	assert.Equal(t, resources, gotResources, "resources")
+	assert.Equal(t, templates, gotTemplates, "templates")
 	// Breaking out of an iterator stops it.
 	n := 0
 	for range c.Tools(ctx) {
 		n++
 		break
 	}
-	if n != 1 {
-		t.Errorf("break after one tool yielded %d", n)
-	}
+	assert.Equal(t, 1, n, "tools yielded by an iterator broken out of after one")
 }
 
 // TestDuplicateRegistrationPanics checks that tools, prompts, resources and templates all
 // refuse a second registration under the same name, as http.ServeMux does.
 func TestDuplicateRegistrationPanics(t *testing.T) {
-	s := runtime.NewServer(runtime.Implementation{Name: "dup"}, runtime.WithLogger(quietLogger()))
+	s := runtime.NewServer(runtime.Implementation{Name: "dup"}, runtime.WithLogger(discardLogger()))
 	tool := func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) { return nil, nil }
 	prompt := func(context.Context, map[string]string) (*runtime.GetPromptResult, error) { return nil, nil }
 	read := func(context.Context, string) (*runtime.ReadResourceResult, error) { return nil, nil }
@@ -138,8 +131,9 @@ func TestDuplicateRegistrationPanics(t *testing.T) {
 		}()
 	}
 	// After removal, the name is free again.
-	if !s.RemovePrompt("x") || !s.RemoveResource("mem://x") || !s.RemoveResourceTemplate("mem://{x}") || !s.RemoveTool("x") {
-		t.Fatal("removal failed")
-	}
+	require.True(t, s.RemovePrompt("x"), "RemovePrompt")
+	require.True(t, s.RemoveResource("mem://x"), "RemoveResource")
+	require.True(t, s.RemoveResourceTemplate("mem://{x}"), "RemoveResourceTemplate")
+	require.True(t, s.RemoveTool("x"), "RemoveTool")
 	s.AddPrompt(runtime.Prompt{Name: "x"}, prompt)
 }

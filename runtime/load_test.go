@@ -42,7 +42,7 @@ func TestLoad(t *testing.T) {
 	baseG, baseHeap := settle()
 
 	log := &hardenLog{}
-	srv := NewServer(Implementation{Name: "load", Version: "1"}, WithLogger(discardTestLogger()))
+	srv := NewServer(Implementation{Name: "load", Version: "1"}, WithLogger(discardLogger()))
 	addHardenTools(srv, &hardenCtl{started: make(chan string, 1), release: make(chan struct{})})
 	hs := httptest.NewServer(srv)
 	cs := make([]*Client, clients)

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2"
 
 	"github.com/protomcp/protomcp/internal/testissuer"
@@ -63,9 +65,7 @@ func (b *browser) authorizations() []*url.URL {
 func oauthClient(t *testing.T, serverURL string, store runtime.TokenStore) (*runtime.Client, *browser) {
 	t.Helper()
 	lr, err := runtime.NewLoopbackRedirect("/callback")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { lr.Close() })
 	b := new(browser)
 	c := runtime.NewClient(serverURL, runtime.WithOAuth(runtime.OAuthConfig{
@@ -86,89 +86,63 @@ func oauthClient(t *testing.T, serverURL string, store runtime.TokenStore) (*run
 // code with PKCE and the resource, then the token is used until it expires and is refreshed
 // without asking the user again.
 func TestOAuthAuthorizationCode(t *testing.T) {
-	ctx := authCtx(t)
+	ctx := testCtx(t)
 	e := newAuthEnv(t)
 	store := new(runtime.MemoryTokenStore)
 	c, b := oauthClient(t, e.url, store)
 	for range 2 {
 		res, err := c.CallTool(ctx, "whoami", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := resultText(t, res); got != "alice" {
-			t.Fatalf("whoami: %q", got)
-		}
+		require.NoError(t, err)
+		require.Equal(t, "alice", resultText(t, res), "whoami")
 	}
 	auths := b.authorizations()
-	if len(auths) != 1 {
-		t.Fatalf("%d authorizations, want 1", len(auths))
-	}
+	require.Len(t, auths, 1, "authorizations")
 	q := auths[0].Query()
-	if q.Get("resource") != e.resource || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" ||
-		q.Get("scope") != "weather:read weather:write" || !strings.HasPrefix(q.Get("client_id"), "client-") {
-		t.Fatalf("authorization request %v", q)
-	}
+	assert.Equal(t, e.resource, q.Get("resource"), "authorization request %v", q)
+	assert.Equal(t, "S256", q.Get("code_challenge_method"), "authorization request %v", q)
+	assert.NotEmpty(t, q.Get("code_challenge"), "authorization request %v", q)
+	assert.Equal(t, "weather:read weather:write", q.Get("scope"), "authorization request %v", q)
+	assert.True(t, strings.HasPrefix(q.Get("client_id"), "client-"), "authorization request %v", q)
 	tok, err := store.Token(ctx, e.resource)
-	if err != nil || tok == nil || tok.RefreshToken == "" {
-		t.Fatalf("stored token %+v %v", tok, err)
-	}
+	require.NoError(t, err, "stored token")
+	require.NotNil(t, tok, "stored token")
+	require.NotEmpty(t, tok.RefreshToken, "stored token %+v", tok)
 	// An expired token is refreshed, and the user is not asked again.
 	expired := *tok
 	expired.Expiry = time.Now().Add(-time.Hour)
-	if err := store.SetToken(ctx, e.resource, &expired); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.CallTool(ctx, "whoami", nil); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(b.authorizations()); n != 1 {
-		t.Fatalf("%d authorizations after the refresh, want 1", n)
-	}
+	require.NoError(t, store.SetToken(ctx, e.resource, &expired))
+	_, err = c.CallTool(ctx, "whoami", nil)
+	require.NoError(t, err)
+	assert.Len(t, b.authorizations(), 1, "authorizations after the refresh")
 	fresh, _ := store.Token(ctx, e.resource)
-	if fresh.AccessToken == tok.AccessToken || !fresh.Valid() {
-		t.Fatalf("the token was not refreshed: %+v", fresh)
-	}
+	assert.NotEqual(t, tok.AccessToken, fresh.AccessToken, "the token was not refreshed: %+v", fresh)
+	assert.True(t, fresh.Valid(), "the token was not refreshed: %+v", fresh)
 }
 
 // TestOAuthStepUp: a tool needing a scope the token lacks gets 403 insufficient_scope; the
 // client re-authorizes with the scopes of the challenge, keeping those it had, and retries.
 func TestOAuthStepUp(t *testing.T) {
-	ctx := authCtx(t)
+	ctx := testCtx(t)
 	e := newAuthEnvWith(t, nil, func(pr *runtime.ProtectedResource) { pr.ScopesSupported = []string{"weather:read"} })
 	c, b := oauthClient(t, e.url, nil)
-	if _, err := c.CallTool(ctx, "whoami", nil); err != nil {
-		t.Fatal(err)
-	}
+	_, err := c.CallTool(ctx, "whoami", nil)
+	require.NoError(t, err)
 	res, err := c.CallTool(ctx, "set_forecast", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := resultText(t, res); got != "alice" {
-		t.Fatalf("set_forecast: %q", got)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "alice", resultText(t, res), "set_forecast")
 	auths := b.authorizations()
-	if len(auths) != 2 {
-		t.Fatalf("%d authorizations, want 2", len(auths))
-	}
-	if s := auths[0].Query().Get("scope"); s != "weather:read" {
-		t.Fatalf("first scope %q", s)
-	}
-	if s := strings.Fields(auths[1].Query().Get("scope")); len(s) != 2 || s[0] != "weather:read" || s[1] != "weather:write" {
-		t.Fatalf("step-up scope %q", s)
-	}
-	if n := e.calls.Load(); n != 2 {
-		t.Fatalf("handlers ran %d times, want 2", n)
-	}
+	require.Len(t, auths, 2, "authorizations")
+	assert.Equal(t, "weather:read", auths[0].Query().Get("scope"), "first scope")
+	assert.Equal(t, []string{"weather:read", "weather:write"}, strings.Fields(auths[1].Query().Get("scope")), "step-up scope")
+	assert.EqualValues(t, 2, e.calls.Load(), "handler runs")
 }
 
 // TestOAuthStepUpBounded: a server that keeps answering 403 insufficient_scope gets a
 // bounded number of re-authorizations, then the 403 is the call's error.
 func TestOAuthStepUpBounded(t *testing.T) {
-	ctx := authCtx(t)
+	ctx := testCtx(t)
 	is, err := testissuer.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer is.Close()
 	var srvURL string
 	mux := http.NewServeMux()
@@ -190,46 +164,39 @@ func TestOAuthStepUpBounded(t *testing.T) {
 	c, b := oauthClient(t, srvURL, nil)
 	err = c.Connect(ctx)
 	var he *runtime.HTTPError
-	if !errors.As(err, &he) || he.StatusCode != http.StatusForbidden {
-		t.Fatalf("Connect: %v, want the 403", err)
-	}
-	if n := len(b.authorizations()); n != 3 {
-		t.Fatalf("%d authorizations, want 3 (one, then two step-ups)", n)
-	}
+	require.ErrorAs(t, err, &he, "Connect")
+	assert.Equal(t, http.StatusForbidden, he.StatusCode, "Connect: %v", err)
+	assert.Len(t, b.authorizations(), 3, "authorizations (one, then two step-ups)")
 }
 
 // TestOAuthClientCredentials: a client acting on its own behalf gets its token with the
 // client_credentials grant and its secret; the server sees the client as the subject.
 func TestOAuthClientCredentials(t *testing.T) {
-	ctx := authCtx(t)
+	ctx := testCtx(t)
 	e := newAuthEnvWith(t, []testissuer.Option{testissuer.WithClient("reporter", "s3cret")}, nil)
 	c := runtime.NewClient(e.url, runtime.WithOAuth(runtime.OAuthConfig{
 		Grant: runtime.GrantClientCredentials, ClientID: "reporter", ClientSecret: "s3cret",
 	}))
 	defer c.Close(ctx)
 	res, err := c.CallTool(ctx, "whoami", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := resultText(t, res); got != "reporter" {
-		t.Fatalf("whoami: %q", got)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "reporter", resultText(t, res), "whoami")
 	// A wrong secret is an error that says where it failed.
 	bad := runtime.NewClient(e.url, runtime.WithOAuth(runtime.OAuthConfig{
 		Grant: runtime.GrantClientCredentials, ClientID: "reporter", ClientSecret: "wrong",
 	}))
 	defer bad.Close(ctx)
 	_, err = bad.CallTool(ctx, "whoami", nil)
+	assert.ErrorIs(t, err, runtime.ErrOAuth, "wrong secret")
 	var re *oauth2.RetrieveError
-	if !errors.Is(err, runtime.ErrOAuth) || !errors.As(err, &re) || re.ErrorCode != "invalid_client" {
-		t.Fatalf("wrong secret: %v", err)
-	}
+	require.ErrorAs(t, err, &re, "wrong secret")
+	assert.Equal(t, "invalid_client", re.ErrorCode, "wrong secret: %v", err)
 }
 
 // TestOAuthRefusesForeignResource: metadata naming another resource stops the client before
 // it asks anyone for a token.
 func TestOAuthRefusesForeignResource(t *testing.T) {
-	ctx := authCtx(t)
+	ctx := testCtx(t)
 	var srvURL string
 	e := newAuthEnvWith(t, nil, func(pr *runtime.ProtectedResource) {
 		srvURL = pr.Resource
@@ -238,38 +205,28 @@ func TestOAuthRefusesForeignResource(t *testing.T) {
 	})
 	c, b := oauthClient(t, srvURL, nil)
 	_, err := c.CallTool(ctx, "whoami", nil)
-	if !errors.Is(err, runtime.ErrOAuth) || !strings.Contains(err.Error(), "refusing to authorize") {
-		t.Fatalf("err %v", err)
-	}
-	if n := len(b.authorizations()); n != 0 || e.calls.Load() != 0 {
-		t.Fatalf("%d authorizations, %d calls", n, e.calls.Load())
-	}
+	assert.ErrorIs(t, err, runtime.ErrOAuth)
+	assert.ErrorContains(t, err, "refusing to authorize")
+	assert.Empty(t, b.authorizations(), "authorizations")
+	assert.Zero(t, e.calls.Load(), "handler runs")
 }
 
 // TestOAuthPrivateKeyJWT: client_credentials with a private_key_jwt client assertion (RFC
 // 7523 Section 2.2) instead of a secret.
 func TestOAuthPrivateKeyJWT(t *testing.T) {
-	ctx := authCtx(t)
+	ctx := testCtx(t)
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e := newAuthEnvWith(t, []testissuer.Option{testissuer.WithKeyClient("robot", &key.PublicKey)}, nil)
-	assert, err := jwtauth.PrivateKeyJWT("robot", key, jose.ES256, "robot-key-1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	assertion, err := jwtauth.PrivateKeyJWT("robot", key, jose.ES256, "robot-key-1")
+	require.NoError(t, err)
 	c := runtime.NewClient(e.url, runtime.WithOAuth(runtime.OAuthConfig{
-		Grant: runtime.GrantClientCredentials, ClientID: "robot", ClientAssertion: assert,
+		Grant: runtime.GrantClientCredentials, ClientID: "robot", ClientAssertion: assertion,
 	}))
 	defer c.Close(ctx)
 	res, err := c.CallTool(ctx, "whoami", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := resultText(t, res); got != "robot" {
-		t.Fatalf("whoami: %q", got)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "robot", resultText(t, res), "whoami")
 	// Another key's assertion is refused at the token endpoint.
 	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	forged, _ := jwtauth.PrivateKeyJWT("robot", other, jose.ES256, "")
@@ -277,20 +234,18 @@ func TestOAuthPrivateKeyJWT(t *testing.T) {
 		Grant: runtime.GrantClientCredentials, ClientID: "robot", ClientAssertion: forged,
 	}))
 	defer bad.Close(ctx)
-	if _, err := bad.CallTool(ctx, "whoami", nil); !errors.Is(err, runtime.ErrOAuth) || !strings.Contains(err.Error(), "invalid_client") {
-		t.Fatalf("forged assertion: %v", err)
-	}
+	_, err = bad.CallTool(ctx, "whoami", nil)
+	assert.ErrorIs(t, err, runtime.ErrOAuth, "forged assertion")
+	assert.ErrorContains(t, err, "invalid_client", "forged assertion")
 }
 
 // TestOAuthEnterpriseManaged: SEP-990. The user's ID token from the enterprise IdP is
 // exchanged there for an ID-JAG (RFC 8693), which the MCP server's authorization server takes
 // in the JWT bearer grant (RFC 7523); the server sees the IdP's user.
 func TestOAuthEnterpriseManaged(t *testing.T) {
-	ctx := authCtx(t)
+	ctx := testCtx(t)
 	idp, err := testissuer.Start(testissuer.WithSubject("erin"), testissuer.WithClient("mcp-at-idp", "idp-secret"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer idp.Close()
 	e := newAuthEnvWith(t, []testissuer.Option{testissuer.WithAssertionIssuer(idp), testissuer.WithClient("mcp-client", "as-secret")}, nil)
 	c := runtime.NewClient(e.url, runtime.WithOAuth(runtime.OAuthConfig{
@@ -304,10 +259,6 @@ func TestOAuthEnterpriseManaged(t *testing.T) {
 	}))
 	defer c.Close(ctx)
 	res, err := c.CallTool(ctx, "whoami", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := resultText(t, res); got != "erin" {
-		t.Fatalf("whoami: %q", got)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "erin", resultText(t, res), "whoami")
 }

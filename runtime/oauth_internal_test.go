@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2"
 )
 
@@ -73,20 +74,17 @@ func TestOAuthTokenStaysOnOrigin(t *testing.T) {
 	defer mcp.Close()
 	other := httptest.NewServer(record("other"))
 	defer other.Close()
-	tr := newOAuthTransport(OAuthConfig{}, http.DefaultTransport, mcp.URL+"/mcp", slog.New(slog.DiscardHandler))
+	tr := newOAuthTransport(OAuthConfig{}, http.DefaultTransport, mcp.URL+"/mcp", discardLogger())
 	tr.tok = &oauth2.Token{AccessToken: "secret-token"}
 	hc := &http.Client{Transport: tr}
 	for _, u := range []string{mcp.URL + "/mcp", other.URL + "/mcp"} {
 		resp, err := hc.Get(u)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		resp.Body.Close()
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if seen["mcp"] != "Bearer secret-token" || seen["other"] != "" {
-		t.Fatalf("Authorization headers seen: %q", seen)
-	}
+	assert.Equal(t, "Bearer secret-token", seen["mcp"], "Authorization sent to the MCP server")
+	assert.Empty(t, seen["other"], "Authorization sent elsewhere")
 	hc.CloseIdleConnections()
 }

@@ -9,8 +9,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 )
@@ -24,26 +27,19 @@ func TestMessageResultEncoding(t *testing.T) {
 		msg := &mcpv1.TextContent{Text: text}
 		for range 2 { // the second time with the hint of the first
 			res, err := messageResult(msg, &enc)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			raw, err := encodeToolResult(res)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var got CallToolResult
-			if err := json.Unmarshal(raw, &got); err != nil {
-				t.Fatalf("%q: invalid JSON %s: %v", text, raw, err)
-			}
-			if len(got.Content) != 1 || got.Content[0].Type != "text" || got.Content[0].Text != string(got.StructuredContent) {
-				t.Fatalf("%q: text does not mirror structuredContent: %s", text, raw)
-			}
-			if string(res.StructuredContent) != string(got.StructuredContent) {
-				t.Fatalf("%q: StructuredContent view %s, wire %s", text, res.StructuredContent, got.StructuredContent)
-			}
+			require.NoError(t, json.Unmarshal(raw, &got), "%q: invalid JSON %s", text, raw)
+			require.Len(t, got.Content, 1, "%q: %s", text, raw)
+			assert.Equal(t, "text", got.Content[0].Type, "%q: %s", text, raw)
+			assert.Equal(t, string(got.StructuredContent), got.Content[0].Text, "%q: text does not mirror structuredContent", text)
+			assert.Equal(t, string(got.StructuredContent), string(res.StructuredContent), "%q: StructuredContent view differs from the wire", text)
 			back := &mcpv1.TextContent{}
-			if err := protojson.Unmarshal(got.StructuredContent, back); err != nil || !proto.Equal(back, msg) {
-				t.Fatalf("%q: structuredContent %s decodes to %v (%v)", text, got.StructuredContent, back, err)
+			require.NoError(t, protojson.Unmarshal(got.StructuredContent, back), "%q: structuredContent %s", text, got.StructuredContent)
+			if diff := cmp.Diff(msg, back, protocmp.Transform()); diff != "" {
+				t.Fatalf("%q: structuredContent %s decodes to another message (-want +got):\n%s", text, got.StructuredContent, diff)
 			}
 		}
 	}

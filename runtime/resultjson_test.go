@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -59,31 +61,25 @@ func TestResultJSONMatchesProtojson(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			want, wantErr := protojson.Marshal(c.m)
 			got, gotErr := appendResultJSON([]byte("prefix"), c.m)
-			if (wantErr != nil) != c.wantErr {
-				t.Fatalf("protojson error %v, test expects error: %v", wantErr, c.wantErr)
-			}
+			require.Equal(t, c.wantErr, wantErr != nil, "protojson error: %v", wantErr)
 			if wantErr != nil {
-				if gotErr == nil {
-					t.Fatalf("protojson fails (%v), appendResultJSON wrote %s", wantErr, got)
-				}
+				require.Error(t, gotErr, "protojson fails (%v), appendResultJSON wrote %s", wantErr, got)
 				return
 			}
-			if gotErr != nil {
-				t.Fatalf("appendResultJSON: %v (protojson wrote %s)", gotErr, want)
-			}
+			require.NoError(t, gotErr, "appendResultJSON (protojson wrote %s)", want)
 			got, ok := bytes.CutPrefix(got, []byte("prefix"))
-			if !ok {
-				t.Fatalf("the prefix was not kept: %s", got)
-			}
-			if !reflect.DeepEqual(decodeAny(t, got), decodeAny(t, want)) {
-				t.Fatalf("different JSON:\n got %s\nwant %s", got, want)
+			require.True(t, ok, "the prefix was not kept: %s", got)
+			// Numbers are compared as written (json.Number), not as float64.
+			if diff := cmp.Diff(decodeAny(t, want), decodeAny(t, got)); diff != "" {
+				t.Fatalf("different JSON (-protojson +appendResultJSON):\n%s\n got %s\nwant %s", diff, got, want)
 			}
 			back := c.m.ProtoReflect().Type().New().Interface()
-			if err := protojson.Unmarshal(got, back); err != nil {
-				t.Fatalf("protojson cannot read %s: %v", got, err)
+			require.NoError(t, protojson.Unmarshal(got, back), "protojson cannot read %s", got)
+			if strings.Contains(c.name, "forecast") {
+				return // NaN != NaN
 			}
-			if !strings.Contains(c.name, "forecast") && !proto.Equal(back, c.m) { // NaN != NaN
-				t.Fatalf("round trip: got %v, want %v", back, c.m)
+			if diff := cmp.Diff(c.m, back, protocmp.Transform()); diff != "" {
+				t.Fatalf("round trip (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -94,16 +90,13 @@ func decodeAny(t *testing.T, b []byte) any {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	var v any
-	if err := d.Decode(&v); err != nil {
-		t.Fatalf("invalid JSON %s: %v", b, err)
-	}
+	require.NoError(t, d.Decode(&v), "invalid JSON %s", b)
 	return v
 }
 
 func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
+	t.Helper()
 	s, err := structpb.NewStruct(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return s
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -21,16 +20,6 @@ import (
 // The tests in this file drive the real server over loopback HTTP. Rules about the wire are
 // checked with raw net/http requests; every wait is bounded by a context.
 
-const testTimeout = 30 * time.Second
-
-// testCtx returns a context that bounds one test.
-func testCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // testServer is a Server behind an httptest.Server, with an HTTP client of its own.
 type testServer struct {
 	srv *Server
@@ -39,8 +28,6 @@ type testServer struct {
 	tr  *http.Transport
 	hc  *http.Client
 }
-
-func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // newTestServer starts a server with an "echo" tool. Cleanup shuts the server down, closes
 // every connection and waits for the handlers, so that goleak finds nothing left.

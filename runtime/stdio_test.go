@@ -41,10 +41,10 @@ func stdioPair(t *testing.T, srv *runtime.Server, opts ...runtime.ClientOption) 
 		shutdownServer(srv)
 		done <- err
 	}()
-	opts = append([]runtime.ClientOption{runtime.WithLogger(quietLogger())}, opts...)
+	opts = append([]runtime.ClientOption{runtime.WithLogger(discardLogger())}, opts...)
 	c = runtime.NewStdioClient(s2cR, c2sW, opts...)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), clientTestTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()
 		_ = c.Close(ctx)
 	})
@@ -53,13 +53,13 @@ func stdioPair(t *testing.T, srv *runtime.Server, opts ...runtime.ClientOption) 
 
 // shutdownServer stops a server's background work once its stdio connection has ended.
 func shutdownServer(srv *runtime.Server) {
-	ctx, cancel := context.WithTimeout(context.Background(), clientTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	_ = srv.Shutdown(ctx)
 }
 
 func newStdioServer(opts ...runtime.ServerOption) *runtime.Server {
-	opts = append([]runtime.ServerOption{runtime.WithLogger(quietLogger())}, opts...)
+	opts = append([]runtime.ServerOption{runtime.WithLogger(discardLogger())}, opts...)
 	s := runtime.NewServer(runtime.Implementation{Name: "stdio-test", Version: "1"}, opts...)
 	runtime.AddTool(s, runtime.ToolSpec{Name: "echo"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		return &mcpv1.TextContent{Text: in.GetText()}, nil
@@ -74,7 +74,7 @@ func waitServer(t *testing.T, done <-chan error) {
 		if err != nil {
 			t.Errorf("ServeStdio: %v", err)
 		}
-	case <-time.After(clientTestTimeout):
+	case <-time.After(testTimeout):
 		t.Fatal("ServeStdio did not return after the client closed its input")
 	}
 }
@@ -120,7 +120,7 @@ func TestStdioFeatures(t *testing.T) {
 				}
 			}
 		}))
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	if got, err := echo(ctx, c, "over stdio"); err != nil || got != "over stdio" {
 		t.Fatalf("echo = %q, %v", got, err)
 	}
@@ -251,7 +251,7 @@ func (r *rawStdio) next(t *testing.T) map[string]any {
 			t.Fatalf("the server wrote a line that is not JSON: %q", line)
 		}
 		return m
-	case <-time.After(clientTestTimeout):
+	case <-time.After(testTimeout):
 		t.Fatal("no message from the server")
 		return nil
 	}
@@ -297,13 +297,13 @@ func TestStdioBadInputAndEOFMidRequest(t *testing.T) {
 	r.send(t, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
 	select {
 	case <-started:
-	case <-time.After(clientTestTimeout):
+	case <-time.After(testTimeout):
 		t.Fatal("the wait tool did not start")
 	}
 	r.in.Close()
 	select {
 	case <-cancelled:
-	case <-time.After(clientTestTimeout):
+	case <-time.After(testTimeout):
 		t.Fatal("the running handler was not cancelled at EOF")
 	}
 	select {
@@ -311,7 +311,7 @@ func TestStdioBadInputAndEOFMidRequest(t *testing.T) {
 		if err != nil {
 			t.Errorf("ServeStdio at EOF: %v", err)
 		}
-	case <-time.After(clientTestTimeout):
+	case <-time.After(testTimeout):
 		t.Fatal("ServeStdio did not return at EOF")
 	}
 	for range r.lines {
@@ -335,7 +335,7 @@ func TestStdioContextCancel(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("ServeStdio after cancel = %v; want context.Canceled", err)
 		}
-	case <-time.After(clientTestTimeout):
+	case <-time.After(testTimeout):
 		t.Fatal("ServeStdio did not return when its context was cancelled")
 	}
 	c2sW.Close() // ends the read that was blocked
@@ -382,7 +382,7 @@ func TestCommandClient(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx := clientCtx(t)
+			ctx := testCtx(t)
 			for i := range 20 {
 				text := strings.Repeat("ab", i*1000)
 				if got, err := echo(ctx, c, text); err != nil || got != text {
@@ -416,11 +416,11 @@ func TestCommandClient(t *testing.T) {
 
 func TestCommandClientChildExitsEarly(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
-	c, err := runtime.NewCommandClient(childCommand(t, "exit-early"), runtime.WithLogger(quietLogger()))
+	c, err := runtime.NewCommandClient(childCommand(t, "exit-early"), runtime.WithLogger(discardLogger()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	if err := c.Connect(ctx); err == nil {
 		t.Fatal("Connect to a child that exits succeeded")
 	}
@@ -433,12 +433,12 @@ func TestCommandClientChildExitsEarly(t *testing.T) {
 
 func TestCommandClientKillsChildThatIgnoresSIGTERM(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
-	c, err := runtime.NewCommandClient(childCommand(t, "ignore-term"), runtime.WithLogger(quietLogger()),
+	c, err := runtime.NewCommandClient(childCommand(t, "ignore-term"), runtime.WithLogger(discardLogger()),
 		runtime.WithStdioShutdown(300*time.Millisecond, 300*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	if got, err := echo(ctx, c, "hi"); err != nil || got != "hi" {
 		t.Fatalf("echo: %q, %v", got, err)
 	}
@@ -474,11 +474,7 @@ func TestStdioStalledReaderDoesNotBlockServer(t *testing.T) {
 	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood","arguments":{}}}`)
 	// The test reads nothing now: r.lines fills up and the server's writes block.
 	r.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mark","arguments":{}}}`)
-	deadline := time.Now().Add(clientTestTimeout)
-	for !marked.Load() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if !marked.Load() {
+	if !waitFor(testTimeout, marked.Load) {
 		t.Fatal("a request sent while the client was not reading was never run")
 	}
 	// Now read: both answers arrive, the flood's saying its queue filled.
@@ -522,7 +518,7 @@ func TestStdioStalledHandlerDoesNotBlockClient(t *testing.T) {
 		logs.Add(1)
 		<-release
 	}))
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	out, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "chatty", &mcpv1.TextContent{})
 	if err != nil || out.GetText() != "done" {
 		t.Fatalf("chatty with a stalled log handler: %v, %v", out, err)
@@ -532,10 +528,7 @@ func TestStdioStalledHandlerDoesNotBlockClient(t *testing.T) {
 	}
 	// The log messages travel apart from the responses: the handler gets (and stalls on) the
 	// first one, however late.
-	for logs.Load() == 0 && ctx.Err() == nil {
-		time.Sleep(time.Millisecond)
-	}
-	if logs.Load() == 0 {
+	if !waitFor(testTimeout, func() bool { return logs.Load() != 0 }) {
 		t.Error("no log notification reached the handler")
 	}
 	close(release)

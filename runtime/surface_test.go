@@ -17,9 +17,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/protomcp/protomcp/examples/weather"
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
@@ -60,44 +64,33 @@ func TestPromptFromProto(t *testing.T) {
 		serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
 			leaks := goleak.IgnoreCurrent()
 			e, client, c := surfaceEnv(t, &weather.Service{Now: func() time.Time { return surfaceNow }}, opts...)
-			ctx := clientCtx(t)
+			ctx := testCtx(t)
 
 			list, err := c.ListPrompts(ctx, "")
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			want := runtime.Prompt{Name: "plan_trip", Title: "Plan a trip", Description: "Plans a trip: asks the model for a day-by-day plan for an activity, given the forecast.",
 				Arguments: []runtime.PromptArgument{
 					{Name: "city", Description: "The city to visit.", Required: true},
 					{Name: "activity", Description: "What to do there.", Required: true},
 					{Name: "days", Description: "How many days the trip lasts, 1 to 14. Defaults to 3."},
 				}}
-			if len(list.Prompts) != 1 || fmt.Sprint(list.Prompts[0]) != fmt.Sprint(want) {
-				t.Fatalf("prompts/list = %+v, want [%+v]", list.Prompts, want)
-			}
+			require.Equal(t, []runtime.Prompt{want}, list.Prompts, "prompts/list")
 
 			res, err := client.PlanTrip(ctx, &weatherv1.PlanTripRequest{City: "Paris", Activity: weatherv1.Activity_ACTIVITY_HIKING, Days: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			direct, err := (&weather.Service{Now: func() time.Time { return surfaceNow }}).PlanTrip(ctx, &weatherv1.PlanTripRequest{City: "Paris", Activity: weatherv1.Activity_ACTIVITY_HIKING, Days: 2})
-			if err != nil {
-				t.Fatal(err)
+			require.NoError(t, err)
+			if diff := cmp.Diff(direct, res, protocmp.Transform()); diff != "" {
+				t.Fatalf("PlanTrip through the client (-direct +client):\n%s", diff)
 			}
-			if !proto.Equal(res, direct) {
-				t.Fatalf("PlanTrip = %v, want %v", res, direct)
-			}
-			if text := res.GetMessages()[0].GetContent().GetText().GetText(); !strings.Contains(text, "2-day trip to Paris, FR for hiking") {
-				t.Errorf("prompt text = %q", text)
-			}
+			assert.Contains(t, res.GetMessages()[0].GetContent().GetText().GetText(), "2-day trip to Paris, FR for hiking", "prompt text")
 
 			// The wire form: arguments are strings; the enum by its value name.
 			raw, err := c.GetPrompt(ctx, "plan_trip", map[string]string{"city": "Tokyo", "activity": "ACTIVITY_BEACH", "days": "4"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(raw.Messages) != 1 || raw.Messages[0].Role != "user" || !strings.Contains(raw.Messages[0].Content.Text, "4-day trip to Tokyo, JP for a beach holiday") {
-				t.Errorf("prompts/get = %+v", raw)
+			require.NoError(t, err)
+			if assert.Len(t, raw.Messages, 1, "prompts/get") {
+				assert.Equal(t, "user", raw.Messages[0].Role, "prompts/get role")
+				assert.Contains(t, raw.Messages[0].Content.Text, "4-day trip to Tokyo, JP for a beach holiday", "prompts/get text")
 			}
 
 			for _, tc := range []struct {
@@ -110,10 +103,8 @@ func TestPromptFromProto(t *testing.T) {
 				{map[string]string{"city": "Paris", "activity": "ACTIVITY_HIKING", "budget": "1"}, `unknown argument "budget"`},
 			} {
 				_, err := c.GetPrompt(ctx, "plan_trip", tc.args)
-				var rpcErr *runtime.Error
-				if !errors.As(err, &rpcErr) || rpcErr.Code != runtime.CodeInvalidParams || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("prompts/get %v: err = %v, want invalid params mentioning %q", tc.args, err, tc.want)
-				}
+				assert.Equal(t, runtime.CodeInvalidParams, runtime.CodeOf(err), "prompts/get %v: %v", tc.args, err)
+				assert.ErrorContains(t, err, tc.want, "prompts/get %v", tc.args)
 			}
 			e.closeAll(t, c, leaks)
 		})
@@ -122,50 +113,33 @@ func TestPromptFromProto(t *testing.T) {
 
 func complete(t *testing.T, c *runtime.Client, ref runtime.CompleteRef, arg, value string) []string {
 	t.Helper()
-	raw, err := c.Call(clientCtx(t), "completion/complete", map[string]any{"ref": ref, "argument": map[string]string{"name": arg, "value": value}})
-	if err != nil {
-		t.Fatalf("completion/complete %s=%q: %v", arg, value, err)
-	}
+	raw, err := c.Call(testCtx(t), "completion/complete", map[string]any{"ref": ref, "argument": map[string]string{"name": arg, "value": value}})
+	require.NoError(t, err, "completion/complete %s=%q", arg, value)
 	var res struct {
 		Completion runtime.Completion `json:"completion"`
 	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(raw, &res), "completion/complete %s=%q: %s", arg, value, raw)
 	return res.Completion.Values
 }
 
 func TestCompletionFromProto(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	e, _, c := surfaceEnv(t, &weather.Service{})
-	if err := c.Connect(clientCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	if _, caps, _ := c.ServerInfo(); caps.Completions == nil {
-		t.Error("the server does not declare the completions capability")
-	}
+	require.NoError(t, c.Connect(testCtx(t)))
+	_, caps, _ := c.ServerInfo()
+	assert.NotNil(t, caps.Completions, "the server does not declare the completions capability")
 	prompt := runtime.CompleteRef{Type: "ref/prompt", Name: "plan_trip"}
 	// An enum argument completes from its values, with no code in the handler.
-	if got := complete(t, c, prompt, "activity", ""); !slices.Equal(got, []string{"ACTIVITY_HIKING", "ACTIVITY_SIGHTSEEING", "ACTIVITY_BEACH"}) {
-		t.Errorf("activity completions = %v", got)
-	}
-	if got := complete(t, c, prompt, "activity", "beach"); !slices.Equal(got, []string{"ACTIVITY_BEACH"}) {
-		t.Errorf("activity completions of beach = %v", got)
-	}
+	assert.Equal(t, []string{"ACTIVITY_HIKING", "ACTIVITY_SIGHTSEEING", "ACTIVITY_BEACH"}, complete(t, c, prompt, "activity", ""), "activity completions")
+	assert.Equal(t, []string{"ACTIVITY_BEACH"}, complete(t, c, prompt, "activity", "beach"), "activity completions of beach")
 	// Other arguments have none, without an error.
-	if got := complete(t, c, prompt, "city", "Pa"); len(got) != 0 {
-		t.Errorf("city completions = %v", got)
-	}
+	assert.Empty(t, complete(t, c, prompt, "city", "Pa"), "city completions")
 	// A prompt the server does not know completes to nothing, since the server declares
 	// completions.
-	if got := complete(t, c, runtime.CompleteRef{Type: "ref/prompt", Name: "no_such_prompt"}, "x", ""); len(got) != 0 {
-		t.Errorf("completions of an unknown prompt = %v", got)
-	}
+	assert.Empty(t, complete(t, c, runtime.CompleteRef{Type: "ref/prompt", Name: "no_such_prompt"}, "x", ""), "completions of an unknown prompt")
 	// The template's variable completes through the handler's optional CompleteGetStation.
 	station := runtime.CompleteRef{Type: "ref/resource", URI: weatherv1mcp.WeatherServiceGetStationURITemplate}
-	if got := complete(t, c, station, "id", "pa"); !slices.Equal(got, []string{"paris-montsouris"}) {
-		t.Errorf("station id completions = %v", got)
-	}
+	assert.Equal(t, []string{"paris-montsouris"}, complete(t, c, station, "id", "pa"), "station id completions")
 	e.closeAll(t, c, leaks)
 }
 
@@ -175,58 +149,51 @@ func TestResourceTemplateFromProto(t *testing.T) {
 			leaks := goleak.IgnoreCurrent()
 			svc := &weather.Service{Now: func() time.Time { return surfaceNow }}
 			e, client, c := surfaceEnv(t, svc, opts...)
-			ctx := clientCtx(t)
+			ctx := testCtx(t)
 
 			list, err := c.ListResourceTemplates(ctx, "")
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			want := runtime.ResourceTemplate{URITemplate: "weather://stations/{id}", Name: "station", Title: "Weather station",
 				Description: "A weather station: where it is and what it measured last.", MIMEType: "application/json"}
-			if len(list.ResourceTemplates) != 1 || fmt.Sprint(list.ResourceTemplates[0]) != fmt.Sprint(want) {
-				t.Fatalf("resources/templates/list = %+v, want [%+v]", list.ResourceTemplates, want)
-			}
+			require.Equal(t, []runtime.ResourceTemplate{want}, list.ResourceTemplates, "resources/templates/list")
 
 			got, err := client.GetStation(ctx, &weatherv1.GetStationRequest{Id: "tokyo-otemachi"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			direct, _ := svc.GetStation(ctx, &weatherv1.GetStationRequest{Id: "tokyo-otemachi"})
-			if !proto.Equal(got, direct) {
-				t.Fatalf("GetStation = %v, want %v", got, direct)
+			if diff := cmp.Diff(direct, got, protocmp.Transform()); diff != "" {
+				t.Fatalf("GetStation through the client (-direct +client):\n%s", diff)
 			}
 
 			// The wire form: a resources/read of the URI, answered with JSON text.
 			raw, err := c.ReadResource(ctx, "weather://stations/tokyo-otemachi")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(raw.Contents) != 1 || raw.Contents[0].URI != "weather://stations/tokyo-otemachi" || raw.Contents[0].MIMEType != "application/json" ||
-				raw.Contents[0].Text == nil || !strings.Contains(*raw.Contents[0].Text, `"id":"tokyo-otemachi"`) {
-				t.Errorf("resources/read = %+v", raw.Contents)
+			require.NoError(t, err)
+			if assert.Len(t, raw.Contents, 1, "resources/read") {
+				assert.Equal(t, "weather://stations/tokyo-otemachi", raw.Contents[0].URI)
+				assert.Equal(t, "application/json", raw.Contents[0].MIMEType)
+				if assert.NotNil(t, raw.Contents[0].Text, "resources/read text") {
+					assert.Contains(t, *raw.Contents[0].Text, `"id":"tokyo-otemachi"`)
+				}
 			}
 
 			// An id the handler does not know is its error; an id with characters to escape goes
 			// to the handler decoded.
 			_, err = client.GetStation(ctx, &weatherv1.GetStationRequest{Id: "mars/olympus mons"})
-			var rpcErr *runtime.Error
 			// (2026-07-28 reports an unknown resource as invalid params.)
-			if !errors.As(err, &rpcErr) || (rpcErr.Code != runtime.CodeResourceNotFound && rpcErr.Code != runtime.CodeInvalidParams) || !strings.Contains(err.Error(), `no station "mars/olympus mons"`) {
-				t.Errorf("GetStation(unknown) err = %v", err)
-			}
+			assert.Contains(t, []runtime.Code{runtime.CodeResourceNotFound, runtime.CodeInvalidParams}, runtime.CodeOf(err), "GetStation(unknown): %v", err)
+			assert.ErrorContains(t, err, `no station "mars/olympus mons"`)
 			// The service's static resource, declared in its options.
 			static, err := c.ListResources(ctx, "")
-			if err != nil || len(static.Resources) != 1 || static.Resources[0].URI != "weather://about" || static.Resources[0].MIMEType != "text/markdown" {
-				t.Errorf("resources/list = %+v, %v", static, err)
+			if assert.NoError(t, err, "resources/list") && assert.Len(t, static.Resources, 1, "resources/list") {
+				assert.Equal(t, "weather://about", static.Resources[0].URI)
+				assert.Equal(t, "text/markdown", static.Resources[0].MIMEType)
 			}
 			about, err := c.ReadResource(ctx, "weather://about")
-			if err != nil || len(about.Contents) != 1 || about.Contents[0].Text == nil || !strings.HasPrefix(*about.Contents[0].Text, "# Weather\n") {
-				t.Errorf("resources/read weather://about = %+v, %v", about, err)
+			if assert.NoError(t, err, "resources/read weather://about") && assert.Len(t, about.Contents, 1) && assert.NotNil(t, about.Contents[0].Text) {
+				assert.True(t, strings.HasPrefix(*about.Contents[0].Text, "# Weather\n"), "resources/read weather://about: %q", *about.Contents[0].Text)
 			}
 			// A variable left empty cannot make a URI.
-			if _, err := client.GetStation(ctx, &weatherv1.GetStationRequest{}); err == nil || !strings.Contains(err.Error(), `field "id" is empty`) {
-				t.Errorf("GetStation(empty) err = %v", err)
-			}
+			_, err = client.GetStation(ctx, &weatherv1.GetStationRequest{})
+			assert.ErrorContains(t, err, `field "id" is empty`, "GetStation(empty)")
 			e.closeAll(t, c, leaks)
 		})
 	})
@@ -237,7 +204,7 @@ func TestStreamingToolFromProto(t *testing.T) {
 		serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
 			leaks := goleak.IgnoreCurrent()
 			e, client, c := surfaceEnv(t, &weather.Service{Now: func() time.Time { return surfaceNow }}, opts...)
-			ctx := clientCtx(t)
+			ctx := testCtx(t)
 
 			var progress []runtime.ProgressParams
 			var mu sync.Mutex
@@ -253,19 +220,15 @@ func TestStreamingToolFromProto(t *testing.T) {
 				}
 				got = append(got, msg)
 			}
-			if len(got) != 5 {
-				t.Fatalf("got %d messages, want 5", len(got))
-			}
+			require.Len(t, got, 5, "messages")
 			mu.Lock()
-			if len(progress) != 5 {
-				t.Errorf("the caller's WithProgress saw %d notifications, want 5", len(progress))
-			}
+			assert.Len(t, progress, 5, "notifications the caller's WithProgress saw")
 			progress = nil
 			mu.Unlock()
 			for i, m := range got {
-				if m.GetProgress() != int32(i+1) || m.GetTotal() != 5 || m.GetDay().GetDate() != surfaceNow.AddDate(0, 0, i).Format(time.DateOnly) {
-					t.Errorf("message %d = %v", i, m)
-				}
+				assert.Equal(t, int32(i+1), m.GetProgress(), "message %d progress", i)
+				assert.Equal(t, int32(5), m.GetTotal(), "message %d total", i)
+				assert.Equal(t, surfaceNow.AddDate(0, 0, i).Format(time.DateOnly), m.GetDay().GetDate(), "message %d date", i)
 			}
 
 			// The wire form: one progress notification per message, with the message in _meta,
@@ -276,33 +239,28 @@ func TestStreamingToolFromProto(t *testing.T) {
 					progress = append(progress, *p)
 					mu.Unlock()
 				}))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			mu.Lock()
 			progress = slices.Clone(progress)
 			mu.Unlock()
-			if len(progress) != 3 {
-				t.Fatalf("%d progress notifications, want 3: %+v", len(progress), progress)
-			}
+			require.Len(t, progress, 3, "progress notifications: %+v", progress)
 			for i, p := range progress {
 				var m weatherv1.ExportForecastResponse
-				if err := json.Unmarshal(p.Meta[runtime.MetaStreamSeq], new(int)); err != nil {
-					t.Errorf("notification %d: %s: %v", i, runtime.MetaStreamSeq, err)
+				assert.NoError(t, json.Unmarshal(p.Meta[runtime.MetaStreamSeq], new(int)), "notification %d: %s", i, runtime.MetaStreamSeq)
+				require.NoError(t, protojsonUnmarshal(p.Meta[runtime.MetaStreamMessage], &m), "notification %d", i)
+				assert.Equal(t, float64(i+1), p.Progress, "notification %d progress", i)
+				if assert.NotNil(t, p.Total, "notification %d total", i) {
+					assert.Equal(t, float64(3), *p.Total, "notification %d total", i)
 				}
-				if err := protojsonUnmarshal(p.Meta[runtime.MetaStreamMessage], &m); err != nil {
-					t.Fatalf("notification %d: %v", i, err)
-				}
-				if p.Progress != float64(i+1) || p.Total == nil || *p.Total != 3 || p.Message != "exported "+m.GetDay().GetDate() || m.GetProgress() != int32(i+1) {
-					t.Errorf("notification %d = %+v (message %v)", i, p, &m)
-				}
+				assert.Equal(t, "exported "+m.GetDay().GetDate(), p.Message, "notification %d message", i)
+				assert.Equal(t, int32(i+1), m.GetProgress(), "notification %d: progress of its message", i)
 			}
 			var last weatherv1.ExportForecastResponse
-			if err := protojsonUnmarshal(raw.StructuredContent, &last); err != nil || last.GetProgress() != 3 {
-				t.Errorf("result = %s (%v)", raw.StructuredContent, err)
+			if assert.NoError(t, protojsonUnmarshal(raw.StructuredContent, &last), "result %s", raw.StructuredContent) {
+				assert.Equal(t, int32(3), last.GetProgress(), "result %s", raw.StructuredContent)
 			}
-			if n, ok := raw.Meta[runtime.MetaStreamCount]; !ok || fmt.Sprint(n) != "3" {
-				t.Errorf("result _meta = %v", raw.Meta)
+			if assert.Contains(t, raw.Meta, runtime.MetaStreamCount, "result _meta") {
+				assert.Equal(t, "3", fmt.Sprint(raw.Meta[runtime.MetaStreamCount]), "result _meta %s", runtime.MetaStreamCount)
 			}
 			e.closeAll(t, c, leaks)
 		})
@@ -353,7 +311,7 @@ func TestStreamingToolSlowConsumer(t *testing.T) {
 			const n = 10 * runtime.StreamBuffer
 			h := &gatedExport{n: n, sentAll: make(chan struct{}), ended: make(chan error, 1)}
 			e, client, c := surfaceEnv(t, h, opts...)
-			ctx := clientCtx(t)
+			ctx := testCtx(t)
 
 			stream := client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
 			select {
@@ -391,7 +349,7 @@ func TestStreamingToolCancelMidway(t *testing.T) {
 					leaks := goleak.IgnoreCurrent()
 					h := &gatedExport{n: 100, step: make(chan struct{}), ended: make(chan error, 1)}
 					e, client, c := surfaceEnv(t, h, opts...)
-					ctx, cancel := context.WithCancel(clientCtx(t))
+					ctx, cancel := context.WithCancel(testCtx(t))
 					defer cancel()
 
 					stream := client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
@@ -414,14 +372,10 @@ func TestStreamingToolCancelMidway(t *testing.T) {
 						}
 						h.step <- struct{}{}
 					}
-					if !slices.Equal(got, []int32{1, 2, 3}) {
-						t.Errorf("got %v, want [1 2 3]", got)
-					}
+					assert.Equal(t, []int32{1, 2, 3}, got)
 					// The server saw notifications/cancelled: the handler's context ended while it
 					// waited to send message 4.
-					if err := <-h.ended; !errors.Is(err, context.Canceled) {
-						t.Errorf("handler ended with %v, want context.Canceled", err)
-					}
+					assert.ErrorIs(t, <-h.ended, context.Canceled, "how the handler ended")
 					if m, err := stream.Recv(); m != nil || err == nil || errors.Is(err, io.EOF) {
 						t.Errorf("Recv after the end = %v, %v; want the cancellation", m, err)
 					}
@@ -437,31 +391,24 @@ func TestUnimplementedRPCsAreNotListed(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	h := &gatedExport{n: 1, ended: make(chan error, 1)}
 	e, _, c := surfaceEnv(t, h)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 	var tools []string
 	for tool, err := range c.Tools(ctx) {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		tools = append(tools, tool.Name)
 	}
-	if !slices.Equal(tools, []string{weatherv1mcp.WeatherServiceExportForecastToolName}) {
-		t.Errorf("tools/list = %v, want only the implemented export_forecast", tools)
-	}
+	assert.Equal(t, []string{weatherv1mcp.WeatherServiceExportForecastToolName}, tools, "tools/list: only the implemented export_forecast")
 	prompts, err := c.ListPrompts(ctx, "")
-	if err != nil || len(prompts.Prompts) != 0 {
-		t.Errorf("prompts/list = %+v, %v; want none", prompts, err)
+	if assert.NoError(t, err, "prompts/list") {
+		assert.Empty(t, prompts.Prompts, "prompts/list")
 	}
 	templates, err := c.ListResourceTemplates(ctx, "")
-	if err != nil || len(templates.ResourceTemplates) != 0 {
-		t.Errorf("resources/templates/list = %+v, %v; want none", templates, err)
+	if assert.NoError(t, err, "resources/templates/list") {
+		assert.Empty(t, templates.ResourceTemplates, "resources/templates/list")
 	}
-	if err := c.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, caps, _ := c.ServerInfo(); caps.Completions != nil {
-		t.Error("completions declared with no prompt or template to complete")
-	}
+	require.NoError(t, c.Connect(ctx))
+	_, caps, _ := c.ServerInfo()
+	assert.Nil(t, caps.Completions, "completions declared with no prompt or template to complete")
 	e.closeAll(t, c, leaks)
 }
 
@@ -471,19 +418,16 @@ func TestPromptResultConversions(t *testing.T) {
 		{Content: &mcpv1.Content{Kind: &mcpv1.Content_Text{Text: &mcpv1.TextContent{Text: "t"}}}},
 	}}
 	wire, err := runtime.PromptResultFromProto(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if wire.Messages[0].Role != "assistant" || wire.Messages[0].Content.Type != "image" || wire.Messages[1].Role != "user" {
-		t.Errorf("wire = %+v", wire)
-	}
+	require.NoError(t, err)
+	require.Len(t, wire.Messages, 2)
+	assert.Equal(t, "assistant", wire.Messages[0].Role)
+	assert.Equal(t, "image", wire.Messages[0].Content.Type)
+	assert.Equal(t, "user", wire.Messages[1].Role, "the role of a message without one")
 	back, err := runtime.PromptResultToProto(wire)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	in.Messages[1].Role = mcpv1.Role_ROLE_USER
-	if !proto.Equal(back, in) {
-		t.Errorf("round trip = %v, want %v", back, in)
+	if diff := cmp.Diff(in, back, protocmp.Transform()); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 }
 
@@ -515,7 +459,7 @@ func TestStreamingToolOverStdio(t *testing.T) {
 	weatherv1mcp.RegisterWeatherServiceHandler(srv, h)
 	c, done := stdioPair(t, srv)
 	client := weatherv1mcp.NewWeatherServiceClient(c)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 
 	stream := client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
 	select {
@@ -530,9 +474,11 @@ func TestStreamingToolOverStdio(t *testing.T) {
 		}
 		got = append(got, m.GetProgress())
 	}
-	if len(got) != n || !slices.IsSorted(got) || got[0] != 1 {
-		t.Errorf("got %d messages %v, want 1..%d in order", len(got), got, n)
+	want := make([]int32, n)
+	for i := range want {
+		want[i] = int32(i + 1)
 	}
+	assert.Equal(t, want, got, "messages' progress")
 	<-h.ended
 
 	h.n, h.step, h.sentAll = 100, make(chan struct{}), nil
@@ -542,12 +488,8 @@ func TestStreamingToolOverStdio(t *testing.T) {
 		t.Fatalf("Recv = %v, %v", m, err)
 	}
 	stream.Close()
-	if err := <-h.ended; !errors.Is(err, context.Canceled) {
-		t.Errorf("handler ended with %v, want context.Canceled", err)
-	}
-	if err := c.Close(ctx); err != nil {
-		t.Errorf("close: %v", err)
-	}
+	assert.ErrorIs(t, <-h.ended, context.Canceled, "how the handler ended")
+	assert.NoError(t, c.Close(ctx), "close")
 	waitServer(t, done)
 	goleak.VerifyNone(t, leaks)
 }
@@ -567,15 +509,14 @@ func TestTypedPromptArgumentKinds(t *testing.T) {
 		return &mcpv1.PromptResult{Description: fmt.Sprint(req.GetIsError())}, nil
 	})
 	c := e.client(t)
-	ctx := clientCtx(t)
+	ctx := testCtx(t)
 
 	// The typed client sends a message's set fields as strings, by JSON name.
 	size := int64(1234567890123)
-	if _, err := runtime.GetPrompt(ctx, c, "link", &mcpv1.ResourceLink{Uri: "a://b", Size: &size, MimeType: "text/plain"}); err != nil {
-		t.Fatal(err)
-	}
-	if got.GetUri() != "a://b" || got.GetSize() != size || got.GetMimeType() != "text/plain" {
-		t.Errorf("the handler got %v", got)
+	_, err := runtime.GetPrompt(ctx, c, "link", &mcpv1.ResourceLink{Uri: "a://b", Size: &size, MimeType: "text/plain"})
+	require.NoError(t, err)
+	if diff := cmp.Diff(&mcpv1.ResourceLink{Uri: "a://b", Size: &size, MimeType: "text/plain"}, got, protocmp.Transform()); diff != "" {
+		t.Errorf("the handler got (-want +got):\n%s", diff)
 	}
 	// The proto name works too; a number that is not one is refused, naming the argument.
 	if _, err := c.GetPrompt(ctx, "link", map[string]string{"uri": "a://b", "mime_type": "x/y"}); err != nil || got.GetMimeType() != "x/y" {
@@ -615,7 +556,7 @@ func TestStreamProgressMustIncrease(t *testing.T) {
 		return err
 	})
 	c := e.client(t)
-	stream := runtime.CallToolStream[weatherv1.ExportForecastResponse](clientCtx(t), c, "down", &weatherv1.ExportForecastRequest{})
+	stream := runtime.CallToolStream[weatherv1.ExportForecastResponse](testCtx(t), c, "down", &weatherv1.ExportForecastRequest{})
 	var got []int32
 	var final error
 	for m, err := range stream.All() {
@@ -625,12 +566,10 @@ func TestStreamProgressMustIncrease(t *testing.T) {
 		}
 		got = append(got, m.GetProgress())
 	}
-	if err := <-sendErr; err == nil || !strings.Contains(err.Error(), "progress must increase") {
-		t.Errorf("Send = %v", err)
-	}
+	assert.ErrorContains(t, <-sendErr, "progress must increase", "Send")
+	assert.Equal(t, []int32{2}, got, "messages before the error")
 	var te *runtime.ToolError
-	if !slices.Equal(got, []int32{2}) || !errors.As(final, &te) || !strings.Contains(final.Error(), "progress must increase") {
-		t.Errorf("got %v, then %v; want [2] and the tool error", got, final)
-	}
+	assert.ErrorAs(t, final, &te, "the call's error")
+	assert.ErrorContains(t, final, "progress must increase", "the call's error")
 	e.closeAll(t, c, leaks)
 }

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 type unimplBase struct{}
@@ -59,14 +61,7 @@ func TestUnimplementedMethods(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := UnimplementedMethods(tc.h, unimplBase{}, "A", "B")
-			if len(got) != len(tc.want) {
-				t.Fatalf("got %v, want %v", got, tc.want)
-			}
-			for k := range tc.want {
-				if !got[k] {
-					t.Fatalf("got %v, want %v", got, tc.want)
-				}
-			}
+			assert.Equal(t, tc.want, got)
 		})
 	}
 }

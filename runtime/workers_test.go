@@ -40,18 +40,13 @@ func TestWorkers(t *testing.T) {
 		t.Fatal("no idle worker after the first wave")
 	}
 	// They leave after the idle timeout.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	if !waitFor(5*time.Second, func() bool {
 		p.mu.Lock()
+		defer p.mu.Unlock()
 		idle = len(p.idle)
-		p.mu.Unlock()
-		if idle == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d idle workers still there long after the idle timeout", idle)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return idle == 0
+	}) {
+		t.Fatalf("%d idle workers still there long after the idle timeout", idle)
 	}
 	// stop releases idle workers at once, and jobs still run after it.
 	q := &workers{idleTimeout: time.Hour}

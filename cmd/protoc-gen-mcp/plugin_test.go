@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
@@ -84,16 +86,11 @@ func TestGolden(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := runPlugin(t, tc.param, tc.files...)
-			if resp.Error != nil {
-				t.Fatalf("plugin error: %s", resp.GetError())
-			}
+			require.Nil(t, resp.Error, "plugin error: %s", resp.GetError())
 			want := uint64(pluginpb.CodeGeneratorResponse_FEATURE_PROTO3_OPTIONAL | pluginpb.CodeGeneratorResponse_FEATURE_SUPPORTS_EDITIONS)
-			if resp.GetSupportedFeatures() != want {
-				t.Errorf("supported features = %b, want %b", resp.GetSupportedFeatures(), want)
-			}
-			if resp.GetMinimumEdition() != int32(descriptorpb.Edition_EDITION_PROTO2) || resp.GetMaximumEdition() != int32(descriptorpb.Edition_EDITION_2024) {
-				t.Errorf("editions = %d..%d", resp.GetMinimumEdition(), resp.GetMaximumEdition())
-			}
+			assert.Equal(t, want, resp.GetSupportedFeatures(), "supported features")
+			assert.Equal(t, int32(descriptorpb.Edition_EDITION_PROTO2), resp.GetMinimumEdition(), "minimum edition")
+			assert.Equal(t, int32(descriptorpb.Edition_EDITION_2024), resp.GetMaximumEdition(), "maximum edition")
 			dir := filepath.Join("testdata", "golden", tc.name)
 			if *update {
 				if err := os.RemoveAll(dir); err != nil {
@@ -203,23 +200,15 @@ func TestGenerateErrors(t *testing.T) {
 			}
 			resp := runPlugin(t, param, tc.files...)
 			msg := resp.GetError()
-			if msg == "" {
-				t.Fatalf("no error; generated %d files", len(resp.File))
-			}
-			if len(resp.File) != 0 {
-				t.Errorf("generated %d files despite the error", len(resp.File))
-			}
-			if n := strings.Count(msg, tc.file+": "); n != 1 {
-				t.Errorf("error %q names the file %d times, want once", msg, n)
-			}
+			require.NotEmpty(t, msg, "no error; generated %d files", len(resp.File))
+			assert.Empty(t, resp.File, "files generated despite the error")
+			assert.Equal(t, 1, strings.Count(msg, tc.file+": "), "times the error %q names the file", msg)
 			prefix := tc.file + ": rpc " + tc.rpc + ": "
 			if tc.rpc == "" { // an error about the service, named in tc.want
 				prefix = tc.file + ": "
 			}
 			for _, want := range append([]string{prefix}, tc.want...) {
-				if !strings.Contains(msg, want) {
-					t.Errorf("error %q does not contain %q", msg, want)
-				}
+				assert.Contains(t, msg, want)
 			}
 		})
 	}
@@ -260,9 +249,7 @@ func TestUnexport(t *testing.T) {
 func TestCleanComment(t *testing.T) {
 	in := " First line\n continues here.\n\n Values:\n - A: one\n - B: two\n   indented\n buf:lint:ignore FOO\n"
 	want := "First line continues here.\n\nValues:\n- A: one\n- B: two\n  indented"
-	if got := cleanComment(in); got != want {
-		t.Errorf("cleanComment = %q, want %q", got, want)
-	}
+	assert.Equal(t, want, cleanComment(in))
 }
 
 func TestRawString(t *testing.T) {
@@ -277,13 +264,10 @@ func TestMaxSchemaBytes(t *testing.T) {
 	resp := runPlugin(t, "paths=source_relative,max_schema_bytes=500", "weather/v1/weather.proto")
 	msg := resp.GetError()
 	for _, want := range []string{"rpc weather.v1.WeatherService.GetForecast", "schema is", "more than max_schema_bytes=500"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("error %q does not contain %q", msg, want)
-		}
+		assert.Contains(t, msg, want)
 	}
-	if resp := runPlugin(t, "paths=source_relative", "test/shared/v1/shared.proto"); resp.Error != nil {
-		t.Errorf("the shared chain is over the default limit: %s", resp.GetError())
-	}
+	resp = runPlugin(t, "paths=source_relative", "test/shared/v1/shared.proto")
+	assert.Nil(t, resp.Error, "the shared chain is over the default limit: %s", resp.GetError())
 }
 
 // TestFormatWarning: a format outside the JSON Schema vocabulary is kept, with a warning that
@@ -294,16 +278,11 @@ func TestFormatWarning(t *testing.T) {
 	warnf = func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
 	defer func() { warnf = saved }()
 	resp := runPlugin(t, "paths=source_relative", "errors/badformat/v1/badformat.proto")
-	if resp.Error != nil {
-		t.Fatal(resp.GetError())
-	}
-	if len(warnings) == 0 || !strings.Contains(warnings[0], `errors.badformat.v1.GetRequest.phone: (mcp.v1.field).format "phone" is not a format`) {
-		t.Errorf("warnings = %q", warnings)
-	}
+	require.Nil(t, resp.Error, resp.GetError())
+	require.NotEmpty(t, warnings)
+	assert.Contains(t, warnings[0], `errors.badformat.v1.GetRequest.phone: (mcp.v1.field).format "phone" is not a format`)
 	for _, w := range warnings {
-		if strings.Contains(w, "GetRequest.mail") {
-			t.Errorf("warned about a known format: %s", w)
-		}
+		assert.NotContains(t, w, "GetRequest.mail", "warned about a known format")
 	}
 }
 
@@ -315,15 +294,10 @@ var validateField = regexp.MustCompile(`Validate:\s+bufvalidate\.Validate,`)
 func TestValidateOnlyWhereRules(t *testing.T) {
 	for file, want := range map[string]int{"weather/v1/weather.proto": 3, "test/v1/types.proto": 0, "contract/v1/contract.proto": 1} {
 		resp := runPlugin(t, "paths=source_relative", file)
-		if resp.Error != nil {
-			t.Fatal(resp.GetError())
-		}
+		require.Nil(t, resp.Error, resp.GetError())
+		require.NotEmpty(t, resp.File, file)
 		content := resp.File[0].GetContent()
-		if got := len(validateField.FindAllString(content, -1)); got != want {
-			t.Errorf("%s: %d tools validate, want %d", file, got, want)
-		}
-		if imports := strings.Contains(content, `"github.com/protomcp/protomcp/bufvalidate"`); imports != (want > 0) {
-			t.Errorf("%s: imports bufvalidate = %v", file, imports)
-		}
+		assert.Len(t, validateField.FindAllString(content, -1), want, "%s: tools that validate", file)
+		assert.Equal(t, want > 0, strings.Contains(content, `"github.com/protomcp/protomcp/bufvalidate"`), "%s: imports bufvalidate", file)
 	}
 }

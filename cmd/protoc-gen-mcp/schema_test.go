@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -18,18 +20,14 @@ import (
 func registry(t *testing.T) (*protoregistry.Files, *dynamicpb.Types) {
 	t.Helper()
 	files, err := protodesc.NewFiles(image(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return files, dynamicpb.NewTypes(files)
 }
 
 func findMessage(t *testing.T, files *protoregistry.Files, name string) protoreflect.MessageDescriptor {
 	t.Helper()
 	d, err := files.FindDescriptorByName(protoreflect.FullName(name))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	require.NoError(t, err, name)
 	return d.(protoreflect.MessageDescriptor)
 }
 
@@ -38,29 +36,21 @@ func findMessage(t *testing.T, files *protoregistry.Files, name string) protoref
 func compileSchema(t *testing.T, text string) *jsonschema.Schema {
 	t.Helper()
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
-		t.Fatalf("schema is not JSON: %v\n%s", err, text)
-	}
+	require.NoError(t, err, "schema is not JSON:\n%s", text)
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
 	c.AssertContent()
-	if err := c.AddResource("mem:///schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, c.AddResource("mem:///schema.json", doc))
 	s, err := c.Compile("mem:///schema.json")
-	if err != nil {
-		t.Fatalf("schema does not compile: %v\n%s", err, text)
-	}
+	require.NoError(t, err, "schema does not compile:\n%s", text)
 	return s
 }
 
 func schemaText(t *testing.T, md protoreflect.MessageDescriptor, dir direction) string {
 	t.Helper()
 	s, err := messageSchema(md, dir)
-	if err != nil {
-		t.Fatalf("%s: %v", md.FullName(), err)
-	}
+	require.NoError(t, err, md.FullName())
 	return s.String()
 }
 
@@ -330,21 +320,15 @@ func TestRootsAreObjects(t *testing.T) {
 		md := findMessage(t, files, name)
 		for _, dir := range []direction{input, output} {
 			s, err := messageSchema(md, dir)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if len(s.Type) != 1 || s.Type[0] != "object" || s.Ref != "" {
-				t.Errorf("%s: root is %v %q, want an object", name, s.Type, s.Ref)
-			}
-			if strings.Contains(strings.SplitN(s.String(), "\n", 2)[0], "anyOf") {
-				t.Errorf("%s: root uses anyOf", name)
-			}
+			require.NoError(t, err, name)
+			assert.Equal(t, []string{"object"}, s.Type, "%s: the root's type", name)
+			assert.Empty(t, s.Ref, "%s: the root is a $ref", name)
+			assert.NotContains(t, strings.SplitN(s.String(), "\n", 2)[0], "anyOf", "%s: the root uses anyOf", name)
 		}
 	}
 	for _, name := range []string{"google.protobuf.Timestamp", "google.protobuf.Value", "google.protobuf.StringValue"} {
-		if _, err := messageSchema(findMessage(t, files, name), input); err == nil {
-			t.Errorf("%s: no error for a root that is not an object", name)
-		}
+		_, err := messageSchema(findMessage(t, files, name), input)
+		assert.Error(t, err, "%s: a root that is not an object", name)
 	}
 }
 
@@ -356,31 +340,19 @@ func TestSharedMessagesAreDefs(t *testing.T) {
 	md := findMessage(t, files, "test.shared.v1.Link0")
 	for _, dir := range []direction{input, output} {
 		text := schemaText(t, md, dir)
-		if len(text) > 64<<10 {
-			t.Fatalf("schema of the chain is %d bytes; shared messages should be $defs", len(text))
-		}
+		require.LessOrEqual(t, len(text), 64<<10, "bytes in the schema of the chain; shared messages should be $defs")
 		for _, want := range []string{`"$ref": "#/$defs/test.shared.v1.Link1"`, `"test.shared.v1.Link24": {`} {
-			if !strings.Contains(text, want) {
-				t.Errorf("schema lacks %s", want)
-			}
+			assert.Contains(t, text, want)
 		}
-		if strings.Contains(text, `"test.shared.v1.Point": {`) {
-			t.Errorf("the small leaf Point went to $defs; it should stay inline")
-		}
+		assert.NotContains(t, text, `"test.shared.v1.Point": {`, "the small leaf Point went to $defs; it should stay inline")
 		schema := compileSchema(t, text)
 		doc := `{"left": {"right": {"left": {}}}}`
 		msg := dynamicpb.NewMessage(md)
-		if err := (protojson.UnmarshalOptions{Resolver: types}).Unmarshal([]byte(doc), msg); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, (protojson.UnmarshalOptions{Resolver: types}).Unmarshal([]byte(doc), msg))
 		inst, _ := jsonschema.UnmarshalJSON(strings.NewReader(doc))
-		if err := schema.Validate(inst); err != nil {
-			t.Errorf("schema refuses %s: %v", doc, err)
-		}
+		assert.NoError(t, schema.Validate(inst), "schema refuses %s", doc)
 		bad, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"left": {"right": {"left": {"nope": 1}}}}`))
-		if schema.Validate(bad) == nil {
-			t.Errorf("schema accepts an unknown field deep in the chain")
-		}
+		assert.Error(t, schema.Validate(bad), "schema accepts an unknown field deep in the chain")
 	}
 }
 

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestUserModule does what a user does: lays out a separate Go module with its own .proto,
@@ -20,9 +24,7 @@ func TestUserModule(t *testing.T) {
 	}
 	start := time.Now()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
@@ -40,9 +42,8 @@ func TestUserModule(t *testing.T) {
 
 	run(".", "go", "build", "-o", filepath.Join(bin, "protoc-gen-mcp"), ".")
 	// --version is answered before protogen reads a request from stdin.
-	if out := run(".", filepath.Join(bin, "protoc-gen-mcp"), "--version"); !strings.HasPrefix(out, "protoc-gen-mcp ") {
-		t.Errorf("protoc-gen-mcp --version = %q", out)
-	}
+	out := run(".", filepath.Join(bin, "protoc-gen-mcp"), "--version")
+	assert.True(t, strings.HasPrefix(out, "protoc-gen-mcp "), "protoc-gen-mcp --version = %q", out)
 	run(filepath.Join(root, "tools"), "go", "build", "-o", filepath.Join(bin, "protoc-gen-go"), "google.golang.org/protobuf/cmd/protoc-gen-go")
 
 	files := map[string]string{
@@ -175,12 +176,8 @@ func main() {
 	}
 	for name, content := range files {
 		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 	}
 	// The MCP options and protovalidate's rules, as a user would vendor them (or take them
 	// from a buf dependency), in a module that is imported but not generated.
@@ -190,51 +187,33 @@ func main() {
 		"buf/validate/validate.proto": filepath.Join(root, "third_party", "protovalidate", "buf", "validate", "validate.proto"),
 	} {
 		b, err := os.ReadFile(from)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		path := filepath.Join(dir, "third_party", filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, b, 0o644))
 	}
 
 	run(dir, "go", "tool", "-modfile="+filepath.Join(root, "tools", "go.mod"), "buf", "generate")
 	generated := filepath.Join(dir, "gen", "greet", "v1", "greetv1mcp", "greet.mcp.go")
-	if _, err := os.Stat(generated); err != nil {
-		t.Fatalf("buf generate did not write %s: %v", generated, err)
-	}
+	require.FileExists(t, generated, "buf generate did not write it")
 	for _, stray := range []string{"mcp", "buf"} {
-		if _, err := os.Stat(filepath.Join(dir, "gen", stray)); err == nil {
-			t.Errorf("buf generate also generated gen/%s, which belongs to a dependency", stray)
-		}
+		_, err := os.Stat(filepath.Join(dir, "gen", stray))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "buf generate also generated gen/%s, which belongs to a dependency", stray)
 	}
 	run(dir, "go", "mod", "tidy")
 	run(dir, "go", "vet", "./...")
-	if out := run(dir, "gofmt", "-l", "gen"); out != "" {
-		t.Errorf("generated code is not gofmt-clean: %s", out)
-	}
-	out := run(dir, "go", "run", ".")
+	assert.Empty(t, run(dir, "gofmt", "-l", "gen"), "generated files that are not gofmt-clean")
+	out = run(dir, "go", "run", ".")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if got, want := lines[0], "Hello, Ada!!"; got != want {
-		t.Errorf("user program printed %q, want %q", got, want)
-	}
-	if len(lines) != 3 || !strings.Contains(lines[1], "emphasis: must be less than or equal to 3") ||
-		!strings.Contains(lines[2], `required field "style" must not be STYLE_UNSPECIFIED`) {
-		t.Errorf("invalid calls: %q, want tool errors naming emphasis, then style", lines[1:])
-	}
+	require.Len(t, lines, 3, "lines the user program printed: %q", out)
+	assert.Equal(t, "Hello, Ada!!", lines[0], "the valid call")
+	assert.Contains(t, lines[1], "emphasis: must be less than or equal to 3", "the call breaking a rule on emphasis")
+	assert.Contains(t, lines[2], `required field "style" must not be STYLE_UNSPECIFIED`, "the call without a style")
 	for _, pb := range []string{"gen/greet/v1/greet.pb.go"} {
 		b, err := os.ReadFile(filepath.Join(dir, pb))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, want := range []string{`"github.com/protomcp/protomcp/gen/mcp/v1"`, `"buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"`} {
-			if !strings.Contains(string(b), want) {
-				t.Errorf("%s does not import %s: managed mode rewrote a dependency's go_package", pb, want)
-			}
+			assert.Contains(t, string(b), want, "%s: managed mode rewrote a dependency's go_package", pb)
 		}
 	}
 	t.Logf("user module built and ran in %v", time.Since(start).Round(time.Millisecond))

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
 	"github.com/protomcp/protomcp/gen/weather/v1/weatherv1mcp"
 	"github.com/protomcp/protomcp/runtime"
@@ -22,29 +25,22 @@ func TestStdioServerBinary(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "-stdio")
 	c, err := runtime.NewCommandClient(cmd, runtime.WithStdioShutdown(10*time.Second, time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	weather := weatherv1mcp.NewWeatherServiceClient(c)
-	ctx := ctx(t)
+	ctx := testCtx(t)
 	days := int32(2)
 	fc, err := weather.GetForecast(ctx, &weatherv1.GetForecastRequest{Location: &weatherv1.GetForecastRequest_City{City: "Lima, PE"}, Days: &days})
-	if err != nil || len(fc.GetDays()) != 2 {
-		t.Fatalf("get_forecast: %v, %v", fc, err)
-	}
-	if _, err := weather.ListAlerts(ctx, &weatherv1.ListAlertsRequest{Regions: []string{"FR"}}); err != nil {
-		t.Fatalf("list_alerts: %v", err)
-	}
+	require.NoError(t, err, "get_forecast")
+	require.Len(t, fc.GetDays(), 2, "get_forecast days")
+	_, err = weather.ListAlerts(ctx, &weatherv1.ListAlertsRequest{Regions: []string{"FR"}})
+	require.NoError(t, err, "list_alerts")
 	chart, err := weather.RenderForecastChart(ctx, &weatherv1.RenderForecastChartRequest{City: "Oslo, NO"})
-	if err != nil || len(chart.GetContent()) == 0 {
-		t.Fatalf("forecast_chart: %v, %v", chart, err)
-	}
+	require.NoError(t, err, "forecast_chart")
+	require.NotEmpty(t, chart.GetContent(), "forecast_chart content")
 	closeCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := c.Close(closeCtx); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	if cmd.ProcessState == nil || !cmd.ProcessState.Success() {
-		t.Errorf("the server did not exit cleanly: %v", cmd.ProcessState)
+	require.NoError(t, c.Close(closeCtx), "Close")
+	if assert.NotNil(t, cmd.ProcessState, "the server process was not waited for") {
+		assert.True(t, cmd.ProcessState.Success(), "the server did not exit cleanly: %v", cmd.ProcessState)
 	}
 }

@@ -3,15 +3,15 @@ package weather_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"image/png"
 	"net/http/httptest"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/protomcp/protomcp/examples/weather"
 	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
@@ -39,7 +39,9 @@ func start(t *testing.T) (weatherv1mcp.WeatherServiceClient, *runtime.Client) {
 	return weatherv1mcp.NewWeatherServiceClient(c), c
 }
 
-func ctx(t *testing.T) context.Context {
+// testCtx returns a context that bounds one test.
+func testCtx(t *testing.T) context.Context {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx
@@ -57,67 +59,53 @@ func TestRoundTrip(t *testing.T) {
 		Days:     &days,
 		Unit:     weatherv1.TemperatureUnit_TEMPERATURE_UNIT_FAHRENHEIT,
 	}
-	got, err := client.GetForecast(ctx(t), fcReq)
-	if err != nil {
-		t.Fatalf("GetForecast: %v", err)
-	}
+	got, err := client.GetForecast(testCtx(t), fcReq)
+	require.NoError(t, err, "GetForecast")
 	want, _ := direct.GetForecast(context.Background(), fcReq)
-	if !proto.Equal(got, want) {
-		t.Errorf("GetForecast = %v, want %v", got, want)
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("GetForecast through the client (-direct +client):\n%s", diff)
 	}
-	if len(got.GetDays()) != 5 || got.GetIssuedAt().AsTime() != fixedNow.Truncate(time.Hour) {
-		t.Errorf("GetForecast: %d days issued at %v", len(got.GetDays()), got.GetIssuedAt().AsTime())
-	}
+	assert.Len(t, got.GetDays(), 5, "GetForecast days")
+	assert.Equal(t, fixedNow.Truncate(time.Hour), got.GetIssuedAt().AsTime(), "GetForecast issued at")
 
 	coordReq := &weatherv1.GetForecastRequest{Location: &weatherv1.GetForecastRequest_Coordinates{
 		Coordinates: &weatherv1.Coordinates{Latitude: -33.8688, Longitude: 151.2093},
 	}}
-	got, err = client.GetForecast(ctx(t), coordReq)
-	if err != nil {
-		t.Fatalf("GetForecast(coordinates): %v", err)
-	}
+	got, err = client.GetForecast(testCtx(t), coordReq)
+	require.NoError(t, err, "GetForecast(coordinates)")
 	want, _ = direct.GetForecast(context.Background(), coordReq)
-	if !proto.Equal(got, want) {
-		t.Errorf("GetForecast(coordinates) = %v, want %v", got, want)
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("GetForecast(coordinates) through the client (-direct +client):\n%s", diff)
 	}
 
 	alReq := &weatherv1.ListAlertsRequest{Regions: []string{"FR", "DE", "JP", "US"}}
-	alerts, err := client.ListAlerts(ctx(t), alReq)
-	if err != nil {
-		t.Fatalf("ListAlerts: %v", err)
-	}
+	alerts, err := client.ListAlerts(testCtx(t), alReq)
+	require.NoError(t, err, "ListAlerts")
 	wantAlerts, _ := direct.ListAlerts(context.Background(), alReq)
-	if !proto.Equal(alerts, wantAlerts) || len(alerts.GetAlerts()) == 0 {
-		t.Errorf("ListAlerts = %v, want %v (and at least the FR alert)", alerts, wantAlerts)
+	if diff := cmp.Diff(wantAlerts, alerts, protocmp.Transform()); diff != "" {
+		t.Errorf("ListAlerts through the client (-direct +client):\n%s", diff)
 	}
+	assert.NotEmpty(t, alerts.GetAlerts(), "ListAlerts: at least the FR alert")
 	// regions is REQUIRED (google.api.field_behavior): an empty list is "not set" (AIP-203),
 	// and the server tells the model which field is missing instead of calling the handler.
-	empty, err := client.ListAlerts(ctx(t), &weatherv1.ListAlertsRequest{Regions: []string{}})
+	_, err = client.ListAlerts(testCtx(t), &weatherv1.ListAlertsRequest{Regions: []string{}})
 	var toolErr *runtime.ToolError
-	if !errors.As(err, &toolErr) || !strings.Contains(toolErr.Error(), `missing required field "regions"`) {
-		t.Errorf("ListAlerts(no regions) = %v, %v; want a tool error naming regions", empty, err)
+	if assert.ErrorAs(t, err, &toolErr, "ListAlerts(no regions): want a tool error") {
+		assert.ErrorContains(t, toolErr, `missing required field "regions"`, "ListAlerts(no regions)")
 	}
 
-	chart, err := client.RenderForecastChart(ctx(t), &weatherv1.RenderForecastChartRequest{City: "Tokyo"})
-	if err != nil {
-		t.Fatalf("RenderForecastChart: %v", err)
-	}
-	if chart.GetIsError() || len(chart.GetContent()) != 2 {
-		t.Fatalf("RenderForecastChart = %v", chart)
-	}
-	if text := chart.GetContent()[0].GetText().GetText(); !strings.Contains(text, "Tokyo") {
-		t.Errorf("chart text = %q", text)
-	}
+	chart, err := client.RenderForecastChart(testCtx(t), &weatherv1.RenderForecastChartRequest{City: "Tokyo"})
+	require.NoError(t, err, "RenderForecastChart")
+	require.False(t, chart.GetIsError(), "RenderForecastChart: %v", chart)
+	require.Len(t, chart.GetContent(), 2, "RenderForecastChart content")
+	assert.Contains(t, chart.GetContent()[0].GetText().GetText(), "Tokyo", "chart text")
 	img := chart.GetContent()[1].GetImage()
-	if img.GetMimeType() != "image/png" {
-		t.Errorf("chart image type = %q", img.GetMimeType())
-	}
-	if _, err := png.Decode(bytes.NewReader(img.GetData())); err != nil {
-		t.Errorf("chart image is not a PNG: %v", err)
-	}
+	assert.Equal(t, "image/png", img.GetMimeType(), "chart image type")
+	_, err = png.Decode(bytes.NewReader(img.GetData()))
+	assert.NoError(t, err, "chart image is not a PNG")
 	wantChart, _ := direct.RenderForecastChart(context.Background(), &weatherv1.RenderForecastChartRequest{City: "Tokyo"})
-	if !proto.Equal(chart, wantChart) {
-		t.Errorf("RenderForecastChart differs from the handler's result")
+	if diff := cmp.Diff(wantChart, chart, protocmp.Transform()); diff != "" {
+		t.Errorf("RenderForecastChart through the client (-direct +client):\n%s", diff)
 	}
 }
 
@@ -126,36 +114,29 @@ func TestRoundTrip(t *testing.T) {
 func TestToolError(t *testing.T) {
 	client, _ := start(t)
 	days := int32(40)
-	_, err := client.GetForecast(ctx(t), &weatherv1.GetForecastRequest{
+	_, err := client.GetForecast(testCtx(t), &weatherv1.GetForecastRequest{
 		Location: &weatherv1.GetForecastRequest_Coordinates{Coordinates: &weatherv1.Coordinates{Latitude: 91, Longitude: -181}},
 		Days:     &days,
 	})
 	var te *runtime.ToolError
-	if !errors.As(err, &te) {
-		t.Fatalf("GetForecast(days=40) error = %v, want a ToolError", err)
-	}
+	require.ErrorAs(t, err, &te, "GetForecast(days=40)")
 	for _, want := range []string{
 		"days: must be greater than or equal to 1 and less than or equal to 14",
 		"coordinates.latitude: must be greater than or equal to -90 and less than or equal to 90",
 		"coordinates.longitude: must be greater than or equal to -180 and less than or equal to 180",
 	} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("GetForecast(days=40, 91, -181) error = %v, want it to contain %q", err, want)
-		}
+		assert.ErrorContains(t, err, want, "GetForecast(days=40, 91, -181)")
 	}
-	if _, err := client.GetForecast(ctx(t), &weatherv1.GetForecastRequest{}); err == nil {
-		t.Error("GetForecast without a location: no error")
-	}
+	_, err = client.GetForecast(testCtx(t), &weatherv1.GetForecastRequest{})
+	assert.Error(t, err, "GetForecast without a location")
 }
 
 // tools/list advertises the generated names, schemas and annotations; the rich-result tool
 // has no outputSchema.
 func TestListTools(t *testing.T) {
 	_, c := start(t)
-	res, err := c.ListTools(ctx(t), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, err := c.ListTools(testCtx(t), "")
+	require.NoError(t, err)
 	byName := map[string]runtime.Tool{}
 	for _, tool := range res.Tools {
 		byName[tool.Name] = tool
@@ -166,19 +147,14 @@ func TestListTools(t *testing.T) {
 		weatherv1mcp.WeatherServiceRenderForecastChartToolName,
 	} {
 		tool, ok := byName[name]
-		if !ok {
-			t.Errorf("tool %s not listed; got %v", name, res.Tools)
+		if !assert.True(t, ok, "tool %s not listed; got %v", name, res.Tools) {
 			continue
 		}
-		if !strings.Contains(string(tool.InputSchema), `"type"`) {
-			t.Errorf("%s: input schema %s", name, tool.InputSchema)
-		}
+		assert.Contains(t, string(tool.InputSchema), `"type"`, "%s: input schema", name)
 		hasOutput := len(tool.OutputSchema) > 0 && string(tool.OutputSchema) != "null"
-		if wantOutput := name != weatherv1mcp.WeatherServiceRenderForecastChartToolName; hasOutput != wantOutput {
-			t.Errorf("%s: outputSchema present = %v, want %v", name, hasOutput, wantOutput)
-		}
-		if tool.Annotations == nil || tool.Annotations.ReadOnlyHint == nil || !*tool.Annotations.ReadOnlyHint {
-			t.Errorf("%s: annotations %+v, want readOnlyHint", name, tool.Annotations)
+		assert.Equal(t, name != weatherv1mcp.WeatherServiceRenderForecastChartToolName, hasOutput, "%s: outputSchema present", name)
+		if assert.NotNil(t, tool.Annotations, "%s: annotations", name) && assert.NotNil(t, tool.Annotations.ReadOnlyHint, "%s: readOnlyHint", name) {
+			assert.True(t, *tool.Annotations.ReadOnlyHint, "%s: readOnlyHint", name)
 		}
 	}
 }
@@ -188,7 +164,7 @@ func TestForecastProgress(t *testing.T) {
 	client, _ := start(t)
 	days := int32(4)
 	var got []float64
-	_, err := client.GetForecast(ctx(t), &weatherv1.GetForecastRequest{
+	_, err := client.GetForecast(testCtx(t), &weatherv1.GetForecastRequest{
 		Location: &weatherv1.GetForecastRequest_City{City: "Berlin"},
 		Days:     &days,
 	}, runtime.WithProgress(func(p *runtime.ProgressParams) {
@@ -197,10 +173,6 @@ func TestForecastProgress(t *testing.T) {
 		}
 		got = append(got, p.Progress)
 	}))
-	if err != nil {
-		t.Fatalf("GetForecast: %v", err)
-	}
-	if want := []float64{1, 2, 3, 4}; !slices.Equal(got, want) {
-		t.Errorf("progress = %v, want %v", got, want)
-	}
+	require.NoError(t, err, "GetForecast")
+	assert.Equal(t, []float64{1, 2, 3, 4}, got, "progress")
 }

@@ -18,8 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	contractv1 "github.com/protomcp/protomcp/gen/contract/v1"
@@ -88,9 +92,7 @@ func newFixture(t *testing.T, h contractv1mcp.ContractServiceHandler, register .
 	f.typed = contractv1mcp.NewContractServiceClient(f.client)
 
 	list, err := f.client.ListTools(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, tool := range list.Tools {
 		f.inputs[tool.Name] = compile(t, tool.InputSchema)
 		if len(tool.OutputSchema) > 0 {
@@ -105,20 +107,14 @@ func newFixture(t *testing.T, h contractv1mcp.ContractServiceHandler, register .
 func compile(t *testing.T, schema json.RawMessage) *jsonschema.Schema {
 	t.Helper()
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
 	c.AssertContent()
-	if err := c.AddResource("mem:///schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, c.AddResource("mem:///schema.json", doc))
 	s, err := c.Compile("mem:///schema.json")
-	if err != nil {
-		t.Fatalf("schema does not compile: %v\n%s", err, schema)
-	}
+	require.NoError(t, err, "schema does not compile:\n%s", schema)
 	return s
 }
 
@@ -135,9 +131,7 @@ func (f *fixture) lastArgs(t *testing.T) json.RawMessage {
 	t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.args) == 0 {
-		t.Fatal("no tools/call was received")
-	}
+	require.NotEmpty(t, f.args, "no tools/call was received")
 	return f.args[len(f.args)-1]
 }
 
@@ -168,30 +162,21 @@ func TestTypedClientSendsRequiredZeroValues(t *testing.T) {
 	f := newFixture(t, echo{})
 	ctx := context.Background()
 	res, err := f.typed.Echo(ctx, minimal())
-	if err != nil {
-		t.Fatalf("Echo with zero-valued required fields: %v", err)
-	}
+	require.NoError(t, err, "Echo with zero-valued required fields")
 	var sent map[string]json.RawMessage
-	if err := json.Unmarshal(f.lastArgs(t), &sent); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(f.lastArgs(t), &sent))
 	for name, want := range map[string]string{"count": "0", "flag": "false", "name": `""`, "big": `"0"`, "mode": `"MODE_FIRST"`} {
-		if got := string(sent[name]); got != want {
-			t.Errorf("sent %s = %s, want %s", name, got, want)
-		}
+		assert.Equal(t, want, string(sent[name]), "sent %s", name)
 	}
-	if res.GetRequest().GetColor() != contractv1.Color_COLOR_RED {
-		t.Errorf("echoed color = %v", res.GetRequest().GetColor())
-	}
+	assert.Equal(t, contractv1.Color_COLOR_RED, res.GetRequest().GetColor(), "echoed color")
 	// Nested: the required city of each address, in a field, a list and a map.
 	nested := minimal()
 	nested.Home = &contractv1.Address{}
 	nested.Others = []*contractv1.Address{{City: "a"}, {}}
 	nested.ByName = map[string]*contractv1.Address{"k": {}}
 	nested.Tree = &contractv1.Tree{Children: []*contractv1.Tree{{}}}
-	if _, err := f.typed.Echo(ctx, nested); err != nil {
-		t.Fatalf("Echo with zero-valued nested required fields: %v", err)
-	}
+	_, err = f.typed.Echo(ctx, nested)
+	require.NoError(t, err, "Echo with zero-valued nested required fields")
 	f.checkCall(t, "echo", nil)
 }
 
@@ -219,36 +204,28 @@ func TestRequiredAtEveryDepth(t *testing.T) {
 	}
 	for _, tc := range cases {
 		res, err := f.client.CallTool(ctx, "echo", json.RawMessage(tc.args))
-		if err != nil {
-			t.Fatalf("%s: %v", tc.args, err)
-		}
-		if !res.IsError {
-			t.Errorf("%s: accepted, want a tool error", tc.args)
+		require.NoError(t, err, tc.args)
+		if !assert.True(t, res.IsError, "%s: accepted, want a tool error", tc.args) {
 			continue
 		}
 		for _, want := range tc.want {
-			if !strings.Contains(res.Text(), want) {
-				t.Errorf("%s: error %q does not contain %q", tc.args, res.Text(), want)
-			}
+			assert.Contains(t, res.Text(), want, tc.args)
 		}
 		// The schema refuses the same arguments.
-		if err := validate(f.inputs["echo"], []byte(tc.args)); err == nil {
-			t.Errorf("%s: the input schema accepts what the server refuses", tc.args)
-		}
+		assert.Error(t, validate(f.inputs["echo"], []byte(tc.args)), "%s: the input schema accepts what the server refuses", tc.args)
 	}
 	// The typed client's view: an unset required message field is left out, and the server
 	// names it.
 	req := minimal()
 	req.Others = []*contractv1.Address{{City: "x"}, {Street: "no city"}}
-	if _, err := f.typed.Echo(ctx, req); err != nil {
-		t.Fatalf("the typed client did not fill others[1].city: %v", err)
-	}
+	_, err := f.typed.Echo(ctx, req)
+	require.NoError(t, err, "the typed client did not fill others[1].city")
 	req = minimal()
 	req.Color = contractv1.Color_COLOR_UNSPECIFIED
-	_, err := f.typed.Echo(ctx, req)
+	_, err = f.typed.Echo(ctx, req)
 	var te *runtime.ToolError
-	if !asToolError(err, &te) || !strings.Contains(te.Error(), `"color"`) {
-		t.Errorf("Echo with the placeholder color: %v, want a tool error naming color", err)
+	if assert.True(t, asToolError(err, &te), "Echo with the placeholder color: %v, want a tool error", err) {
+		assert.ErrorContains(t, te, `"color"`, "Echo with the placeholder color")
 	}
 }
 
@@ -277,16 +254,12 @@ func TestExtremeValues(t *testing.T) {
 		Target: &contractv1.EchoRequest_Email{Email: "a@example.com"},
 	}
 	res, err := f.typed.Echo(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.GetRequest().GetBig() != math.MinInt64 || res.GetRequest().GetTotal() != math.MaxUint64 {
-		t.Errorf("64-bit extremes did not survive: %v", res.GetRequest())
+	require.NoError(t, err)
+	if diff := cmp.Diff(req, res.GetRequest(), protocmp.Transform()); diff != "" {
+		t.Errorf("the echoed request differs (-sent +echoed):\n%s", diff)
 	}
 	raw, err := f.client.CallTool(ctx, "echo", f.lastArgs(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	f.checkCall(t, "echo", raw)
 }
 
@@ -294,9 +267,7 @@ func TestExtremeValues(t *testing.T) {
 func (f *fixture) callRaw(t *testing.T, tool, args string) *runtime.CallToolResult {
 	t.Helper()
 	res, err := f.client.CallTool(context.Background(), tool, json.RawMessage(args))
-	if err != nil {
-		t.Fatalf("%s: %v", args, err)
-	}
+	require.NoError(t, err, args)
 	return res
 }
 
@@ -307,23 +278,14 @@ func TestNullArguments(t *testing.T) {
 	args := `{"count": 1, "flag": true, "name": "n", "big": "1", "color": "COLOR_RED", "mode": "MODE_FIRST", "tags": ["t"],
 		"home": null, "others": null, "byName": null, "tree": null, "ratio": null, "weight": null, "total": null,
 		"blob": null, "byCode": null, "email": null, "postal": null}`
-	if err := validate(f.inputs["echo"], []byte(args)); err != nil {
-		t.Errorf("the input schema refuses null for fields that are not required: %v", err)
-	}
-	if res := f.callRaw(t, "echo", args); res.IsError {
-		t.Errorf("the server refuses null for fields that are not required: %s", res.Text())
-	}
+	assert.NoError(t, validate(f.inputs["echo"], []byte(args)), "the input schema refuses null for fields that are not required")
+	res := f.callRaw(t, "echo", args)
+	assert.False(t, res.IsError, "the server refuses null for fields that are not required: %s", res.Text())
 	known := `{"at": null, "wait": null, "mask": null, "data": null, "value": null, "maybe": null, "any": null, "times": null}`
-	if err := validate(f.inputs["known"], []byte(known)); err != nil {
-		t.Errorf("the input schema of known refuses null: %v", err)
-	}
-	res := f.callRaw(t, "known", known)
-	if res.IsError {
-		t.Errorf("the server refuses null well-known types: %s", res.Text())
-	}
-	if err := validate(f.outputs["known"], res.StructuredContent); err != nil {
-		t.Errorf("output %s: %v", res.StructuredContent, err)
-	}
+	assert.NoError(t, validate(f.inputs["known"], []byte(known)), "the input schema of known refuses null")
+	res = f.callRaw(t, "known", known)
+	assert.False(t, res.IsError, "the server refuses null well-known types: %s", res.Text())
+	assert.NoError(t, validate(f.outputs["known"], res.StructuredContent), "output %s", res.StructuredContent)
 	if strings.Contains(string(res.StructuredContent), "null") && !strings.Contains(string(res.StructuredContent), `"value":null`) {
 		t.Errorf("the server wrote null: %s", res.StructuredContent)
 	}
@@ -336,26 +298,21 @@ func TestOneofRule(t *testing.T) {
 	args := `{"count": 1, "flag": true, "name": "n", "big": "1", "color": "COLOR_RED", "mode": "MODE_FIRST", "tags": ["t"],
 		"email": "a@example.com", "postal": {"city": "c"}}`
 	res := f.callRaw(t, "echo", args)
-	if !res.IsError || !strings.Contains(res.Text(), "postal") {
-		t.Errorf("two members of a oneof: %v %s, want a tool error naming the field", res.IsError, res.Text())
-	}
+	assert.True(t, res.IsError, "two members of a oneof: want a tool error: %s", res.Text())
+	assert.Contains(t, res.Text(), "postal", "two members of a oneof: the error names the field")
 	var schema struct {
 		Properties map[string]struct {
 			Description string `json:"description"`
 		} `json:"properties"`
 	}
 	list, err := f.client.ListTools(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, tool := range list.Tools {
 		if tool.Name == "echo" {
 			_ = json.Unmarshal(tool.InputSchema, &schema)
 		}
 	}
-	if d := schema.Properties["email"].Description; !strings.Contains(d, "Set at most one of: email, postal.") {
-		t.Errorf("email's description %q does not state the oneof rule", d)
-	}
+	assert.Contains(t, schema.Properties["email"].Description, "Set at most one of: email, postal.", "email's description does not state the oneof rule")
 }
 
 // unknownColor answers with enum numbers that have no name.
@@ -370,16 +327,10 @@ func (unknownColor) Echo(_ context.Context, req *contractv1.EchoRequest) (*contr
 func TestOutputAcceptsUnknownEnumNumbers(t *testing.T) {
 	f := newFixture(t, unknownColor{})
 	res, err := f.typed.Echo(context.Background(), minimal())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.GetColor() != 42 {
-		t.Errorf("color = %v, want 42", res.GetColor())
-	}
+	require.NoError(t, err)
+	assert.Equal(t, contractv1.Color(42), res.GetColor(), "color")
 	raw := f.callRaw(t, "echo", string(f.lastArgs(t)))
-	if !strings.Contains(string(raw.StructuredContent), `"color":42`) {
-		t.Errorf("structuredContent %s does not carry the number", raw.StructuredContent)
-	}
+	assert.Contains(t, string(raw.StructuredContent), `"color":42`, "structuredContent does not carry the number")
 	f.checkCall(t, "echo", raw)
 }
 
@@ -404,12 +355,11 @@ func validRequest() *contractv1.ValidatedRequest {
 func TestValidateRules(t *testing.T) {
 	f := newFixture(t, echo{})
 	ctx := context.Background()
-	res, err := f.typed.Validated(ctx, validRequest())
-	if err != nil {
-		t.Fatalf("a valid request was refused: %v", err)
-	}
-	if res.GetRequest().GetCode() != "a" {
-		t.Errorf("echo = %v", res.GetRequest())
+	sent := validRequest()
+	res, err := f.typed.Validated(ctx, sent)
+	require.NoError(t, err, "a valid request was refused")
+	if diff := cmp.Diff(sent, res.GetRequest(), protocmp.Transform()); diff != "" {
+		t.Errorf("the echoed request differs (-sent +echoed):\n%s", diff)
 	}
 	raw := f.callRaw(t, "validated", string(f.lastArgs(t)))
 	f.checkCall(t, "validated", raw)
@@ -422,9 +372,7 @@ func TestValidateRules(t *testing.T) {
 	}
 	_, err = f.typed.Validated(ctx, bad)
 	var te *runtime.ToolError
-	if !asToolError(err, &te) {
-		t.Fatalf("invalid request: %v, want a tool error", err)
-	}
+	require.True(t, asToolError(err, &te), "invalid request: %v, want a tool error", err)
 	msg := te.Result.Text()
 	for _, want := range []string{
 		"invalid arguments for tool validated: ",
@@ -433,14 +381,10 @@ func TestValidateRules(t *testing.T) {
 		"deadline: ", "big: must be greater than 0", "code: ", "address.city: ", "phone or site: exactly one field is required",
 		"low must be less than high",
 	} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("tool error %q does not contain %q", msg, want)
-		}
+		assert.Contains(t, msg, want, "tool error")
 	}
 	// What the schema can say, it refuses too.
-	if err := validate(f.inputs["validated"], f.lastArgs(t)); err == nil {
-		t.Errorf("the input schema accepts %s", f.lastArgs(t))
-	}
+	assert.Error(t, validate(f.inputs["validated"], f.lastArgs(t)), "the input schema accepts %s", f.lastArgs(t))
 	for _, args := range []string{
 		`{"code": "a", "site": "https://x.example", "email": "nope"}`,
 		`{"code": "a", "site": "https://x.example", "name": "A"}`,
@@ -455,12 +399,8 @@ func TestValidateRules(t *testing.T) {
 		`{"site": "https://x.example"}`,
 		`{"code": "a", "site": "https://x.example", "address": {"city": ""}}`,
 	} {
-		if err := validate(f.inputs["validated"], []byte(args)); err == nil {
-			t.Errorf("the input schema accepts %s", args)
-		}
-		if res := f.callRaw(t, "validated", args); !res.IsError {
-			t.Errorf("the server accepts %s", args)
-		}
+		assert.Error(t, validate(f.inputs["validated"], []byte(args)), "the input schema accepts %s", args)
+		assert.True(t, f.callRaw(t, "validated", args).IsError, "the server accepts %s", args)
 	}
 }
 
@@ -485,12 +425,9 @@ func TestErrorsNameTheField(t *testing.T) {
 	}
 	for _, tc := range cases {
 		res := f.callRaw(t, tc.tool, tc.args)
-		if !res.IsError || !strings.Contains(res.Text(), "invalid arguments for tool "+tc.tool+": "+tc.want) {
-			t.Errorf("%s %s: %v %q, want a tool error starting %q", tc.tool, tc.args, res.IsError, res.Text(), tc.want)
-		}
-		if err := validate(f.inputs[tc.tool], []byte(tc.args)); err == nil {
-			t.Errorf("%s: the input schema accepts %s, which the server refuses", tc.tool, tc.args)
-		}
+		assert.True(t, res.IsError, "%s %s: want a tool error: %s", tc.tool, tc.args, res.Text())
+		assert.Contains(t, res.Text(), "invalid arguments for tool "+tc.tool+": "+tc.want, "%s %s", tc.tool, tc.args)
+		assert.Error(t, validate(f.inputs[tc.tool], []byte(tc.args)), "%s: the input schema accepts %s, which the server refuses", tc.tool, tc.args)
 	}
 }
 
@@ -525,27 +462,21 @@ func TestProto2AndEditions(t *testing.T) {
 		Id: proto.String(""), Tags: []string{"t"}, Inner: &contractv1.LegacyInner{N: proto.Int64(0)},
 		Options: &contractv1.LegacyEchoRequest_Options{Verbose: proto.Bool(false)},
 	})
-	if err != nil {
-		t.Fatalf("LegacyEcho with zero values: %v", err)
-	}
-	if res.GetRequest().GetCount() != 5 || res.GetRequest().GetSpeed() != contractv1.Speed_SPEED_FAST || res.GetRequest().GetInner().GetN() != 0 {
-		t.Errorf("echo = %v", res.GetRequest())
-	}
-	if proto.GetExtension(res, contractv1.E_Note) != "a note" || res.GetEtag() != "e1" {
-		t.Errorf("extension or etag lost: %v", res)
-	}
+	require.NoError(t, err, "LegacyEcho with zero values")
+	assert.Equal(t, int32(5), res.GetRequest().GetCount(), "echoed count (the default)")
+	assert.Equal(t, contractv1.Speed_SPEED_FAST, res.GetRequest().GetSpeed(), "echoed speed (the default)")
+	assert.Zero(t, res.GetRequest().GetInner().GetN(), "echoed inner.n")
+	assert.Equal(t, "a note", proto.GetExtension(res, contractv1.E_Note), "extension")
+	assert.Equal(t, "e1", res.GetEtag(), "etag")
 	raw := f.callRaw(t, "legacy_echo", string(f.lastArgs(t)))
-	if !strings.Contains(string(raw.StructuredContent), `"[contract.v1.note]":"a note"`) {
-		t.Errorf("structuredContent %s has no extension key", raw.StructuredContent)
-	}
+	assert.Contains(t, string(raw.StructuredContent), `"[contract.v1.note]":"a note"`, "structuredContent has no extension key")
 	f.checkCall(t, "legacy_echo", raw)
 	// Arguments never carry enum numbers (the input schema lists names), but a handler may
 	// answer with a closed enum's unknown number, which protojson writes as a number: the
 	// output schema accepts it.
 	raw = f.callRaw(t, "legacy_echo", `{"id": "x", "tags": ["t"], "speed": 9}`)
-	if !raw.IsError || !strings.Contains(raw.Text(), "speed: 9 is an enum number") {
-		t.Errorf("closed enum number in the arguments: %v %s", raw.IsError, raw.Text())
-	}
+	assert.True(t, raw.IsError, "closed enum number in the arguments: %s", raw.Text())
+	assert.Contains(t, raw.Text(), "speed: 9 is an enum number", "closed enum number in the arguments")
 	fast := f.callRaw(t, "legacy_echo", `{"id": "x", "tags": ["t"], "speed": "SPEED_FAST"}`)
 	numbered := strings.Replace(string(fast.StructuredContent), `"speed":"SPEED_FAST"`, `"speed":9`, 1)
 	if numbered == string(fast.StructuredContent) {
@@ -556,18 +487,15 @@ func TestProto2AndEditions(t *testing.T) {
 	// Required at depth, and proto2 required with presence.
 	raw = f.callRaw(t, "legacy_echo", `{"id": "x", "tags": ["t"], "inner": {}}`)
 	// protojson checks proto2 required fields itself; the runtime adds the path.
-	if !raw.IsError || !strings.Contains(raw.Text(), `inner: required field contract.v1.LegacyInner.n not set`) {
-		t.Errorf("missing inner.n: %v %s", raw.IsError, raw.Text())
-	}
+	assert.True(t, raw.IsError, "missing inner.n: %s", raw.Text())
+	assert.Contains(t, raw.Text(), `inner: required field contract.v1.LegacyInner.n not set`, "missing inner.n")
 	var in struct {
 		Properties map[string]struct {
 			Default json.RawMessage `json:"default"`
 		} `json:"properties"`
 	}
 	list, err := f.client.ListTools(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, tool := range list.Tools {
 		if tool.Name == "legacy_echo" {
 			_ = json.Unmarshal(tool.InputSchema, &in)
@@ -576,31 +504,21 @@ func TestProto2AndEditions(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := in.Properties["etag"]; ok {
-		t.Errorf("the OUTPUT_ONLY etag is in the input schema")
-	}
+	assert.NotContains(t, in.Properties, "etag", "the OUTPUT_ONLY etag is in the input schema")
 	for name, want := range map[string]string{"count": "5", "speed": `"SPEED_FAST"`, "limit": `"-7"`} {
-		if got := string(in.Properties[name].Default); got != want {
-			t.Errorf("default of %s = %s, want %s", name, got, want)
-		}
+		assert.Equal(t, want, string(in.Properties[name].Default), "default of %s", name)
 	}
 
 	editions := contractv1mcp.NewEditionsServiceClient(f.client)
 	eres, err := editions.EditionsEcho(ctx, &contractv1.EditionsEchoRequest{Id: proto.String(""), Sub: &contractv1.EditionsSub{}})
-	if err != nil {
-		t.Fatalf("EditionsEcho with zero values: %v", err)
-	}
-	if eres.GetRequest().GetCount() != 7 {
-		t.Errorf("count = %d, want the default 7", eres.GetRequest().GetCount())
-	}
+	require.NoError(t, err, "EditionsEcho with zero values")
+	assert.Equal(t, int32(7), eres.GetRequest().GetCount(), "count (the default)")
 	var sent map[string]json.RawMessage
 	_ = json.Unmarshal(f.lastArgs(t), &sent)
-	if string(sent["implicit"]) != "0" {
-		t.Errorf("the required implicit-presence field was sent as %s, want 0", sent["implicit"])
-	}
+	assert.Equal(t, "0", string(sent["implicit"]), "the required implicit-presence field as sent")
 	raw = f.callRaw(t, "editions_echo", string(f.lastArgs(t)))
 	f.checkCall(t, "editions_echo", raw)
-	if raw = f.callRaw(t, "editions_echo", `{"id": "x"}`); !raw.IsError || !strings.Contains(raw.Text(), `"implicit"`) {
-		t.Errorf("missing implicit: %v %s", raw.IsError, raw.Text())
-	}
+	raw = f.callRaw(t, "editions_echo", `{"id": "x"}`)
+	assert.True(t, raw.IsError, "missing implicit: %s", raw.Text())
+	assert.Contains(t, raw.Text(), `"implicit"`, "missing implicit")
 }

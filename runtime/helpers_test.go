@@ -1,0 +1,43 @@
+package runtime
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+)
+
+// The helpers every internal test of the package shares; runtime_test has the same three in
+// helpers_ext_test.go.
+
+// testTimeout bounds every wait of a test, so that a bug fails the test instead of hanging it.
+// It is never what a test measures.
+const testTimeout = 30 * time.Second
+
+// testCtx returns a context that bounds one test: it ends after testTimeout or when the test
+// does.
+func testCtx(t testing.TB) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// discardLogger is the logger of servers and clients whose logs a test does not read.
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// waitFor polls cond every few milliseconds until it holds or d passes; it reports whether
+// cond held. Every wait in these tests is bounded by it or by a context.
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -509,7 +509,7 @@ func hostileCases() []hostileCase {
 		{name: "both members of a oneof", body: toolCall("31", "forecast", `{"city":"Paris","coordinates":{"latitude":1}}`), status: 200, isError: true, msg: "oneof"},
 		{name: "huge string under the body limit", body: toolCall("32", "len", `{"s":"`+strings.Repeat("a", 3<<20)+`"}`), status: 200, msg: "len=" + strconv.Itoa(3<<20+8)},
 		{name: "huge body", body: toolCall("33", "len", `{"s":"`+strings.Repeat("a", 5<<20)+`"}`), status: 413, code: CodeInvalidRequest, msg: "request body exceeds the limit of 4194304 bytes"},
-		{name: "raw tool arguments breaking its input schema", body: toolCall("72", "strict", `{"n":"1","`+strings.Repeat("x", 10000)+`":1}`), status: 200, isError: true, msg: "invalid arguments for tool strict: n: got string, want integer; additional properties 'xxxx"},
+		{name: "raw tool arguments breaking its input schema", body: toolCall("72", "strict", `{"n":"1","`+strings.Repeat("x", 10000)+`":1}`), status: 200, isError: true, msg: "xxx...; n: got string, want integer"},
 		{name: "raw tool arguments conforming to its input schema", body: toolCall("73", "strict", `{"n":1}`), status: 200, msg: `strict {\"n\":1}`},
 		{name: "raw tool handler returns a plain error", body: toolCall("38", "fail", `{}`), status: 200, isError: true, msg: "the disk is full"},
 		{name: "raw tool handler panics", body: toolCall("34", "panic", `{}`), status: 200, code: CodeInternalError, msg: `the tool "panic" handler panicked`},

@@ -2,10 +2,12 @@ package runtime
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -90,18 +92,26 @@ func checkInputSchema(s *jsonschema.Schema, args json.RawMessage) string {
 	}
 	var leaves []*jsonschema.ValidationError
 	schemaLeaves(ve, &leaves)
-	var b strings.Builder
+	// In a stable order (the validator walks maps): by path, the arguments object first.
+	problems := make([][2]string, len(leaves))
 	for i, l := range leaves {
+		problems[i] = [2]string{instancePath(inst, l.InstanceLocation), l.ErrorKind.LocalizedString(schemaPrinter)}
+	}
+	slices.SortFunc(problems, func(a, b [2]string) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	})
+	var b strings.Builder
+	for i, p := range problems {
 		if i == maxSchemaProblems {
-			fmt.Fprintf(&b, "; and %d more", len(leaves)-i)
+			fmt.Fprintf(&b, "; and %d more", len(problems)-i)
 			break
 		}
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		problem := l.ErrorKind.LocalizedString(schemaPrinter)
-		if p := instancePath(inst, l.InstanceLocation); p != "" {
-			problem = p + ": " + problem
+		problem := p[1]
+		if p[0] != "" {
+			problem = p[0] + ": " + problem
 		}
 		b.WriteString(boundText(problem, maxSchemaProblemLen))
 	}

@@ -482,6 +482,8 @@ func hostileCases() []hostileCase {
 		{name: "params a string", body: req("16", "tools/list", `"x"`), status: 400, code: CodeInvalidRequest, msg: `"params" must be an object`},
 		{name: "batch", body: `[` + req("17", "ping", "") + `]`, status: 400, code: CodeInvalidRequest, msg: "batches are not supported"},
 		{name: "empty batch", body: ` []`, status: 400, code: CodeInvalidRequest, msg: "batches are not supported"},
+		{name: "batch over the count limit on a 2025-03-26 session", run: runBatch(`[` + strings.Repeat(req("74", "ping", "")+`,`, DefaultMaxBatchSize) + req("74", "ping", "") + `]`), status: 400, code: CodeInvalidRequest, msg: "the JSON-RPC batch holds 101 messages; the limit is 100"},
+		{name: "empty batch on a 2025-03-26 session", run: runBatch(`[]`), status: 400, code: CodeInvalidRequest, msg: "an empty JSON-RPC batch"},
 		{name: "unknown method", body: req("18", "tools/explode", `{}`), status: 200, code: CodeMethodNotFound, msg: "method not found: tools/explode"},
 		{name: "huge method name is truncated in the error", body: req("19", strings.Repeat("m", 1<<20), `{}`), status: 200, code: CodeMethodNotFound, msg: strings.Repeat("m", 100) + "..."},
 		{name: "response to a request never sent", body: `{"jsonrpc":"2.0","id":12345,"result":{}}`, status: 400, code: CodeInvalidRequest, msg: "no request with id 12345 is awaiting a response"},
@@ -619,6 +621,27 @@ func modernHdr(method, name string) map[string]string {
 
 // runDuplicateID sends a request that blocks, then another with the same ID while the first
 // is in flight. The first one is then released and must still get its own answer.
+// runBatch returns a run function that sends body on a new session that negotiated
+// 2025-03-26, the version that has batches.
+func runBatch(body string) func(t *testing.T, e *hardenEnv) *hardenResp {
+	return func(t *testing.T, e *hardenEnv) *hardenResp {
+		r, err := e.send(e.ctx(), http.MethodPost, "", req("1", "initialize", `{"protocolVersion":"`+ProtocolVersion20250326+`","capabilities":{},"clientInfo":{"name":"hostile","version":"0"}}`), nil)
+		if err != nil || r.status != http.StatusOK {
+			t.Fatalf("initialize: %v %s", err, dump(r))
+		}
+		sid := r.header.Get(headerSessionID)
+		noVersion := map[string]string{headerProtocolVersion: ""} // 2025-03-26 had no such header
+		if r, err := e.send(e.ctx(), http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, noVersion); err != nil || r.status != http.StatusAccepted {
+			t.Fatalf("notifications/initialized: %v %s", err, dump(r))
+		}
+		r, err = e.send(e.ctx(), http.MethodPost, sid, body, noVersion)
+		if err != nil {
+			t.Fatalf("batch: %v", err)
+		}
+		return r
+	}
+}
+
 func runDuplicateID(t *testing.T, e *hardenEnv) *hardenResp {
 	body := toolCall(`"dup"`, "block", `{"tag":"dup"}`)
 	first := make(chan *hardenResp, 1)

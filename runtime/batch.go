@@ -20,6 +20,11 @@ import (
 // done when the requests send nothing but their responses, else an SSE stream that carries
 // each message as it is queued, responses as their requests finish. The streams exist, and the
 // writer holds them, before any handler starts, as for a single request.
+//
+// Each request keeps its own stream and its events their stream's IDs, unique in the session
+// (Streamable HTTP transport, Resumability and Redelivery): after a broken connection, a GET
+// with Last-Event-ID resumes the stream of the request that event came from, one request at a
+// time; the answer of a member that never ran has no ID.
 
 // DefaultMaxBatchSize is how many messages a batch may hold unless WithMaxBatchSize says
 // otherwise.

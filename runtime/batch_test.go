@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The tests in this file send JSON-RPC batches over loopback HTTP, as raw requests: batches
@@ -68,15 +71,12 @@ func (e *batchEnv) session(ctx context.Context, t *testing.T, version string) st
 		`","capabilities":{"roots":{}},"clientInfo":{"name":"batch-test","version":"0"}}}`
 	resp := e.ts.do(ctx, t, rawReq{body: body})
 	b := readBody(t, resp)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"protocolVersion":"`+version+`"`) {
-		t.Fatalf("initialize %s: %s %s", version, resp.Status, b)
-	}
+	require.Equal(t, http.StatusOK, resp.StatusCode, "initialize %s: %s", version, b)
+	require.Contains(t, string(b), `"protocolVersion":"`+version+`"`, "initialize")
 	sid := resp.Header.Get("Mcp-Session-Id")
 	resp = e.ts.do(ctx, t, e.post(sid, version, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	readBody(t, resp)
-	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("notifications/initialized: %s", resp.Status)
-	}
+	require.Equal(t, http.StatusAccepted, resp.StatusCode, "notifications/initialized")
 	return sid
 }
 
@@ -95,9 +95,8 @@ func byID(t *testing.T, msgs []rpcResponse) map[string]rpcResponse {
 	t.Helper()
 	out := make(map[string]rpcResponse, len(msgs))
 	for _, m := range msgs {
-		if _, dup := out[string(m.ID)]; dup {
-			t.Fatalf("two responses with id %s", m.ID)
-		}
+		_, dup := out[string(m.ID)]
+		require.False(t, dup, "two responses with id %s", m.ID)
 		out[string(m.ID)] = m
 	}
 	return out
@@ -107,13 +106,9 @@ func byID(t *testing.T, msgs []rpcResponse) map[string]rpcResponse {
 func decodeBatch(t *testing.T, b []byte) []rpcResponse {
 	t.Helper()
 	var msgs []rpcResponse
-	if err := json.Unmarshal(b, &msgs); err != nil {
-		t.Fatalf("the answer is not a JSON array of messages: %v: %s", err, truncate(string(b), 500))
-	}
+	require.NoError(t, json.Unmarshal(b, &msgs), "the answer is not a JSON array of messages: %s", truncate(string(b), 500))
 	for _, m := range msgs {
-		if m.JSONRPC != "2.0" {
-			t.Fatalf("a member without jsonrpc 2.0: %s", b)
-		}
+		require.Equal(t, "2.0", m.JSONRPC, "a member's jsonrpc: %s", b)
 	}
 	return msgs
 }
@@ -137,27 +132,21 @@ func TestBatchRequests(t *testing.T) {
 	body := `[` + wireToolCall("1", "slow", "") + `,` + req("2", "ping", "") + `,` + wireToolCall("3", "gate", "") + `]`
 	resp := e.ts.do(ctx, t, e.post(sid, ProtocolVersion20250326, body))
 	b := readBody(t, resp)
-	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		t.Fatalf("batch: %s %s: %s", resp.Status, resp.Header.Get("Content-Type"), b)
-	}
+	require.Equal(t, http.StatusOK, resp.StatusCode, "batch: %s", b)
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"), "batch")
 	got := byID(t, decodeBatch(t, b))
-	if len(got) != 3 {
-		t.Fatalf("responses for ids %v, want 1, 2 and 3: %s", keys(got), b)
-	}
+	require.Equal(t, []string{"1", "2", "3"}, keys(got), "ids of the responses: %s", b)
 	for id, want := range map[string]string{"1": "slow", "3": "gate"} {
-		r := got[id]
-		if r.Error != nil || resultText(t, r.Result) != want {
-			t.Fatalf("response %s: %s", id, b)
-		}
+		require.Nil(t, got[id].Error, "response %s: %s", id, b)
+		assert.Equal(t, want, resultText(t, got[id].Result), "response %s", id)
 	}
-	if r := got["2"]; r.Error != nil || string(r.Result) != "{}" {
-		t.Fatalf("ping's response: %s", b)
-	}
+	require.Nil(t, got["2"].Error, "ping's response: %s", b)
+	assert.JSONEq(t, "{}", string(got["2"].Result), "ping's result")
 	// The session serves single messages as before.
 	resp = e.ts.do(ctx, t, e.post(sid, ProtocolVersion20250326, req("4", "ping", "")))
-	if b := readBody(t, resp); resp.StatusCode != http.StatusOK || decodeRPC(t, b).Error != nil {
-		t.Fatalf("ping after the batch: %s %s", resp.Status, b)
-	}
+	b = readBody(t, resp)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "ping after the batch: %s", b)
+	assert.Nil(t, decodeRPC(t, b).Error, "ping after the batch")
 }
 
 // TestBatchStreams sends a batch whose first request logs and then waits: the answer becomes
@@ -170,9 +159,8 @@ func TestBatchStreams(t *testing.T) {
 	body := `[` + wireToolCall("1", "logger", "") + `,` + wireToolCall("2", "echo", `{"x":1}`) + `]`
 	resp := e.ts.do(ctx, t, e.post(sid, ProtocolVersion20250326, body))
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("batch: %s %s", resp.Status, resp.Header.Get("Content-Type"))
-	}
+	require.Equal(t, http.StatusOK, resp.StatusCode, "batch")
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"), "batch")
 	r := newSSEReader(resp.Body)
 	sawLog, sawEcho := false, false
 	for !sawLog || !sawEcho {
@@ -181,25 +169,21 @@ func TestBatchStreams(t *testing.T) {
 		case m.Method == notifMessage:
 			sawLog = true
 		case string(m.ID) == "2":
-			if m.Error != nil || resultText(t, m.Result) != `{"x":1}` {
-				t.Fatalf("echo's response: %s", ev.data)
-			}
+			require.Nil(t, m.Error, "echo's response: %s", ev.data)
+			assert.Equal(t, `{"x":1}`, resultText(t, m.Result), "echo's response")
 			sawEcho = true
 		default:
-			t.Fatalf("unexpected message before the release: %s", ev.data)
+			require.Fail(t, "unexpected message before the release", ev.data)
 		}
-		if !ev.hasID {
-			t.Fatalf("an event of a request's stream without an id: %+v", ev)
-		}
+		assert.True(t, ev.hasID, "an event of a request's stream has an id: %+v", ev)
 	}
 	close(e.release)
 	ev, m := r.nextMessage(t)
-	if string(m.ID) != "1" || m.Error != nil || resultText(t, m.Result) != "logged" {
-		t.Fatalf("logger's response: %s", ev.data)
-	}
-	if _, err := r.next(); err == nil {
-		t.Fatal("the stream goes on after the last response")
-	}
+	require.Equal(t, "1", string(m.ID), "the last response: %s", ev.data)
+	require.Nil(t, m.Error, "logger's response: %s", ev.data)
+	assert.Equal(t, "logged", resultText(t, m.Result), "logger's response")
+	_, err := r.next()
+	assert.Error(t, err, "the stream goes on after the last response")
 }
 
 // TestBatchMixed sends notifications, requests, a malformed member, an unknown method, an
@@ -212,74 +196,61 @@ func TestBatchMixed(t *testing.T) {
 	v := ProtocolVersion20250326
 
 	resp := e.ts.do(ctx, t, e.post(sid, v, `[{"jsonrpc":"2.0","method":"notifications/roots/list_changed"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}]`))
-	if b := readBody(t, resp); resp.StatusCode != http.StatusAccepted || len(b) != 0 {
-		t.Fatalf("notifications only: %s %q", resp.Status, b)
-	}
+	b := readBody(t, resp)
+	require.Equal(t, http.StatusAccepted, resp.StatusCode, "notifications only: %s", b)
+	assert.Empty(t, b, "the body of 202")
 
 	body := `[{"jsonrpc":"2.0","method":"notifications/roots/list_changed"},` + req("1", "tools/list", "") + `,{"jsonrpc":"2.0","id":2,"method":5},` +
 		req("3", "tools/explode", "") + `,` + initBody(v) + `,{"jsonrpc":"2.0","id":424242,"result":{}},42]`
 	resp = e.ts.do(ctx, t, e.post(sid, v, body))
-	b := readBody(t, resp)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("mixed batch: %s %s", resp.Status, b)
-	}
+	b = readBody(t, resp)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "mixed batch: %s", b)
 	msgs := decodeBatch(t, b)
-	if len(msgs) != 5 {
-		t.Fatalf("%d responses, want 5 (tools/list, the malformed member, the unknown method, initialize, the number): %s", len(msgs), b)
-	}
+	require.Len(t, msgs, 5, "responses: tools/list, the malformed member, the unknown method, initialize, the number: %s", b)
 	got := map[string]rpcResponse{}
 	var nullIDs int
 	for _, m := range msgs {
 		if string(m.ID) == "null" || m.ID == nil {
 			nullIDs++
-			if m.Error == nil || m.Error.Code != CodeInvalidRequest {
-				t.Fatalf("a member without an id that is no Invalid Request error: %s", b)
-			}
+			require.NotNil(t, m.Error, "a member without an id: %s", b)
+			assert.Equal(t, CodeInvalidRequest, m.Error.Code, "a member without an id: %s", b)
 			continue
 		}
 		got[string(m.ID)] = m
 	}
-	if nullIDs != 1 {
-		t.Fatalf("%d error responses without an id, want 1 (the number): %s", nullIDs, b)
+	assert.Equal(t, 1, nullIDs, "error responses without an id (the number): %s", b)
+	require.Equal(t, []string{`"init"`, "1", "2", "3"}, keys(got), "ids of the responses: %s", b)
+	assert.Nil(t, got["1"].Error, "tools/list")
+	assert.Contains(t, string(got["1"].Result), `"name":"slow"`, "tools/list")
+	for id, code := range map[string]Code{"2": CodeInvalidRequest, "3": CodeMethodNotFound} {
+		if assert.NotNil(t, got[id].Error, "response %s: %s", id, b) {
+			assert.Equal(t, code, got[id].Error.Code, "response %s", id)
+		}
 	}
-	if r := got["1"]; r.Error != nil || !strings.Contains(string(r.Result), `"name":"slow"`) {
-		t.Fatalf("tools/list: %s", b)
-	}
-	if r := got["2"]; r.Error == nil || r.Error.Code != CodeInvalidRequest {
-		t.Fatalf("malformed member: %s", b)
-	}
-	if r := got["3"]; r.Error == nil || r.Error.Code != CodeMethodNotFound {
-		t.Fatalf("unknown method: %s", b)
-	}
-	if r := got[`"init"`]; r.Error == nil || !strings.Contains(r.Error.Message, "initialize must not be part of a JSON-RPC batch") {
-		t.Fatalf("initialize in a batch: %s", b)
+	if assert.NotNil(t, got[`"init"`].Error, "initialize in a batch") {
+		assert.Contains(t, got[`"init"`].Error.Message, "initialize must not be part of a JSON-RPC batch")
 	}
 
 	// A response in a batch reaches the request that waits for it: "ask" sends roots/list on
 	// its stream, the test answers it within a batch that also pings.
 	resp = e.ts.do(ctx, t, e.post(sid, v, `[`+wireToolCall("10", "ask", "")+`]`))
 	defer resp.Body.Close()
-	if resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("ask: %s %s", resp.Status, resp.Header.Get("Content-Type"))
-	}
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"), "ask: %s", resp.Status)
 	r := newSSEReader(resp.Body)
 	ev, m := r.nextMessage(t)
-	if m.Method != methodListRoots {
-		t.Fatalf("want roots/list, got %s", ev.data)
-	}
+	require.Equal(t, methodListRoots, m.Method, "the server's request: %s", ev.data)
 	answer := `[{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"roots":[{"uri":"file:///a"},{"uri":"file:///b"}]}},` + req("11", "ping", "") + `]`
 	resp2 := e.ts.do(ctx, t, e.post(sid, v, answer))
 	b = readBody(t, resp2)
-	if resp2.StatusCode != http.StatusOK {
-		t.Fatalf("answer batch: %s %s", resp2.Status, b)
-	}
-	if msgs := decodeBatch(t, b); len(msgs) != 1 || string(msgs[0].ID) != "11" || msgs[0].Error != nil {
-		t.Fatalf("answer batch: want ping's response alone: %s", b)
-	}
+	require.Equal(t, http.StatusOK, resp2.StatusCode, "answer batch: %s", b)
+	msgs = decodeBatch(t, b)
+	require.Len(t, msgs, 1, "answer batch: ping's response alone: %s", b)
+	assert.Equal(t, "11", string(msgs[0].ID), "answer batch")
+	assert.Nil(t, msgs[0].Error, "answer batch")
 	ev, m = r.nextMessage(t)
-	if string(m.ID) != "10" || m.Error != nil || resultText(t, m.Result) != "2 roots" {
-		t.Fatalf("ask's response: %s", ev.data)
-	}
+	require.Equal(t, "10", string(m.ID), "ask's response: %s", ev.data)
+	require.Nil(t, m.Error, "ask's response: %s", ev.data)
+	assert.Equal(t, "2 roots", resultText(t, m.Result), "ask's response")
 }
 
 // TestBatchRefused checks the batches the server refuses whole, with the reason: on sessions
@@ -319,18 +290,16 @@ func TestBatchRefused(t *testing.T) {
 			}
 			resp := e.ts.do(ctx, t, e.post(sid, tc.ver, tc.body))
 			b := readBody(t, resp)
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %s, want %d: %s", resp.Status, tc.status, b)
-			}
+			require.Equal(t, tc.status, resp.StatusCode, "status: %s", b)
 			m := decodeRPC(t, b)
-			if m.Error == nil || m.Error.Code != tc.code || !strings.Contains(m.Error.Message, tc.msg) {
-				t.Fatalf("want error %d containing %q, got %s", tc.code, tc.msg, b)
-			}
+			require.NotNil(t, m.Error, "want an error: %s", b)
+			assert.Equal(t, tc.code, m.Error.Code, "code: %s", b)
+			assert.Contains(t, m.Error.Message, tc.msg)
 			if sid != "" {
 				resp = e.ts.do(ctx, t, e.post(sid, tc.ver, req("2", "ping", "")))
-				if b := readBody(t, resp); resp.StatusCode != http.StatusOK || decodeRPC(t, b).Error != nil {
-					t.Fatalf("ping after the refused batch: %s %s", resp.Status, b)
-				}
+				b := readBody(t, resp)
+				require.Equal(t, http.StatusOK, resp.StatusCode, "ping after the refused batch: %s", b)
+				assert.Nil(t, decodeRPC(t, b).Error, "ping after the refused batch")
 			}
 		})
 	}

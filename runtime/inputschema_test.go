@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRawToolInputSchema calls a raw tool over loopback HTTP with the runtime client and
@@ -34,17 +37,13 @@ func TestRawToolInputSchema(t *testing.T) {
 	})
 	ctx := testCtx(t)
 	c := ts.newClient(t)
-	if err := c.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, c.Connect(ctx))
 
 	res, err := c.CallTool(ctx, "add", json.RawMessage(`{"a":1,"b":2.5,"items":[{"name":"x"}],"labels":{"k":3}}`))
-	if err != nil || res.IsError || res.Text() != "3.5" {
-		t.Fatalf("valid arguments: %v %+v", err, res)
-	}
-	if calls.Load() != 1 {
-		t.Fatalf("handler ran %d times for valid arguments, want 1", calls.Load())
-	}
+	require.NoError(t, err, "valid arguments")
+	require.False(t, res.IsError, "valid arguments: %s", res.Text())
+	require.Equal(t, "3.5", res.Text(), "valid arguments")
+	require.EqualValues(t, 1, calls.Load(), "handler runs for valid arguments")
 
 	bad := []struct{ name, args, want string }{
 		{"invalid type", `{"a":"1","b":2}`, "invalid arguments for tool add: a: got string, want number"},
@@ -63,17 +62,12 @@ func TestRawToolInputSchema(t *testing.T) {
 				args = json.RawMessage(tc.args)
 			}
 			res, err := c.CallTool(ctx, "add", args)
-			if err != nil {
-				t.Fatalf("want a tool error result, got a call error: %v", err)
-			}
-			if !res.IsError || !strings.Contains(res.Text(), tc.want) {
-				t.Fatalf("result %q (isError %v), want a tool error containing %q", res.Text(), res.IsError, tc.want)
-			}
+			require.NoError(t, err, "want a tool error result, not a call error")
+			assert.True(t, res.IsError, "isError of %q", res.Text())
+			assert.Contains(t, res.Text(), tc.want)
 		})
 	}
-	if calls.Load() != 1 {
-		t.Fatalf("handler ran %d times, want only for the valid call", calls.Load())
-	}
+	assert.EqualValues(t, 1, calls.Load(), "handler runs: only for the valid call")
 
 	// Many problems with long names: the message is bounded whatever the arguments hold.
 	var b strings.Builder
@@ -86,15 +80,10 @@ func TestRawToolInputSchema(t *testing.T) {
 	}
 	b.WriteString(`}}`)
 	res, err = c.CallTool(ctx, "add", json.RawMessage(b.String()))
-	if err != nil || !res.IsError {
-		t.Fatalf("200 bad labels: %v %+v", err, res)
-	}
-	if n := len(res.Text()); n > 2048 {
-		t.Fatalf("the error text is %d bytes: the input is echoed without bound", n)
-	}
-	if !strings.Contains(res.Text(), "and 195 more") {
-		t.Fatalf("the error text does not count the problems left out: %q", res.Text())
-	}
+	require.NoError(t, err, "200 bad labels")
+	require.True(t, res.IsError, "200 bad labels")
+	assert.LessOrEqual(t, len(res.Text()), 2048, "bytes of the error text: the input must not be echoed without bound")
+	assert.Contains(t, res.Text(), "and 195 more", "the error text counts the problems left out")
 }
 
 // TestRawToolInputSchemaRegistration checks that a schema that does not compile, or refers to
@@ -111,21 +100,17 @@ func TestRawToolInputSchemaRegistration(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewServer(Implementation{Name: "t", Version: "0"}, WithLogger(discardLogger()))
-			defer func() {
-				r := recover()
-				if r == nil {
-					t.Fatal("AddTool accepted the schema")
-				}
-				if msg := fmt.Sprint(r); !strings.Contains(msg, tc.want) {
-					t.Fatalf("panic %q does not contain %q", msg, tc.want)
-				}
-				if _, ok := s.tools.get("t"); ok {
-					t.Fatal("the tool was registered anyway")
-				}
+			var panicked any
+			func() {
+				defer func() { panicked = recover() }()
+				s.AddTool(ToolSpec{Name: "t", InputSchema: tc.schema}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+					return &CallToolResult{}, nil
+				})
 			}()
-			s.AddTool(ToolSpec{Name: "t", InputSchema: tc.schema}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
-				return &CallToolResult{}, nil
-			})
+			require.NotNil(t, panicked, "AddTool accepted the schema")
+			assert.Contains(t, fmt.Sprint(panicked), tc.want)
+			_, registered := s.tools.get("t")
+			assert.False(t, registered, "the tool was registered anyway")
 		})
 	}
 	// A reference inside the schema resolves.
@@ -133,9 +118,7 @@ func TestRawToolInputSchemaRegistration(t *testing.T) {
 	s.AddTool(ToolSpec{Name: "t", InputSchema: `{"type":"object","$defs":{"n":{"type":"integer"}},"properties":{"a":{"$ref":"#/$defs/n"}}}`},
 		func(context.Context, *CallToolRequest) (*CallToolResult, error) { return &CallToolResult{}, nil })
 	e, _ := s.tools.get("t")
-	if msg := checkInputSchema(e.schema, json.RawMessage(`{"a":"x"}`)); !strings.Contains(msg, "a: got string, want integer") {
-		t.Fatalf("local $ref: %q", msg)
-	}
+	assert.Contains(t, checkInputSchema(e.schema, json.RawMessage(`{"a":"x"}`)), "a: got string, want integer", "a local $ref")
 }
 
 // BenchmarkCheckInputSchema measures the check of a raw tool's arguments against a schema
@@ -146,7 +129,7 @@ func BenchmarkCheckInputSchema(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if msg := checkInputSchema(schema, args); msg != "" {
-			b.Fatal(msg)
+			b.Fatal(msg) // a benchmark of the valid path
 		}
 	}
 }

@@ -47,13 +47,21 @@
 //     at the response event still find their connection reusable.
 //   - Tool arguments are decoded with protojson: unknown fields, wrong types, missing required
 //     fields (at any depth) and broken buf.validate rules come back to the model as a tool error
-//     (isError) naming the field's path. A handler's Go error becomes a tool error with its
+//     (isError) naming the field's path. A raw tool's arguments are checked against its
+//     ToolSpec.InputSchema (JSON Schema 2020-12 unless it says otherwise, self-contained,
+//     compiled at registration: one that does not compile panics) before interceptors and the
+//     handler run, and come back the same way, naming each failing path and reason. A handler's Go error becomes a tool error with its
 //     text; an [*Error] becomes a JSON-RPC error with its [Code]. Panics are recovered, logged,
 //     and answered with an internal error.
 //   - list_changed notifications go out when anything is added or removed;
 //     [Server.NotifyResourceUpdated] notifies subscribers; every list is paginated
 //     ([WithPageSize]).
-//   - JSON-RPC batches (2025-03-26 only) are refused with HTTP 400 and -32600.
+//   - JSON-RPC batches are served on sessions that negotiated 2025-03-26, as that version
+//     requires: every request of the batch runs at once, notifications and responses are
+//     handled, and the answer carries every response, as one JSON array once all are done or,
+//     when a request sends anything besides its response, one SSE stream. Batches are bounded
+//     by [WithMaxBodyBytes] and [WithMaxBatchSize]. Later versions removed batching: their
+//     sessions, and requests without a session, get HTTP 400 and -32600.
 //
 // In a handler, [CallerFrom](ctx) is the client that sent the request, and everything sent
 // back to it goes through it: NotifyProgress (sent only if the client asked, with a progress
@@ -137,15 +145,15 @@
 // # Limits
 //
 // Every wait has a bound and every queue a size, each with a safe default: request bodies
-// ([WithMaxBodyBytes]), the time a body may take to arrive ([WithBodyReadTimeout]), requests in
-// flight per session ([WithMaxInflight]), memory held per session and per server, in bytes
-// ([WithSessionBudget], [WithServerBudget]), events queued for a client that does not read
-// ([WithMaxQueuedEvents]), handler run time ([WithHandlerTimeout]), writes to a client
-// ([WithWriteTimeout]), sessions ([WithMaxSessions]), their handshake and idle time
-// ([WithHandshakeTimeout], [WithSessionIdleTimeout]); on the client, call timeouts
-// ([WithDefaultCallTimeout], [WithTimeout]), event sizes ([WithMaxEventSize]), the draining of
-// finished streams ([WithDrainLimits]), concurrent server requests ([WithMaxServerRequests]) and
-// queued notifications ([WithNotificationBudget]). Hitting a limit is a clear error (a JSON-RPC
-// code or an HTTP status naming the limit), never a crash or a hang. docs/security.md in the
-// repository lists every limit and what happens when it is hit.
+// ([WithMaxBodyBytes]), messages in a JSON-RPC batch ([WithMaxBatchSize]), the time a body may
+// take to arrive ([WithBodyReadTimeout]), requests in flight per session ([WithMaxInflight]),
+// memory held per session and per server, in bytes ([WithSessionBudget], [WithServerBudget]),
+// events queued for a client that does not read ([WithMaxQueuedEvents]), handler run time
+// ([WithHandlerTimeout]), writes to a client ([WithWriteTimeout]), sessions ([WithMaxSessions]),
+// their handshake and idle time ([WithHandshakeTimeout], [WithSessionIdleTimeout]); on the
+// client, call timeouts ([WithDefaultCallTimeout], [WithTimeout]), event sizes
+// ([WithMaxEventSize]), the draining of finished streams ([WithDrainLimits]), concurrent server
+// requests ([WithMaxServerRequests]) and queued notifications ([WithNotificationBudget]). Hitting
+// a limit is a clear error (a JSON-RPC code or an HTTP status naming the limit), never a crash or
+// a hang. docs/security.md in the repository lists every limit and what happens when it is hit.
 package runtime

@@ -192,6 +192,10 @@ func addHardenTools(s *Server, ctl *hardenCtl) {
 	s.AddTool(ToolSpec{Name: "panic", Description: "a raw handler that panics", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		panic("raw tool exploded")
 	})
+	s.AddTool(ToolSpec{Name: "strict", Description: "a raw handler whose schema allows one integer, n", InputSchema: `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`},
+		func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+			return &CallToolResult{Content: []Content{TextContent("strict " + string(req.Arguments))}}, nil
+		})
 	AddTool(s, ToolSpec{Name: "forecast", Description: "typed: GetForecastRequest"}, func(ctx context.Context, req *weatherv1.GetForecastRequest) (*weatherv1.GetForecastResponse, error) {
 		return &weatherv1.GetForecastResponse{Place: &weatherv1.Place{Name: req.GetCity()}, Unit: req.GetUnit()}, nil
 	})
@@ -478,6 +482,8 @@ func hostileCases() []hostileCase {
 		{name: "params a string", body: req("16", "tools/list", `"x"`), status: 400, code: CodeInvalidRequest, msg: `"params" must be an object`},
 		{name: "batch", body: `[` + req("17", "ping", "") + `]`, status: 400, code: CodeInvalidRequest, msg: "batches are not supported"},
 		{name: "empty batch", body: ` []`, status: 400, code: CodeInvalidRequest, msg: "batches are not supported"},
+		{name: "batch over the count limit on a 2025-03-26 session", run: runBatch(`[` + strings.Repeat(req("74", "ping", "")+`,`, DefaultMaxBatchSize) + req("74", "ping", "") + `]`), status: 400, code: CodeInvalidRequest, msg: "the JSON-RPC batch holds 101 messages; the limit is 100"},
+		{name: "empty batch on a 2025-03-26 session", run: runBatch(`[]`), status: 400, code: CodeInvalidRequest, msg: "an empty JSON-RPC batch"},
 		{name: "unknown method", body: req("18", "tools/explode", `{}`), status: 200, code: CodeMethodNotFound, msg: "method not found: tools/explode"},
 		{name: "huge method name is truncated in the error", body: req("19", strings.Repeat("m", 1<<20), `{}`), status: 200, code: CodeMethodNotFound, msg: strings.Repeat("m", 100) + "..."},
 		{name: "response to a request never sent", body: `{"jsonrpc":"2.0","id":12345,"result":{}}`, status: 400, code: CodeInvalidRequest, msg: "no request with id 12345 is awaiting a response"},
@@ -505,6 +511,8 @@ func hostileCases() []hostileCase {
 		{name: "both members of a oneof", body: toolCall("31", "forecast", `{"city":"Paris","coordinates":{"latitude":1}}`), status: 200, isError: true, msg: "oneof"},
 		{name: "huge string under the body limit", body: toolCall("32", "len", `{"s":"`+strings.Repeat("a", 3<<20)+`"}`), status: 200, msg: "len=" + strconv.Itoa(3<<20+8)},
 		{name: "huge body", body: toolCall("33", "len", `{"s":"`+strings.Repeat("a", 5<<20)+`"}`), status: 413, code: CodeInvalidRequest, msg: "request body exceeds the limit of 4194304 bytes"},
+		{name: "raw tool arguments breaking its input schema", body: toolCall("72", "strict", `{"n":"1","`+strings.Repeat("x", 10000)+`":1}`), status: 200, isError: true, msg: "xxx...; n: got string, want integer"},
+		{name: "raw tool arguments conforming to its input schema", body: toolCall("73", "strict", `{"n":1}`), status: 200, msg: `strict {\"n\":1}`},
 		{name: "raw tool handler returns a plain error", body: toolCall("38", "fail", `{}`), status: 200, isError: true, msg: "the disk is full"},
 		{name: "raw tool handler panics", body: toolCall("34", "panic", `{}`), status: 200, code: CodeInternalError, msg: `the tool "panic" handler panicked`},
 		{name: "typed tool handler panics", body: toolCall("35", "panic_typed", `{}`), status: 200, code: CodeInternalError, msg: `the tool "panic_typed" handler panicked`},
@@ -613,6 +621,27 @@ func modernHdr(method, name string) map[string]string {
 
 // runDuplicateID sends a request that blocks, then another with the same ID while the first
 // is in flight. The first one is then released and must still get its own answer.
+// runBatch returns a run function that sends body on a new session that negotiated
+// 2025-03-26, the version that has batches.
+func runBatch(body string) func(t *testing.T, e *hardenEnv) *hardenResp {
+	return func(t *testing.T, e *hardenEnv) *hardenResp {
+		r, err := e.send(e.ctx(), http.MethodPost, "", req("1", "initialize", `{"protocolVersion":"`+ProtocolVersion20250326+`","capabilities":{},"clientInfo":{"name":"hostile","version":"0"}}`), nil)
+		if err != nil || r.status != http.StatusOK {
+			t.Fatalf("initialize: %v %s", err, dump(r))
+		}
+		sid := r.header.Get(headerSessionID)
+		noVersion := map[string]string{headerProtocolVersion: ""} // 2025-03-26 had no such header
+		if r, err := e.send(e.ctx(), http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, noVersion); err != nil || r.status != http.StatusAccepted {
+			t.Fatalf("notifications/initialized: %v %s", err, dump(r))
+		}
+		r, err = e.send(e.ctx(), http.MethodPost, sid, body, noVersion)
+		if err != nil {
+			t.Fatalf("batch: %v", err)
+		}
+		return r
+	}
+}
+
 func runDuplicateID(t *testing.T, e *hardenEnv) *hardenResp {
 	body := toolCall(`"dup"`, "block", `{"tag":"dup"}`)
 	first := make(chan *hardenResp, 1)

@@ -98,6 +98,7 @@ type serverConfig struct {
 	maxBodyBytes         int64
 	maxSessions          int
 	maxInflight          int
+	maxBatch             int // WithMaxBatchSize (batch.go)
 	maxQueuedEvents      int
 	handlerTimeout       time.Duration
 	callerRequestTimeout time.Duration
@@ -128,6 +129,7 @@ func defaultServerConfig() serverConfig {
 		maxBodyBytes:         4 << 20,
 		maxSessions:          10000,
 		maxInflight:          256,
+		maxBatch:             DefaultMaxBatchSize,
 		maxQueuedEvents:      10000,
 		handlerTimeout:       10 * time.Minute,
 		callerRequestTimeout: 5 * time.Minute,

@@ -203,7 +203,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	trimmed := trimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per POST (batching was removed from MCP in 2025-06-18)")
+		s.serveBatch(w, r, trimmed) // batch.go: accepted on 2025-03-26 sessions only
 		return
 	}
 	msg, rpcErr := decodeMessage(body)

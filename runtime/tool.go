@@ -17,6 +17,7 @@ import (
 
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 	"github.com/protomcp/protomcp/internal/fieldrules"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // CallToolRequest is what a raw ToolHandler receives.
@@ -39,6 +40,9 @@ type toolEntry struct {
 	encoded json.RawMessage // the Tool as tools/list sends it
 	// decode turns a typed tool's arguments into its request message; nil for a raw tool.
 	decode func(args json.RawMessage) (proto.Message, error)
+	// schema is a raw tool's compiled input schema, checked before the call (inputschema.go);
+	// nil for a typed tool, or a schema that asks only for an object.
+	schema *jsonschema.Schema
 	// call serves the tool: its handler inside the registration's interceptors.
 	call CallFunc
 	// enc is what a typed tool keeps between calls to encode its results.
@@ -49,11 +53,14 @@ type toolEntry struct {
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// AddTool adds a tool with a raw handler. It panics if the spec is invalid (a bad name or a
-// schema that is not a JSON object) or the server already has a tool of that name: both are
-// programming errors, like registering a pattern twice on an http.ServeMux. To replace a tool
-// at run time, RemoveTool it first. Interceptors given in opts wrap this tool's calls, inside
-// the server's.
+// AddTool adds a tool with a raw handler. Arguments that do not conform to spec.InputSchema
+// (JSON Schema 2020-12 unless it says otherwise, self-contained) are answered with a tool
+// error naming the failing path and reason, before interceptors and the handler run. AddTool
+// panics if the spec is invalid (a bad name, or an input schema that is not a JSON object or
+// does not compile) or the server already has a tool of that name: both are programming
+// errors, like registering a pattern twice on an http.ServeMux. To replace a tool at run
+// time, RemoveTool it first. Interceptors given in opts wrap this tool's calls, inside the
+// server's.
 func (s *Server) AddTool(spec ToolSpec, h ToolHandler, opts ...HandlerOption) {
 	if h == nil {
 		panic(fmt.Sprintf("mcp: nil handler for tool %q", spec.Name))
@@ -75,6 +82,9 @@ func (s *Server) addTool(spec ToolSpec, e *toolEntry, opts []HandlerOption) {
 	}
 	t := Tool{Name: spec.Name, Title: spec.Title, Description: spec.Description, Annotations: spec.Annotations}
 	t.InputSchema = mustSchema(spec.Name, "input", spec.InputSchema, `{"type":"object"}`)
+	if e.decode == nil {
+		e.schema = compileInputSchema(spec.Name, t.InputSchema)
+	}
 	if spec.OutputSchema != "" {
 		t.OutputSchema = mustSchema(spec.Name, "output", spec.OutputSchema, "")
 	}
@@ -446,6 +456,10 @@ func (s *Server) routeCallTool(req *Request) {
 			req.serve = failWith(fmt.Errorf("invalid arguments for tool %s: arguments must be a JSON object", p.Name))
 			return
 		}
+	}
+	if msg := checkInputSchema(t.schema, p.Arguments); msg != "" {
+		req.serve = failWith(fmt.Errorf("invalid arguments for tool %s: %s", p.Name, msg))
+		return
 	}
 	if t.decode != nil {
 		msg, err := t.decode(p.Arguments)

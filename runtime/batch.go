@@ -1,0 +1,310 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"unicode/utf8"
+)
+
+// JSON-RPC batches. MCP 2025-03-26 lets a POST body be a JSON array of requests,
+// notifications and responses, and has servers accept it (Base Protocol, Batching; Streamable
+// HTTP transport, Sending Messages to the Server); 2025-06-18 removed batching. So the server
+// accepts a batch only on a session that negotiated 2025-03-26, and refuses it on any other
+// (and without a session: initialize must not be part of a batch, Lifecycle, Initialization).
+//
+// Each request of a batch runs as a request of its own POST would: its own handler, context,
+// stream and place in the session's in-flight set, all at once, so that no request waits for
+// another. One writer, the POST's response, carries every response: a JSON array once all are
+// done when the requests send nothing but their responses, else an SSE stream that carries
+// each message as it is queued, responses as their requests finish. The streams exist, and the
+// writer holds them, before any handler starts, as for a single request.
+//
+// Each request keeps its own stream and its events their stream's IDs, unique in the session
+// (Streamable HTTP transport, Resumability and Redelivery): after a broken connection, a GET
+// with Last-Event-ID resumes the stream of the request that event came from, one request at a
+// time; the answer of a member that never ran has no ID.
+
+// DefaultMaxBatchSize is how many messages a batch may hold unless WithMaxBatchSize says
+// otherwise.
+const DefaultMaxBatchSize = 100
+
+// WithMaxBatchSize limits the messages of one JSON-RPC batch (default DefaultMaxBatchSize);
+// a larger batch is refused whole with HTTP 400 and a JSON-RPC error saying the limit. Its
+// bytes are bounded by WithMaxBodyBytes, like any POST body. Batches are accepted only on
+// sessions that negotiated protocol version 2025-03-26.
+func WithMaxBatchSize(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.maxBatch = n })
+}
+
+// batchStream is the stream of one request of a batch, held by the batch's writer.
+type batchStream struct {
+	st        *stream
+	my        uint64
+	done      bool // its last event was taken (or it was lost or closed)
+	delivered bool // its response went out through this writer
+}
+
+// serveBatch serves a POST whose body is a JSON array.
+func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte) {
+	if r.Header.Get(headerSessionID) == "" {
+		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "JSON-RPC batches are not supported without a session: send initialize alone, one message per POST (only sessions that negotiated protocol version 2025-03-26 accept batches; batching was removed from MCP in 2025-06-18)")
+		return
+	}
+	sess, ok := s.sessionFor(w, r)
+	if !ok {
+		return
+	}
+	if v := sess.version(); v != ProtocolVersion20250326 {
+		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "JSON-RPC batches are not supported on this session: it negotiated protocol version "+quoteOrNone(v)+", and batching was removed from MCP in 2025-06-18; send one message per POST")
+		return
+	}
+	sess.touch()
+	elems, rpcErr := splitBatch(body, s.cfg.maxBatch)
+	if rpcErr != nil {
+		s.writeJSON(w, http.StatusBadRequest, encodeResponse(nil, nil, rpcErr))
+		return
+	}
+	msgs := make([]*wireMessage, len(elems))
+	var answers []batchAnswer // responses known before anything runs: malformed members
+	for i, raw := range elems {
+		msg, rpcErr := decodeMessage(raw)
+		if rpcErr != nil {
+			var id *ID
+			if msg != nil {
+				id = msg.ID
+			}
+			answers = append(answers, batchAnswer{data: encodeResponse(id, nil, rpcErr)})
+			continue
+		}
+		msgs[i] = msg
+	}
+	// A tool call the caller's token may not make refuses the whole batch with the HTTP
+	// challenge, before anything runs: the client steps up its token and sends it again.
+	for _, msg := range msgs {
+		if msg != nil && msg.isRequest() && msg.Method == methodToolsCall && !s.authorizeCall(w, r, msg) {
+			return
+		}
+	}
+	var streams []batchStream
+	for _, msg := range msgs {
+		switch {
+		case msg == nil:
+		case msg.isNotification():
+			s.handleNotification(sess, msg)
+		case msg.isResponse():
+			if !sess.deliverResponse(msg) {
+				// A response has no response: the batch goes on without it.
+				s.log.Warn("mcp: response to an unknown request in a batch", "session", sess.id, "id", msg.ID.short())
+			}
+		default:
+			b, answer := s.startBatchRequest(r, sess, msg)
+			if answer != nil {
+				answers = append(answers, batchAnswer{data: answer})
+				continue
+			}
+			streams = append(streams, b)
+		}
+	}
+	s.writeBatch(r.Context(), w, streams, answers)
+}
+
+// splitBatch splits a batch into its members, refusing an empty batch, one that is not JSON,
+// and one of more than limit members.
+func splitBatch(body []byte, limit int) ([]json.RawMessage, *Error) {
+	if !utf8.Valid(body) {
+		return nil, NewError(CodeParseError, "parse error: the batch is not valid UTF-8")
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(body, &elems); err != nil {
+		return nil, Errorf(CodeParseError, "parse error: %v", err)
+	}
+	switch {
+	case len(elems) == 0:
+		return nil, NewError(CodeInvalidRequest, "invalid request: an empty JSON-RPC batch")
+	case limit > 0 && len(elems) > limit:
+		return nil, Errorf(CodeInvalidRequest, "the JSON-RPC batch holds %d messages; the limit is %d: send the rest in other POSTs", len(elems), limit)
+	}
+	return elems, nil
+}
+
+// startBatchRequest starts one request of a batch as serveRequest starts a request of its own
+// POST, except that the stream's writer is the batch's: it returns the request's stream,
+// attached, or the error response of a request that could not start.
+func (s *Server) startBatchRequest(r *http.Request, sess *session, msg *wireMessage) (batchStream, []byte) {
+	if msg.Method == methodInitialize {
+		return batchStream{}, encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not be part of a JSON-RPC batch: this session is already initialized"))
+	}
+	h, ok := s.methods[msg.Method]
+	if !ok {
+		return batchStream{}, encodeResponse(msg.ID, nil, Errorf(CodeMethodNotFound, "method not found: %s", truncate(msg.Method, 100)))
+	}
+	ctx, cancel := s.handlerContext(sess.ctx)
+	ctx = valuesFrom(ctx, r.Context())
+	if rpcErr, _ := sess.startRequest(msg.ID, cancel); rpcErr != nil {
+		cancel()
+		return batchStream{}, encodeResponse(msg.ID, nil, rpcErr)
+	}
+	if !sess.reserve(requestCost(msg), false) {
+		cancel()
+		sess.endRequest(msg.ID)
+		return batchStream{}, encodeResponse(msg.ID, nil, budgetError(sess))
+	}
+	if !s.handlerStarted() {
+		cancel()
+		sess.release(requestCost(msg))
+		sess.endRequest(msg.ID)
+		return batchStream{}, encodeResponse(msg.ID, nil, NewError(CodeInternalError, "server is shutting down"))
+	}
+	st := sess.newRequestStream()
+	my, _ := st.attach() // a new stream: nobody else holds it
+	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context())}
+	rs.caller.rs = rs
+	s.workers.run(func() { s.runHandler(ctx, cancel, rs, h, msg) })
+	return batchStream{st: st, my: my}, nil
+}
+
+// batchAnswer is a response held by a batch's writer until it knows how to answer: the SSE
+// event ID of a request's response (streamID empty for a member that never ran), and the
+// message.
+type batchAnswer struct {
+	streamID string
+	seq      uint64
+	data     []byte
+}
+
+// writeBatch writes the answer to a batch: answers (responses known up front) and every
+// event of the streams, until each stream has delivered its response, the session ends or the
+// client goes away. It answers 202 when there is no response to send.
+func (s *Server) writeBatch(ctx context.Context, w http.ResponseWriter, streams []batchStream, answers []batchAnswer) {
+	sw := newSSEWriter(ctx, w, s.cfg.writeTimeout)
+	defer sw.finish()
+	for i := range streams {
+		b := &streams[i]
+		defer b.st.detach(b.my)
+		b.st.setAbort(b.my, sw) // a resumption of one of the streams closes this connection
+	}
+	sse := false
+	startSSE := func() {
+		sse = true
+		sw.header()
+		for _, a := range answers {
+			if a.streamID == "" {
+				appendBatchEvent(sw, a.data)
+			} else {
+				sw.event(a.streamID, a.seq, a.data)
+			}
+		}
+		answers = nil
+	}
+	if s.cfg.alwaysSSE && len(streams) > 0 {
+		startSSE()
+	}
+	left := len(streams)
+	for {
+		more := false
+		for i := range streams {
+			b := &streams[i]
+			if b.done {
+				continue
+			}
+			evs, _, closed, lost, rest := b.st.take(b.my, s.cfg.eventStore, false)
+			// A kick (CloseSSEStream) is not honoured: this connection carries the other
+			// requests of the batch too. The stream goes on here.
+			if lost {
+				b.st.signal() // the wake-up may have been meant for the resumed writer
+				b.done = true
+				left--
+				continue
+			}
+			for _, ev := range evs {
+				if !ev.final && !sse {
+					startSSE() // a request sends more than its response: stream from now on
+				}
+				switch {
+				case ev.data == nil: // a cancelled request: no response
+				case sse:
+					sw.event(b.st.id, ev.seq, ev.data)
+				default:
+					answers = append(answers, batchAnswer{streamID: b.st.id, seq: ev.seq, data: ev.data})
+				}
+				if ev.final {
+					b.done, b.delivered = true, true
+					left--
+				}
+			}
+			more = more || rest
+			if closed && !rest && !b.done {
+				b.done = true // the session ended: no response will come
+				left--
+			}
+		}
+		if sse && len(sw.buf) > 0 {
+			if err := sw.flush(left == 0); err != nil {
+				s.log.Debug("mcp: client went away mid-batch; events kept for resumption", "error", err)
+				return
+			}
+		}
+		if left == 0 {
+			break
+		}
+		if more {
+			continue
+		}
+		if !waitBatch(ctx, streams) {
+			return // the client went away: the streams stay for resumption
+		}
+	}
+	if !sse {
+		if len(answers) == 0 {
+			w.WriteHeader(http.StatusAccepted) // notifications and responses only
+			return
+		}
+		sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
+		s.writeJSON(w, http.StatusOK, joinBatch(answers))
+	}
+	for i := range streams {
+		if streams[i].delivered {
+			s.streamDelivered(streams[i].st)
+		}
+	}
+}
+
+// waitBatch waits until one of the streams not done has news, or ctx ends (false).
+func waitBatch(ctx context.Context, streams []batchStream) bool {
+	cases := make([]reflect.SelectCase, 0, len(streams)+1)
+	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
+	for i := range streams {
+		if !streams[i].done {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(streams[i].st.wake)})
+		}
+	}
+	chosen, _, _ := reflect.Select(cases)
+	return chosen != 0
+}
+
+// appendBatchEvent appends a message that belongs to no stream (the error response of a
+// member that never ran) as an SSE event without an ID: there is nothing to resume it from.
+func appendBatchEvent(sw *sseWriter, data []byte) {
+	sw.buf = append(sw.buf, "event: message\ndata: "...)
+	sw.buf = append(sw.buf, data...)
+	sw.buf = append(sw.buf, "\n\n"...)
+}
+
+// joinBatch writes responses as one JSON array.
+func joinBatch(msgs []batchAnswer) []byte {
+	n := 1
+	for _, m := range msgs {
+		n += len(m.data) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, m.data...)
+	}
+	return append(out, ']')
+}

@@ -301,3 +301,25 @@ func TestValidateOnlyWhereRules(t *testing.T) {
 		assert.Equal(t, want > 0, strings.Contains(content, `"github.com/protomcp/protomcp/bufvalidate"`), "%s: imports bufvalidate", file)
 	}
 }
+
+// TestPackageDocOnce: a generated package gets its package doc once, on its first file, when
+// several .proto files generate into it; beside the .pb.go files (package_suffix=) it gets
+// none, since the package is protoc-gen-go's.
+func TestPackageDocOnce(t *testing.T) {
+	for _, tc := range []struct {
+		param string
+		want  int
+	}{
+		{"paths=source_relative", 1},
+		{"paths=source_relative,package_suffix=", 0},
+	} {
+		resp := runPlugin(t, tc.param, "test/multi/v1/a.proto", "test/multi/v1/b.proto")
+		require.Empty(t, resp.GetError(), tc.param)
+		require.Len(t, resp.GetFile(), 2, tc.param)
+		docs := 0
+		for _, f := range resp.GetFile() {
+			docs += strings.Count(f.GetContent(), "\n// Package multiv1")
+		}
+		assert.Equal(t, tc.want, docs, "package docs with %s", tc.param)
+	}
+}

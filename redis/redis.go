@@ -103,6 +103,7 @@ func Dial(url string, opts Options) (*Store, error) {
 	o.WriteTimeout = 2 * time.Second
 	o.PoolTimeout = 3 * time.Second
 	o.MaxRetries = 1
+	o.DialerRetries = 2
 	return New(redis.NewClient(o), opts), nil
 }
 

@@ -607,6 +607,14 @@ func TestReplicaSet(t *testing.T) {
 		if err := runtime.NewClient(endpoint, legacy).Connect(ctx); err == nil {
 			t.Fatal("initialize succeeded with Redis down")
 		}
+		// The 2026-07-28 era shares nothing: it keeps working.
+		modern := runtime.NewClient(endpoint)
+		for range len(live) {
+			if _, err := modern.CallTool(ctx, "whoami", nil); err != nil {
+				t.Fatalf("2026-07-28 call with Redis down: %v", err)
+			}
+		}
+		modern.Close(context.Background())
 		rs.start()
 		// Redis came back empty (no persistence): a new session works on every replica.
 		c2 := runtime.NewClient(endpoint, legacy)
@@ -622,6 +630,15 @@ func TestReplicaSet(t *testing.T) {
 		}
 		if len(seen) != len(live) {
 			t.Fatalf("served by %v; want all %d live replicas", seen, len(live))
+		}
+		// The old session went with Redis's data: 404, on which the client starts a new
+		// session and sends the call again.
+		old := c.SessionID()
+		if _, err := c.CallTool(ctx, "whoami", nil); err != nil {
+			t.Fatalf("call on a session Redis lost: %v; want it sent again on a new session", err)
+		}
+		if c.SessionID() == old || c.SessionID() == "" {
+			t.Fatalf("session %q after Redis lost %q; want a new one", c.SessionID(), old)
 		}
 		for i, r := range live {
 			waitFor(t, 15*time.Second, "replica goroutines back to their level before the outage", func() bool {

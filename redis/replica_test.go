@@ -103,6 +103,42 @@ func serveReplica(redisURL string) error {
 		srv.NotifyResourceUpdated("res://a")
 		return text("ok"), nil
 	})
+	// gated streams progress 1 to 3, waits for gate args.a, streams 4 and 5, waits for gate
+	// args.b, and answers "done"; the test opens the gates (GET /gate?name=).
+	gates := map[string]chan struct{}{}
+	gate := func(name string) chan struct{} {
+		mu.Lock()
+		defer mu.Unlock()
+		if gates[name] == nil {
+			gates[name] = make(chan struct{})
+		}
+		return gates[name]
+	}
+	srv.AddTool(runtime.ToolSpec{Name: "gated"}, func(ctx context.Context, req *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		var args struct{ A, B string }
+		if err := json.Unmarshal(req.Arguments, &args); err != nil {
+			return nil, err
+		}
+		c := runtime.CallerFrom(ctx)
+		for i := 1; i <= 5; i++ {
+			if i == 4 {
+				select {
+				case <-gate(args.A):
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			if err := c.NotifyProgress(ctx, float64(i), 5, ""); err != nil {
+				return nil, err
+			}
+		}
+		select {
+		case <-gate(args.B):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return text("done"), nil
+	})
 	srv.AddResource(runtime.Resource{URI: "res://a", Name: "a"}, func(_ context.Context, uri string) (*runtime.ReadResourceResult, error) {
 		return &runtime.ReadResourceResult{Contents: []runtime.ResourceContents{runtime.TextResource(uri, "text/plain", "a")}}, nil
 	})
@@ -113,6 +149,9 @@ func serveReplica(redisURL string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv)
+	mux.HandleFunc("/gate", func(w http.ResponseWriter, r *http.Request) {
+		close(gate(r.URL.Query().Get("name")))
+	})
 	mux.HandleFunc("/goroutines", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, goruntime.NumGoroutine())
 	})

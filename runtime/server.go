@@ -695,6 +695,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 		// much is stored, and however slowly the client reads.
 		err := store.Replay(sw.ctx, sess.id, streamID, seq, func(n uint64, data []byte) error {
 			sw.event(streamID, n, data)
+			sw.replayedThrough = n
 			replayed++
 			if len(sw.buf) >= sseChunk {
 				return sw.flush(false)

@@ -311,8 +311,11 @@ type sseWriter struct {
 	rc      *http.ResponseController
 	buf     []byte
 	started bool // the response is SSE (headers set)
-	sent    bool // bytes have gone out: the headers are on the wire
-	timeout time.Duration
+	// replayedThrough is the newest event a resumption replayed from the store: in a replica
+	// set, events are stored when queued (cluster.go), so the queue may hold some of them too.
+	replayedThrough uint64
+	sent            bool // bytes have gone out: the headers are on the wire
+	timeout         time.Duration
 
 	ctx    context.Context    // the request's context
 	cancel context.CancelFunc // set by cancellable: cancels ctx, for abort to stop a replay
@@ -507,7 +510,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			}
 			final := false
 			for i, ev := range evs {
-				if ev.data != nil {
+				if ev.data != nil && ev.seq > sw.replayedThrough {
 					sw.event(st.id, ev.seq, ev.data)
 				}
 				final = final || ev.final

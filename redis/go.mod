@@ -7,6 +7,7 @@ replace github.com/protomcp/protomcp => ../
 require (
 	github.com/protomcp/protomcp v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (

@@ -28,6 +28,7 @@ import (
 	redismcp "github.com/protomcp/protomcp/redis"
 	"github.com/protomcp/protomcp/runtime"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 )
 
 // The replica processes of these tests are this test binary, started again with
@@ -416,6 +417,12 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // the SIGKILL of its replica, notifications and a server request cross replicas, and a Redis
 // outage gives clear errors and leaves nothing behind.
 func TestReplicaSet(t *testing.T) {
+	// Registered first, so run last: after the replicas, the proxy and Redis have stopped.
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() {
+		http.DefaultClient.CloseIdleConnections()
+		goleak.VerifyNone(t, before)
+	})
 	rs := startRedis(t)
 	reps := []*replica{startReplica(t, rs.url()), startReplica(t, rs.url()), startReplica(t, rs.url())}
 	px := newProxy(t, reps)

@@ -216,7 +216,11 @@ func (sess *session) applyState(st *SessionState) {
 	sess.protocolVersion = st.ProtocolVersion
 	sess.clientInfo = st.ClientInfo
 	sess.clientCaps = st.Capabilities
-	sess.owner = parseIdentity(st.Owner)
+	if owner := parseIdentity(st.Owner); owner != sess.owner {
+		// Only for a copy not yet in the table: a session's owner never changes, and
+		// ownedBy reads it without the lock.
+		sess.owner = owner
+	}
 	if st.LogLevel != "" {
 		if l := sess.logLevel.Load(); l == nil || *l != st.LogLevel {
 			level := st.LogLevel

@@ -169,7 +169,8 @@ func serveReplica(redisURL string) error {
 }
 
 // redisServer is a redis-server process of the test's own, on a free port, without
-// persistence.
+// persistence. PROTOMCP_REDIS_SERVER names another binary taking the same flags
+// (valkey-server).
 type redisServer struct {
 	t    *testing.T
 	bin  string
@@ -180,7 +181,11 @@ type redisServer struct {
 }
 
 func startRedis(t *testing.T) *redisServer {
-	bin, err := exec.LookPath("redis-server")
+	name := "redis-server"
+	if v := os.Getenv("PROTOMCP_REDIS_SERVER"); v != "" {
+		name = v // valkey-server, say
+	}
+	bin, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("redis-server is not installed, and CI is set: .ci/run must install it (apt-get install redis-server): %v", err)

@@ -145,3 +145,64 @@ func TestResumeOnTheSameReplica(t *testing.T) {
 		t.Fatalf("resumed stream: %v; want events 4 and 5 once each, then the response", got)
 	}
 }
+
+// TestDeleteEndsTheSessionOnEveryReplica deletes a session through one replica while another
+// holds its GET stream: that stream ends, and the session is gone on every replica. The bus
+// tells the holder at once; failing that, the holder's periodic extension of the session's
+// lifetime finds it gone (within the reaper's interval, 5 s here).
+func TestDeleteEndsTheSessionOnEveryReplica(t *testing.T) {
+	rs := startRedis(t)
+	a, b := startReplica(t, rs.url()), startReplica(t, rs.url())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	do := func(method, addr, session, body string) *http.Response {
+		t.Helper()
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req, _ := http.NewRequestWithContext(ctx, method, "http://"+addr+"/mcp", rd)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := do(http.MethodPost, a.addr, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	do(http.MethodPost, b.addr, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+
+	get := do(http.MethodGet, b.addr, session, "")
+	defer get.Body.Close()
+	if get.StatusCode != http.StatusOK {
+		t.Fatalf("GET on replica b: %s", get.Status)
+	}
+	ended := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, get.Body) // until the replica ends the stream
+		close(ended)
+	}()
+	if r := do(http.MethodDelete, a.addr, session, ""); r.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE on replica a: %s", r.Status)
+	} else {
+		r.Body.Close()
+	}
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the GET stream on replica b outlived its session's DELETE on replica a")
+	}
+	for _, rep := range []*replica{a, b} {
+		r := do(http.MethodPost, rep.addr, session, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		r.Body.Close()
+		if r.StatusCode != http.StatusNotFound {
+			t.Fatalf("a request of the deleted session on %s: %s; want 404", rep.addr, r.Status)
+		}
+	}
+}

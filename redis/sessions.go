@@ -108,7 +108,14 @@ func (s *Store) Update(ctx context.Context, id string, ch runtime.SessionChange)
 
 // Touch implements runtime.SessionStore.
 func (s *Store) Touch(ctx context.Context, id string) error {
-	return wrap("touch session", ctxErr(ctx, s.rdb.PExpire(ctx, s.sessionKey(id), s.opts.SessionTTL).Err()))
+	ok, err := s.rdb.PExpire(ctx, s.sessionKey(id), s.opts.SessionTTL).Result()
+	if err != nil {
+		return wrap("touch session", ctxErr(ctx, err))
+	}
+	if !ok {
+		return runtime.ErrSessionNotFound
+	}
+	return nil
 }
 
 // Delete implements runtime.SessionStore.

@@ -65,6 +65,9 @@ func TestStoreSessions(t *testing.T) {
 	if _, err := st.Load(ctx, "s1"); !errors.Is(err, runtime.ErrSessionNotFound) {
 		t.Fatalf("Load after Delete: %v", err)
 	}
+	if err := st.Touch(ctx, "s1"); !errors.Is(err, runtime.ErrSessionNotFound) {
+		t.Fatalf("Touch after Delete: %v", err)
+	}
 }
 
 func TestStoreEvents(t *testing.T) {

@@ -78,7 +78,8 @@ type SessionStore interface {
 	Load(ctx context.Context, id string) (*SessionState, error)
 	// Update applies a change to a stored session.
 	Update(ctx context.Context, id string, change SessionChange) error
-	// Touch extends a session's lifetime (a replica holding its GET stream open calls it).
+	// Touch extends a session's lifetime (a replica holding its GET stream open calls it);
+	// ErrSessionNotFound when the store does not hold it.
 	Touch(ctx context.Context, id string) error
 	// Delete forgets a session (DELETE).
 	Delete(ctx context.Context, id string) error

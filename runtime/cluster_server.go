@@ -28,6 +28,7 @@ const (
 	busResource  = "r" // resources/updated for URI
 	busResponse  = "p" // a client's response (Data) for a request of Session's, to its replica
 	busCancel    = "c" // notifications/cancelled (Data) for a request of Session's
+	busEnded     = "e" // Session was deleted: every replica forgets its copy
 )
 
 // busMessage is what replicas send each other.
@@ -131,6 +132,10 @@ func (s *Server) onBusMessage(b []byte) {
 		msg, rpcErr := decodeMessage(m.Data)
 		if sess == nil || rpcErr != nil || !msg.isResponse() || !sess.deliverResponse(msg) {
 			s.log.Debug("mcp: a forwarded response found no request waiting for it", "session", m.Session)
+		}
+	case busEnded:
+		if sess := s.localSession(m.Session); sess != nil {
+			s.dropSession(sess) // its handlers are cancelled, its GET stream ends
 		}
 	case busCancel:
 		if sess := s.localSession(m.Session); sess != nil {
@@ -329,10 +334,14 @@ func (s *Server) updateShared(ctx context.Context, sess *session, change Session
 func (s *Server) touchShared(sessions []*session) {
 	for _, sess := range sessions {
 		ctx, cancel := context.WithTimeout(s.baseCtx, storeTimeout)
-		if err := s.cluster.sessions.Touch(ctx, sess.id); err != nil {
+		err := s.cluster.sessions.Touch(ctx, sess.id)
+		cancel()
+		switch {
+		case errors.Is(err, ErrSessionNotFound):
+			s.dropSession(sess) // deleted or expired in the store: it ended everywhere
+		case err != nil:
 			s.log.Warn("mcp: could not extend a shared session's lifetime", "session", sess.id, "error", err)
 		}
-		cancel()
 	}
 }
 

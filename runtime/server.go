@@ -749,6 +749,8 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 		sess.mu.Lock()
 		sess.forget = true
 		sess.mu.Unlock()
+		// The other replicas' copies end too: their handlers, their GET stream.
+		s.publish("", &busMessage{Kind: busEnded, Session: sess.id})
 	}
 	s.endSession(sess)
 	w.WriteHeader(http.StatusOK)

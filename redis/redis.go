@@ -90,21 +90,31 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 }
 
 // Dial connects to the Redis at url (redis://[user:password@]host:port/db, or rediss:// for
-// TLS) and returns a Store on it; Close closes the connection. It does not wait for Redis to
-// answer: a replica may start before its Redis.
+// TLS; go-redis's query parameters, such as pool_size, apply) and returns a Store on it; Close
+// closes the connection. Unless the URL says otherwise, dials and reads are bounded to 2 s, so
+// that an unreachable Redis fails requests fast. It does not wait for Redis to answer: a
+// replica may start before its Redis.
 func Dial(url string, opts Options) (*Store, error) {
 	o, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("redismcp: %w", err)
 	}
-	// Fail fast when Redis is down, rather than queueing requests behind reconnections.
-	o.DialTimeout = 2 * time.Second
-	o.ReadTimeout = 2 * time.Second
-	o.WriteTimeout = 2 * time.Second
-	o.PoolTimeout = 3 * time.Second
-	o.MaxRetries = 1
-	o.DialerRetries = 2
+	// Fail fast when Redis is down, rather than queueing requests behind reconnections; the
+	// URL's own settings (dial_timeout=, read_timeout=, pool_size=, ...) win.
+	setDefault(&o.DialTimeout, 2*time.Second)
+	setDefault(&o.ReadTimeout, 2*time.Second)
+	setDefault(&o.WriteTimeout, 2*time.Second)
+	setDefault(&o.PoolTimeout, 3*time.Second)
+	setDefault(&o.MaxRetries, 1)
+	setDefault(&o.DialerRetries, 2)
 	return New(redis.NewClient(o), opts), nil
+}
+
+func setDefault[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
 }
 
 // Close closes the Redis client.

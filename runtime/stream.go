@@ -51,9 +51,11 @@ type stream struct {
 	closed   bool   // the session ended
 	kicked   bool   // a handler asked to close the connection (SSE polling)
 	// In a replica set (cluster.go): the JSON of the id of the request the stream answers,
-	// and whether the shared event store has been told of the stream.
+	// whether the shared event store has been told of the stream, and whether a kick gave the
+	// client an event ID (the priming event's) to resume from.
 	requestID []byte
 	opened    bool
+	wasKicked bool
 	// abortOwner closes the connection of the writer that holds the stream; a takeover calls
 	// it, so that the writer it replaces stops at once even when it is blocked writing to a
 	// client that does not read.
@@ -115,10 +117,11 @@ func (st *stream) sendEvent(ev streamEvent) error {
 		st.sess.reserve(n, true) // a connected client is reading: its response goes out
 	}
 	if c := st.sess.server.cluster; c != nil && !st.standalone && !st.sess.stateless && ev.data != nil &&
-		(!final || st.seq > 0 || st.sess.server.cfg.alwaysSSE) {
+		(!final || st.seq > 0 || st.wasKicked || st.sess.server.cfg.alwaysSSE) {
 		// A replica set: the event is stored before any client can see it, so that a client
 		// resuming on another replica finds it. A response that is the stream's only event
-		// goes out as plain JSON, which cannot be resumed, and is not stored.
+		// goes out as plain JSON, which cannot be resumed, and is not stored (unless the
+		// client holds an event ID of the stream: SSE responses, or a kicked connection).
 		if err := c.storeEvent(st, st.seq+1, ev.data); err != nil {
 			st.sess.server.log.Warn("mcp: the shared event store refused an event", "session", st.sess.id, "stream", st.id, "error", err)
 			if !final {
@@ -145,7 +148,7 @@ func (st *stream) sendEvent(ev streamEvent) error {
 // telling the client (retry:) when to reconnect.
 func (st *stream) kick() {
 	st.mu.Lock()
-	st.kicked = true
+	st.kicked, st.wasKicked = true, true
 	st.mu.Unlock()
 	st.signal()
 }

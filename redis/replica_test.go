@@ -691,6 +691,44 @@ func TestReplicaSet(t *testing.T) {
 		if c.SessionID() == old || c.SessionID() == "" {
 			t.Fatalf("session %q after Redis lost %q; want a new one", c.SessionID(), old)
 		}
+		// The bus resubscribed: a notification still crosses replicas.
+		notes := make(chan string, 16)
+		c3 := runtime.NewClient(endpoint, legacy, runtime.WithStandaloneStream(), runtime.WithNotificationHandler(func(_ context.Context, method string, _ json.RawMessage) {
+			notes <- method
+		}))
+		defer c3.Close(context.Background())
+		if err := c3.Connect(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var gets []hit
+		waitFor(t, 5*time.Second, "the GET stream", func() bool {
+			gets = px.find(func(h hit) bool { return h.method == http.MethodGet && h.session == c3.SessionID() })
+			return len(gets) > 0
+		})
+		var other *replica
+		for i, r := range live {
+			if index(r.id) != gets[len(gets)-1].backend {
+				other = live[i]
+				break
+			}
+		}
+		trigger := runtime.NewClient("http://"+other.addr+"/mcp", legacy)
+		defer trigger.Close(context.Background())
+		received := false
+		// Pub/Sub drops what precedes a resubscription: trigger until one arrives.
+		waitFor(t, 15*time.Second, "list_changed across replicas after the outage", func() bool {
+			if _, err := trigger.CallTool(ctx, "change_tools", nil); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-notes:
+				received = true
+			case <-time.After(500 * time.Millisecond):
+			}
+			return received
+		})
+		c3.Close(context.Background())
+		trigger.Close(context.Background())
 		for i, r := range live {
 			waitFor(t, 15*time.Second, "replica goroutines back to their level before the outage", func() bool {
 				return r.goroutines(t) <= before[i]+2

@@ -88,13 +88,13 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte)
 		}
 	}
 	var streams []batchStream
-	for _, msg := range msgs {
+	for i, msg := range msgs {
 		switch {
 		case msg == nil:
 		case msg.isNotification():
 			s.handleNotification(sess, msg)
 		case msg.isResponse():
-			if !sess.deliverResponse(msg) {
+			if !sess.deliverResponse(msg) && (s.cluster == nil || !s.forwardResponse(sess, msg, elems[i])) {
 				// A response has no response: the batch goes on without it.
 				s.log.Warn("mcp: response to an unknown request in a batch", "session", sess.id, "id", msg.ID.short())
 			}
@@ -158,6 +158,9 @@ func (s *Server) startBatchRequest(r *http.Request, sess *session, msg *wireMess
 		return batchStream{}, encodeResponse(msg.ID, nil, NewError(CodeInternalError, "server is shutting down"))
 	}
 	st := sess.newRequestStream()
+	if s.cluster != nil {
+		st.requestID = []byte(msg.ID.raw) // for the outcome another replica may have to give
+	}
 	my, _ := st.attach() // a new stream: nobody else holds it
 	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context())}
 	rs.caller.rs = rs

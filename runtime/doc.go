@@ -156,4 +156,14 @@
 // requests ([WithMaxServerRequests]) and queued notifications ([WithNotificationBudget]). Hitting
 // a limit is a clear error (a JSON-RPC code or an HTTP status naming the limit), never a crash or
 // a hang. docs/security.md in the repository lists every limit and what happens when it is hit.
+//
+// # Replicas
+//
+// Several replicas of a server can serve one URL behind a load balancer. In the 2025-11-25 era
+// they share three things, given as options: the sessions ([WithSessionStore], a
+// [SessionStore]), the events of response streams, for a client to resume on any replica
+// ([WithEventStore] with a [SharedEventStore]), and a [Bus] between replicas ([WithBus]) for
+// notifications, answers to server requests and leases. The 2026-07-28 era needs only the same
+// [WithRequestStateKey] on every replica. The redis module (github.com/protomcp/protomcp/redis)
+// implements all three on Redis; docs/deploy.md in the repository has the details.
 package runtime

@@ -138,22 +138,13 @@ func templateMatcher(tmpl string) func(string) bool {
 // NotifyResourceUpdated tells the sessions subscribed to uri, and the subscriptions/listen
 // streams that asked for it, that it changed.
 func (s *Server) NotifyResourceUpdated(uri string) {
-	s.notifyListeners(notifResourceUpdated, uri)
-	s.mu.RLock()
-	var subs []*session
-	for _, sess := range s.sessions {
-		sess.mu.Lock()
-		if sess.subscriptions[uri] {
-			subs = append(subs, sess)
+	if s.cluster != nil {
+		if !s.publish("", &busMessage{Kind: busResource, URI: uri}) {
+			s.resourceUpdatedLocal(uri, true) // the bus is down: this replica's at least
 		}
-		sess.mu.Unlock()
+		return
 	}
-	s.mu.RUnlock()
-	for _, sess := range subs {
-		if err := sess.notify(notifResourceUpdated, map[string]string{"uri": uri}); err != nil {
-			s.log.Warn("mcp: resource update not queued", "session", sess.id, "error", err)
-		}
-	}
+	s.resourceUpdatedLocal(uri, false)
 }
 
 // AddPrompt adds a prompt. Like AddTool, it panics if the server already has a prompt of that
@@ -233,7 +224,7 @@ func (s *Server) handlePing(context.Context, *requestState, json.RawMessage) (an
 	return json.RawMessage("{}"), nil
 }
 
-func (s *Server) handleSetLevel(_ context.Context, rs *requestState, params json.RawMessage) (any, error) {
+func (s *Server) handleSetLevel(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
 	var p struct {
 		Level LoggingLevel `json:"level"`
 	}
@@ -242,6 +233,9 @@ func (s *Server) handleSetLevel(_ context.Context, rs *requestState, params json
 	}
 	if _, ok := levelRank[p.Level]; !ok {
 		return nil, Errorf(CodeInvalidParams, "invalid log level %q; use one of debug, info, notice, warning, error, critical, alert, emergency", truncate(string(p.Level), 40))
+	}
+	if err := s.updateShared(ctx, rs.sess, SessionChange{LogLevel: p.Level}); err != nil {
+		return nil, err
 	}
 	rs.sess.logLevel.Store(&p.Level)
 	return json.RawMessage("{}"), nil
@@ -321,12 +315,19 @@ func (s *Server) handleSubscribe(ctx context.Context, rs *requestState, params j
 	if err := rs.sess.subscribe(ctx, uri); err != nil {
 		return nil, err
 	}
+	if err := s.updateShared(ctx, rs.sess, SessionChange{Subscribe: uri}); err != nil {
+		rs.sess.unsubscribe(uri)
+		return nil, err
+	}
 	return json.RawMessage("{}"), nil
 }
 
-func (s *Server) handleUnsubscribe(_ context.Context, rs *requestState, params json.RawMessage) (any, error) {
+func (s *Server) handleUnsubscribe(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
 	uri, err := uriParam(params)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.updateShared(ctx, rs.sess, SessionChange{Unsubscribe: uri}); err != nil {
 		return nil, err
 	}
 	rs.sess.unsubscribe(uri)

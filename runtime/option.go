@@ -113,9 +113,12 @@ type serverConfig struct {
 	subscribe            SubscribeHandler
 	handshakeTimeout     time.Duration
 	bodyReadTimeout      time.Duration
-	auth                 *serverAuth // WithTokenVerifier
-	era                  Era         // WithEra
-	requestStateKey      []byte      // WithRequestStateKey
+	auth                 *serverAuth  // WithTokenVerifier
+	era                  Era          // WithEra
+	requestStateKey      []byte       // WithRequestStateKey
+	sessionStore         SessionStore // WithSessionStore
+	bus                  Bus          // WithBus
+	replicaID            string       // WithReplicaID
 }
 
 func defaultServerConfig() serverConfig {

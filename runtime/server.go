@@ -51,6 +51,8 @@ type Server struct {
 	workers workers
 
 	modern modernState // the stateless era's listeners and requestState key (era_server.go)
+
+	cluster *cluster // the replica set this server is part of, or nil (cluster.go)
 }
 
 // methodHandler handles one JSON-RPC request method.
@@ -105,6 +107,7 @@ func NewServer(impl Implementation, opts ...ServerOption) *Server {
 		methodResourcesUnsub:     routeURI,
 	}
 	s.call = chain(cfg.interceptors, serveRequest)
+	s.startCluster()
 	return s
 }
 
@@ -233,7 +236,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		s.handleNotification(sess, msg)
 		w.WriteHeader(http.StatusAccepted)
 	case msg.isResponse():
-		if !sess.deliverResponse(msg) {
+		if !sess.deliverResponse(msg) && (s.cluster == nil || !s.forwardResponse(sess, msg, body)) {
 			s.log.Warn("mcp: response to an unknown request", "session", sess.id, "id", msg.ID.short())
 			s.writeJSON(w, http.StatusBadRequest, encodeResponse(nil, nil, Errorf(CodeInvalidRequest, "no request with id %s is awaiting a response", msg.ID.short())))
 			return
@@ -259,6 +262,13 @@ func (s *Server) sessionFor(w http.ResponseWriter, r *http.Request) (*session, b
 	s.mu.RLock()
 	sess := s.sessions[id]
 	s.mu.RUnlock()
+	if s.cluster != nil {
+		// A replica set: the store has the session's current state (cluster.go).
+		var ok bool
+		if sess, ok = s.loadShared(w, r, id, sess); !ok {
+			return nil, false
+		}
+	}
 	if sess != nil && !sess.established.Load() {
 		sess.established.Store(true)
 	}
@@ -325,6 +335,15 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 		if evicted != nil {
 			s.log.Info("mcp: session table full; ended a session to make room", "session", evicted.id, "established", evicted.established.Load())
 			evicted.end()
+		}
+		if c := s.cluster; c != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
+			err := c.sessions.Create(ctx, sess.id, sess.sharedState())
+			cancel()
+			if err != nil {
+				s.log.Warn("mcp: session store unavailable", "error", err)
+				return nil, &statusError{status: http.StatusServiceUnavailable, err: Errorf(CodeInternalError, "the session store is unavailable (the replicas of this server share sessions through it); try again shortly: %v", err)}
+			}
 		}
 		req.SessionID, req.ProtocolVersion = sess.id, version
 		s.log.Debug("mcp: session started", "session", sess.id, "client", p.ClientInfo.Name, "version", version)
@@ -428,6 +447,9 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 		return
 	}
 	st := sess.newRequestStream()
+	if s.cluster != nil {
+		st.requestID = []byte(msg.ID.raw) // for the outcome another replica may have to give
+	}
 	my, _ := st.attach() // a new stream: nobody else holds it
 	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context())}
 	rs.caller.rs = rs
@@ -593,7 +615,13 @@ func (s *Server) handleNotification(sess *session, msg *wireMessage) {
 			s.log.Debug("mcp: ignoring invalid notifications/cancelled", "session", sess.id)
 			return
 		}
-		if !sess.cancelRequest(p.RequestID) {
+		if sess.cancelRequest(p.RequestID) {
+			return
+		}
+		if s.cluster != nil {
+			// The request may run on another replica.
+			s.publish("", &busMessage{Kind: busCancel, Session: sess.id, Data: msg.Params})
+		} else {
 			s.log.Debug("mcp: notifications/cancelled for a request not in flight", "session", sess.id, "id", p.RequestID.short())
 		}
 	case notifRootsListChanged, notifProgress:
@@ -614,8 +642,12 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 	}
 	sess.touch()
 	if last := r.Header.Get(headerLastEventID); last != "" {
-		s.resume(w, r, sess, last)
-		return
+		streamID, _, _ := parseEventID(last)
+		if s.cluster == nil || !s.cluster.isRemoteStandalone(streamID) {
+			s.resume(w, r, sess, last)
+			return
+		}
+		// Another replica's GET stream: this replica's starts afresh (cluster.go).
 	}
 	my, ok := sess.standalone.attach()
 	if !ok {
@@ -634,6 +666,10 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 		return
 	}
 	st := sess.lookupStream(streamID)
+	if st == nil && s.cluster != nil {
+		s.followRemote(w, r, sess, streamID, seq) // another replica's stream (cluster.go)
+		return
+	}
 	if st == nil && s.cfg.eventStore == nil {
 		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "Last-Event-ID names no stream of this session")
 		return
@@ -659,6 +695,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 		// much is stored, and however slowly the client reads.
 		err := store.Replay(sw.ctx, sess.id, streamID, seq, func(n uint64, data []byte) error {
 			sw.event(streamID, n, data)
+			sw.replayedThrough = n
 			replayed++
 			if len(sw.buf) >= sseChunk {
 				return sw.flush(false)
@@ -700,6 +737,20 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 	sess, ok := s.sessionFor(w, r)
 	if !ok {
 		return
+	}
+	if c := s.cluster; c != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
+		err := c.sessions.Delete(ctx, sess.id)
+		cancel()
+		if err != nil {
+			s.storeUnavailable(w, err)
+			return
+		}
+		sess.mu.Lock()
+		sess.forget = true
+		sess.mu.Unlock()
+		// The other replicas' copies end too: their handlers, their GET stream.
+		s.publish("", &busMessage{Kind: busEnded, Session: sess.id})
 	}
 	s.endSession(sess)
 	w.WriteHeader(http.StatusOK)
@@ -762,10 +813,21 @@ func (s *Server) reap(ttl time.Duration) {
 				idle = append(idle, sess)
 			}
 		}
+		var busy []*session
+		if s.cluster != nil {
+			for _, sess := range s.sessions {
+				if !sess.idle() {
+					busy = append(busy, sess)
+				}
+			}
+		}
 		s.mu.Unlock()
 		for _, sess := range idle {
 			s.log.Debug("mcp: ending idle session", "session", sess.id)
 			s.endSession(sess)
+		}
+		if len(busy) > 0 {
+			s.touchShared(busy)
 		}
 	}
 }
@@ -823,24 +885,28 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, sess := range all {
 		sess.end()
 	}
+	s.stopCluster()
 	return err
 }
 
 // broadcast sends a notification to every session's standalone stream, and to the
 // subscriptions/listen streams that asked for it.
 func (s *Server) broadcast(method string, params any) {
-	s.notifyListeners(method, "")
-	s.mu.RLock()
-	all := make([]*session, 0, len(s.sessions))
-	for _, sess := range s.sessions {
-		all = append(all, sess)
-	}
-	s.mu.RUnlock()
-	for _, sess := range all {
-		if err := sess.notify(method, params); err != nil && !errors.Is(err, ErrClosed) {
-			s.log.Warn("mcp: notification not queued", "session", sess.id, "method", method, "error", err)
+	if s.cluster != nil {
+		// Every replica, this one included, delivers it to the GET streams it holds.
+		m := &busMessage{Kind: busBroadcast, Method: method}
+		if params != nil {
+			if b, err := json.Marshal(params); err == nil {
+				m.Data = b
+			}
 		}
+		if s.publish("", m) {
+			return
+		}
+		s.broadcastLocal(method, params, true) // the bus is down: this replica's at least
+		return
 	}
+	s.broadcastLocal(method, params, false)
 }
 
 // checkOrigin implements DNS-rebinding protection: the Host must be a loopback name or an

@@ -41,6 +41,7 @@ type session struct {
 	subscriptions   map[string]bool
 	state           int64 // bytes of clientInfo and subscriptions, charged to held
 	ended           bool
+	forget          bool     // in a replica set, end deletes the shared events (DELETE)
 	owner           identity // who started the session (TokenInfo.identity)
 	// stateless marks the transient session of one modern-era request (era_server.go): it is
 	// in no session table, and it stores no events.
@@ -73,7 +74,11 @@ func (s *Server) newSession(p *InitializeParams, version string) *session {
 	sess.created = time.Now().UnixNano()
 	sess.state = stateSize(&sess.clientInfo)
 	sess.reserve(sess.state, true)
-	sess.standalone = newStream(sess, "0", true, min(s.cfg.maxQueuedEvents, 1000))
+	standaloneID := "0"
+	if s.cluster != nil {
+		standaloneID = s.cluster.streamID(0)
+	}
+	sess.standalone = newStream(sess, standaloneID, true, min(s.cfg.maxQueuedEvents, 1000))
 	sess.touch()
 	return sess
 }
@@ -85,7 +90,13 @@ func (sess *session) newRequestStream() *stream {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	sess.nextStreamID++
-	st := newStream(sess, strconv.FormatUint(sess.nextStreamID, 10), false, sess.server.cfg.maxQueuedEvents)
+	var id string
+	if c := sess.server.cluster; c != nil {
+		id = c.streamID(sess.nextStreamID)
+	} else {
+		id = strconv.FormatUint(sess.nextStreamID, 10)
+	}
+	st := newStream(sess, id, false, sess.server.cfg.maxQueuedEvents)
 	if sess.ended {
 		st.closed = true
 		return st
@@ -167,6 +178,9 @@ func (sess *session) request(ctx context.Context, st *stream, method string, par
 	}
 	sess.nextRequestID++
 	id := IntID(sess.nextRequestID)
+	if c := sess.server.cluster; c != nil && !sess.stateless {
+		id = c.sharedRequestID(sess.nextRequestID) // the response may reach another replica
+	}
 	ch := make(chan *wireMessage, 1)
 	sess.pending[id.raw] = ch
 	sess.mu.Unlock()
@@ -228,6 +242,7 @@ func (sess *session) end() {
 		return
 	}
 	sess.ended = true
+	forget := sess.server.cluster == nil || sess.forget
 	streams := make([]*stream, 0, len(sess.streams)+1)
 	for _, st := range sess.streams {
 		streams = append(streams, st)
@@ -241,7 +256,7 @@ func (sess *session) end() {
 	for _, st := range streams {
 		st.close()
 	}
-	if store := sess.server.cfg.eventStore; store != nil {
+	if store := sess.server.cfg.eventStore; store != nil && forget {
 		_ = store.DeleteSession(context.Background(), sess.id)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -49,6 +50,12 @@ type stream struct {
 	stored   bool   // events went to the event store
 	closed   bool   // the session ended
 	kicked   bool   // a handler asked to close the connection (SSE polling)
+	// In a replica set (cluster.go): the JSON of the id of the request the stream answers,
+	// whether the shared event store has been told of the stream, and whether a kick gave the
+	// client an event ID (the priming event's) to resume from.
+	requestID []byte
+	opened    bool
+	wasKicked bool
 	// abortOwner closes the connection of the writer that holds the stream; a takeover calls
 	// it, so that the writer it replaces stops at once even when it is blocked writing to a
 	// client that does not read.
@@ -109,6 +116,22 @@ func (st *stream) sendEvent(ev streamEvent) error {
 		}
 		st.sess.reserve(n, true) // a connected client is reading: its response goes out
 	}
+	if c := st.sess.server.cluster; c != nil && !st.standalone && !st.sess.stateless && ev.data != nil &&
+		(!final || st.seq > 0 || st.wasKicked || st.sess.server.cfg.alwaysSSE) {
+		// A replica set: the event is stored before any client can see it, so that a client
+		// resuming on another replica finds it. A response that is the stream's only event
+		// goes out as plain JSON, which cannot be resumed, and is not stored (unless the
+		// client holds an event ID of the stream: SSE responses, or a kicked connection).
+		if err := c.storeEvent(st, st.seq+1, ev.data); err != nil {
+			st.sess.server.log.Warn("mcp: the shared event store refused an event", "session", st.sess.id, "stream", st.id, "error", err)
+			if !final {
+				st.sess.release(n)
+				st.mu.Unlock()
+				return fmt.Errorf("mcp: the shared event store is unavailable: %w", err)
+			}
+			// The response still goes to a client that is connected.
+		}
+	}
 	st.queued += n
 	st.seq++
 	ev.seq = st.seq
@@ -125,7 +148,7 @@ func (st *stream) sendEvent(ev streamEvent) error {
 // telling the client (retry:) when to reconnect.
 func (st *stream) kick() {
 	st.mu.Lock()
-	st.kicked = true
+	st.kicked, st.wasKicked = true, true
 	st.mu.Unlock()
 	st.signal()
 }
@@ -182,7 +205,7 @@ func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEv
 		st.queued -= int64(size)
 		more = true
 	}
-	if store != nil && !st.sess.stateless && len(evs) > 0 && !(asJSON && len(evs) == 1 && evs[0].final && evs[0].data != nil) {
+	if store != nil && !st.sess.stateless && len(evs) > 0 && (st.standalone || st.sess.server.cluster == nil) && !(asJSON && len(evs) == 1 && evs[0].final && evs[0].data != nil) {
 		for _, ev := range evs {
 			if ev.data == nil {
 				continue
@@ -291,8 +314,11 @@ type sseWriter struct {
 	rc      *http.ResponseController
 	buf     []byte
 	started bool // the response is SSE (headers set)
-	sent    bool // bytes have gone out: the headers are on the wire
-	timeout time.Duration
+	// replayedThrough is the newest event a resumption replayed from the store: in a replica
+	// set, events are stored when queued (cluster.go), so the queue may hold some of them too.
+	replayedThrough uint64
+	sent            bool // bytes have gone out: the headers are on the wire
+	timeout         time.Duration
 
 	ctx    context.Context    // the request's context
 	cancel context.CancelFunc // set by cancellable: cancels ctx, for abort to stop a replay
@@ -487,7 +513,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			}
 			final := false
 			for i, ev := range evs {
-				if ev.data != nil {
+				if ev.data != nil && ev.seq > sw.replayedThrough {
 					sw.event(st.id, ev.seq, ev.data)
 				}
 				final = final || ev.final

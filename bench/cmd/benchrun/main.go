@@ -105,10 +105,14 @@ func main() {
 		run(*flagRt, "go", "test", "-c", "-o", filepath.Join(dir, "runtime.test"), "./runtime")
 	}
 
+	startRedis(dir) // the replica rows' Redis and servers (replicas.go)
 	defineRows()
+	defineReplicaRows()
 	for _, s := range servers {
 		startServer(dir, s)
 	}
+	startProxies()
+	defer stopReplicaSet()
 	defer func() {
 		for _, s := range servers {
 			if s.cmd != nil && s.cmd.Process != nil {
@@ -120,6 +124,7 @@ func main() {
 	for r := range *flagR {
 		logf("round %d of %d", r+1, *flagR)
 		oneRound(dir, r)
+		replicaRound(dir, r)
 	}
 	for _, s := range servers {
 		_ = s.cmd.Process.Signal(os.Interrupt)

@@ -30,13 +30,14 @@ import (
 var quiet = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 
 // Protomcp returns a protomcp server with the generated BenchService handler; sse makes it
-// answer every call with an SSE stream instead of JSON.
-func Protomcp(sse bool) *runtime.Server {
+// answer every call with an SSE stream instead of JSON; extra options come last (a replica
+// set's shared stores, say).
+func Protomcp(sse bool, extra ...runtime.ServerOption) *runtime.Server {
 	opts := []runtime.ServerOption{runtime.WithLogger(quiet)}
 	if sse {
 		opts = append(opts, runtime.WithSSEResponses())
 	}
-	s := runtime.NewServer(runtime.Implementation{Name: "protomcp-bench", Version: "1"}, opts...)
+	s := runtime.NewServer(runtime.Implementation{Name: "protomcp-bench", Version: "1"}, append(opts, extra...)...)
 	benchv1mcp.RegisterBenchServiceHandler(s, tools.Proto{})
 	return s
 }

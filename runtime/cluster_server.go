@@ -1,0 +1,571 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// cluster is a Server's link to the other replicas of its service (cluster.go). It is nil for
+// a server on its own.
+type cluster struct {
+	sessions SessionStore
+	events   SharedEventStore
+	bus      Bus
+	replica  string
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Kinds of bus messages.
+const (
+	busBroadcast = "b" // a server-wide notification: Method and Data (its params)
+	busResource  = "r" // resources/updated for URI
+	busResponse  = "p" // a client's response (Data) for a request of Session's, to its replica
+	busCancel    = "c" // notifications/cancelled (Data) for a request of Session's
+	busEnded     = "e" // Session was deleted: every replica forgets its copy
+)
+
+// busMessage is what replicas send each other.
+type busMessage struct {
+	Kind    string          `json:"k"`
+	Session string          `json:"s,omitempty"`
+	Method  string          `json:"m,omitempty"`
+	URI     string          `json:"u,omitempty"`
+	Data    json.RawMessage `json:"d,omitempty"`
+}
+
+// startCluster connects the server to its replica set, when it was given one.
+func (s *Server) startCluster() {
+	cfg := &s.cfg
+	if cfg.sessionStore == nil && cfg.bus == nil {
+		return
+	}
+	events, ok := cfg.eventStore.(SharedEventStore)
+	if cfg.sessionStore == nil || cfg.bus == nil || !ok {
+		panic("mcp: a replica set needs WithSessionStore, WithBus and WithEventStore with a SharedEventStore, all three")
+	}
+	id := cfg.replicaID
+	if id == "" {
+		id = newSessionID()[:12]
+	}
+	if strings.ContainsAny(id, "._-\" \n") {
+		panic("mcp: WithReplicaID: the ID must not contain '.', '_', '-', quotes or spaces: " + strconv.Quote(id))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &cluster{sessions: cfg.sessionStore, events: events, bus: cfg.bus, replica: id, cancel: cancel, done: make(chan struct{})}
+	s.cluster = c
+	go func() {
+		defer close(c.done)
+		for ctx.Err() == nil {
+			err := c.bus.Listen(ctx, id, s.onBusMessage)
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("mcp: replica bus listener stopped; restarting", "replica", id, "error", err)
+			t := time.NewTimer(time.Second)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
+	}()
+	s.log.Info("mcp: replica joined its replica set", "replica", id)
+}
+
+// stopCluster stops listening on the bus (Shutdown).
+func (s *Server) stopCluster() {
+	if c := s.cluster; c != nil {
+		c.cancel()
+		<-c.done
+	}
+}
+
+// ReplicaID returns the server's ID in its replica set, or "" for a server on its own.
+func (s *Server) ReplicaID() string {
+	if s.cluster == nil {
+		return ""
+	}
+	return s.cluster.replica
+}
+
+// publish sends a bus message, reporting whether it went out.
+func (s *Server) publish(to string, m *busMessage) bool {
+	b, err := json.Marshal(m)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(s.baseCtx, storeTimeout)
+		err = s.cluster.bus.Publish(ctx, to, b)
+		cancel()
+	}
+	if err != nil {
+		s.log.Warn("mcp: could not publish to the other replicas", "kind", m.Kind, "error", err)
+		return false
+	}
+	return true
+}
+
+// onBusMessage handles a message from a replica (this one included: server-wide messages are
+// delivered by the same path everywhere).
+func (s *Server) onBusMessage(b []byte) {
+	var m busMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		s.log.Warn("mcp: malformed message on the replica bus", "error", err)
+		return
+	}
+	switch m.Kind {
+	case busBroadcast:
+		var params any
+		if len(m.Data) > 0 {
+			params = m.Data
+		}
+		s.broadcastLocal(m.Method, params, true)
+	case busResource:
+		s.resourceUpdatedLocal(m.URI, true)
+	case busResponse:
+		sess := s.localSession(m.Session)
+		msg, rpcErr := decodeMessage(m.Data)
+		if sess == nil || rpcErr != nil || !msg.isResponse() || !sess.deliverResponse(msg) {
+			s.log.Debug("mcp: a forwarded response found no request waiting for it", "session", m.Session)
+		}
+	case busEnded:
+		if sess := s.localSession(m.Session); sess != nil {
+			s.dropSession(sess) // its handlers are cancelled, its GET stream ends
+		}
+	case busCancel:
+		if sess := s.localSession(m.Session); sess != nil {
+			var p CancelledParams
+			if json.Unmarshal(m.Data, &p) == nil && p.RequestID != nil {
+				sess.cancelRequest(p.RequestID)
+			}
+		}
+	}
+}
+
+func (s *Server) localSession(id string) *session {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.sessions[id]
+}
+
+// attachedSessions returns the sessions whose GET stream this replica holds.
+func (s *Server) attachedSessions() []*session {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []*session
+	for _, sess := range s.sessions {
+		if sess.standalone.isAttached() {
+			out = append(out, sess)
+		}
+	}
+	return out
+}
+
+func (st *stream) isAttached() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.attached
+}
+
+// identityString encodes who started a session, for SessionState.Owner.
+func (id identity) String() string {
+	if !id.authenticated {
+		return ""
+	}
+	return id.issuer + "\x00" + id.subject + "\x00" + id.clientID
+}
+
+func parseIdentity(s string) identity {
+	if s == "" {
+		return identity{}
+	}
+	parts := strings.SplitN(s, "\x00", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	return identity{authenticated: true, issuer: parts[0], subject: parts[1], clientID: parts[2]}
+}
+
+// sharedState is what the store keeps of sess.
+func (sess *session) sharedState() *SessionState {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	st := &SessionState{
+		ProtocolVersion: sess.protocolVersion,
+		ClientInfo:      sess.clientInfo,
+		Capabilities:    sess.clientCaps,
+		Owner:           sess.owner.String(),
+	}
+	if l := sess.logLevel.Load(); l != nil {
+		st.LogLevel = *l
+	}
+	for uri := range sess.subscriptions {
+		st.Subscriptions = append(st.Subscriptions, uri)
+	}
+	return st
+}
+
+// applyState makes a replica's copy of a session what the store says. The bytes of its client
+// info and subscriptions are charged to this replica's budgets, as for a session it started.
+func (sess *session) applyState(st *SessionState) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.ended {
+		return
+	}
+	sess.protocolVersion = st.ProtocolVersion
+	sess.clientInfo = st.ClientInfo
+	sess.clientCaps = st.Capabilities
+	if owner := parseIdentity(st.Owner); owner != sess.owner {
+		// Only for a copy not yet in the table: a session's owner never changes, and
+		// ownedBy reads it without the lock.
+		sess.owner = owner
+	}
+	if st.LogLevel != "" {
+		if l := sess.logLevel.Load(); l == nil || *l != st.LogLevel {
+			level := st.LogLevel
+			sess.logLevel.Store(&level)
+		}
+	}
+	clear(sess.subscriptions)
+	size := stateSize(&sess.clientInfo)
+	for _, uri := range st.Subscriptions {
+		sess.subscriptions[uri] = true
+		size += int64(len(uri)) + subscriptionOverhead
+	}
+	if size > sess.state {
+		sess.reserve(size-sess.state, true)
+	} else {
+		sess.release(sess.state - size)
+	}
+	sess.state = size
+}
+
+// storeUnavailable answers a request that needed the session store and could not reach it.
+func (s *Server) storeUnavailable(w http.ResponseWriter, err error) {
+	s.log.Warn("mcp: session store unavailable", "error", err)
+	w.Header().Set("Retry-After", "1")
+	s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "the session store is unavailable (the replicas of this server share sessions through it); try again shortly: "+err.Error())
+}
+
+// loadShared finds a session in the shared store: it refreshes this replica's copy, or makes
+// one for a session another replica started. It answers the error itself when it cannot.
+func (s *Server) loadShared(w http.ResponseWriter, r *http.Request, id string, sess *session) (*session, bool) {
+	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
+	state, err := s.cluster.sessions.Load(ctx, id)
+	cancel()
+	if errors.Is(err, ErrSessionNotFound) {
+		if sess != nil {
+			s.dropSession(sess) // deleted through another replica, or expired
+		}
+		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "session not found: it expired or was deleted; send initialize to start a new one")
+		return nil, false
+	}
+	if err != nil {
+		s.storeUnavailable(w, err)
+		return nil, false
+	}
+	if sess != nil {
+		sess.applyState(state)
+		return sess, true
+	}
+	// A session another replica started (or this one, before it forgot it).
+	s.mu.Lock()
+	if sess = s.sessions[id]; sess != nil {
+		s.mu.Unlock()
+		sess.applyState(state)
+		return sess, true
+	}
+	var evicted *session
+	if len(s.sessions) >= s.cfg.maxSessions {
+		evicted = s.evictLocked()
+	}
+	if len(s.sessions) >= s.cfg.maxSessions {
+		s.mu.Unlock()
+		s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "too many sessions on this replica; try again later")
+		return nil, false
+	}
+	sess = s.newSession(&InitializeParams{}, state.ProtocolVersion)
+	sess.id = id
+	sess.established.Store(true)
+	sess.applyState(state)
+	s.sessions[id] = sess
+	if !s.reaping && (s.cfg.sessionIdleTimeout > 0 || s.cfg.handshakeTimeout > 0) {
+		s.reaping = true
+		go s.reap(s.cfg.sessionIdleTimeout)
+	}
+	s.mu.Unlock()
+	if evicted != nil {
+		evicted.end()
+	}
+	return sess, true
+}
+
+// dropSession forgets this replica's copy of a session, leaving the shared state alone.
+func (s *Server) dropSession(sess *session) {
+	s.mu.Lock()
+	if s.sessions[sess.id] == sess {
+		delete(s.sessions, sess.id)
+	}
+	s.mu.Unlock()
+	sess.end()
+}
+
+// updateShared records a change to a session in the shared store, when there is one.
+func (s *Server) updateShared(ctx context.Context, sess *session, change SessionChange) error {
+	if s.cluster == nil || sess.stateless {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	if err := s.cluster.sessions.Update(ctx, sess.id, change); err != nil {
+		return Errorf(CodeInternalError, "the session store is unavailable; the change was not recorded, try again: %v", err)
+	}
+	return nil
+}
+
+// touchShared extends the stored lifetime of the sessions this replica is working for (the
+// reaper calls it): a client whose GET stream stays open sends no request to do it.
+func (s *Server) touchShared(sessions []*session) {
+	for _, sess := range sessions {
+		ctx, cancel := context.WithTimeout(s.baseCtx, storeTimeout)
+		err := s.cluster.sessions.Touch(ctx, sess.id)
+		cancel()
+		switch {
+		case errors.Is(err, ErrSessionNotFound):
+			s.dropSession(sess) // deleted or expired in the store: it ended everywhere
+		case err != nil:
+			s.log.Warn("mcp: could not extend a shared session's lifetime", "session", sess.id, "error", err)
+		}
+	}
+}
+
+// broadcastLocal sends a server-wide notification to the listen streams of this replica, and
+// to its sessions: all of them on a server on its own (their standalone streams keep it until
+// a GET takes it), only those whose GET stream it holds in a replica set (the bus brought the
+// notification to every replica, and a session's stream is held by one).
+func (s *Server) broadcastLocal(method string, params any, attachedOnly bool) {
+	s.notifyListeners(method, "")
+	var all []*session
+	if attachedOnly {
+		all = s.attachedSessions()
+	} else {
+		s.mu.RLock()
+		all = make([]*session, 0, len(s.sessions))
+		for _, sess := range s.sessions {
+			all = append(all, sess)
+		}
+		s.mu.RUnlock()
+	}
+	for _, sess := range all {
+		if err := sess.notify(method, params); err != nil && !errors.Is(err, ErrClosed) {
+			s.log.Warn("mcp: notification not queued", "session", sess.id, "method", method, "error", err)
+		}
+	}
+}
+
+// resourceUpdatedLocal sends resources/updated for uri to the listen streams of this replica
+// and its subscribed sessions (in a replica set: those whose GET stream it holds, whose
+// subscriptions it reads from the store, since they may have changed through another replica).
+func (s *Server) resourceUpdatedLocal(uri string, attachedOnly bool) {
+	s.notifyListeners(notifResourceUpdated, uri)
+	var candidates []*session
+	if attachedOnly {
+		candidates = s.attachedSessions()
+	} else {
+		s.mu.RLock()
+		for _, sess := range s.sessions {
+			candidates = append(candidates, sess)
+		}
+		s.mu.RUnlock()
+	}
+	for _, sess := range candidates {
+		if attachedOnly {
+			ctx, cancel := context.WithTimeout(s.baseCtx, storeTimeout)
+			state, err := s.cluster.sessions.Load(ctx, sess.id)
+			cancel()
+			if err != nil {
+				s.log.Warn("mcp: could not read a session's subscriptions; resource update not sent", "session", sess.id, "error", err)
+				continue
+			}
+			sess.applyState(state)
+		}
+		sess.mu.Lock()
+		subscribed := sess.subscriptions[uri]
+		sess.mu.Unlock()
+		if !subscribed {
+			continue
+		}
+		if err := sess.notify(notifResourceUpdated, map[string]string{"uri": uri}); err != nil {
+			s.log.Warn("mcp: resource update not queued", "session", sess.id, "error", err)
+		}
+	}
+}
+
+// forwardResponse sends a client's response that no request of this replica awaits to the
+// replica that sent the request, named by the request's ID (sharedRequestID). It reports
+// false when the ID names no replica, or the bus is unreachable.
+func (s *Server) forwardResponse(sess *session, msg *wireMessage, body []byte) bool {
+	replica, ok := replicaOfRequest(msg.ID)
+	if !ok || replica == s.cluster.replica {
+		return false
+	}
+	return s.publish(replica, &busMessage{Kind: busResponse, Session: sess.id, Data: body})
+}
+
+// sharedRequestID is the ID of a server-to-client request in a replica set: it names the
+// replica waiting for the response, wherever the client POSTs it.
+func (c *cluster) sharedRequestID(n int64) ID {
+	return StringID(c.replica + "-" + strconv.FormatInt(n, 10))
+}
+
+func replicaOfRequest(id *ID) (string, bool) {
+	raw := id.raw
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	replica, _, ok := strings.Cut(raw[1:], "-")
+	return replica, ok && replica != ""
+}
+
+// streamID names a stream of this replica: its request streams' event IDs start with the
+// replica's ID, so that any replica knows whose stream a Last-Event-ID names.
+func (c *cluster) streamID(n uint64) string {
+	return c.replica + "." + strconv.FormatUint(n, 10)
+}
+
+// isRemoteStandalone reports whether streamID is the standalone stream of another replica: a
+// GET resuming it starts this replica's standalone stream afresh (notifications are not
+// replayed across replicas).
+func (c *cluster) isRemoteStandalone(streamID string) bool {
+	replica, n, ok := strings.Cut(streamID, ".")
+	return ok && n == "0" && replica != c.replica
+}
+
+// storeEvent records an event of a request stream in the shared store before it is queued
+// (st.mu is held): whatever replica the client resumes on finds it there.
+func (c *cluster) storeEvent(st *stream, seq uint64, data []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if !st.opened {
+		if err := c.events.OpenStream(ctx, st.sess.id, st.id, st.requestID); err != nil {
+			return err
+		}
+		st.opened = true
+	}
+	if err := c.events.Append(ctx, st.sess.id, st.id, seq, data); err != nil {
+		return err
+	}
+	st.stored = true
+	return nil
+}
+
+// followRemote serves a GET resuming a request stream that another replica produced (or
+// produces): the stored events after seq, then the ones stored later, until the response. When
+// the replica producing the stream has stopped (its lease on the bus lapsed) before the
+// response, it ends the stream with a JSON-RPC error saying so, stored like a response, so
+// that every replica gives the client the same single outcome.
+func (s *Server) followRemote(w http.ResponseWriter, r *http.Request, sess *session, streamID string, seq uint64) {
+	c := s.cluster
+	ctx := r.Context()
+	infoCtx, cancel := context.WithTimeout(ctx, storeTimeout)
+	info, err := c.events.StreamInfo(infoCtx, sess.id, streamID)
+	cancel()
+	if errors.Is(err, ErrSessionNotFound) || (err == nil && seq > info.LastSeq) {
+		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "Last-Event-ID names no stored stream of this session")
+		return
+	}
+	if err != nil {
+		s.storeUnavailable(w, err)
+		return
+	}
+	owner, _, _ := strings.Cut(streamID, ".")
+	sw := newSSEWriter(ctx, w, s.cfg.writeTimeout)
+	defer sw.finish()
+	sw.header()
+	after := seq
+	replay := func() (final bool, err error) {
+		rctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		defer cancel()
+		err = c.events.Replay(rctx, sess.id, streamID, after, func(n uint64, data []byte) error {
+			sw.event(streamID, n, data)
+			after = n
+			if isResponse(data) {
+				final = true
+			}
+			if len(sw.buf) >= sseChunk {
+				return sw.flush(false)
+			}
+			return nil
+		})
+		return final, err
+	}
+	for {
+		final, err := replay()
+		if err != nil {
+			s.log.Debug("mcp: following a stream of another replica stopped", "session", sess.id, "stream", streamID, "error", err)
+			if !sw.sent {
+				if errors.Is(err, ErrEventsEvicted) {
+					s.writeJSON(w, http.StatusNotFound, encodeResponse(nil, nil, NewError(CodeInvalidRequest, err.Error())))
+				} else {
+					s.storeUnavailable(w, err)
+				}
+			}
+			return
+		}
+		if final {
+			_ = sw.flush(true)
+			return
+		}
+		if err := sw.flush(false); err != nil {
+			return
+		}
+		actx, cancel := context.WithTimeout(ctx, storeTimeout)
+		alive, err := c.bus.Alive(actx, owner)
+		cancel()
+		if err != nil {
+			s.log.Debug("mcp: could not learn whether a replica is alive", "replica", owner, "error", err)
+			return // the client resumes again
+		}
+		if !alive {
+			// Events stored between the replay and the lease's end come first.
+			if final, err := replay(); err != nil || final {
+				if err == nil {
+					_ = sw.flush(true)
+				}
+				return
+			}
+			data := encodeResponse(&ID{raw: string(info.RequestID)}, nil, Errorf(CodeInternalError, "the server replica that was serving this request (%s) stopped before answering; the request may or may not have taken effect", owner))
+			actx, cancel := context.WithTimeout(ctx, storeTimeout)
+			err := c.events.Append(actx, sess.id, streamID, after+1, data)
+			cancel()
+			if errors.Is(err, ErrEventConflict) {
+				continue // another replica wrote the outcome first: replay it
+			}
+			if err != nil {
+				return
+			}
+			sw.event(streamID, after+1, data)
+			_ = sw.flush(true)
+			return
+		}
+		if err := c.events.Wait(ctx, sess.id, streamID, after); err != nil && ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// isResponse reports whether data, a stored event, is a JSON-RPC response: on a request
+// stream, the last event.
+func isResponse(data []byte) bool {
+	var probe struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	return json.Unmarshal(data, &probe) == nil && probe.Method == "" && len(probe.ID) > 0
+}

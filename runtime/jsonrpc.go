@@ -119,6 +119,19 @@ func decodeMessage(data []byte) (*wireMessage, *Error) {
 		// untouched inside raw params and arguments (Transports: messages MUST be UTF-8 encoded).
 		return nil, NewError(CodeParseError, "parse error: the message is not valid UTF-8")
 	}
+	if json.Valid(data) { // a pooled scanner: no allocation
+		if m, ok := scanMessage(data); ok {
+			if e := m.validate(); e != nil {
+				return m, e
+			}
+			return m, nil
+		}
+	}
+	return decodeMessageJSON(data)
+}
+
+// decodeMessageJSON is decodeMessage with encoding/json, for the messages scanMessage leaves.
+func decodeMessageJSON(data []byte) (*wireMessage, *Error) {
 	var m wireMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		if _, ok := err.(*json.SyntaxError); ok || !json.Valid(data) {

@@ -373,9 +373,9 @@ func (sw *sseWriter) finish() {
 
 func (sw *sseWriter) header() {
 	h := sw.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("X-Accel-Buffering", "no")
+	h["Content-Type"] = contentTypeSSE
+	h["Cache-Control"] = cacheControlSSE
+	h["X-Accel-Buffering"] = accelBufferingNo
 	sw.started = true
 }
 
@@ -595,13 +595,22 @@ func (s *Server) streamDelivered(st *stream) {
 	})
 }
 
+// contentTypeJSON is the Content-Type header value of a JSON answer, shared (net/http only
+// reads it), as the SSE ones are.
+var (
+	contentTypeJSON  = []string{"application/json"}
+	contentTypeSSE   = []string{"text/event-stream"}
+	cacheControlSSE  = []string{"no-cache, no-transform"}
+	accelBufferingNo = []string{"no"}
+)
+
 // writeJSON writes a complete JSON body with its length.
 func (s *Server) writeJSON(w http.ResponseWriter, status int, body []byte) {
 	if s.cfg.writeTimeout > 0 {
-		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
+		setWriteDeadline(w, time.Now().Add(s.cfg.writeTimeout))
 	}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	h["Content-Type"] = contentTypeJSON
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

@@ -88,6 +88,24 @@ func setWriteDeadline(w http.ResponseWriter, t time.Time) {
 	}
 }
 
+// flushResponse flushes w to the client, as http.ResponseController.Flush does, without
+// allocating a ResponseController.
+func flushResponse(w http.ResponseWriter) error {
+	for {
+		switch x := w.(type) {
+		case interface{ FlushError() error }:
+			return x.FlushError()
+		case http.Flusher:
+			x.Flush()
+			return nil
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return http.ErrNotSupported
+		}
+	}
+}
+
 // setReadDeadline sets the read deadline of w's connection, as http.ResponseController does,
 // but without allocating an error for a ResponseWriter that has none (an in-process one).
 func setReadDeadline(w http.ResponseWriter, t time.Time) {

@@ -60,6 +60,7 @@ type stream struct {
 	// it, so that the writer it replaces stops at once even when it is blocked writing to a
 	// client that does not read.
 	abortOwner *sseWriter
+	first      sseWriter // the writer of the stream's first attach, a request's POST (serveStream)
 
 	wake chan struct{} // capacity 1: new events, or kicked
 }
@@ -311,7 +312,6 @@ var errWriterAborted = errors.New("mcp: the stream was taken over by a newer con
 // sseWriter frames SSE events onto an HTTP response.
 type sseWriter struct {
 	w       http.ResponseWriter
-	rc      *http.ResponseController
 	buf     []byte
 	started bool // the response is SSE (headers set)
 	// replayedThrough is the newest event a resumption replayed from the store: in a replica
@@ -330,7 +330,7 @@ type sseWriter struct {
 
 // newSSEWriter returns a writer for w.
 func newSSEWriter(ctx context.Context, w http.ResponseWriter, timeout time.Duration) *sseWriter {
-	return &sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, ctx: ctx}
+	return &sseWriter{w: w, timeout: timeout, ctx: ctx}
 }
 
 // cancellable makes the writer's context end on abort as well (for a replay, which watches
@@ -353,11 +353,11 @@ func (sw *sseWriter) abort() {
 	if sw.cancel != nil {
 		sw.cancel()
 	}
-	_ = sw.rc.SetWriteDeadline(time.Now())
+	setWriteDeadline(sw.w, time.Now())
 	// A writer waiting for events (not writing) is woken by the takeover's signal, unless the
 	// new writer takes that signal first; the read deadline makes net/http's background read
 	// of the connection fail, which cancels the request's context, so it stops either way.
-	_ = sw.rc.SetReadDeadline(time.Now())
+	setReadDeadline(sw.w, time.Now())
 }
 
 // finish marks the writer done; abort does nothing afterwards, since the connection may
@@ -424,7 +424,7 @@ func (sw *sseWriter) flush(last bool) error {
 		// Bounds this write, and net/http's flush of the last one (it clears the deadline
 		// once the response is finished). Under the lock: an abort after it moves the
 		// deadline back to now.
-		_ = sw.rc.SetWriteDeadline(time.Now().Add(sw.timeout))
+		setWriteDeadline(sw.w, time.Now().Add(sw.timeout))
 	}
 	sw.mu.Unlock()
 	if len(sw.buf) > 0 {
@@ -443,7 +443,7 @@ func (sw *sseWriter) flush(last bool) error {
 		return nil
 	}
 	sw.sent = true
-	return sw.rc.Flush()
+	return flushResponse(sw.w)
 }
 
 // streamMode says how serveStream starts a response.
@@ -464,7 +464,14 @@ const (
 func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *stream, my uint64, mode streamMode, sw *sseWriter) {
 	defer st.detach(my)
 	if sw == nil {
-		sw = newSSEWriter(ctx, w, s.cfg.writeTimeout)
+		if !st.standalone && my == 1 {
+			// The request's own POST, the stream's first writer: its writer lives in the
+			// stream, which is allocated per request anyway.
+			st.first = sseWriter{w: w, timeout: s.cfg.writeTimeout, ctx: ctx}
+			sw = &st.first
+		} else {
+			sw = newSSEWriter(ctx, w, s.cfg.writeTimeout)
+		}
 	}
 	defer sw.finish()
 	ctx = sw.ctx

@@ -54,9 +54,11 @@ func scanCallToolParams(params []byte) (p CallToolParams, ok bool) {
 			}
 			if bytes.IndexByte(val, '\\') >= 0 || !utf8.Valid(val) {
 				// Escapes, or bytes encoding/json would replace with U+FFFD.
-				if json.Unmarshal(val, &p.Name) != nil {
+				var name string // declared here: only this rare path moves it to the heap
+				if json.Unmarshal(val, &name) != nil {
 					return p, false
 				}
+				p.Name = name
 			} else {
 				p.Name = string(val[1 : len(val)-1])
 			}

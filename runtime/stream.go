@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -383,6 +384,11 @@ func (sw *sseWriter) header() {
 // Last-Event-ID before any message), and the retry interval. It is written raw because it
 // must carry an empty data line.
 func (sw *sseWriter) priming(id string, retry time.Duration) {
+	if sw.buf == nil {
+		// Room for the priming event and a small message after it, which go out in one
+		// write: one allocation rather than a buffer grown twice.
+		sw.buf = make([]byte, 0, 512)
+	}
 	sw.buf = append(sw.buf, "id: "...)
 	sw.buf = append(sw.buf, id...)
 	if retry > 0 {
@@ -478,11 +484,10 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 	st.setAbort(my, sw)
 	switch mode {
 	case modeSSE:
+		// The priming event goes out with the first events when they are already there,
+		// in one write, or on its own before the writer waits for them (below).
 		sw.header()
 		sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
-		if err := sw.flush(false); err != nil {
-			return
-		}
 	case modeResume:
 		if !sw.started {
 			sw.header()
@@ -497,6 +502,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 		defer t.Stop()
 		keepAlive = t.C
 	}
+	yielded := false
 	for {
 		evs, kicked, closed, lost, more := st.take(my, s.cfg.eventStore, !sw.started)
 		if lost {
@@ -533,8 +539,9 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 					}
 				}
 			}
-			if final && !sw.sent {
-				// Everything the request produced is known: one body with a length.
+			if final && !sw.sent && len(sw.buf) >= 2<<10 {
+				// Everything the request produced is known: one body with a length. (Under
+				// a few KB written without a flush, net/http adds the length itself.)
 				w.Header().Set("Content-Length", strconv.Itoa(len(sw.buf)))
 			}
 			if err := sw.flush(final); err != nil {
@@ -561,6 +568,24 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			}
 			_ = sw.flush(false)
 			return
+		}
+		if !yielded && !st.standalone {
+			// The handler was just handed to a worker, which the scheduler runs next on
+			// this P: let it run before this goroutine parks, so that a quick handler's
+			// response is here at the next take. Parking first would make the response's
+			// signal wake this goroutine up again (a futex wake of another thread on an idle
+			// machine, then a park and a wake-up here); this costs one trip through the
+			// scheduler, which parking would cost anyway.
+			yielded = true
+			goruntime.Gosched()
+			continue
+		}
+		if len(sw.buf) > 0 {
+			// The priming event, before waiting: the client has an event ID to resume
+			// from however long the handler takes.
+			if err := sw.flush(false); err != nil {
+				return
+			}
 		}
 		select {
 		case <-st.wake:

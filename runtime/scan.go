@@ -332,3 +332,72 @@ func internMethod(b []byte) string {
 	}
 	return string(b)
 }
+
+// scanToolResult finds structuredContent (a sub-slice) and isError in a tools/call result that
+// decodeMessage has validated, in one pass. ok is false for shapes it does not handle (escaped
+// keys, keys that match only without regard to case, an isError that is not a boolean): the
+// caller then asks encoding/json. As with encoding/json, the last of duplicate members wins.
+func scanToolResult(obj []byte) (structured []byte, isError, ok bool) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, false, false
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return nil, false, true
+	}
+	for i < len(obj) {
+		if obj[i] != '"' {
+			return nil, false, false
+		}
+		kEnd := stringEnd(obj, i)
+		if kEnd < 0 {
+			return nil, false, false
+		}
+		key := obj[i+1 : kEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return nil, false, false
+		}
+		i = skipSpace(obj, kEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return nil, false, false
+		}
+		i = skipSpace(obj, i+1)
+		vEnd := valueEnd(obj, i)
+		if vEnd < 0 {
+			return nil, false, false
+		}
+		val := obj[i:vEnd]
+		switch string(key) {
+		case "structuredContent":
+			structured = val[:len(val):len(val)]
+		case "isError":
+			switch string(val) {
+			case "true":
+				isError = true
+			case "false", "null": // encoding/json leaves a bool alone for null
+				isError = isError && string(val) == "null"
+			default:
+				return nil, false, false
+			}
+		default:
+			k := string(key)
+			if strings.EqualFold(k, "structuredContent") || strings.EqualFold(k, "isError") {
+				return nil, false, false
+			}
+		}
+		i = skipSpace(obj, vEnd)
+		if i >= len(obj) {
+			return nil, false, false
+		}
+		switch obj[i] {
+		case ',':
+			i = skipSpace(obj, i+1)
+		case '}':
+			return structured, isError, true
+		default:
+			return nil, false, false
+		}
+	}
+	return nil, false, false
+}

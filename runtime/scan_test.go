@@ -127,3 +127,41 @@ func FuzzScanMessage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanToolResult checks the tools/call result scanner against encoding/json: on any valid
+// JSON it either gives up or finds the structuredContent and isError encoding/json finds.
+func FuzzScanToolResult(f *testing.F) {
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"{\"text\":\"hi\"}"}],"structuredContent":{"text":"hi"}}`,
+		`{"content":[],"isError":true}`,
+		`{"isError":true,"isError":null}`,
+		`{"isError":true,"isError":false}`,
+		`{"structuredContent":null,"isError":"yes"}`,
+		`{"StructuredContent":{"a":1}}`,
+		`{"structuredContent":{"a":1},"structuredContent":[2]}`,
+		`{"is\u0045rror":true}`,
+		`{}`,
+		`[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		if !json.Valid(obj) {
+			return
+		}
+		sc, isError, ok := scanToolResult(obj)
+		if !ok {
+			return
+		}
+		var want struct {
+			StructuredContent json.RawMessage `json:"structuredContent"`
+			IsError           bool            `json:"isError"`
+		}
+		if err := json.Unmarshal(obj, &want); err != nil {
+			t.Fatalf("the scanner accepted %q, which encoding/json rejects: %v", obj, err)
+		}
+		if isError != want.IsError || !bytes.Equal(sc, want.StructuredContent) || (sc == nil) != (want.StructuredContent == nil) {
+			t.Fatalf("scanned %q %v, encoding/json %q %v, in %q", sc, isError, want.StructuredContent, want.IsError, obj)
+		}
+	})
+}

@@ -27,10 +27,11 @@ type requestState struct {
 	handler methodHandler
 	msg     *wireMessage
 
-	req    Request    // what interceptors see
-	resp   Response   // what the innermost CallFunc fills in
-	caller Caller     // what CallerFrom returns
-	mrtr   *mrtrState // the input of a modern-era request that may ask for some (mrtr.go)
+	req    Request       // what interceptors see
+	resp   Response      // what the innermost CallFunc fills in
+	enc    encodedResult // a typed tool's encoded answer (toolAnswer)
+	caller Caller        // what CallerFrom returns
+	mrtr   *mrtrState    // the input of a modern-era request that may ask for some (mrtr.go)
 
 	mu           sync.Mutex
 	lastProgress float64

@@ -274,6 +274,17 @@ func messageResult(out proto.Message, enc *resultEncoding) (*CallToolResult, err
 	if tr, ok := out.(*mcpv1.ToolResult); ok {
 		return fromProtoToolResult(tr)
 	}
+	var er encodedResult
+	if err := encodeMessageResult(&er, out, enc); err != nil {
+		return nil, err
+	}
+	start := er.off + len(`{"structuredContent":`)
+	return &CallToolResult{StructuredContent: er.buf[start:er.structEnd:er.structEnd], wire: er.buf, wireOff: er.off, wireBuf: er.pooled}, nil
+}
+
+// encodeMessageResult writes the tools/call result of a typed tool's message (not a
+// *mcpv1.ToolResult) into er, as messageResult does, without a CallToolResult around it.
+func encodeMessageResult(er *encodedResult, out proto.Message, enc *resultEncoding) error {
 	if out == nil || !out.ProtoReflect().IsValid() {
 		out = out.ProtoReflect().Type().New().Interface()
 	}
@@ -283,7 +294,7 @@ func messageResult(out proto.Message, enc *resultEncoding) (*CallToolResult, err
 	start := len(wire)
 	wire, err := appendResultJSON(wire, out)
 	if err != nil {
-		return nil, Errorf(CodeInternalError, "could not encode tool result: %v", err)
+		return Errorf(CodeInternalError, "could not encode tool result: %v", err)
 	}
 	end := len(wire)
 	wire = append(wire, `,"content":[{"type":"text","text":`...)
@@ -291,7 +302,8 @@ func messageResult(out proto.Message, enc *resultEncoding) (*CallToolResult, err
 	wire = append(wire, "}]}"...)
 	enc.sizeHint.Store(int64(len(wire) + 1)) // + the envelope's closing brace
 	buf.b = wire
-	return &CallToolResult{StructuredContent: wire[start:end:end], wire: wire, wireOff: resultHeadroom, wireBuf: buf}, nil
+	*er = encodedResult{buf: wire, off: resultHeadroom, pooled: buf, structEnd: end}
+	return nil
 }
 
 // resultEncoding is what a typed tool keeps between calls to encode its results: the size of
@@ -335,9 +347,10 @@ const resultHeadroom = 80
 // encodedResult is a typed tool's result encoded at off in buf, with room for the envelope
 // before it and, usually, for its closing brace after it; pooled is buf's pool handle.
 type encodedResult struct {
-	buf    []byte
-	off    int
-	pooled *wireBuf
+	buf       []byte
+	off       int
+	pooled    *wireBuf
+	structEnd int // where structuredContent ends in buf (encodeMessageResult)
 }
 
 // response returns the JSON-RPC response to id carrying the result, written into the
@@ -477,6 +490,15 @@ func failWith(err error) CallFunc {
 	return func(context.Context, *Request) (*Response, error) { return nil, err }
 }
 
+// encoded returns the encodedResult a typed tool's answer is written into: the one kept in
+// the request's state when there is one, so that it costs no allocation.
+func (req *Request) encoded() *encodedResult {
+	if req.rs != nil {
+		return &req.rs.enc
+	}
+	return new(encodedResult)
+}
+
 // toolAnswer turns what the interceptors and the tool returned into the tools/call result: a
 // JSON-RPC error for an *Error or a cancelled request, a result with isError set for any other
 // error (as documented on ToolHandler), and a typed tool's message encoded without copies.
@@ -506,6 +528,15 @@ func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (a
 		if enc == nil {
 			enc = new(resultEncoding)
 		}
+		if _, ok := resp.Message.(*mcpv1.ToolResult); !ok {
+			// The common case: the message's JSON straight into a result buffer, with no
+			// CallToolResult around it, held in the request's state.
+			er := req.encoded()
+			if err := encodeMessageResult(er, resp.Message, enc); err != nil {
+				return nil, err
+			}
+			return er, nil
+		}
 		r, err := messageResult(resp.Message, enc)
 		if err != nil {
 			return nil, err
@@ -516,7 +547,9 @@ func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (a
 		res = &CallToolResult{}
 	}
 	if res.wire != nil {
-		return &encodedResult{buf: res.wire, off: res.wireOff, pooled: res.wireBuf}, nil
+		er := req.encoded()
+		*er = encodedResult{buf: res.wire, off: res.wireOff, pooled: res.wireBuf}
+		return er, nil
 	}
 	return encodeToolResult(res)
 }

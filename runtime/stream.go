@@ -45,9 +45,9 @@ type stream struct {
 	queue    []streamEvent
 	seq      uint64
 	queued   int64  // bytes of queue's data, charged to the session's budget
+	owner    uint64 // the generation of the writer that holds it; a resume takes over
 	done     bool   // the final event has been queued
 	attached bool   // a writer holds the stream
-	owner    uint64 // the generation of the writer that holds it; a resume takes over
 	stored   bool   // events went to the event store
 	closed   bool   // the session ended
 	kicked   bool   // a handler asked to close the connection (SSE polling)
@@ -315,10 +315,10 @@ type sseWriter struct {
 	w       http.ResponseWriter
 	buf     []byte
 	started bool // the response is SSE (headers set)
+	sent    bool // bytes have gone out: the headers are on the wire
 	// replayedThrough is the newest event a resumption replayed from the store: in a replica
 	// set, events are stored when queued (cluster.go), so the queue may hold some of them too.
 	replayedThrough uint64
-	sent            bool // bytes have gone out: the headers are on the wire
 	timeout         time.Duration
 
 	ctx    context.Context    // the request's context

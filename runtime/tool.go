@@ -275,16 +275,18 @@ func messageResult(out proto.Message, enc *resultEncoding) (*CallToolResult, err
 		return fromProtoToolResult(tr)
 	}
 	var er encodedResult
-	if err := encodeMessageResult(&er, out, enc); err != nil {
+	end, err := encodeMessageResult(&er, out, enc)
+	if err != nil {
 		return nil, err
 	}
 	start := er.off + len(`{"structuredContent":`)
-	return &CallToolResult{StructuredContent: er.buf[start:er.structEnd:er.structEnd], wire: er.buf, wireOff: er.off, wireBuf: er.pooled}, nil
+	return &CallToolResult{StructuredContent: er.buf[start:end:end], wire: er.buf, wireOff: er.off, wireBuf: er.pooled}, nil
 }
 
 // encodeMessageResult writes the tools/call result of a typed tool's message (not a
-// *mcpv1.ToolResult) into er, as messageResult does, without a CallToolResult around it.
-func encodeMessageResult(er *encodedResult, out proto.Message, enc *resultEncoding) error {
+// *mcpv1.ToolResult) into er, as messageResult does, without a CallToolResult around it. end
+// is where structuredContent ends in er.buf.
+func encodeMessageResult(er *encodedResult, out proto.Message, enc *resultEncoding) (end int, err error) {
 	if out == nil || !out.ProtoReflect().IsValid() {
 		out = out.ProtoReflect().Type().New().Interface()
 	}
@@ -292,18 +294,18 @@ func encodeMessageResult(er *encodedResult, out proto.Message, enc *resultEncodi
 	wire := buf.b[:resultHeadroom]
 	wire = append(wire, `{"structuredContent":`...)
 	start := len(wire)
-	wire, err := appendResultJSON(wire, out)
+	wire, err = appendResultJSON(wire, out)
 	if err != nil {
-		return Errorf(CodeInternalError, "could not encode tool result: %v", err)
+		return 0, Errorf(CodeInternalError, "could not encode tool result: %v", err)
 	}
-	end := len(wire)
+	end = len(wire)
 	wire = append(wire, `,"content":[{"type":"text","text":`...)
 	wire = appendJSONString(wire, wire[start:end])
 	wire = append(wire, "}]}"...)
 	enc.sizeHint.Store(int64(len(wire) + 1)) // + the envelope's closing brace
 	buf.b = wire
-	*er = encodedResult{buf: wire, off: resultHeadroom, pooled: buf, structEnd: end}
-	return nil
+	*er = encodedResult{buf: wire, off: resultHeadroom, pooled: buf}
+	return end, nil
 }
 
 // resultEncoding is what a typed tool keeps between calls to encode its results: the size of
@@ -347,10 +349,9 @@ const resultHeadroom = 80
 // encodedResult is a typed tool's result encoded at off in buf, with room for the envelope
 // before it and, usually, for its closing brace after it; pooled is buf's pool handle.
 type encodedResult struct {
-	buf       []byte
-	off       int
-	pooled    *wireBuf
-	structEnd int // where structuredContent ends in buf (encodeMessageResult)
+	buf    []byte
+	off    int
+	pooled *wireBuf
 }
 
 // response returns the JSON-RPC response to id carrying the result, written into the
@@ -532,7 +533,7 @@ func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (a
 			// The common case: the message's JSON straight into a result buffer, with no
 			// CallToolResult around it, held in the request's state.
 			er := req.encoded()
-			if err := encodeMessageResult(er, resp.Message, enc); err != nil {
+			if _, err := encodeMessageResult(er, resp.Message, enc); err != nil {
 				return nil, err
 			}
 			return er, nil

@@ -8,8 +8,10 @@ package runtime_test
 import (
 	goruntime "runtime"
 	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/protomcp/protomcp/runtime"
 )
@@ -52,9 +54,8 @@ func TestServerEchoAllocations(t *testing.T) {
 				s.s.ServeHTTP(&s.w, s.req)
 			}
 			call() // warm up: pools, the tool's result buffer size
-			if s.w.code >= 300 || !strings.Contains(s.w.body.String(), `"structuredContent":{"text":"`+benchText+`"}`) {
-				t.Fatalf("status %d: %s", s.w.code, s.w.body.Bytes())
-			}
+			require.Less(t, s.w.code, 300, "status of the warm-up call")
+			require.Contains(t, s.w.body.String(), `"structuredContent":{"text":"`+benchText+`"}`, "the warm-up call's answer")
 			allocs := testing.AllocsPerRun(runs-1, call) // runs calls: AllocsPerRun adds one
 			var before, after goruntime.MemStats
 			goruntime.ReadMemStats(&before)
@@ -64,11 +65,9 @@ func TestServerEchoAllocations(t *testing.T) {
 			goruntime.ReadMemStats(&after)
 			bytes := float64(after.TotalAlloc-before.TotalAlloc) / runs
 			t.Logf("%s: %.1f allocations, %.0f bytes per call", tc.name, allocs, bytes)
-			if tc.check && allocs > maxAllocs {
-				t.Errorf("%.1f allocations per echo call, want at most %d", allocs, maxAllocs)
-			}
-			if tc.check && bytes > maxBytes {
-				t.Errorf("%.0f bytes allocated per echo call, want at most %d", bytes, maxBytes)
+			if tc.check {
+				assert.LessOrEqual(t, allocs, float64(maxAllocs), "allocations per echo call")
+				assert.LessOrEqual(t, bytes, float64(maxBytes), "bytes allocated per echo call")
 			}
 		})
 	}

@@ -51,12 +51,16 @@ type stream struct {
 	stored   bool   // events went to the event store
 	closed   bool   // the session ended
 	kicked   bool   // a handler asked to close the connection (SSE polling)
-	// In a replica set (cluster.go): the JSON of the id of the request the stream answers,
-	// whether the shared event store has been told of the stream, and whether a kick gave the
-	// client an event ID (the priming event's) to resume from.
-	requestID []byte
+	// In a replica set (cluster.go): whether the shared event store has been told of the
+	// stream, and whether a kick gave the client an event ID (the priming event's) to resume
+	// from; and below, the JSON of the id of the request the stream answers.
 	opened    bool
 	wasKicked bool
+	// kickSeq is the sequence number of the newest event queued before the kick: the kicked
+	// writer writes up to it, and what the handler sent after the kick waits for the
+	// connection the client resumes with.
+	kickSeq   uint64
+	requestID []byte
 	// abortOwner closes the connection of the writer that holds the stream; a takeover calls
 	// it, so that the writer it replaces stops at once even when it is blocked writing to a
 	// client that does not read.
@@ -151,6 +155,7 @@ func (st *stream) sendEvent(ev streamEvent) error {
 func (st *stream) kick() {
 	st.mu.Lock()
 	st.kicked, st.wasKicked = true, true
+	st.kickSeq = st.seq
 	st.mu.Unlock()
 	st.signal()
 }
@@ -188,8 +193,17 @@ func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEv
 	if st.owner != my {
 		return nil, false, st.closed, true, false
 	}
+	limit := len(st.queue)
+	if st.kicked {
+		// A kicked writer takes only what was queued before the kick (CloseSSEStream):
+		// what the handler sent after it goes out on the connection the client resumes
+		// with, even when it is already queued by the time this writer looks.
+		for limit > 0 && st.queue[limit-1].seq > st.kickSeq {
+			limit--
+		}
+	}
 	n, size := 0, 0
-	for n < len(st.queue) && (n == 0 || size < sseChunk) {
+	for n < limit && (n == 0 || size < sseChunk) {
 		size += len(st.queue[n].data)
 		n++
 	}
@@ -197,6 +211,17 @@ func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEv
 		evs, st.queue = st.queue, nil // the common case: everything, without a copy
 		st.releaseQueueLocked()
 		kicked, st.kicked = st.kicked, false
+		closed = st.closed
+	} else if n == limit {
+		// Everything queued before the kick, the rest left for the resumed connection.
+		if n > 0 {
+			evs = append([]streamEvent(nil), st.queue[:n]...)
+			clear(st.queue[:n])
+			st.queue = st.queue[n:]
+			st.sess.release(int64(size))
+			st.queued -= int64(size)
+		}
+		kicked, st.kicked = true, false
 		closed = st.closed
 	} else {
 		// A copy, and the taken slots cleared: the queue's array must not keep them alive.

@@ -282,6 +282,19 @@ func withMeta(params json.RawMessage, meta *RequestMeta) (json.RawMessage, error
 	if err != nil {
 		return nil, err
 	}
+	return spliceMeta(p, mb)
+}
+
+// spliceMeta returns params (a JSON object without a _meta member, or empty for none) with
+// mb, an encoded _meta, as its _meta member.
+func spliceMeta(params json.RawMessage, mb []byte) (json.RawMessage, error) {
+	p := bytes.TrimSpace(params)
+	if len(p) == 0 || string(p) == "null" {
+		p = []byte("{}")
+	}
+	if p[0] != '{' || p[len(p)-1] != '}' {
+		return nil, fmt.Errorf("params must be a JSON object to carry _meta")
+	}
 	inner := bytes.TrimSpace(p[1 : len(p)-1])
 	out := make([]byte, 0, len(p)+len(mb)+10)
 	out = append(out, '{')

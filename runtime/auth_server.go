@@ -263,9 +263,11 @@ func (sess *session) ownedBy(info *TokenInfo) bool {
 func (s *Server) authorizeCall(w http.ResponseWriter, r *http.Request, msg *wireMessage) bool {
 	p, ok := scanCallToolParams(msg.Params)
 	if !ok {
-		if json.Unmarshal(msg.Params, &p) != nil {
+		var q CallToolParams // declared here: only this rare path moves it to the heap
+		if json.Unmarshal(msg.Params, &q) != nil {
 			return true // the route answers the malformed params
 		}
+		p = q
 	}
 	t, ok := s.tools.get(p.Name)
 	if !ok || len(t.scopes) == 0 {

@@ -141,7 +141,6 @@ func (s *Server) startBatchRequest(r *http.Request, sess *session, msg *wireMess
 		return batchStream{}, encodeResponse(msg.ID, nil, Errorf(CodeMethodNotFound, "method not found: %s", truncate(msg.Method, 100)))
 	}
 	ctx, cancel := s.handlerContext(sess.ctx)
-	ctx = valuesFrom(ctx, r.Context())
 	if rpcErr, _ := sess.startRequest(msg.ID, cancel); rpcErr != nil {
 		cancel()
 		return batchStream{}, encodeResponse(msg.ID, nil, rpcErr)
@@ -164,7 +163,10 @@ func (s *Server) startBatchRequest(r *http.Request, sess *session, msg *wireMess
 	my, _ := st.attach() // a new stream: nobody else holds it
 	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context())}
 	rs.caller.rs = rs
-	s.workers.run(func() { s.runHandler(ctx, cancel, rs, h, msg) })
+	// As serveRequest: the request's values behind the handler's own context.
+	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}
+	rs.cancel, rs.handler, rs.msg = cancel, h, msg
+	s.workers.runJob(rs)
 	return batchStream{st: st, my: my}, nil
 }
 

@@ -99,6 +99,7 @@ func newBenchServer(tb testing.TB, opts ...runtime.ServerOption) *benchServer {
 func (b *benchServer) post(tb testing.TB, msg string) []byte {
 	b.w.reset()
 	b.body.Reset([]byte(msg))
+	b.req.ContentLength = int64(len(msg)) // as an HTTP client sends it
 	b.s.ServeHTTP(&b.w, b.req)
 	if b.w.code >= 300 || b.w.code == 0 && b.w.body.Len() == 0 {
 		tb.Fatalf("POST %s: status %d: %s", msg, b.w.code, b.w.body.Bytes())
@@ -133,6 +134,7 @@ func benchmarkServer(b *testing.B, call, want string, opts ...runtime.ServerOpti
 		s.w.reset()
 		s.body.Reset(m)
 		s.req.Body = &s.body
+		s.req.ContentLength = int64(len(m))
 		s.s.ServeHTTP(&s.w, s.req)
 	}
 	b.StopTimer()
@@ -304,6 +306,7 @@ func BenchmarkServerEchoParallel(b *testing.B) {
 			w.reset()
 			body.Reset(msg)
 			req.Body = &body
+			req.ContentLength = int64(len(msg))
 			s.s.ServeHTTP(&w, req)
 			if w.code != http.StatusOK {
 				b.Fatalf("status %d: %s", w.code, w.body.Bytes())

@@ -65,6 +65,14 @@ type clientSession struct {
 	meta        map[string]json.RawMessage
 	logLevel    atomic.Pointer[LoggingLevel] // SetLogLevel's, sent in _meta
 	toolHeaders sync.Map                     // tool name -> []paramHeader, from tools/list
+	// metaJSON is modernMeta(nil) encoded, for the log level it was made with.
+	metaJSON atomic.Pointer[encodedMeta]
+}
+
+// encodedMeta is a modern session's _meta, encoded, and the log level it carries.
+type encodedMeta struct {
+	level *LoggingLevel
+	json  []byte
 }
 
 // NewClient returns a client for the MCP endpoint at url. It does not contact the server

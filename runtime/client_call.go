@@ -112,7 +112,7 @@ func decodeToolMessage[Res any, PRes interface {
 	*Res
 	proto.Message
 }](name string, raw json.RawMessage) (proto.Message, error) {
-	out, err := decodeToolResult[Res, PRes](name, raw)
+	out, err := decodeValidToolResult[Res, PRes](name, raw, true)
 	if err != nil {
 		return nil, err
 	}
@@ -125,20 +125,40 @@ func decodeToolResult[Res any, PRes interface {
 	*Res
 	proto.Message
 }](name string, raw json.RawMessage) (PRes, error) {
+	return decodeValidToolResult[Res, PRes](name, raw, false)
+}
+
+// decodeValidToolResult is decodeToolResult; valid says raw was validated as JSON already
+// (it is the result of a message decodeMessage decoded), so that a scan can find
+// structuredContent and isError without another encoding/json pass. Then protojson's decoding
+// of structuredContent is the only decoding pass over the answer.
+func decodeValidToolResult[Res any, PRes interface {
+	*Res
+	proto.Message
+}](name string, raw json.RawMessage, valid bool) (PRes, error) {
 	// Decode the content blocks only when they are the result: the text block of a typed
 	// result mirrors structuredContent, and unescaping it would double the decoding work.
-	var light struct {
-		Content           json.RawMessage `json:"content"`
-		StructuredContent json.RawMessage `json:"structuredContent"`
-		IsError           bool            `json:"isError"`
+	var (
+		data    []byte
+		isError bool
+		ok      bool
+	)
+	if valid {
+		data, isError, ok = scanToolResult(raw)
 	}
-	if err := json.Unmarshal(raw, &light); err != nil {
-		return nil, fmt.Errorf("mcp tools/call %s: decode result: %w", name, err)
+	if !ok {
+		var light struct {
+			StructuredContent json.RawMessage `json:"structuredContent"`
+			IsError           bool            `json:"isError"`
+		}
+		if err := json.Unmarshal(raw, &light); err != nil {
+			return nil, fmt.Errorf("mcp tools/call %s: decode result: %w", name, err)
+		}
+		data, isError = light.StructuredContent, light.IsError
 	}
 	out := PRes(new(Res))
 	_, wantContent := any(out).(*mcpv1.ToolResult)
-	data := []byte(light.StructuredContent)
-	if light.IsError || wantContent || len(data) == 0 {
+	if isError || wantContent || len(data) == 0 {
 		var res CallToolResult
 		if err := json.Unmarshal(raw, &res); err != nil {
 			return nil, fmt.Errorf("mcp tools/call %s: decode result: %w", name, err)

@@ -189,6 +189,22 @@ func (st *clientSession) modernMeta(meta *RequestMeta) *RequestMeta {
 	return out
 }
 
+// modernMetaJSON returns modernMeta(nil) encoded: the same for every request without _meta of
+// its own until SetLogLevel changes the level, so it is encoded once per level rather than
+// once per request.
+func (st *clientSession) modernMetaJSON() ([]byte, error) {
+	l := st.logLevel.Load()
+	if em := st.metaJSON.Load(); em != nil && em.level == l {
+		return em.json, nil
+	}
+	b, err := json.Marshal(st.modernMeta(nil))
+	if err != nil {
+		return nil, err
+	}
+	st.metaJSON.Store(&encodedMeta{level: l, json: b})
+	return b, nil
+}
+
 // setModernHeaders sets the headers that mirror a modern request's body (spec 2026-07-28,
 // Streamable HTTP, Standard Request Headers).
 func setModernHeaders(req *http.Request, method, name string) {

@@ -25,11 +25,23 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 	method := r.Method
 	id := IntID(c.nextID.Add(1))
 	r.ID = id
-	meta := r.Meta
-	if st.modern {
-		meta = st.modernMeta(meta) // spec 2026-07-28, Streamable HTTP, Request Metadata
+	var (
+		params json.RawMessage
+		err    error
+	)
+	if st.modern && r.Meta == nil && !bytes.Contains(r.Params, []byte(`"_meta"`)) {
+		// The common modern request: the session's _meta, encoded once, spliced in.
+		var mb []byte
+		if mb, err = st.modernMetaJSON(); err == nil {
+			params, err = spliceMeta(r.Params, mb)
+		}
+	} else {
+		meta := r.Meta
+		if st.modern {
+			meta = st.modernMeta(meta) // spec 2026-07-28, Streamable HTTP, Request Metadata
+		}
+		params, err = withMeta(r.Params, meta)
 	}
-	params, err := withMeta(r.Params, meta)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode %s params: %w", method, err)
 	}

@@ -19,10 +19,19 @@ type requestState struct {
 	header        http.Header // of the HTTP request that carried the request, if any
 	token         *TokenInfo  // of the HTTP request that carried the request, if any
 
-	req    Request    // what interceptors see
-	resp   Response   // what the innermost CallFunc fills in
-	caller Caller     // what CallerFrom returns
-	mrtr   *mrtrState // the input of a modern-era request that may ask for some (mrtr.go)
+	// The handler's job (workers.runJob) and its context: ctx is the request's context
+	// (cancellation, deadline) with the HTTP request's values behind it and this state as
+	// the value of requestStateKey, in one value instead of two wrapping contexts.
+	ctx     handlerCtx
+	cancel  context.CancelFunc
+	handler methodHandler
+	msg     *wireMessage
+
+	req    Request       // what interceptors see
+	resp   Response      // what the innermost CallFunc fills in
+	enc    encodedResult // a typed tool's encoded answer (toolAnswer)
+	caller Caller        // what CallerFrom returns
+	mrtr   *mrtrState    // the input of a modern-era request that may ask for some (mrtr.go)
 
 	mu           sync.Mutex
 	lastProgress float64
@@ -30,6 +39,31 @@ type requestState struct {
 }
 
 type requestStateKey struct{}
+
+// handlerCtx is a handler's context: the deadline, cancellation and values of Context, then
+// the values of values (those of the HTTP request: what middleware stored), and rs as the
+// value of requestStateKey.
+type handlerCtx struct {
+	context.Context
+	values context.Context
+	rs     *requestState
+}
+
+// Value implements context.Context.
+func (c *handlerCtx) Value(key any) any {
+	if _, ok := key.(requestStateKey); ok {
+		return c.rs
+	}
+	if v := c.Context.Value(key); v != nil || c.values == nil {
+		return v
+	}
+	return c.values.Value(key)
+}
+
+// run runs the request's handler (a worker's job).
+func (rs *requestState) run() {
+	rs.sess.server.runHandler(rs.ctx.Context, rs.cancel, rs, rs.handler, rs.msg)
+}
 
 func stateFrom(ctx context.Context) *requestState {
 	rs, _ := ctx.Value(requestStateKey{}).(*requestState)
@@ -288,25 +322,11 @@ func (c *Caller) CloseSSEStream() error {
 	return nil
 }
 
-// valuesCtx is a context whose deadline and cancellation are its own Context's and whose
-// values are looked up there first, then in values.
-type valuesCtx struct {
-	context.Context
-	values context.Context
-}
-
-// valuesFrom returns ctx with values's values behind its own.
-func valuesFrom(ctx, values context.Context) context.Context {
-	if values == nil || values == context.Background() {
-		return ctx
+// requestValues returns the context whose values a handler's context carries behind its own:
+// the HTTP request's, or nil when it has none.
+func requestValues(ctx context.Context) context.Context {
+	if ctx == nil || ctx == context.Background() {
+		return nil
 	}
-	return &valuesCtx{Context: ctx, values: values}
-}
-
-// Value implements context.Context.
-func (c *valuesCtx) Value(key any) any {
-	if v := c.Context.Value(key); v != nil {
-		return v
-	}
-	return c.values.Value(key)
+	return ctx
 }

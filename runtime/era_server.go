@@ -398,7 +398,6 @@ func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *
 	ctx, cancel := s.handlerContext(s.baseCtx)
 	stop := context.AfterFunc(r.Context(), cancel)
 	defer stop()
-	ctx = valuesFrom(ctx, r.Context())
 	if !sess.reserve(requestCost(msg), false) {
 		// The params stay in memory while the handler runs: the server's budget bounds the
 		// modern era's requests too (runHandler releases it).
@@ -427,7 +426,10 @@ func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *
 	my, _ := st.attach()
 	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context()), mrtr: in}
 	rs.caller.rs = rs
-	s.workers.run(func() { s.runHandler(ctx, cancel, rs, h, msg) })
+	// The request's values (what HTTP middleware stored) behind the handler's own context.
+	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}
+	rs.cancel, rs.handler, rs.msg = cancel, h, msg
+	s.workers.runJob(rs)
 	mode := modeAuto
 	if s.cfg.alwaysSSE {
 		mode = modeSSE

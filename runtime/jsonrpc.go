@@ -119,6 +119,19 @@ func decodeMessage(data []byte) (*wireMessage, *Error) {
 		// untouched inside raw params and arguments (Transports: messages MUST be UTF-8 encoded).
 		return nil, NewError(CodeParseError, "parse error: the message is not valid UTF-8")
 	}
+	if json.Valid(data) { // a pooled scanner: no allocation
+		if m, ok := scanMessage(data); ok {
+			if e := m.validate(); e != nil {
+				return m, e
+			}
+			return m, nil
+		}
+	}
+	return decodeMessageJSON(data)
+}
+
+// decodeMessageJSON is decodeMessage with encoding/json, for the messages scanMessage leaves.
+func decodeMessageJSON(data []byte) (*wireMessage, *Error) {
 	var m wireMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		if _, ok := err.(*json.SyntaxError); ok || !json.Valid(data) {
@@ -268,6 +281,19 @@ func withMeta(params json.RawMessage, meta *RequestMeta) (json.RawMessage, error
 	mb, err := json.Marshal(meta)
 	if err != nil {
 		return nil, err
+	}
+	return spliceMeta(p, mb)
+}
+
+// spliceMeta returns params (a JSON object without a _meta member, or empty for none) with
+// mb, an encoded _meta, as its _meta member.
+func spliceMeta(params json.RawMessage, mb []byte) (json.RawMessage, error) {
+	p := bytes.TrimSpace(params)
+	if len(p) == 0 || string(p) == "null" {
+		p = []byte("{}")
+	}
+	if p[0] != '{' || p[len(p)-1] != '}' {
+		return nil, fmt.Errorf("params must be a JSON object to carry _meta")
 	}
 	inner := bytes.TrimSpace(p[1 : len(p)-1])
 	out := make([]byte, 0, len(p)+len(mb)+10)

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // streamDetached reports whether no connection is writing the session's stream any more
@@ -340,6 +343,54 @@ func TestCloseSSEStreamThenResume(t *testing.T) {
 			close(gate) // the handler continues while the resumed stream is attached
 			log.readToEnd(t, newSSEReader(resumed.Body))
 			log.check(t, 3)
+		})
+	}
+}
+
+// TestCloseSSEStreamThenAnswerAtOnce: what a handler sends after CloseSSEStream goes out on
+// the connection the client resumes with, even when the handler has answered before the
+// server wrote anything (a fast handler: the writer finds the kick and the response queued
+// together); the closed connection carries only what came before the kick.
+func TestCloseSSEStreamThenAnswerAtOnce(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		opts []ServerOption
+	}{{"json", nil}, {"sse", []ServerOption{WithSSEResponses()}}} {
+		t.Run(mode.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			ts := newTestServer(t, append(mode.opts, WithRetryInterval(250*time.Millisecond))...)
+			ts.srv.AddTool(ToolSpec{Name: "poll"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
+				if err := CallerFrom(ctx).NotifyProgress(ctx, 1, 2, "1"); err != nil {
+					return nil, err
+				}
+				if err := CallerFrom(ctx).CloseSSEStream(); err != nil {
+					return nil, err
+				}
+				if err := CallerFrom(ctx).NotifyProgress(ctx, 2, 2, "2"); err != nil {
+					return nil, err
+				}
+				return &CallToolResult{Content: []Content{TextContent("counted 2")}}, nil
+			})
+			sid := ts.initSession(ctx, t)
+			resp := ts.do(ctx, t, rawReq{session: sid, body: wireToolCallProgress("1", "poll", "", "tok")})
+			require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+			evs := readAllEvents(t, readBody(t, resp)) // the server closes the connection
+			require.GreaterOrEqual(t, len(evs), 2, "the priming event and progress 1 before the close")
+			log := &streamLog{stream: checkPriming(t, evs[0])}
+			for _, ev := range evs[1:] {
+				if ev.data != "" {
+					log.take(t, ev, decodeRPC(t, []byte(ev.data)))
+				}
+			}
+			last := evs[len(evs)-1]
+			assert.True(t, last.hasRetry && last.retry == "250", "a retry field last before the close: %+v", last)
+			require.Equal(t, []int{1}, log.progress, "progress before the close")
+			require.Empty(t, log.results, "responses before the close")
+			resumed := resumeGET(ctx, t, ts, sid, log.lastID)
+			defer resumed.Body.Close()
+			require.Equal(t, http.StatusOK, resumed.StatusCode)
+			log.readToEnd(t, newSSEReader(resumed.Body))
+			log.check(t, 2)
 		})
 	}
 }

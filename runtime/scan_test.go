@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzScanCallToolParams checks the tools/call params scanner against encoding/json: on any
@@ -71,4 +72,96 @@ func sameJSON(a, b json.RawMessage) bool {
 		return buf.Bytes()
 	}
 	return bytes.Equal(norm(a), norm(b))
+}
+
+// FuzzScanMessage checks the envelope scanner against encoding/json: on any valid JSON it
+// either gives up (decodeMessage then uses encoding/json) or decodes exactly the message,
+// and the error, that encoding/json's path gives.
+func FuzzScanMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"a\"b","result":{"content":[]}}`,
+		`{"jsonrpc":"2.0","id":-9223372036854775808,"result":{}}`,
+		`{"jsonrpc":"2.0","id":9223372036854775808,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"x"}`,
+		`{"jsonrpc":"2.0","ID":1,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"no"}}`,
+		`{"jsonrpc":"1.0","method":"x","params":null}`,
+		`{"jsonrpc":"2.0","method":"x","params":[1]}`,
+		`{"jsonrpc":"2.0","method":"m\u0065","extra":{"a":[1,2]}}`,
+		` { "jsonrpc" : "2.0" , "method" : "ping" , "id" : "7" } `,
+		`{"jsonrpc":2,"method":"x"}`,
+		`{}`,
+		`[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || !utf8.Valid(data) {
+			return
+		}
+		got, ok := scanMessage(data)
+		if !ok {
+			return
+		}
+		gotErr := got.validate()
+		want, wantErr := decodeMessageJSON(data)
+		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Message != wantErr.Message {
+			t.Fatalf("error %v, encoding/json %v, in %q", gotErr, wantErr, data)
+		}
+		if want == nil {
+			t.Fatalf("the scanner decoded %q, which encoding/json's path rejects with no message: %v", data, wantErr)
+		}
+		if got.JSONRPC != want.JSONRPC || got.Method != want.Method || (got.ID == nil) != (want.ID == nil) ||
+			got.ID != nil && got.ID.raw != want.ID.raw || got.Error != nil {
+			t.Fatalf("scanned %+v, encoding/json %+v, in %q", got, want, data)
+		}
+		if !bytes.Equal(got.Params, want.Params) || (got.Params == nil) != (want.Params == nil) {
+			t.Fatalf("params %q, encoding/json %q, in %q", got.Params, want.Params, data)
+		}
+		if !bytes.Equal(got.Result, want.Result) || (got.Result == nil) != (want.Result == nil) {
+			t.Fatalf("result %q, encoding/json %q, in %q", got.Result, want.Result, data)
+		}
+	})
+}
+
+// FuzzScanToolResult checks the tools/call result scanner against encoding/json: on any valid
+// JSON it either gives up or finds the structuredContent and isError encoding/json finds.
+func FuzzScanToolResult(f *testing.F) {
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"{\"text\":\"hi\"}"}],"structuredContent":{"text":"hi"}}`,
+		`{"content":[],"isError":true}`,
+		`{"isError":true,"isError":null}`,
+		`{"isError":true,"isError":false}`,
+		`{"structuredContent":null,"isError":"yes"}`,
+		`{"StructuredContent":{"a":1}}`,
+		`{"structuredContent":{"a":1},"structuredContent":[2]}`,
+		`{"is\u0045rror":true}`,
+		`{}`,
+		`[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		if !json.Valid(obj) {
+			return
+		}
+		sc, isError, ok := scanToolResult(obj)
+		if !ok {
+			return
+		}
+		var want struct {
+			StructuredContent json.RawMessage `json:"structuredContent"`
+			IsError           bool            `json:"isError"`
+		}
+		if err := json.Unmarshal(obj, &want); err != nil {
+			t.Fatalf("the scanner accepted %q, which encoding/json rejects: %v", obj, err)
+		}
+		if isError != want.IsError || !bytes.Equal(sc, want.StructuredContent) || (sc == nil) != (want.StructuredContent == nil) {
+			t.Fatalf("scanned %q %v, encoding/json %q %v, in %q", sc, isError, want.StructuredContent, want.IsError, obj)
+		}
+	})
 }

@@ -422,11 +422,6 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 	// One context per request, cancelled by notifications/cancelled or the session's end and
 	// bounded by the handler timeout: one context rather than two, each costing allocations.
 	ctx, cancel := s.handlerContext(sess.ctx)
-	// The handler outlives neither its session nor its timeout, but it may outlive the HTTP
-	// request (CloseSSEStream, a client that goes away): it takes the request context's
-	// values (what HTTP middleware stored: auth, the HTTP server span) without its
-	// cancellation.
-	ctx = valuesFrom(ctx, r.Context())
 	if rpcErr, status := sess.startRequest(msg.ID, cancel); rpcErr != nil {
 		cancel()
 		s.writeJSON(w, status, encodeResponse(msg.ID, nil, rpcErr))
@@ -453,7 +448,13 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 	my, _ := st.attach() // a new stream: nobody else holds it
 	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context())}
 	rs.caller.rs = rs
-	s.workers.run(func() { s.runHandler(ctx, cancel, rs, h, msg) })
+	// The handler outlives neither its session nor its timeout, but it may outlive the HTTP
+	// request (CloseSSEStream, a client that goes away): it takes the request context's
+	// values (what HTTP middleware stored: auth, the HTTP server span) without its
+	// cancellation.
+	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}
+	rs.cancel, rs.handler, rs.msg = cancel, h, msg
+	s.workers.runJob(rs)
 	mode := modeAuto
 	if s.cfg.alwaysSSE {
 		mode = modeSSE
@@ -480,7 +481,11 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	if meta != nil {
 		rs.progressToken = meta.ProgressToken
 	}
-	ctx = context.WithValue(ctx, requestStateKey{}, rs)
+	if rs.ctx.rs == rs {
+		ctx = &rs.ctx // the request's context with its values, made by the caller
+	} else {
+		ctx = &handlerCtx{Context: ctx, rs: rs}
+	}
 
 	var (
 		result any

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,22 +45,27 @@ type stream struct {
 	queue    []streamEvent
 	seq      uint64
 	queued   int64  // bytes of queue's data, charged to the session's budget
+	owner    uint64 // the generation of the writer that holds it; a resume takes over
 	done     bool   // the final event has been queued
 	attached bool   // a writer holds the stream
-	owner    uint64 // the generation of the writer that holds it; a resume takes over
 	stored   bool   // events went to the event store
 	closed   bool   // the session ended
 	kicked   bool   // a handler asked to close the connection (SSE polling)
-	// In a replica set (cluster.go): the JSON of the id of the request the stream answers,
-	// whether the shared event store has been told of the stream, and whether a kick gave the
-	// client an event ID (the priming event's) to resume from.
-	requestID []byte
+	// In a replica set (cluster.go): whether the shared event store has been told of the
+	// stream, and whether a kick gave the client an event ID (the priming event's) to resume
+	// from; and below, the JSON of the id of the request the stream answers.
 	opened    bool
 	wasKicked bool
+	// kickSeq is the sequence number of the newest event queued before the kick: the kicked
+	// writer writes up to it, and what the handler sent after the kick waits for the
+	// connection the client resumes with.
+	kickSeq   uint64
+	requestID []byte
 	// abortOwner closes the connection of the writer that holds the stream; a takeover calls
 	// it, so that the writer it replaces stops at once even when it is blocked writing to a
 	// client that does not read.
 	abortOwner *sseWriter
+	first      sseWriter // the writer of the stream's first attach, a request's POST (serveStream)
 
 	wake chan struct{} // capacity 1: new events, or kicked
 }
@@ -149,6 +155,7 @@ func (st *stream) sendEvent(ev streamEvent) error {
 func (st *stream) kick() {
 	st.mu.Lock()
 	st.kicked, st.wasKicked = true, true
+	st.kickSeq = st.seq
 	st.mu.Unlock()
 	st.signal()
 }
@@ -186,8 +193,17 @@ func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEv
 	if st.owner != my {
 		return nil, false, st.closed, true, false
 	}
+	limit := len(st.queue)
+	if st.kicked {
+		// A kicked writer takes only what was queued before the kick (CloseSSEStream):
+		// what the handler sent after it goes out on the connection the client resumes
+		// with, even when it is already queued by the time this writer looks.
+		for limit > 0 && st.queue[limit-1].seq > st.kickSeq {
+			limit--
+		}
+	}
 	n, size := 0, 0
-	for n < len(st.queue) && (n == 0 || size < sseChunk) {
+	for n < limit && (n == 0 || size < sseChunk) {
 		size += len(st.queue[n].data)
 		n++
 	}
@@ -195,6 +211,17 @@ func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEv
 		evs, st.queue = st.queue, nil // the common case: everything, without a copy
 		st.releaseQueueLocked()
 		kicked, st.kicked = st.kicked, false
+		closed = st.closed
+	} else if n == limit {
+		// Everything queued before the kick, the rest left for the resumed connection.
+		if n > 0 {
+			evs = append([]streamEvent(nil), st.queue[:n]...)
+			clear(st.queue[:n])
+			st.queue = st.queue[n:]
+			st.sess.release(int64(size))
+			st.queued -= int64(size)
+		}
+		kicked, st.kicked = true, false
 		closed = st.closed
 	} else {
 		// A copy, and the taken slots cleared: the queue's array must not keep them alive.
@@ -311,13 +338,12 @@ var errWriterAborted = errors.New("mcp: the stream was taken over by a newer con
 // sseWriter frames SSE events onto an HTTP response.
 type sseWriter struct {
 	w       http.ResponseWriter
-	rc      *http.ResponseController
 	buf     []byte
 	started bool // the response is SSE (headers set)
+	sent    bool // bytes have gone out: the headers are on the wire
 	// replayedThrough is the newest event a resumption replayed from the store: in a replica
 	// set, events are stored when queued (cluster.go), so the queue may hold some of them too.
 	replayedThrough uint64
-	sent            bool // bytes have gone out: the headers are on the wire
 	timeout         time.Duration
 
 	ctx    context.Context    // the request's context
@@ -330,7 +356,7 @@ type sseWriter struct {
 
 // newSSEWriter returns a writer for w.
 func newSSEWriter(ctx context.Context, w http.ResponseWriter, timeout time.Duration) *sseWriter {
-	return &sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, ctx: ctx}
+	return &sseWriter{w: w, timeout: timeout, ctx: ctx}
 }
 
 // cancellable makes the writer's context end on abort as well (for a replay, which watches
@@ -353,11 +379,11 @@ func (sw *sseWriter) abort() {
 	if sw.cancel != nil {
 		sw.cancel()
 	}
-	_ = sw.rc.SetWriteDeadline(time.Now())
+	setWriteDeadline(sw.w, time.Now())
 	// A writer waiting for events (not writing) is woken by the takeover's signal, unless the
 	// new writer takes that signal first; the read deadline makes net/http's background read
 	// of the connection fail, which cancels the request's context, so it stops either way.
-	_ = sw.rc.SetReadDeadline(time.Now())
+	setReadDeadline(sw.w, time.Now())
 }
 
 // finish marks the writer done; abort does nothing afterwards, since the connection may
@@ -373,9 +399,9 @@ func (sw *sseWriter) finish() {
 
 func (sw *sseWriter) header() {
 	h := sw.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("X-Accel-Buffering", "no")
+	h["Content-Type"] = contentTypeSSE
+	h["Cache-Control"] = cacheControlSSE
+	h["X-Accel-Buffering"] = accelBufferingNo
 	sw.started = true
 }
 
@@ -383,6 +409,11 @@ func (sw *sseWriter) header() {
 // Last-Event-ID before any message), and the retry interval. It is written raw because it
 // must carry an empty data line.
 func (sw *sseWriter) priming(id string, retry time.Duration) {
+	if sw.buf == nil {
+		// Room for the priming event and a small message after it, which go out in one
+		// write: one allocation rather than a buffer grown twice.
+		sw.buf = make([]byte, 0, 512)
+	}
 	sw.buf = append(sw.buf, "id: "...)
 	sw.buf = append(sw.buf, id...)
 	if retry > 0 {
@@ -424,7 +455,7 @@ func (sw *sseWriter) flush(last bool) error {
 		// Bounds this write, and net/http's flush of the last one (it clears the deadline
 		// once the response is finished). Under the lock: an abort after it moves the
 		// deadline back to now.
-		_ = sw.rc.SetWriteDeadline(time.Now().Add(sw.timeout))
+		setWriteDeadline(sw.w, time.Now().Add(sw.timeout))
 	}
 	sw.mu.Unlock()
 	if len(sw.buf) > 0 {
@@ -443,7 +474,7 @@ func (sw *sseWriter) flush(last bool) error {
 		return nil
 	}
 	sw.sent = true
-	return sw.rc.Flush()
+	return flushResponse(sw.w)
 }
 
 // streamMode says how serveStream starts a response.
@@ -464,18 +495,24 @@ const (
 func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *stream, my uint64, mode streamMode, sw *sseWriter) {
 	defer st.detach(my)
 	if sw == nil {
-		sw = newSSEWriter(ctx, w, s.cfg.writeTimeout)
+		if !st.standalone && my == 1 {
+			// The request's own POST, the stream's first writer: its writer lives in the
+			// stream, which is allocated per request anyway.
+			st.first = sseWriter{w: w, timeout: s.cfg.writeTimeout, ctx: ctx}
+			sw = &st.first
+		} else {
+			sw = newSSEWriter(ctx, w, s.cfg.writeTimeout)
+		}
 	}
 	defer sw.finish()
 	ctx = sw.ctx
 	st.setAbort(my, sw)
 	switch mode {
 	case modeSSE:
+		// The priming event goes out with the first events when they are already there,
+		// in one write, or on its own before the writer waits for them (below).
 		sw.header()
 		sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
-		if err := sw.flush(false); err != nil {
-			return
-		}
 	case modeResume:
 		if !sw.started {
 			sw.header()
@@ -490,6 +527,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 		defer t.Stop()
 		keepAlive = t.C
 	}
+	yielded := false
 	for {
 		evs, kicked, closed, lost, more := st.take(my, s.cfg.eventStore, !sw.started)
 		if lost {
@@ -526,8 +564,9 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 					}
 				}
 			}
-			if final && !sw.sent {
-				// Everything the request produced is known: one body with a length.
+			if final && !sw.sent && len(sw.buf) >= 2<<10 {
+				// Everything the request produced is known: one body with a length. (Under
+				// a few KB written without a flush, net/http adds the length itself.)
 				w.Header().Set("Content-Length", strconv.Itoa(len(sw.buf)))
 			}
 			if err := sw.flush(final); err != nil {
@@ -554,6 +593,24 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			}
 			_ = sw.flush(false)
 			return
+		}
+		if !yielded && !st.standalone {
+			// The handler was just handed to a worker, which the scheduler runs next on
+			// this P: let it run before this goroutine parks, so that a quick handler's
+			// response is here at the next take. Parking first would make the response's
+			// signal wake this goroutine up again (a futex wake of another thread on an idle
+			// machine, then a park and a wake-up here); this costs one trip through the
+			// scheduler, which parking would cost anyway.
+			yielded = true
+			goruntime.Gosched()
+			continue
+		}
+		if len(sw.buf) > 0 {
+			// The priming event, before waiting: the client has an event ID to resume
+			// from however long the handler takes.
+			if err := sw.flush(false); err != nil {
+				return
+			}
 		}
 		select {
 		case <-st.wake:
@@ -595,13 +652,22 @@ func (s *Server) streamDelivered(st *stream) {
 	})
 }
 
+// contentTypeJSON is the Content-Type header value of a JSON answer, shared (net/http only
+// reads it), as the SSE ones are.
+var (
+	contentTypeJSON  = []string{"application/json"}
+	contentTypeSSE   = []string{"text/event-stream"}
+	cacheControlSSE  = []string{"no-cache, no-transform"}
+	accelBufferingNo = []string{"no"}
+)
+
 // writeJSON writes a complete JSON body with its length.
 func (s *Server) writeJSON(w http.ResponseWriter, status int, body []byte) {
 	if s.cfg.writeTimeout > 0 {
-		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
+		setWriteDeadline(w, time.Now().Add(s.cfg.writeTimeout))
 	}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	h["Content-Type"] = contentTypeJSON
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

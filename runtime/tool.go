@@ -274,6 +274,19 @@ func messageResult(out proto.Message, enc *resultEncoding) (*CallToolResult, err
 	if tr, ok := out.(*mcpv1.ToolResult); ok {
 		return fromProtoToolResult(tr)
 	}
+	var er encodedResult
+	end, err := encodeMessageResult(&er, out, enc)
+	if err != nil {
+		return nil, err
+	}
+	start := er.off + len(`{"structuredContent":`)
+	return &CallToolResult{StructuredContent: er.buf[start:end:end], wire: er.buf, wireOff: er.off, wireBuf: er.pooled}, nil
+}
+
+// encodeMessageResult writes the tools/call result of a typed tool's message (not a
+// *mcpv1.ToolResult) into er, as messageResult does, without a CallToolResult around it. end
+// is where structuredContent ends in er.buf.
+func encodeMessageResult(er *encodedResult, out proto.Message, enc *resultEncoding) (end int, err error) {
 	if out == nil || !out.ProtoReflect().IsValid() {
 		out = out.ProtoReflect().Type().New().Interface()
 	}
@@ -281,17 +294,18 @@ func messageResult(out proto.Message, enc *resultEncoding) (*CallToolResult, err
 	wire := buf.b[:resultHeadroom]
 	wire = append(wire, `{"structuredContent":`...)
 	start := len(wire)
-	wire, err := appendResultJSON(wire, out)
+	wire, err = appendResultJSON(wire, out)
 	if err != nil {
-		return nil, Errorf(CodeInternalError, "could not encode tool result: %v", err)
+		return 0, Errorf(CodeInternalError, "could not encode tool result: %v", err)
 	}
-	end := len(wire)
+	end = len(wire)
 	wire = append(wire, `,"content":[{"type":"text","text":`...)
 	wire = appendJSONString(wire, wire[start:end])
 	wire = append(wire, "}]}"...)
 	enc.sizeHint.Store(int64(len(wire) + 1)) // + the envelope's closing brace
 	buf.b = wire
-	return &CallToolResult{StructuredContent: wire[start:end:end], wire: wire, wireOff: resultHeadroom, wireBuf: buf}, nil
+	*er = encodedResult{buf: wire, off: resultHeadroom, pooled: buf}
+	return end, nil
 }
 
 // resultEncoding is what a typed tool keeps between calls to encode its results: the size of
@@ -477,6 +491,15 @@ func failWith(err error) CallFunc {
 	return func(context.Context, *Request) (*Response, error) { return nil, err }
 }
 
+// encoded returns the encodedResult a typed tool's answer is written into: the one kept in
+// the request's state when there is one, so that it costs no allocation.
+func (req *Request) encoded() *encodedResult {
+	if req.rs != nil {
+		return &req.rs.enc
+	}
+	return new(encodedResult)
+}
+
 // toolAnswer turns what the interceptors and the tool returned into the tools/call result: a
 // JSON-RPC error for an *Error or a cancelled request, a result with isError set for any other
 // error (as documented on ToolHandler), and a typed tool's message encoded without copies.
@@ -506,6 +529,15 @@ func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (a
 		if enc == nil {
 			enc = new(resultEncoding)
 		}
+		if _, ok := resp.Message.(*mcpv1.ToolResult); !ok {
+			// The common case: the message's JSON straight into a result buffer, with no
+			// CallToolResult around it, held in the request's state.
+			er := req.encoded()
+			if _, err := encodeMessageResult(er, resp.Message, enc); err != nil {
+				return nil, err
+			}
+			return er, nil
+		}
 		r, err := messageResult(resp.Message, enc)
 		if err != nil {
 			return nil, err
@@ -516,7 +548,9 @@ func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (a
 		res = &CallToolResult{}
 	}
 	if res.wire != nil {
-		return &encodedResult{buf: res.wire, off: res.wireOff, pooled: res.wireBuf}, nil
+		er := req.encoded()
+		*er = encodedResult{buf: res.wire, off: res.wireOff, pooled: res.wireBuf}
+		return er, nil
 	}
 	return encodeToolResult(res)
 }

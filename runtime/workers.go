@@ -15,12 +15,24 @@ type workers struct {
 	idleTimeout time.Duration
 
 	mu      sync.Mutex
-	idle    []chan func() // each idle worker's mailbox (capacity 1)
+	idle    []chan job // each idle worker's mailbox (capacity 1)
 	stopped bool
 }
 
+// job is what a worker runs. A request's job is its requestState, so that handing it over
+// costs no closure.
+type job interface{ run() }
+
+// jobFunc is a function as a job.
+type jobFunc func()
+
+func (f jobFunc) run() { f() }
+
 // run runs f on an idle worker, or on a new one.
-func (p *workers) run(f func()) {
+func (p *workers) run(f func()) { p.runJob(jobFunc(f)) }
+
+// runJob runs f on an idle worker, or on a new one.
+func (p *workers) runJob(f job) {
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 && !p.stopped {
 		mb := p.idle[n-1]
@@ -33,12 +45,12 @@ func (p *workers) run(f func()) {
 	go p.work(f)
 }
 
-func (p *workers) work(f func()) {
-	mb := make(chan func(), 1)
+func (p *workers) work(f job) {
+	mb := make(chan job, 1)
 	t := time.NewTimer(p.idleTimeout)
 	defer t.Stop()
 	for f != nil {
-		f()
+		f.run()
 		p.mu.Lock()
 		if p.stopped {
 			p.mu.Unlock()
@@ -61,7 +73,7 @@ func (p *workers) work(f func()) {
 }
 
 // leave removes an idle worker's mailbox from the list; false if run already took it.
-func (p *workers) leave(mb chan func()) bool {
+func (p *workers) leave(mb chan job) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, m := range p.idle {

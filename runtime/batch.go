@@ -166,7 +166,7 @@ func (s *Server) startBatchRequest(r *http.Request, sess *session, msg *wireMess
 	// As serveRequest: the request's values behind the handler's own context.
 	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}
 	rs.cancel, rs.handler, rs.msg = cancel, h, msg
-	s.workers.runJob(rs)
+	s.workers.RunJob(rs)
 	return batchStream{st: st, my: my}, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/protomcp/protomcp/internal/jsonscan"
 )
 
 // Memory budgets. Every byte a client can make the server hold past the request that brought
@@ -225,11 +227,11 @@ func requestMeta(params json.RawMessage) (*RequestMeta, *Error) {
 // validated. ok is false for shapes it does not handle (escaped keys, a key that matches only
 // without regard to case): the caller then asks encoding/json.
 func scanMember(obj []byte, name string) (val []byte, found, ok bool) {
-	i := skipSpace(obj, 0)
+	i := jsonscan.SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return nil, false, false
 	}
-	i = skipSpace(obj, i+1)
+	i = jsonscan.SkipSpace(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
 		return nil, false, true
 	}
@@ -237,7 +239,7 @@ func scanMember(obj []byte, name string) (val []byte, found, ok bool) {
 		if obj[i] != '"' {
 			return nil, false, false
 		}
-		kEnd := stringEnd(obj, i)
+		kEnd := jsonscan.StringEnd(obj, i)
 		if kEnd < 0 {
 			return nil, false, false
 		}
@@ -245,12 +247,12 @@ func scanMember(obj []byte, name string) (val []byte, found, ok bool) {
 		if bytes.IndexByte(key, '\\') >= 0 {
 			return nil, false, false
 		}
-		i = skipSpace(obj, kEnd)
+		i = jsonscan.SkipSpace(obj, kEnd)
 		if i >= len(obj) || obj[i] != ':' {
 			return nil, false, false
 		}
-		i = skipSpace(obj, i+1)
-		vEnd := valueEnd(obj, i)
+		i = jsonscan.SkipSpace(obj, i+1)
+		vEnd := jsonscan.ValueEnd(obj, i)
 		if vEnd < 0 {
 			return nil, false, false
 		}
@@ -260,13 +262,13 @@ func scanMember(obj []byte, name string) (val []byte, found, ok bool) {
 		case strings.EqualFold(string(key), name):
 			return nil, false, false
 		}
-		i = skipSpace(obj, vEnd)
+		i = jsonscan.SkipSpace(obj, vEnd)
 		if i >= len(obj) {
 			return nil, false, false
 		}
 		switch obj[i] {
 		case ',':
-			i = skipSpace(obj, i+1)
+			i = jsonscan.SkipSpace(obj, i+1)
 		case '}':
 			return val, found, true
 		default:

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/protomcp/protomcp/internal/protojsonfast"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -602,7 +603,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 func newToolRequest(name string, args json.RawMessage, msg proto.Message) *Request {
 	params := make([]byte, 0, len(name)+len(args)+32)
 	params = append(params, `{"name":`...)
-	params = appendJSONString(params, name)
+	params = protojsonfast.AppendString(params, name)
 	if a := bytes.TrimSpace(args); len(a) > 0 && string(a) != "null" {
 		params = append(params, `,"arguments":`...)
 		params = append(params, a...)

@@ -2,9 +2,11 @@ package runtime
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 )
@@ -124,3 +126,7 @@ func ContentToProto(c Content) (*mcpv1.Content, error) {
 		return &mcpv1.Content{Kind: &mcpv1.Content_Text{Text: &mcpv1.TextContent{Text: string(b)}}}, nil
 	}
 }
+
+type structpbStruct = structpb.Struct
+
+var jsonMarshal = json.Marshal

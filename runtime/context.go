@@ -19,7 +19,7 @@ type requestState struct {
 	header        http.Header // of the HTTP request that carried the request, if any
 	token         *TokenInfo  // of the HTTP request that carried the request, if any
 
-	// The handler's job (workers.runJob) and its context: ctx is the request's context
+	// The handler's job (workers.Pool.RunJob) and its context: ctx is the request's context
 	// (cancellation, deadline) with the HTTP request's values behind it and this state as
 	// the value of requestStateKey, in one value instead of two wrapping contexts.
 	ctx     handlerCtx
@@ -60,8 +60,8 @@ func (c *handlerCtx) Value(key any) any {
 	return c.values.Value(key)
 }
 
-// run runs the request's handler (a worker's job).
-func (rs *requestState) run() {
+// Run runs the request's handler: the request state is its own workers.Job.
+func (rs *requestState) Run() {
 	rs.sess.server.runHandler(rs.ctx.Context, rs.cancel, rs, rs.handler, rs.msg)
 }
 

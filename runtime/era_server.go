@@ -429,7 +429,7 @@ func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *
 	// The request's values (what HTTP middleware stored) behind the handler's own context.
 	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}
 	rs.cancel, rs.handler, rs.msg = cancel, h, msg
-	s.workers.runJob(rs)
+	s.workers.RunJob(rs)
 	mode := modeAuto
 	if s.cfg.alwaysSSE {
 		mode = modeSSE

@@ -4,299 +4,109 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
-
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-
-	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 )
 
-// PromptSpec declares one typed prompt as generated code describes it.
-type PromptSpec struct {
-	// Name is the prompt's name, unique within a server.
-	Name string
-	// Title is a human-readable title (optional).
-	Title string
-	// Description tells a user or model what the prompt is for.
-	Description string
-	// Arguments are the request message's fields, by JSON name, as prompts/list lists them.
-	Arguments []PromptArgument
-	// Complete, when set, answers completion/complete for this prompt's arguments. Without
-	// it (or when it returns nil), an enum argument completes from its values.
-	Complete CompletionHandler
-	// Validate, when set, checks the decoded request before the handler sees it.
-	Validate func(proto.Message) error
+// This file serves prompts (spec section "Prompts"): registration, prompts/list and
+// prompts/get. The typed adapter is in prompt_typed.go.
+
+// PromptHandler renders a prompt with its arguments.
+type PromptHandler func(ctx context.Context, args map[string]string) (*GetPromptResult, error)
+
+type promptEntry struct {
+	prompt   Prompt
+	handler  PromptHandler
+	call     CallFunc          // prompts/get inside the registration's interceptors
+	complete CompletionHandler // the prompt's own completions (typed prompts), or nil
 }
 
-// AddPrompt adds a typed prompt: the arguments of prompts/get (strings on the wire) are
-// decoded into a new Req, field by field by JSON or proto name (an enum argument takes the
-// value's name, a bool "true" or "false", a number its decimal text), and the handler's
-// *mcpv1.PromptResult is sent as the GetPromptResult. An unknown or malformed argument is an
-// invalid-params error naming it. Interceptors given in opts wrap this prompt's prompts/get
-// requests, as for Server.AddPrompt. Generated Register functions call this once per prompt.
-func AddPrompt[Req any, PReq interface {
-	*Req
-	proto.Message
-}](s *Server, spec PromptSpec, h func(context.Context, PReq) (*mcpv1.PromptResult, error), opts ...HandlerOption) {
+// AddPrompt adds a prompt. Like AddTool, it panics if the server already has a prompt of that
+// name: RemovePrompt it first to replace it. Interceptors given in opts wrap this prompt's
+// prompts/get requests, inside the server's.
+func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...HandlerOption) {
+	s.addPrompt(p, h, nil, opts)
+}
+
+func (s *Server) addPrompt(p Prompt, h PromptHandler, complete CompletionHandler, opts []HandlerOption) {
 	if h == nil {
-		panic(fmt.Sprintf("mcp: nil handler for prompt %q", spec.Name))
+		panic(fmt.Sprintf("mcp: nil handler for prompt %q", p.Name))
 	}
-	md := PReq(new(Req)).ProtoReflect().Descriptor()
-	p := Prompt{Name: spec.Name, Title: spec.Title, Description: spec.Description, Arguments: spec.Arguments}
-	complete := enumCompleter(md, func(name string) bool {
-		return slices.ContainsFunc(spec.Arguments, func(a PromptArgument) bool { return a.Name == name })
-	}, spec.Complete)
-	s.addPrompt(p, func(ctx context.Context, args map[string]string) (*GetPromptResult, error) {
-		in := PReq(new(Req))
-		if err := stringsToMessage(args, in); err != nil {
-			return nil, Errorf(CodeInvalidParams, "invalid arguments for prompt %s: %v", spec.Name, err)
-		}
-		if err := validateArgs(spec.Validate, in); err != nil {
-			return nil, Errorf(CodeInvalidParams, "invalid arguments for prompt %s: %v", spec.Name, err)
-		}
-		out, err := h(ctx, in)
-		if err != nil {
-			return nil, err
-		}
-		return PromptResultFromProto(out)
-	}, complete, opts)
+	if p.Name == "" {
+		panic("mcp: a prompt needs a name")
+	}
+	e := &promptEntry{prompt: p, handler: h, complete: complete, call: chain(newHandlerConfig(opts).interceptors, callMethod)}
+	if !s.prompts.add(p.Name, e) {
+		panic(fmt.Sprintf("mcp: a prompt named %q is already registered", p.Name))
+	}
+	s.broadcast(notifPromptsListChanged, nil)
 }
 
-// GetPrompt renders a prompt with a protobuf request as its arguments: each set field becomes
-// one string argument, by JSON name (enums by value name, numbers and bools as their JSON
-// text). Generated clients call it once per prompt; opts apply as to a tool call (WithTimeout,
-// WithMeta, WithProgress).
-func GetPrompt(ctx context.Context, c *Client, name string, req proto.Message, opts ...CallOption) (*mcpv1.PromptResult, error) {
-	args, err := messageToStrings(req)
-	if err != nil {
-		return nil, fmt.Errorf("mcp prompts/get %s: encode arguments: %w", name, err)
+// routeGetPrompt names the prompt for interceptors and picks its registration's CallFunc.
+func (s *Server) routeGetPrompt(req *Request) {
+	var p struct {
+		Name string `json:"name"`
 	}
-	raw, err := c.Call(ctx, methodPromptsGet, map[string]any{"name": name, "arguments": args}, opts...)
+	if json.Unmarshal(req.Params, &p) != nil {
+		return // handleGetPrompt reports the error
+	}
+	req.Name = p.Name
+	if e, ok := s.prompts.get(p.Name); ok {
+		req.serve = e.call
+	}
+}
+
+// RemovePrompt removes a prompt; it reports whether there was one.
+func (s *Server) RemovePrompt(name string) bool {
+	ok := s.prompts.remove(name)
+	if ok {
+		s.broadcast(notifPromptsListChanged, nil)
+	}
+	return ok
+}
+
+func (s *Server) handleListPrompts(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
+	cursor, err := cursorOf(params)
 	if err != nil {
 		return nil, err
 	}
-	var res GetPromptResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("mcp prompts/get %s: decode result: %w", name, err)
+	items, next, rpcErr := s.prompts.page(cursor, s.cfg.pageSize)
+	if rpcErr != nil {
+		return nil, rpcErr
 	}
-	return PromptResultToProto(&res)
+	out := &ListPromptsResult{Prompts: make([]Prompt, 0, len(items)), NextCursor: next}
+	for _, p := range items {
+		out.Prompts = append(out.Prompts, p.prompt)
+	}
+	return out, nil
 }
 
-// PromptResultFromProto converts an *mcpv1.PromptResult into the wire result.
-func PromptResultFromProto(pr *mcpv1.PromptResult) (*GetPromptResult, error) {
-	res := &GetPromptResult{Description: pr.GetDescription(), Messages: make([]PromptMessage, 0, len(pr.GetMessages()))}
-	for i, m := range pr.GetMessages() {
-		c, err := ContentFromProto(m.GetContent())
-		if err != nil {
-			return nil, Errorf(CodeInternalError, "prompt message %d: %v", i, err)
+func (s *Server) handleGetPrompt(ctx context.Context, _ *requestState, params json.RawMessage) (any, error) {
+	var p struct {
+		Name      string            `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	if err := unmarshalParams(params, &p); err != nil {
+		return nil, err
+	}
+	e, ok := s.prompts.get(p.Name)
+	if !ok {
+		return nil, Errorf(CodeInvalidParams, "unknown prompt %q; call prompts/list for the available prompts", truncate(p.Name, 100))
+	}
+	var missing []string
+	for _, a := range e.prompt.Arguments {
+		if _, ok := p.Arguments[a.Name]; a.Required && !ok {
+			missing = append(missing, a.Name)
 		}
-		role := "user"
-		if m.GetRole() == mcpv1.Role_ROLE_ASSISTANT {
-			role = "assistant"
-		}
-		res.Messages = append(res.Messages, PromptMessage{Role: role, Content: c})
+	}
+	if len(missing) > 0 {
+		return nil, Errorf(CodeInvalidParams, "prompt %q is missing required arguments: %s", p.Name, strings.Join(missing, ", "))
+	}
+	res, err := e.handler(ctx, p.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	if res.Messages == nil {
+		res.Messages = []PromptMessage{}
 	}
 	return res, nil
-}
-
-// PromptResultToProto converts a wire prompt result into an *mcpv1.PromptResult.
-func PromptResultToProto(r *GetPromptResult) (*mcpv1.PromptResult, error) {
-	out := &mcpv1.PromptResult{Description: r.Description}
-	for i, m := range r.Messages {
-		c, err := ContentToProto(m.Content)
-		if err != nil {
-			return nil, fmt.Errorf("prompt message %d: %w", i, err)
-		}
-		role := mcpv1.Role_ROLE_USER
-		if m.Role == "assistant" {
-			role = mcpv1.Role_ROLE_ASSISTANT
-		}
-		out.Messages = append(out.Messages, &mcpv1.PromptMessage{Role: role, Content: c})
-	}
-	return out, nil
-}
-
-// stringsToMessage sets msg's top-level fields from string values keyed by JSON or proto
-// name, through protojson so that every scalar kind and enum is parsed as protojson does.
-func stringsToMessage(args map[string]string, msg proto.Message) error {
-	if len(args) == 0 {
-		return nil
-	}
-	fields := msg.ProtoReflect().Descriptor().Fields()
-	buf := []byte{'{'}
-	for _, k := range slices.Sorted(mapKeys(args)) {
-		fd := fields.ByJSONName(k)
-		if fd == nil {
-			fd = fields.ByName(protoreflect.Name(k))
-		}
-		if fd == nil || fd.IsList() || fd.IsMap() || fd.Message() != nil {
-			return fmt.Errorf("unknown argument %q", k)
-		}
-		if len(buf) > 1 {
-			buf = append(buf, ',')
-		}
-		buf = appendJSONString(buf, fd.JSONName())
-		buf = append(buf, ':')
-		v := args[k]
-		if fd.Kind() == protoreflect.BoolKind {
-			if v != "true" && v != "false" {
-				return fmt.Errorf("argument %q: want true or false, got %q", k, truncate(v, 40))
-			}
-			buf = append(buf, v...)
-			continue
-		}
-		buf = appendJSONString(buf, v)
-	}
-	buf = append(buf, '}')
-	if err := argsUnmarshal.Unmarshal(buf, msg); err != nil {
-		if path := errorPath(msg.ProtoReflect(), buf); path != "" {
-			return fmt.Errorf("%s: %s", path, cleanProtoError(err))
-		}
-		return fmt.Errorf("%s", cleanProtoError(err))
-	}
-	return nil
-}
-
-// messageToStrings is stringsToMessage's inverse: the set fields of msg as strings keyed by
-// JSON name.
-func messageToStrings(msg proto.Message) (map[string]string, error) {
-	b, err := argsMarshal.Marshal(msg)
-	if err != nil {
-		return nil, err
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(b, &obj); err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(obj))
-	for k, v := range obj {
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			out[k] = s
-			continue
-		}
-		if len(v) > 0 && (v[0] == '{' || v[0] == '[') {
-			return nil, fmt.Errorf("field %q is not a scalar", k)
-		}
-		out[k] = string(v)
-	}
-	return out, nil
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
-// enumCompleter returns a CompletionHandler that asks custom first, then completes the enum
-// fields of md that are arguments (by JSON name) from their value names: the values that
-// start with what was typed, case-insensitively, or also contain it when none does.
-func enumCompleter(md protoreflect.MessageDescriptor, isArg func(string) bool, custom CompletionHandler) CompletionHandler {
-	values := map[string][]string{}
-	fields := md.Fields()
-	for i := range fields.Len() {
-		fd := fields.Get(i)
-		if fd.Enum() == nil || fd.IsList() || fd.IsMap() || !isArg(fd.JSONName()) {
-			continue
-		}
-		vals := fd.Enum().Values()
-		var names []string
-		for j := range vals.Len() {
-			v := vals.Get(j)
-			if v.Number() == 0 && strings.HasSuffix(string(v.Name()), "_UNSPECIFIED") {
-				continue
-			}
-			names = append(names, string(v.Name()))
-		}
-		values[fd.JSONName()] = names
-		values[string(fd.Name())] = names
-	}
-	if len(values) == 0 && custom == nil {
-		return nil
-	}
-	return func(ctx context.Context, p *CompleteParams) (*Completion, error) {
-		if custom != nil {
-			c, err := custom(ctx, p)
-			if err != nil || c != nil {
-				return c, err
-			}
-		}
-		vals, ok := values[p.Argument.Name]
-		if !ok {
-			return nil, nil // not ours: the server's WithCompletionHandler, if any
-		}
-		return completeFrom(vals, p.Argument.Value), nil
-	}
-}
-
-// completeFrom picks the candidates that match value, at most 100.
-func completeFrom(candidates []string, value string) *Completion {
-	v := strings.ToLower(value)
-	var out []string
-	for _, c := range candidates {
-		if strings.HasPrefix(strings.ToLower(c), v) {
-			out = append(out, c)
-		}
-	}
-	if len(out) == 0 {
-		for _, c := range candidates {
-			if strings.Contains(strings.ToLower(c), v) {
-				out = append(out, c)
-			}
-		}
-	}
-	c := &Completion{Values: out}
-	if len(out) > 100 {
-		n := len(out)
-		c.Values, c.Total, c.HasMore = out[:100], &n, true
-	}
-	if c.Values == nil {
-		c.Values = []string{}
-	}
-	return c
-}
-
-// completeRef finds the completion handler registered with the prompt or resource template
-// that p refers to, if any.
-func (s *Server) completeRef(p *CompleteParams) CompletionHandler {
-	switch p.Ref.Type {
-	case "ref/prompt":
-		if e, ok := s.prompts.get(p.Ref.Name); ok {
-			return e.complete
-		}
-	case "ref/resource":
-		if e, ok := s.templates.get(p.Ref.URI); ok {
-			return e.complete
-		}
-	}
-	return nil
-}
-
-// hasCompleters reports whether a prompt or template brings its own completions, for the
-// completions capability.
-func (s *Server) hasCompleters() bool {
-	for _, e := range s.prompts.all() {
-		if e.complete != nil {
-			return true
-		}
-	}
-	for _, e := range s.templates.all() {
-		if e.complete != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// UnimplementedPrompt returns the error of a generated Unimplemented...Handler's prompt
-// method (which Register functions do not register).
-func UnimplementedPrompt(name string) error {
-	return Errorf(CodeMethodNotFound, "prompt %q is not implemented by this server", name)
 }

@@ -4,305 +4,265 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strings"
-
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-
-	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 )
 
-// ResourceSpec declares one typed resource template, or one fixed resource, as generated
-// code describes it.
-type ResourceSpec struct {
-	// URITemplate is an RFC 6570 level-1 template ({var} segments) whose variables name the
-	// request's fields; set it or URI.
-	URITemplate string
-	// URI is a fixed resource's URI (listed by resources/list); its request has no fields.
-	URI string
-	// Name is the resource's name.
-	Name string
-	// Title is a human-readable title (optional).
-	Title string
-	// Description says what the resource holds.
-	Description string
-	// MIMEType is the contents' MIME type; for a plain response message it defaults to
-	// application/json.
-	MIMEType string
-	// Complete, when set, answers completion/complete for the template's variables. Without
-	// it (or when it returns nil), an enum variable completes from its values.
-	Complete CompletionHandler
-	// Validate, when set, checks the decoded request before the handler sees it.
-	Validate func(proto.Message) error
+// This file serves resources (spec section "Resources"): registration of resources and
+// templates, resources/list, resources/templates/list, resources/read, subscriptions and
+// notifications/resources/updated. The typed adapter is in resource_typed.go.
+
+// ResourceHandler reads a resource. For a template, uri is the concrete URI requested.
+type ResourceHandler func(ctx context.Context, uri string) (*ReadResourceResult, error)
+
+type resourceEntry struct {
+	resource Resource
+	handler  ResourceHandler
+	call     CallFunc // resources/read inside the registration's interceptors
 }
 
-// AddResource adds a typed resource template (spec.URITemplate) or fixed resource
-// (spec.URI). A resources/read of a URI that matches the template is decoded into a new Req:
-// each variable, percent-decoded, sets the field of that proto or JSON name, as a prompt
-// argument does. The handler's response is sent as it is when it is an *mcpv1.ResourceResult
-// (a content without a URI gets the requested one); any other message is sent as one text
-// content holding its protojson encoding, with spec.MIMEType (default application/json).
-// Interceptors given in opts wrap the reads, as for Server.AddResourceTemplate. Generated
-// Register functions call this once per resource rpc.
-func AddResource[Req any, Res proto.Message, PReq interface {
-	*Req
-	proto.Message
-}](s *Server, spec ResourceSpec, h func(context.Context, PReq) (Res, error), opts ...HandlerOption) {
+type templateEntry struct {
+	template ResourceTemplate
+	handler  ResourceHandler
+	match    func(uri string) bool
+	call     CallFunc
+	complete CompletionHandler // the template's own completions (typed templates), or nil
+}
+
+// AddResource adds a resource with a fixed URI. Like AddTool, it panics if the server already
+// has a resource with that URI: RemoveResource it first to replace it. Interceptors given in
+// opts wrap the reads of this resource, inside the server's.
+func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...HandlerOption) {
 	if h == nil {
-		panic(fmt.Sprintf("mcp: nil handler for resource %q", spec.Name))
+		panic(fmt.Sprintf("mcp: nil handler for resource %q", r.URI))
 	}
-	mime := spec.MIMEType
-	if mime == "" {
-		mime = "application/json"
+	if r.URI == "" {
+		panic("mcp: a resource needs a URI")
 	}
-	var vars func(string) (map[string]string, bool)
-	if spec.URITemplate != "" {
-		vars = templateVars(spec.URITemplate)
+	e := &resourceEntry{resource: r, handler: h, call: chain(newHandlerConfig(opts).interceptors, callMethod)}
+	if !s.resources.add(r.URI, e) {
+		panic(fmt.Sprintf("mcp: a resource with URI %q is already registered", r.URI))
 	}
-	read := func(ctx context.Context, uri string) (*ReadResourceResult, error) {
-		in := PReq(new(Req))
-		if vars != nil {
-			v, ok := vars(uri)
-			if !ok {
-				return nil, Errorf(CodeResourceNotFound, "resource not found: %s", truncate(uri, 200))
-			}
-			if err := stringsToMessage(v, in); err != nil {
-				return nil, Errorf(CodeInvalidParams, "invalid URI for resource %s: %v", spec.Name, err)
-			}
-		}
-		if err := validateArgs(spec.Validate, in); err != nil {
-			return nil, Errorf(CodeInvalidParams, "invalid URI for resource %s: %v", spec.Name, err)
-		}
-		out, err := h(ctx, in)
-		if err != nil {
-			return nil, err
-		}
-		return resourceResult(uri, mime, out)
-	}
-	if spec.URITemplate == "" {
-		s.AddResource(Resource{URI: spec.URI, Name: spec.Name, Title: spec.Title, Description: spec.Description, MIMEType: spec.MIMEType}, read, opts...)
-		return
-	}
-	md := PReq(new(Req)).ProtoReflect().Descriptor()
-	names := templateNames(spec.URITemplate)
-	complete := enumCompleter(md, func(name string) bool {
-		for _, n := range names {
-			if fd := fieldByName(md, n); fd != nil && fd.JSONName() == name {
-				return true
-			}
-		}
-		return false
-	}, spec.Complete)
-	t := ResourceTemplate{URITemplate: spec.URITemplate, Name: spec.Name, Title: spec.Title, Description: spec.Description, MIMEType: spec.MIMEType}
-	s.addResourceTemplate(t, read, complete, opts)
+	s.broadcast(notifResourcesListChanged, nil)
 }
 
-// ReadResource reads the resource that uriTemplate and req name (each {var} replaced by the
-// field of that name, percent-encoded) and decodes it into a new Res: an *mcpv1.ResourceResult
-// gets the contents as they are; any other message is decoded from the first text content
-// with protojson. Generated clients call it once per resource rpc; for a fixed resource,
-// uriTemplate is its URI and req nil. opts apply as to a tool call (WithTimeout, WithMeta).
-func ReadResource[Res any, PRes interface {
-	*Res
-	proto.Message
-}](ctx context.Context, c *Client, uriTemplate string, req proto.Message, opts ...CallOption) (PRes, error) {
-	uri, err := ExpandURITemplate(uriTemplate, req)
-	if err != nil {
-		return nil, fmt.Errorf("mcp resources/read %s: %w", uriTemplate, err)
+// RemoveResource removes a resource; it reports whether there was one.
+func (s *Server) RemoveResource(uri string) bool {
+	ok := s.resources.remove(uri)
+	if ok {
+		s.broadcast(notifResourcesListChanged, nil)
 	}
-	raw, err := c.Call(ctx, methodResourcesRead, map[string]string{"uri": uri}, opts...)
-	if err != nil {
-		return nil, err
-	}
-	var res ReadResourceResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("mcp resources/read %s: decode result: %w", uri, err)
-	}
-	out := PRes(new(Res))
-	if rr, ok := any(out).(*mcpv1.ResourceResult); ok {
-		for i, rc := range res.Contents {
-			c, err := ContentToProto(Content{Type: "resource", Resource: &rc})
-			if err != nil {
-				return nil, fmt.Errorf("mcp resources/read %s: contents[%d]: %w", uri, i, err)
-			}
-			rr.Contents = append(rr.Contents, c.GetResource())
-		}
-		return out, nil
-	}
-	for _, rc := range res.Contents {
-		if rc.Text != nil {
-			if err := resultUnmarshal.Unmarshal([]byte(*rc.Text), out); err != nil {
-				return nil, fmt.Errorf("mcp resources/read %s: decode into %s: %w", uri, out.ProtoReflect().Descriptor().FullName(), err)
-			}
-			return out, nil
-		}
-	}
-	return nil, fmt.Errorf("mcp resources/read %s: no text contents to decode", uri)
+	return ok
 }
 
-// ExpandURITemplate replaces each {var} of a level-1 URI template with the field of msg of
-// that proto or JSON name, percent-encoded (everything but RFC 3986's unreserved characters).
-// Every variable must be set: an empty one would make a URI that the template does not match.
-func ExpandURITemplate(tmpl string, msg proto.Message) (string, error) {
-	names := templateNames(tmpl)
-	if len(names) == 0 {
-		return tmpl, nil
+// AddResourceTemplate adds a resource template (RFC 6570 level 1: {var} segments). Reads of
+// URIs that match it and are not fixed resources go to h. It panics if the server already has
+// a template with that URI template.
+func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts ...HandlerOption) {
+	s.addResourceTemplate(t, h, nil, opts)
+}
+
+func (s *Server) addResourceTemplate(t ResourceTemplate, h ResourceHandler, complete CompletionHandler, opts []HandlerOption) {
+	if h == nil {
+		panic(fmt.Sprintf("mcp: nil handler for resource template %q", t.URITemplate))
 	}
-	if msg == nil {
-		return "", fmt.Errorf("the URI template has variables and the request is nil")
+	e := &templateEntry{template: t, handler: h, complete: complete, match: templateMatcher(t.URITemplate), call: chain(newHandlerConfig(opts).interceptors, callMethod)}
+	if !s.templates.add(t.URITemplate, e) {
+		panic(fmt.Sprintf("mcp: a resource template %q is already registered", t.URITemplate))
 	}
-	values, err := messageToStrings(msg)
-	if err != nil {
-		return "", err
+	s.broadcast(notifResourcesListChanged, nil)
+}
+
+// RemoveResourceTemplate removes a resource template; it reports whether there was one.
+func (s *Server) RemoveResourceTemplate(uriTemplate string) bool {
+	ok := s.templates.remove(uriTemplate)
+	if ok {
+		s.broadcast(notifResourcesListChanged, nil)
 	}
-	md := msg.ProtoReflect().Descriptor()
-	var b strings.Builder
+	return ok
+}
+
+// templateMatcher matches URIs against a level-1 URI template: literal text must match, and
+// each {var} matches one or more characters other than '/'.
+func templateMatcher(tmpl string) func(string) bool {
+	var parts []string // literal, var, literal, var, ..., literal
 	rest := tmpl
 	for {
 		i := strings.IndexByte(rest, '{')
 		j := strings.IndexByte(rest, '}')
 		if i < 0 || j < i {
-			b.WriteString(rest)
-			return b.String(), nil
-		}
-		b.WriteString(rest[:i])
-		name := rest[i+1 : j]
-		fd := fieldByName(md, name)
-		if fd == nil {
-			return "", fmt.Errorf("the request %s has no field %q", md.FullName(), name)
-		}
-		v := values[fd.JSONName()]
-		if v == "" {
-			return "", fmt.Errorf("field %q is empty: it is a variable of the URI template %s", fd.JSONName(), tmpl)
-		}
-		b.WriteString(escapeURIValue(v))
-		rest = rest[j+1:]
-	}
-}
-
-// escapeURIValue percent-encodes all but unreserved characters, as RFC 6570 simple string
-// expansion does.
-func escapeURIValue(s string) string {
-	const hex = "0123456789ABCDEF"
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hex[c>>4])
-		b.WriteByte(hex[c&0xf])
-	}
-	return b.String()
-}
-
-func fieldByName(md protoreflect.MessageDescriptor, name string) protoreflect.FieldDescriptor {
-	if fd := md.Fields().ByName(protoreflect.Name(name)); fd != nil {
-		return fd
-	}
-	return md.Fields().ByJSONName(name)
-}
-
-// templateNames lists the variables of a level-1 URI template.
-func templateNames(tmpl string) []string {
-	var names []string
-	rest := tmpl
-	for {
-		i := strings.IndexByte(rest, '{')
-		j := strings.IndexByte(rest, '}')
-		if i < 0 || j < i {
-			return names
-		}
-		names = append(names, rest[i+1:j])
-		rest = rest[j+1:]
-	}
-}
-
-// templateVars is templateMatcher that also returns the variables' values, percent-decoded.
-func templateVars(tmpl string) func(string) (map[string]string, bool) {
-	var lits []string // literal, literal, ..., one more than names
-	names := templateNames(tmpl)
-	rest := tmpl
-	for {
-		i := strings.IndexByte(rest, '{')
-		j := strings.IndexByte(rest, '}')
-		if i < 0 || j < i {
-			lits = append(lits, rest)
+			parts = append(parts, rest)
 			break
 		}
-		lits = append(lits, rest[:i])
+		parts = append(parts, rest[:i])
 		rest = rest[j+1:]
 	}
-	return func(uri string) (map[string]string, bool) {
-		if !strings.HasPrefix(uri, lits[0]) {
-			return nil, false
+	return func(uri string) bool {
+		if !strings.HasPrefix(uri, parts[0]) {
+			return false
 		}
-		uri = uri[len(lits[0]):]
-		vars := make(map[string]string, len(names))
-		for n, lit := range lits[1:] {
+		uri = uri[len(parts[0]):]
+		for _, lit := range parts[1:] {
 			var k int
 			if lit == "" {
 				k = len(uri)
+				if strings.IndexByte(uri, '/') >= 0 {
+					return false
+				}
 			} else {
 				k = strings.Index(uri, lit)
 			}
 			if k <= 0 || strings.IndexByte(uri[:k], '/') >= 0 {
-				return nil, false
+				return false
 			}
-			v, err := url.PathUnescape(uri[:k])
-			if err != nil {
-				return nil, false
-			}
-			vars[names[n]] = v
 			uri = uri[k+len(lit):]
 		}
-		return vars, uri == ""
+		return uri == ""
 	}
 }
 
-// resourceResult turns a resource handler's response into the wire result.
-func resourceResult(uri, mime string, out proto.Message) (*ReadResourceResult, error) {
-	if rr, ok := out.(*mcpv1.ResourceResult); ok {
-		res := &ReadResourceResult{Contents: make([]ResourceContents, 0, len(rr.GetContents()))}
-		for i, er := range rr.GetContents() {
-			c, err := ContentFromProto(&mcpv1.Content{Kind: &mcpv1.Content_Resource{Resource: er}})
-			if err != nil {
-				return nil, Errorf(CodeInternalError, "resource contents[%d]: %v", i, err)
-			}
-			rc := *c.Resource
-			if rc.URI == "" {
-				rc.URI = uri
-			}
-			res.Contents = append(res.Contents, rc)
+// NotifyResourceUpdated tells the sessions subscribed to uri, and the subscriptions/listen
+// streams that asked for it, that it changed.
+func (s *Server) NotifyResourceUpdated(uri string) {
+	if s.cluster != nil {
+		if !s.publish("", &busMessage{Kind: busResource, URI: uri}) {
+			s.resourceUpdatedLocal(uri, true) // the bus is down: this replica's at least
 		}
-		return res, nil
+		return
 	}
-	if out == nil || !out.ProtoReflect().IsValid() {
-		out = out.ProtoReflect().Type().New().Interface()
+	s.resourceUpdatedLocal(uri, false)
+}
+
+// routeReadResource names the URI for interceptors and picks the CallFunc of the resource or
+// template that will serve it.
+func (s *Server) routeReadResource(req *Request) {
+	routeURI(req)
+	if req.Name == "" {
+		return
 	}
-	b, err := resultMarshal.Marshal(out)
+	if r, ok := s.resources.get(req.Name); ok {
+		req.serve = r.call
+		return
+	}
+	for _, t := range s.templates.all() {
+		if t.match(req.Name) {
+			req.serve = t.call
+			return
+		}
+	}
+}
+
+// routeURI names the request's params.uri for interceptors.
+func routeURI(req *Request) {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if json.Unmarshal(req.Params, &p) == nil {
+		req.Name = p.URI
+	}
+}
+
+func (s *Server) handleListResources(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
+	cursor, err := cursorOf(params)
 	if err != nil {
-		return nil, Errorf(CodeInternalError, "could not encode resource: %v", err)
+		return nil, err
 	}
-	return &ReadResourceResult{Contents: []ResourceContents{TextResource(uri, mime, string(b))}}, nil
+	items, next, rpcErr := s.resources.page(cursor, s.cfg.pageSize)
+	if rpcErr != nil {
+		return nil, rpcErr
+	}
+	out := &ListResourcesResult{Resources: make([]Resource, 0, len(items)), NextCursor: next}
+	for _, r := range items {
+		out.Resources = append(out.Resources, r.resource)
+	}
+	return out, nil
 }
 
-// UnimplementedResource returns the error of a generated Unimplemented...Handler's resource
-// method (which Register functions do not register).
-func UnimplementedResource(uri string) error {
-	return Errorf(CodeMethodNotFound, "resource %q is not implemented by this server", uri)
+func (s *Server) handleListTemplates(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
+	cursor, err := cursorOf(params)
+	if err != nil {
+		return nil, err
+	}
+	items, next, rpcErr := s.templates.page(cursor, s.cfg.pageSize)
+	if rpcErr != nil {
+		return nil, rpcErr
+	}
+	out := &ListResourceTemplatesResult{ResourceTemplates: make([]ResourceTemplate, 0, len(items)), NextCursor: next}
+	for _, t := range items {
+		out.ResourceTemplates = append(out.ResourceTemplates, t.template)
+	}
+	return out, nil
 }
 
-// StaticText returns a ResourceHandler that reads text, with mimeType (default text/plain):
-// generated Register functions serve the service's (mcp.v1.service).resources with it.
-func StaticText(mimeType, text string) ResourceHandler {
-	if mimeType == "" {
-		mimeType = "text/plain"
+func (s *Server) handleReadResource(ctx context.Context, _ *requestState, params json.RawMessage) (any, error) {
+	var p struct {
+		URI string `json:"uri"`
 	}
-	return func(_ context.Context, uri string) (*ReadResourceResult, error) {
-		return &ReadResourceResult{Contents: []ResourceContents{TextResource(uri, mimeType, text)}}, nil
+	if err := unmarshalParams(params, &p); err != nil {
+		return nil, err
 	}
+	if p.URI == "" {
+		return nil, NewError(CodeInvalidParams, `resources/read needs "uri"`)
+	}
+	var h ResourceHandler
+	if r, ok := s.resources.get(p.URI); ok {
+		h = r.handler
+	} else {
+		for _, t := range s.templates.all() {
+			if t.match(p.URI) {
+				h = t.handler
+				break
+			}
+		}
+	}
+	if h == nil {
+		return nil, Errorf(CodeResourceNotFound, "resource not found: %s", truncate(p.URI, 200)).WithData(map[string]string{"uri": p.URI})
+	}
+	res, err := h(ctx, p.URI)
+	if err != nil {
+		return nil, err
+	}
+	if res.Contents == nil {
+		res.Contents = []ResourceContents{}
+	}
+	return res, nil
+}
+
+func (s *Server) handleSubscribe(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
+	uri, err := uriParam(params)
+	if err != nil {
+		return nil, err
+	}
+	if err := rs.sess.subscribe(ctx, uri); err != nil {
+		return nil, err
+	}
+	if err := s.updateShared(ctx, rs.sess, SessionChange{Subscribe: uri}); err != nil {
+		rs.sess.unsubscribe(uri)
+		return nil, err
+	}
+	return json.RawMessage("{}"), nil
+}
+
+func (s *Server) handleUnsubscribe(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
+	uri, err := uriParam(params)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.updateShared(ctx, rs.sess, SessionChange{Unsubscribe: uri}); err != nil {
+		return nil, err
+	}
+	rs.sess.unsubscribe(uri)
+	return json.RawMessage("{}"), nil
+}
+
+func uriParam(params json.RawMessage) (string, error) {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if err := unmarshalParams(params, &p); err != nil {
+		return "", err
+	}
+	if p.URI == "" {
+		return "", NewError(CodeInvalidParams, `"uri" is required`)
+	}
+	return p.URI, nil
 }

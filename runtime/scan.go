@@ -3,9 +3,10 @@ package runtime
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/protomcp/protomcp/internal/jsonscan"
 )
 
 // This file reads tools/call params without a second encoding/json pass. By the time a
@@ -17,11 +18,11 @@ import (
 
 // scanCallToolParams extracts name, arguments (a sub-slice of params) and _meta.
 func scanCallToolParams(params []byte) (p CallToolParams, ok bool) {
-	i := skipSpace(params, 0)
+	i := jsonscan.SkipSpace(params, 0)
 	if i >= len(params) || params[i] != '{' {
 		return p, false
 	}
-	i = skipSpace(params, i+1)
+	i = jsonscan.SkipSpace(params, i+1)
 	if i < len(params) && params[i] == '}' {
 		return p, true
 	}
@@ -29,7 +30,7 @@ func scanCallToolParams(params []byte) (p CallToolParams, ok bool) {
 		if params[i] != '"' {
 			return p, false
 		}
-		kEnd := stringEnd(params, i)
+		kEnd := jsonscan.StringEnd(params, i)
 		if kEnd < 0 {
 			return p, false
 		}
@@ -37,12 +38,12 @@ func scanCallToolParams(params []byte) (p CallToolParams, ok bool) {
 		if bytes.IndexByte(key, '\\') >= 0 {
 			return p, false
 		}
-		i = skipSpace(params, kEnd)
+		i = jsonscan.SkipSpace(params, kEnd)
 		if i >= len(params) || params[i] != ':' {
 			return p, false
 		}
-		i = skipSpace(params, i+1)
-		vEnd := valueEnd(params, i)
+		i = jsonscan.SkipSpace(params, i+1)
+		vEnd := jsonscan.ValueEnd(params, i)
 		if vEnd < 0 {
 			return p, false
 		}
@@ -77,13 +78,13 @@ func scanCallToolParams(params []byte) (p CallToolParams, ok bool) {
 				return p, false
 			}
 		}
-		i = skipSpace(params, vEnd)
+		i = jsonscan.SkipSpace(params, vEnd)
 		if i >= len(params) {
 			return p, false
 		}
 		switch params[i] {
 		case ',':
-			i = skipSpace(params, i+1)
+			i = jsonscan.SkipSpace(params, i+1)
 		case '}':
 			return p, true
 		default:
@@ -91,66 +92,6 @@ func scanCallToolParams(params []byte) (p CallToolParams, ok bool) {
 		}
 	}
 	return p, false
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index just past the string that starts at b[i] ('"'), or -1.
-func stringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// valueEnd returns the index just past the (valid) JSON value that starts at b[i], or -1.
-func valueEnd(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				e := stringEnd(b, j)
-				if e < 0 {
-					return -1
-				}
-				j = e - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	default:
-		j := i
-		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-			j++
-		}
-		if j == i {
-			return -1
-		}
-		return j
-	}
 }
 
 // scanMessage decodes a JSON-RPC envelope without encoding/json's reflection: data must be
@@ -161,7 +102,7 @@ func valueEnd(b []byte, i int) int {
 // decodes with encoding/json, whose behaviour and error messages then apply. params and result
 // are sub-slices of data, not copies.
 func scanMessage(data []byte) (*wireMessage, bool) {
-	i := skipSpace(data, 0)
+	i := jsonscan.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, false
 	}
@@ -172,7 +113,7 @@ func scanMessage(data []byte) (*wireMessage, bool) {
 	})
 	m := &sm.m
 	var seen [len(envelopeMembers)]bool
-	i = skipSpace(data, i+1)
+	i = jsonscan.SkipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return m, true
 	}
@@ -180,7 +121,7 @@ func scanMessage(data []byte) (*wireMessage, bool) {
 		if data[i] != '"' {
 			return nil, false
 		}
-		kEnd := stringEnd(data, i)
+		kEnd := jsonscan.StringEnd(data, i)
 		if kEnd < 0 {
 			return nil, false
 		}
@@ -188,12 +129,12 @@ func scanMessage(data []byte) (*wireMessage, bool) {
 		if bytes.IndexByte(key, '\\') >= 0 {
 			return nil, false
 		}
-		i = skipSpace(data, kEnd)
+		i = jsonscan.SkipSpace(data, kEnd)
 		if i >= len(data) || data[i] != ':' {
 			return nil, false
 		}
-		i = skipSpace(data, i+1)
-		vEnd := valueEnd(data, i)
+		i = jsonscan.SkipSpace(data, i+1)
+		vEnd := jsonscan.ValueEnd(data, i)
 		if vEnd < 0 {
 			return nil, false
 		}
@@ -216,7 +157,7 @@ func scanMessage(data []byte) (*wireMessage, bool) {
 			case val[0] == '"':
 				// ID.UnmarshalJSON keeps a string's JSON text as it came, escapes included.
 			case val[0] == '-' || val[0] >= '0' && val[0] <= '9':
-				if !isInt64(val) {
+				if !jsonscan.IsInt64(val) {
 					return nil, false
 				}
 			default: // null, or not an ID: encoding/json's path words the error
@@ -249,13 +190,13 @@ func scanMessage(data []byte) (*wireMessage, bool) {
 			}
 			seen[member] = true
 		}
-		i = skipSpace(data, vEnd)
+		i = jsonscan.SkipSpace(data, vEnd)
 		if i >= len(data) {
 			return nil, false
 		}
 		switch data[i] {
 		case ',':
-			i = skipSpace(data, i+1)
+			i = jsonscan.SkipSpace(data, i+1)
 		case '}':
 			return m, true
 		default:
@@ -263,27 +204,6 @@ func scanMessage(data []byte) (*wireMessage, bool) {
 		}
 	}
 	return nil, false
-}
-
-// isInt64 reports whether b is a JSON integer that fits an int64, as ID.UnmarshalJSON wants.
-func isInt64(b []byte) bool {
-	n := len(b)
-	if n > 0 && b[0] == '-' {
-		n--
-	}
-	if n == 0 || n > 19 {
-		return false
-	}
-	for _, c := range b[len(b)-n:] {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	if n < 19 {
-		return true
-	}
-	_, err := strconv.ParseInt(string(b), 10, 64)
-	return err == nil
 }
 
 // internMethod returns the method name, without an allocation for the methods of MCP.
@@ -338,11 +258,11 @@ func internMethod(b []byte) string {
 // keys, keys that match only without regard to case, an isError that is not a boolean): the
 // caller then asks encoding/json. As with encoding/json, the last of duplicate members wins.
 func scanToolResult(obj []byte) (structured []byte, isError, ok bool) {
-	i := skipSpace(obj, 0)
+	i := jsonscan.SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return nil, false, false
 	}
-	i = skipSpace(obj, i+1)
+	i = jsonscan.SkipSpace(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
 		return nil, false, true
 	}
@@ -350,7 +270,7 @@ func scanToolResult(obj []byte) (structured []byte, isError, ok bool) {
 		if obj[i] != '"' {
 			return nil, false, false
 		}
-		kEnd := stringEnd(obj, i)
+		kEnd := jsonscan.StringEnd(obj, i)
 		if kEnd < 0 {
 			return nil, false, false
 		}
@@ -358,12 +278,12 @@ func scanToolResult(obj []byte) (structured []byte, isError, ok bool) {
 		if bytes.IndexByte(key, '\\') >= 0 {
 			return nil, false, false
 		}
-		i = skipSpace(obj, kEnd)
+		i = jsonscan.SkipSpace(obj, kEnd)
 		if i >= len(obj) || obj[i] != ':' {
 			return nil, false, false
 		}
-		i = skipSpace(obj, i+1)
-		vEnd := valueEnd(obj, i)
+		i = jsonscan.SkipSpace(obj, i+1)
+		vEnd := jsonscan.ValueEnd(obj, i)
 		if vEnd < 0 {
 			return nil, false, false
 		}
@@ -386,13 +306,13 @@ func scanToolResult(obj []byte) (structured []byte, isError, ok bool) {
 				return nil, false, false
 			}
 		}
-		i = skipSpace(obj, vEnd)
+		i = jsonscan.SkipSpace(obj, vEnd)
 		if i >= len(obj) {
 			return nil, false, false
 		}
 		switch obj[i] {
 		case ',':
-			i = skipSpace(obj, i+1)
+			i = jsonscan.SkipSpace(obj, i+1)
 		case '}':
 			return structured, isError, true
 		default:

@@ -5,16 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"mime"
-	"net"
 	"net/http"
-	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/protomcp/protomcp/internal/workers"
 )
 
 // Server is an MCP server speaking Streamable HTTP. It is an http.Handler: mount it at the
@@ -48,7 +47,7 @@ type Server struct {
 	// Request.Message) and pick the registration's CallFunc.
 	routes  map[string]func(*Request)
 	call    CallFunc // the server's interceptors around the request's own CallFunc
-	workers workers
+	workers workers.Pool
 
 	modern modernState // the stateless era's listeners and requestState key (era_server.go)
 
@@ -80,7 +79,7 @@ func NewServer(impl Implementation, opts ...ServerOption) *Server {
 		closing:    make(chan struct{}),
 		sessions:   make(map[string]*session),
 	}
-	s.workers.idleTimeout = time.Second
+	s.workers.IdleTimeout = time.Second
 	s.tools.init()
 	s.resources.init()
 	s.templates.init()
@@ -454,7 +453,7 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 	// cancellation.
 	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}
 	rs.cancel, rs.handler, rs.msg = cancel, h, msg
-	s.workers.runJob(rs)
+	s.workers.RunJob(rs)
 	mode := modeAuto
 	if s.cfg.alwaysSSE {
 		mode = modeSSE
@@ -869,7 +868,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	s.baseCancel()
-	s.workers.stop()
+	s.workers.Stop()
 	if err != nil {
 		// Cancelled handlers return promptly; wait for them within a short bound so that
 		// none outlives Shutdown, and before the streams close, so that their clients get
@@ -914,95 +913,6 @@ func (s *Server) broadcast(method string, params any) {
 	s.broadcastLocal(method, params, false)
 }
 
-// checkOrigin implements DNS-rebinding protection: the Host must be a loopback name or an
-// allowed host, and an Origin, when present, must be a loopback origin or an allowed one.
-func (s *Server) checkOrigin(r *http.Request) (int, string) {
-	if !s.hostAllowed(r.Host) {
-		return http.StatusForbidden, "Host " + quoteOrNone(r.Host) + " is not allowed (DNS rebinding protection); configure runtime.WithAllowedHosts"
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return 0, ""
-	}
-	for _, o := range s.cfg.allowedOrigins {
-		if strings.EqualFold(o, origin) || o == "*" {
-			return 0, ""
-		}
-	}
-	u, err := url.Parse(origin)
-	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && isLoopbackHost(u.Hostname()) {
-		return 0, ""
-	}
-	return http.StatusForbidden, "Origin " + quoteOrNone(origin) + " is not allowed (DNS rebinding protection); configure runtime.WithAllowedOrigins"
-}
-
-func (s *Server) hostAllowed(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if isLoopbackHost(host) {
-		return true
-	}
-	for _, a := range s.cfg.allowedHosts {
-		if a == "*" || strings.EqualFold(a, hostport) || strings.EqualFold(a, host) {
-			return true
-		}
-	}
-	return false
-}
-
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func isMediaType(header, want string) bool {
-	if header == want {
-		return true // the common case, without ParseMediaType's map
-	}
-	mt, _, err := mime.ParseMediaType(header)
-	return err == nil && strings.EqualFold(mt, want)
-}
-
-// accepts reports whether the request's Accept header admits the media type.
-func accepts(r *http.Request, want string) bool {
-	major, _, _ := strings.Cut(want, "/")
-	for _, v := range r.Header.Values("Accept") {
-		for part := range strings.SplitSeq(v, ",") {
-			mt, _, _ := strings.Cut(part, ";")
-			mt = strings.ToLower(strings.TrimSpace(mt))
-			if mt == want || mt == "*/*" || mt == major+"/*" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func quoteOrNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return `"` + truncate(s, 100) + `"`
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
-		b = b[1:]
-	}
-	return b
-}
-
-func itoa(n int64) string {
-	b, _ := json.Marshal(n)
-	return string(b)
-}
-
 // handlerContext returns the context a request's handler runs under: parent's, bounded by the
 // handler timeout when there is one.
 func (s *Server) handlerContext(parent context.Context) (context.Context, context.CancelFunc) {
@@ -1010,4 +920,8 @@ func (s *Server) handlerContext(parent context.Context) (context.Context, contex
 		return context.WithTimeout(parent, s.cfg.handlerTimeout)
 	}
 	return context.WithCancel(parent)
+}
+
+func (s *Server) handlePing(context.Context, *requestState, json.RawMessage) (any, error) {
+	return json.RawMessage("{}"), nil
 }

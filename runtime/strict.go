@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/protomcp/protomcp/internal/jsonscan"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -29,13 +30,13 @@ func checkMemberCase(data []byte, m *wireMessage) *Error {
 	if exact {
 		return nil
 	}
-	i := skipSpace(data, 0)
+	i := jsonscan.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil
 	}
-	i = skipSpace(data, i+1)
+	i = jsonscan.SkipSpace(data, i+1)
 	for i < len(data) && data[i] == '"' {
-		kEnd := stringEnd(data, i)
+		kEnd := jsonscan.StringEnd(data, i)
 		if kEnd < 0 {
 			return nil
 		}
@@ -52,19 +53,19 @@ func checkMemberCase(data []byte, m *wireMessage) *Error {
 				return Errorf(CodeInvalidRequest, "invalid request: member %q is not %q: JSON-RPC member names are case-sensitive", truncate(string(key), 20), m)
 			}
 		}
-		i = skipSpace(data, kEnd)
+		i = jsonscan.SkipSpace(data, kEnd)
 		if i >= len(data) || data[i] != ':' {
 			return nil
 		}
-		vEnd := valueEnd(data, skipSpace(data, i+1))
+		vEnd := jsonscan.ValueEnd(data, jsonscan.SkipSpace(data, i+1))
 		if vEnd < 0 {
 			return nil
 		}
-		i = skipSpace(data, vEnd)
+		i = jsonscan.SkipSpace(data, vEnd)
 		if i >= len(data) || data[i] != ',' {
 			return nil
 		}
-		i = skipSpace(data, i+1)
+		i = jsonscan.SkipSpace(data, i+1)
 	}
 	return nil
 }
@@ -89,23 +90,23 @@ func checkArgs(obj []byte, md protoreflect.MessageDescriptor) string {
 // strictObject checks the members of a message's object; on a problem it returns the path of
 // the field at fault and what is wrong with it.
 func strictObject(obj []byte, md protoreflect.MessageDescriptor) (field, problem string) {
-	i := skipSpace(obj, 0)
+	i := jsonscan.SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return "", ""
 	}
-	i = skipSpace(obj, i+1)
+	i = jsonscan.SkipSpace(obj, i+1)
 	for i < len(obj) && obj[i] == '"' {
-		kEnd := stringEnd(obj, i)
+		kEnd := jsonscan.StringEnd(obj, i)
 		if kEnd < 0 {
 			return "", ""
 		}
 		key := obj[i+1 : kEnd-1]
-		i = skipSpace(obj, kEnd)
+		i = jsonscan.SkipSpace(obj, kEnd)
 		if i >= len(obj) || obj[i] != ':' {
 			return "", ""
 		}
-		i = skipSpace(obj, i+1)
-		vEnd := valueEnd(obj, i)
+		i = jsonscan.SkipSpace(obj, i+1)
+		vEnd := jsonscan.ValueEnd(obj, i)
 		if vEnd < 0 {
 			return "", ""
 		}
@@ -114,11 +115,11 @@ func strictObject(obj []byte, md protoreflect.MessageDescriptor) (field, problem
 				return fd.JSONName() + sub, problem
 			}
 		}
-		i = skipSpace(obj, vEnd)
+		i = jsonscan.SkipSpace(obj, vEnd)
 		if i >= len(obj) || obj[i] != ',' {
 			return "", ""
 		}
-		i = skipSpace(obj, i+1)
+		i = jsonscan.SkipSpace(obj, i+1)
 	}
 	return "", ""
 }
@@ -221,35 +222,35 @@ func strictValue(v []byte, fd protoreflect.FieldDescriptor) (sub, problem string
 // strictElements checks the elements of a repeated field's array (open '[') or the values of a
 // map field's object (open '{').
 func strictElements(v []byte, open byte, fd protoreflect.FieldDescriptor) (sub, problem string) {
-	i := skipSpace(v, 0)
+	i := jsonscan.SkipSpace(v, 0)
 	if i >= len(v) || v[i] != open {
 		return "", ""
 	}
-	i = skipSpace(v, i+1)
+	i = jsonscan.SkipSpace(v, i+1)
 	for i < len(v) && v[i] != ']' && v[i] != '}' {
 		if open == '{' {
-			kEnd := stringEnd(v, i)
+			kEnd := jsonscan.StringEnd(v, i)
 			if kEnd < 0 {
 				return "", ""
 			}
-			i = skipSpace(v, kEnd)
+			i = jsonscan.SkipSpace(v, kEnd)
 			if i >= len(v) || v[i] != ':' {
 				return "", ""
 			}
-			i = skipSpace(v, i+1)
+			i = jsonscan.SkipSpace(v, i+1)
 		}
-		vEnd := valueEnd(v, i)
+		vEnd := jsonscan.ValueEnd(v, i)
 		if vEnd < 0 {
 			return "", ""
 		}
 		if sub, problem := strictValue(v[i:vEnd], fd); problem != "" {
 			return "[]" + sub, problem
 		}
-		i = skipSpace(v, vEnd)
+		i = jsonscan.SkipSpace(v, vEnd)
 		if i >= len(v) || v[i] != ',' {
 			return "", ""
 		}
-		i = skipSpace(v, i+1)
+		i = jsonscan.SkipSpace(v, i+1)
 	}
 	return "", ""
 }

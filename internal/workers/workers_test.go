@@ -1,16 +1,18 @@
-package runtime
+package workers
 
 import (
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // The pool runs every job, concurrently when they overlap (no job waits for another), reuses
 // idle workers, and lets them go after the idle timeout or at stop.
 func TestWorkers(t *testing.T) {
-	p := &workers{idleTimeout: 50 * time.Millisecond}
+	p := &Pool{IdleTimeout: 50 * time.Millisecond}
 	const n = 64
 	var ran atomic.Int32
 	release := make(chan struct{})
@@ -19,7 +21,7 @@ func TestWorkers(t *testing.T) {
 	var done sync.WaitGroup
 	done.Add(n)
 	for range n {
-		p.run(func() {
+		p.Run(func() {
 			started.Done()
 			<-release // every job blocks until all have started: they must run at once
 			ran.Add(1)
@@ -49,14 +51,14 @@ func TestWorkers(t *testing.T) {
 		t.Fatalf("%d idle workers still there long after the idle timeout", idle)
 	}
 	// stop releases idle workers at once, and jobs still run after it.
-	q := &workers{idleTimeout: time.Hour}
+	q := &Pool{IdleTimeout: time.Hour}
 	var wg sync.WaitGroup
 	wg.Add(1)
-	q.run(wg.Done)
+	q.Run(wg.Done)
 	waitDone(t, &wg, "a job")
-	q.stop()
+	q.Stop()
 	wg.Add(1)
-	q.run(wg.Done)
+	q.Run(wg.Done)
 	waitDone(t, &wg, "a job after stop")
 }
 
@@ -73,3 +75,19 @@ func waitDone(t *testing.T, wg *sync.WaitGroup, what string) {
 		t.Fatalf("timed out waiting for %s", what)
 	}
 }
+
+// waitFor polls cond every few milliseconds until it holds or d passes; it reports whether
+// cond held.
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+// Every worker has exited by the end of the tests: Stop and the idle timeout let them go.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

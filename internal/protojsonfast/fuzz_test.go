@@ -1,4 +1,4 @@
-package runtime
+package protojsonfast
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 
 // FuzzResultJSONMatchesProtojson decodes random protobuf wire bytes into result messages, so
 // that every field takes arbitrary values (unknown enum numbers, invalid UTF-8, out-of-range
-// timestamps, NaN, huge maps), and checks that appendResultJSON and protojson agree: both fail,
+// timestamps, NaN, huge maps), and checks that Append and protojson agree: both fail,
 // or both succeed with the same JSON value.
 func FuzzResultJSONMatchesProtojson(f *testing.F) {
 	seeds := []proto.Message{
@@ -50,9 +50,9 @@ func FuzzResultJSONMatchesProtojson(f *testing.F) {
 			return
 		}
 		want, wantErr := protojson.Marshal(m)
-		got, gotErr := appendResultJSON(nil, m)
+		got, gotErr := Append(nil, m)
 		if (wantErr != nil) != (gotErr != nil) {
-			t.Fatalf("protojson error %v, appendResultJSON error %v, for %v", wantErr, gotErr, m)
+			t.Fatalf("protojson error %v, Append error %v, for %v", wantErr, gotErr, m)
 		}
 		if wantErr != nil {
 			return
@@ -62,10 +62,10 @@ func FuzzResultJSONMatchesProtojson(f *testing.F) {
 			t.Fatalf("protojson wrote invalid JSON %q: %v", want, err)
 		}
 		if err := json.Unmarshal(got, &g); err != nil {
-			t.Fatalf("appendResultJSON wrote invalid JSON %q: %v", got, err)
+			t.Fatalf("Append wrote invalid JSON %q: %v", got, err)
 		}
 		if !reflect.DeepEqual(w, g) {
-			t.Fatalf("appendResultJSON differs from protojson:\n got %s\nwant %s", got, want)
+			t.Fatalf("Append differs from protojson:\n got %s\nwant %s", got, want)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package runtime
+package protojsonfast
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
 )
 
-// TestResultJSONMatchesProtojson checks that appendResultJSON writes what protojson.Marshal
+// TestResultJSONMatchesProtojson checks that Append writes what protojson.Marshal
 // writes (the same members and values), or fails where protojson fails.
 func TestResultJSONMatchesProtojson(t *testing.T) {
 	size := int64(0)
@@ -60,18 +60,18 @@ func TestResultJSONMatchesProtojson(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			want, wantErr := protojson.Marshal(c.m)
-			got, gotErr := appendResultJSON([]byte("prefix"), c.m)
+			got, gotErr := Append([]byte("prefix"), c.m)
 			require.Equal(t, c.wantErr, wantErr != nil, "protojson error: %v", wantErr)
 			if wantErr != nil {
-				require.Error(t, gotErr, "protojson fails (%v), appendResultJSON wrote %s", wantErr, got)
+				require.Error(t, gotErr, "protojson fails (%v), Append wrote %s", wantErr, got)
 				return
 			}
-			require.NoError(t, gotErr, "appendResultJSON (protojson wrote %s)", want)
+			require.NoError(t, gotErr, "Append (protojson wrote %s)", want)
 			got, ok := bytes.CutPrefix(got, []byte("prefix"))
 			require.True(t, ok, "the prefix was not kept: %s", got)
 			// Numbers are compared as written (json.Number), not as float64.
 			if diff := cmp.Diff(decodeAny(t, want), decodeAny(t, got)); diff != "" {
-				t.Fatalf("different JSON (-protojson +appendResultJSON):\n%s\n got %s\nwant %s", diff, got, want)
+				t.Fatalf("different JSON (-protojson +Append):\n%s\n got %s\nwant %s", diff, got, want)
 			}
 			back := c.m.ProtoReflect().Type().New().Interface()
 			require.NoError(t, protojson.Unmarshal(got, back), "protojson cannot read %s", got)

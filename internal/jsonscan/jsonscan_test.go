@@ -1,0 +1,37 @@
+package jsonscan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestValueEnd(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int // the index just past the value starting at 0
+	}{
+		{`"a\"b"  ,`, 6},
+		{`{"k":[1,{"x":"}"}]} `, 19},
+		{`[[],{}]`, 7},
+		{`-12.5e3,`, 7},
+		{`true}`, 4},
+		{`{"unclosed":1`, -1},
+		{`"unclosed`, -1},
+		{``, -1},
+	} {
+		assert.Equal(t, tc.want, ValueEnd([]byte(tc.in), 0), "ValueEnd(%q)", tc.in)
+	}
+	assert.Equal(t, 3, SkipSpace([]byte(" \t\n{"), 0))
+	assert.Equal(t, 2, StringEnd([]byte(`""x`), 0))
+}
+
+func TestIsInt64(t *testing.T) {
+	for in, want := range map[string]bool{
+		"0": true, "-1": true, "9223372036854775807": true, "-9223372036854775808": true,
+		"9223372036854775808": false, "1.5": false, "": false, "-": false, "1e3": false,
+		"12345678901234567890": false,
+	} {
+		assert.Equal(t, want, IsInt64([]byte(in)), "IsInt64(%q)", in)
+	}
+}

@@ -1,0 +1,158 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// This file serves completion/complete (spec section "Completion"): the handlers of
+// prompts and resource templates, and the completion of enum arguments from their values.
+
+// CompletionHandler suggests values for a prompt argument or resource template variable.
+type CompletionHandler func(ctx context.Context, p *CompleteParams) (*Completion, error)
+
+func (s *Server) handleComplete(ctx context.Context, _ *requestState, params json.RawMessage) (any, error) {
+	var p CompleteParams
+	if err := unmarshalParams(params, &p); err != nil {
+		return nil, err
+	}
+	complete, own := s.completeRef(&p), true
+	if complete == nil {
+		complete, own = s.cfg.completion, false
+	}
+	if complete == nil {
+		if !s.hasCompleters() {
+			return nil, NewError(CodeMethodNotFound, "this server does not offer completions")
+		}
+		// The server offers completions, not for this prompt or template: none.
+		complete = func(context.Context, *CompleteParams) (*Completion, error) { return nil, nil }
+	}
+	switch p.Ref.Type {
+	case "ref/prompt", "ref/resource":
+	default:
+		return nil, Errorf(CodeInvalidParams, "ref.type must be ref/prompt or ref/resource, got %q", truncate(p.Ref.Type, 40))
+	}
+	c, err := complete(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil && s.cfg.completion != nil && own {
+		if c, err = s.cfg.completion(ctx, &p); err != nil {
+			return nil, err
+		}
+	}
+	if c == nil {
+		c = &Completion{}
+	}
+	if c.Values == nil {
+		c.Values = []string{}
+	}
+	if len(c.Values) > 100 {
+		return nil, fmt.Errorf("completion handler returned %d values; the maximum is 100", len(c.Values))
+	}
+	return map[string]any{"completion": c}, nil
+}
+
+// enumCompleter returns a CompletionHandler that asks custom first, then completes the enum
+// fields of md that are arguments (by JSON name) from their value names: the values that
+// start with what was typed, case-insensitively, or also contain it when none does.
+func enumCompleter(md protoreflect.MessageDescriptor, isArg func(string) bool, custom CompletionHandler) CompletionHandler {
+	values := map[string][]string{}
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.Enum() == nil || fd.IsList() || fd.IsMap() || !isArg(fd.JSONName()) {
+			continue
+		}
+		vals := fd.Enum().Values()
+		var names []string
+		for j := range vals.Len() {
+			v := vals.Get(j)
+			if v.Number() == 0 && strings.HasSuffix(string(v.Name()), "_UNSPECIFIED") {
+				continue
+			}
+			names = append(names, string(v.Name()))
+		}
+		values[fd.JSONName()] = names
+		values[string(fd.Name())] = names
+	}
+	if len(values) == 0 && custom == nil {
+		return nil
+	}
+	return func(ctx context.Context, p *CompleteParams) (*Completion, error) {
+		if custom != nil {
+			c, err := custom(ctx, p)
+			if err != nil || c != nil {
+				return c, err
+			}
+		}
+		vals, ok := values[p.Argument.Name]
+		if !ok {
+			return nil, nil // not ours: the server's WithCompletionHandler, if any
+		}
+		return completeFrom(vals, p.Argument.Value), nil
+	}
+}
+
+// completeFrom picks the candidates that match value, at most 100.
+func completeFrom(candidates []string, value string) *Completion {
+	v := strings.ToLower(value)
+	var out []string
+	for _, c := range candidates {
+		if strings.HasPrefix(strings.ToLower(c), v) {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		for _, c := range candidates {
+			if strings.Contains(strings.ToLower(c), v) {
+				out = append(out, c)
+			}
+		}
+	}
+	c := &Completion{Values: out}
+	if len(out) > 100 {
+		n := len(out)
+		c.Values, c.Total, c.HasMore = out[:100], &n, true
+	}
+	if c.Values == nil {
+		c.Values = []string{}
+	}
+	return c
+}
+
+// completeRef finds the completion handler registered with the prompt or resource template
+// that p refers to, if any.
+func (s *Server) completeRef(p *CompleteParams) CompletionHandler {
+	switch p.Ref.Type {
+	case "ref/prompt":
+		if e, ok := s.prompts.get(p.Ref.Name); ok {
+			return e.complete
+		}
+	case "ref/resource":
+		if e, ok := s.templates.get(p.Ref.URI); ok {
+			return e.complete
+		}
+	}
+	return nil
+}
+
+// hasCompleters reports whether a prompt or template brings its own completions, for the
+// completions capability.
+func (s *Server) hasCompleters() bool {
+	for _, e := range s.prompts.all() {
+		if e.complete != nil {
+			return true
+		}
+	}
+	for _, e := range s.templates.all() {
+		if e.complete != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,77 @@
+package runtime
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// This file holds the DNS rebinding protection of the Streamable HTTP transport (its
+// Security Warning): the Origin and Host checks every request passes before anything else, and
+// the options that widen or disable them.
+
+// checkOrigin implements DNS-rebinding protection: the Host must be a loopback name or an
+// allowed host, and an Origin, when present, must be a loopback origin or an allowed one.
+func (s *Server) checkOrigin(r *http.Request) (int, string) {
+	if !s.hostAllowed(r.Host) {
+		return http.StatusForbidden, "Host " + quoteOrNone(r.Host) + " is not allowed (DNS rebinding protection); configure runtime.WithAllowedHosts"
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return 0, ""
+	}
+	for _, o := range s.cfg.allowedOrigins {
+		if strings.EqualFold(o, origin) || o == "*" {
+			return 0, ""
+		}
+	}
+	u, err := url.Parse(origin)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && isLoopbackHost(u.Hostname()) {
+		return 0, ""
+	}
+	return http.StatusForbidden, "Origin " + quoteOrNone(origin) + " is not allowed (DNS rebinding protection); configure runtime.WithAllowedOrigins"
+}
+
+func (s *Server) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if isLoopbackHost(host) {
+		return true
+	}
+	for _, a := range s.cfg.allowedHosts {
+		if a == "*" || strings.EqualFold(a, hostport) || strings.EqualFold(a, host) {
+			return true
+		}
+	}
+	return false
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// WithAllowedOrigins adds origins (e.g. "https://app.example.com") that may call the server
+// from a browser. Loopback origins are always allowed.
+func WithAllowedOrigins(origins ...string) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.allowedOrigins = append(c.allowedOrigins, origins...) })
+}
+
+// WithAllowedHosts adds Host header values (host or host:port) the server answers to besides
+// loopback names. Needed when the server is reached by a DNS name or a non-loopback address.
+func WithAllowedHosts(hosts ...string) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.allowedHosts = append(c.allowedHosts, hosts...) })
+}
+
+// WithoutDNSRebindingProtection turns off the Origin and Host checks. Only do this behind a
+// proxy that performs them, or with real authentication in front of the server.
+func WithoutDNSRebindingProtection() ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.dnsRebinding = false })
+}

@@ -1,0 +1,308 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+)
+
+// ResourceSpec declares one typed resource template, or one fixed resource, as generated
+// code describes it.
+type ResourceSpec struct {
+	// URITemplate is an RFC 6570 level-1 template ({var} segments) whose variables name the
+	// request's fields; set it or URI.
+	URITemplate string
+	// URI is a fixed resource's URI (listed by resources/list); its request has no fields.
+	URI string
+	// Name is the resource's name.
+	Name string
+	// Title is a human-readable title (optional).
+	Title string
+	// Description says what the resource holds.
+	Description string
+	// MIMEType is the contents' MIME type; for a plain response message it defaults to
+	// application/json.
+	MIMEType string
+	// Complete, when set, answers completion/complete for the template's variables. Without
+	// it (or when it returns nil), an enum variable completes from its values.
+	Complete CompletionHandler
+	// Validate, when set, checks the decoded request before the handler sees it.
+	Validate func(proto.Message) error
+}
+
+// AddResource adds a typed resource template (spec.URITemplate) or fixed resource
+// (spec.URI). A resources/read of a URI that matches the template is decoded into a new Req:
+// each variable, percent-decoded, sets the field of that proto or JSON name, as a prompt
+// argument does. The handler's response is sent as it is when it is an *mcpv1.ResourceResult
+// (a content without a URI gets the requested one); any other message is sent as one text
+// content holding its protojson encoding, with spec.MIMEType (default application/json).
+// Interceptors given in opts wrap the reads, as for Server.AddResourceTemplate. Generated
+// Register functions call this once per resource rpc.
+func AddResource[Req any, Res proto.Message, PReq interface {
+	*Req
+	proto.Message
+}](s *Server, spec ResourceSpec, h func(context.Context, PReq) (Res, error), opts ...HandlerOption) {
+	if h == nil {
+		panic(fmt.Sprintf("mcp: nil handler for resource %q", spec.Name))
+	}
+	mime := spec.MIMEType
+	if mime == "" {
+		mime = "application/json"
+	}
+	var vars func(string) (map[string]string, bool)
+	if spec.URITemplate != "" {
+		vars = templateVars(spec.URITemplate)
+	}
+	read := func(ctx context.Context, uri string) (*ReadResourceResult, error) {
+		in := PReq(new(Req))
+		if vars != nil {
+			v, ok := vars(uri)
+			if !ok {
+				return nil, Errorf(CodeResourceNotFound, "resource not found: %s", truncate(uri, 200))
+			}
+			if err := stringsToMessage(v, in); err != nil {
+				return nil, Errorf(CodeInvalidParams, "invalid URI for resource %s: %v", spec.Name, err)
+			}
+		}
+		if err := validateArgs(spec.Validate, in); err != nil {
+			return nil, Errorf(CodeInvalidParams, "invalid URI for resource %s: %v", spec.Name, err)
+		}
+		out, err := h(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return resourceResult(uri, mime, out)
+	}
+	if spec.URITemplate == "" {
+		s.AddResource(Resource{URI: spec.URI, Name: spec.Name, Title: spec.Title, Description: spec.Description, MIMEType: spec.MIMEType}, read, opts...)
+		return
+	}
+	md := PReq(new(Req)).ProtoReflect().Descriptor()
+	names := templateNames(spec.URITemplate)
+	complete := enumCompleter(md, func(name string) bool {
+		for _, n := range names {
+			if fd := fieldByName(md, n); fd != nil && fd.JSONName() == name {
+				return true
+			}
+		}
+		return false
+	}, spec.Complete)
+	t := ResourceTemplate{URITemplate: spec.URITemplate, Name: spec.Name, Title: spec.Title, Description: spec.Description, MIMEType: spec.MIMEType}
+	s.addResourceTemplate(t, read, complete, opts)
+}
+
+// ReadResource reads the resource that uriTemplate and req name (each {var} replaced by the
+// field of that name, percent-encoded) and decodes it into a new Res: an *mcpv1.ResourceResult
+// gets the contents as they are; any other message is decoded from the first text content
+// with protojson. Generated clients call it once per resource rpc; for a fixed resource,
+// uriTemplate is its URI and req nil. opts apply as to a tool call (WithTimeout, WithMeta).
+func ReadResource[Res any, PRes interface {
+	*Res
+	proto.Message
+}](ctx context.Context, c *Client, uriTemplate string, req proto.Message, opts ...CallOption) (PRes, error) {
+	uri, err := ExpandURITemplate(uriTemplate, req)
+	if err != nil {
+		return nil, fmt.Errorf("mcp resources/read %s: %w", uriTemplate, err)
+	}
+	raw, err := c.Call(ctx, methodResourcesRead, map[string]string{"uri": uri}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	var res ReadResourceResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("mcp resources/read %s: decode result: %w", uri, err)
+	}
+	out := PRes(new(Res))
+	if rr, ok := any(out).(*mcpv1.ResourceResult); ok {
+		for i, rc := range res.Contents {
+			c, err := ContentToProto(Content{Type: "resource", Resource: &rc})
+			if err != nil {
+				return nil, fmt.Errorf("mcp resources/read %s: contents[%d]: %w", uri, i, err)
+			}
+			rr.Contents = append(rr.Contents, c.GetResource())
+		}
+		return out, nil
+	}
+	for _, rc := range res.Contents {
+		if rc.Text != nil {
+			if err := resultUnmarshal.Unmarshal([]byte(*rc.Text), out); err != nil {
+				return nil, fmt.Errorf("mcp resources/read %s: decode into %s: %w", uri, out.ProtoReflect().Descriptor().FullName(), err)
+			}
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("mcp resources/read %s: no text contents to decode", uri)
+}
+
+// ExpandURITemplate replaces each {var} of a level-1 URI template with the field of msg of
+// that proto or JSON name, percent-encoded (everything but RFC 3986's unreserved characters).
+// Every variable must be set: an empty one would make a URI that the template does not match.
+func ExpandURITemplate(tmpl string, msg proto.Message) (string, error) {
+	names := templateNames(tmpl)
+	if len(names) == 0 {
+		return tmpl, nil
+	}
+	if msg == nil {
+		return "", fmt.Errorf("the URI template has variables and the request is nil")
+	}
+	values, err := messageToStrings(msg)
+	if err != nil {
+		return "", err
+	}
+	md := msg.ProtoReflect().Descriptor()
+	var b strings.Builder
+	rest := tmpl
+	for {
+		i := strings.IndexByte(rest, '{')
+		j := strings.IndexByte(rest, '}')
+		if i < 0 || j < i {
+			b.WriteString(rest)
+			return b.String(), nil
+		}
+		b.WriteString(rest[:i])
+		name := rest[i+1 : j]
+		fd := fieldByName(md, name)
+		if fd == nil {
+			return "", fmt.Errorf("the request %s has no field %q", md.FullName(), name)
+		}
+		v := values[fd.JSONName()]
+		if v == "" {
+			return "", fmt.Errorf("field %q is empty: it is a variable of the URI template %s", fd.JSONName(), tmpl)
+		}
+		b.WriteString(escapeURIValue(v))
+		rest = rest[j+1:]
+	}
+}
+
+// escapeURIValue percent-encodes all but unreserved characters, as RFC 6570 simple string
+// expansion does.
+func escapeURIValue(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&0xf])
+	}
+	return b.String()
+}
+
+func fieldByName(md protoreflect.MessageDescriptor, name string) protoreflect.FieldDescriptor {
+	if fd := md.Fields().ByName(protoreflect.Name(name)); fd != nil {
+		return fd
+	}
+	return md.Fields().ByJSONName(name)
+}
+
+// templateNames lists the variables of a level-1 URI template.
+func templateNames(tmpl string) []string {
+	var names []string
+	rest := tmpl
+	for {
+		i := strings.IndexByte(rest, '{')
+		j := strings.IndexByte(rest, '}')
+		if i < 0 || j < i {
+			return names
+		}
+		names = append(names, rest[i+1:j])
+		rest = rest[j+1:]
+	}
+}
+
+// templateVars is templateMatcher that also returns the variables' values, percent-decoded.
+func templateVars(tmpl string) func(string) (map[string]string, bool) {
+	var lits []string // literal, literal, ..., one more than names
+	names := templateNames(tmpl)
+	rest := tmpl
+	for {
+		i := strings.IndexByte(rest, '{')
+		j := strings.IndexByte(rest, '}')
+		if i < 0 || j < i {
+			lits = append(lits, rest)
+			break
+		}
+		lits = append(lits, rest[:i])
+		rest = rest[j+1:]
+	}
+	return func(uri string) (map[string]string, bool) {
+		if !strings.HasPrefix(uri, lits[0]) {
+			return nil, false
+		}
+		uri = uri[len(lits[0]):]
+		vars := make(map[string]string, len(names))
+		for n, lit := range lits[1:] {
+			var k int
+			if lit == "" {
+				k = len(uri)
+			} else {
+				k = strings.Index(uri, lit)
+			}
+			if k <= 0 || strings.IndexByte(uri[:k], '/') >= 0 {
+				return nil, false
+			}
+			v, err := url.PathUnescape(uri[:k])
+			if err != nil {
+				return nil, false
+			}
+			vars[names[n]] = v
+			uri = uri[k+len(lit):]
+		}
+		return vars, uri == ""
+	}
+}
+
+// resourceResult turns a resource handler's response into the wire result.
+func resourceResult(uri, mime string, out proto.Message) (*ReadResourceResult, error) {
+	if rr, ok := out.(*mcpv1.ResourceResult); ok {
+		res := &ReadResourceResult{Contents: make([]ResourceContents, 0, len(rr.GetContents()))}
+		for i, er := range rr.GetContents() {
+			c, err := ContentFromProto(&mcpv1.Content{Kind: &mcpv1.Content_Resource{Resource: er}})
+			if err != nil {
+				return nil, Errorf(CodeInternalError, "resource contents[%d]: %v", i, err)
+			}
+			rc := *c.Resource
+			if rc.URI == "" {
+				rc.URI = uri
+			}
+			res.Contents = append(res.Contents, rc)
+		}
+		return res, nil
+	}
+	if out == nil || !out.ProtoReflect().IsValid() {
+		out = out.ProtoReflect().Type().New().Interface()
+	}
+	b, err := resultMarshal.Marshal(out)
+	if err != nil {
+		return nil, Errorf(CodeInternalError, "could not encode resource: %v", err)
+	}
+	return &ReadResourceResult{Contents: []ResourceContents{TextResource(uri, mime, string(b))}}, nil
+}
+
+// UnimplementedResource returns the error of a generated Unimplemented...Handler's resource
+// method (which Register functions do not register).
+func UnimplementedResource(uri string) error {
+	return Errorf(CodeMethodNotFound, "resource %q is not implemented by this server", uri)
+}
+
+// StaticText returns a ResourceHandler that reads text, with mimeType (default text/plain):
+// generated Register functions serve the service's (mcp.v1.service).resources with it.
+func StaticText(mimeType, text string) ResourceHandler {
+	if mimeType == "" {
+		mimeType = "text/plain"
+	}
+	return func(_ context.Context, uri string) (*ReadResourceResult, error) {
+		return &ReadResourceResult{Contents: []ResourceContents{TextResource(uri, mimeType, text)}}, nil
+	}
+}

@@ -1,0 +1,101 @@
+package runtime
+
+import (
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+)
+
+// This file encodes tool results onto the wire: a typed tool's answer is written once, into
+// pooled buffers, as the whole JSON-RPC response, after the interceptors have seen it.
+
+// resultEncoding is what a typed tool keeps between calls to encode its results: the size of
+// its last one, and the buffers of results that went out as JSON answers, to be reused.
+type resultEncoding struct {
+	sizeHint atomic.Int64
+	pool     sync.Pool // *wireBuf
+}
+
+// wireBuf is a result buffer that goes back to its tool's pool once written.
+type wireBuf struct {
+	b    []byte
+	pool *sync.Pool
+}
+
+// maxPooledResult bounds the buffers kept for reuse.
+const maxPooledResult = 1 << 20
+
+func (e *resultEncoding) get() *wireBuf {
+	need := max(int(e.sizeHint.Load()), resultHeadroom+256)
+	if wb, _ := e.pool.Get().(*wireBuf); wb != nil && cap(wb.b) >= need {
+		return wb
+	}
+	return &wireBuf{b: make([]byte, 0, need), pool: &e.pool}
+}
+
+// release returns the buffer to its pool. Only the writer of a JSON answer calls it, after
+// writing: an answer that went out as SSE may be kept by the event store, and one that did not
+// go out at all is left to the garbage collector.
+func (wb *wireBuf) release() {
+	if wb != nil && cap(wb.b) <= maxPooledResult {
+		wb.pool.Put(wb)
+	}
+}
+
+// resultHeadroom is the room left in front of an encoded typed result for the JSON-RPC
+// envelope (`{"jsonrpc":"2.0","id":ID,"result":`), so that the response is written around the
+// result instead of copied: 32 bytes and the ID's, a UUID's fits.
+const resultHeadroom = 80
+
+// encodedResult is a typed tool's result encoded at off in buf, with room for the envelope
+// before it and, usually, for its closing brace after it; pooled is buf's pool handle.
+type encodedResult struct {
+	buf    []byte
+	off    int
+	pooled *wireBuf
+}
+
+// response returns the JSON-RPC response to id carrying the result, written into the
+// result's own buffer when the envelope fits in front of it (else, as encodeResponse, copied),
+// and the buffer's pool handle when the response is in it.
+func (r *encodedResult) response(id *ID) ([]byte, *wireBuf) {
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
+	idText := "null"
+	if id != nil && !id.IsZero() {
+		idText = id.raw
+	}
+	n := len(head) + len(idText) + len(mid)
+	if n > r.off {
+		return encodeResponse(id, r.buf[r.off:], nil), nil
+	}
+	at := r.off - n
+	p := r.buf[at:r.off]
+	p = p[copy(p, head):]
+	p = p[copy(p, idText):]
+	copy(p, mid)
+	body := append(r.buf[at:], '}')
+	if &body[0] != &r.buf[at] {
+		return body, nil // the brace did not fit: a new buffer
+	}
+	return body, r.pooled
+}
+
+// encoded returns the encodedResult a typed tool's answer is written into: the one kept in
+// the request's state when there is one, so that it costs no allocation.
+func (req *Request) encoded() *encodedResult {
+	if req.rs != nil {
+		return &req.rs.enc
+	}
+	return new(encodedResult)
+}
+
+// encodeToolResult encodes a CallToolResult, fast for the common typed-tool shape.
+func encodeToolResult(r *CallToolResult) (json.RawMessage, error) {
+	if r.wire != nil {
+		return r.wire[r.wireOff:], nil // a typed tool's result, encoded by messageResult
+	}
+	if r.Content == nil {
+		r.Content = []Content{}
+	}
+	return json.Marshal(r)
+}

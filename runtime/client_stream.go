@@ -49,7 +49,7 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 	if err != nil {
 		return nil, nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	req, detach, err := c.newRequest(ctx, http.MethodPost, bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -66,7 +66,7 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 			}
 		}
 	}
-	resp, detach, err := c.do(ctx, req)
+	resp, err := c.do(req, detach)
 	if err != nil {
 		if ctx.Err() != nil {
 			c.cancelRemote(st, method, &id, ctx)
@@ -78,17 +78,16 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 		defer resp.Body.Close()
 		return nil, resp.Header, readHTTPError(resp)
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	switch mt {
+	switch mediaType(resp.Header.Get("Content-Type")) {
 	case "application/json":
-		raw, err := c.readJSON(resp.Body, &id)
+		raw, err := c.readJSON(resp.Body, resp.ContentLength, &id)
 		return raw, resp.Header, err
 	case "text/event-stream":
 		if method == methodInitialize {
 			// The session ID arrives with these headers; handlers on this stream need it.
 			st = &clientSession{id: resp.Header.Get(headerSessionID)}
 		}
-		detach() // consume closes the body when ctx ends, and drains it past the call
+		detach.detach() // consume closes the body when ctx ends, and drains it past the call
 		raw, err := c.readStream(ctx, st, method, &id, resp.Body, co)
 		return raw, resp.Header, err
 	default:
@@ -99,14 +98,11 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 
 // readJSON reads a JSON answer to its end (so the connection is reused) and returns the
 // result of the response with id.
-func (c *Client) readJSON(body io.ReadCloser, id *ID) (json.RawMessage, error) {
+func (c *Client) readJSON(body io.ReadCloser, size int64, id *ID) (json.RawMessage, error) {
 	defer body.Close()
-	b, err := io.ReadAll(io.LimitReader(body, c.cfg.maxResponse+1))
+	b, err := readResponseBody(body, size, c.cfg.maxResponse)
 	if err != nil {
 		return nil, err
-	}
-	if int64(len(b)) > c.cfg.maxResponse {
-		return nil, fmt.Errorf("response larger than %d bytes", c.cfg.maxResponse)
 	}
 	m, rpcErr := decodeMessage(b)
 	if rpcErr != nil {
@@ -119,6 +115,50 @@ func (c *Client) readJSON(body io.ReadCloser, id *ID) (json.RawMessage, error) {
 		return nil, m.Error
 	}
 	return m.Result, nil
+}
+
+// readResponseBody reads body to its end (so that the connection goes back to the pool), at most max
+// bytes. A body of known size (Content-Length) is read into one buffer of that size.
+func readResponseBody(body io.Reader, size, max int64) ([]byte, error) {
+	if size <= 0 || size > max { // 0: unknown to some RoundTrippers too
+		b, err := io.ReadAll(io.LimitReader(body, max+1))
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(b)) > max {
+			return nil, fmt.Errorf("response larger than %d bytes", max)
+		}
+		return b, nil
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(body, b); err != nil {
+		return nil, err
+	}
+	// Read the end: the transport returns the connection to its pool at EOF.
+	var one [1]byte
+	for range 3 { // a Read may return no bytes and no error
+		n, err := body.Read(one[:])
+		switch {
+		case n > 0:
+			return nil, fmt.Errorf("response longer than its Content-Length of %d bytes", size)
+		case err == io.EOF:
+			return b, nil
+		case err != nil:
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// mediaType returns the media type of a Content-Type value, lower-cased and without
+// parameters; the common values are returned without allocating.
+func mediaType(ct string) string {
+	switch ct {
+	case "application/json", "text/event-stream":
+		return ct
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt
 }
 
 // streamCursor tracks where a response stream is, for resumption.
@@ -197,14 +237,14 @@ func (c *Client) readStream(ctx context.Context, st *clientSession, method strin
 
 // openResume opens GET with Last-Event-ID.
 func (c *Client) openResume(ctx context.Context, st *clientSession, lastEventID string) (io.ReadCloser, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	req, detach, err := c.newRequest(ctx, http.MethodGet, nil)
 	if err != nil {
 		return nil, err
 	}
 	c.setHeaders(req, st)
 	req.Header["Accept"] = getAccept
 	req.Header.Set(headerLastEventID, lastEventID)
-	resp, detach, err := c.do(ctx, req)
+	resp, err := c.do(req, detach)
 	if err != nil {
 		return nil, err
 	}
@@ -212,39 +252,60 @@ func (c *Client) openResume(ctx context.Context, st *clientSession, lastEventID 
 		defer resp.Body.Close()
 		return nil, readHTTPError(resp)
 	}
-	detach()
+	detach.detach()
 	return resp.Body, nil
 }
 
-// do sends req under a context that follows ctx only until detach is called. The transport
-// closes the connection of a request whose context ends before its body was read to the end,
-// and a call's context usually ends as soon as the call returns (defer cancel(), or the
-// client's default call timeout): a stream drained in the background after the response
-// must not depend on it. Readers detach once they close the body themselves when ctx ends.
-// The body's Close releases the request's context.
-func (c *Client) do(ctx context.Context, req *http.Request) (resp *http.Response, detach func(), err error) {
+// newRequest makes a request to the endpoint under a context that follows ctx only until the
+// response body's detach is called. The transport closes the connection of a request whose
+// context ends before its body was read to the end, and a call's context usually ends as soon
+// as the call returns (defer cancel(), or the client's default call timeout): a stream drained
+// in the background after the response must not depend on it. Readers detach once they close
+// the body themselves when ctx ends. The body's Close releases the request's context; so does
+// do when the request fails.
+func (c *Client) newRequest(ctx context.Context, method string, body io.Reader) (*http.Request, *detachableBody, error) {
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	unlink := context.AfterFunc(ctx, cancel)
-	resp, err = c.hc.Do(req.WithContext(rctx))
+	d := &detachableBody{unlink: context.AfterFunc(ctx, cancel), cancel: cancel}
+	req, err := http.NewRequestWithContext(rctx, method, c.url, body)
 	if err != nil {
-		unlink()
-		cancel()
+		d.release()
 		return nil, nil, err
 	}
-	resp.Body = &detachableBody{ReadCloser: resp.Body, release: func() { unlink(); cancel() }}
-	return resp, func() { unlink() }, nil
+	return req, d, nil
+}
+
+// do sends req, made by newRequest with d, and wraps the response's body in d.
+func (c *Client) do(req *http.Request, d *detachableBody) (*http.Response, error) {
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		d.release()
+		return nil, err
+	}
+	d.ReadCloser = resp.Body
+	resp.Body = d
+	return resp, nil
 }
 
 // detachableBody is a response body whose Close also releases its request's context.
 type detachableBody struct {
 	io.ReadCloser
-	release func()
+	unlink func() bool
+	cancel context.CancelFunc
 }
+
+// detach stops the request's context from following the call's.
+func (b *detachableBody) detach() { b.unlink() }
 
 func (b *detachableBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.release()
 	return err
+}
+
+// release ends the request's context.
+func (b *detachableBody) release() {
+	b.unlink()
+	b.cancel()
 }
 
 // consume reads one connection's worth of a response stream. done reports that the call is

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"mime"
 	"net/http"
 	"strconv"
@@ -310,25 +309,20 @@ func (b *detachableBody) release() {
 
 // consume reads one connection's worth of a response stream. done reports that the call is
 // over (the response, or a fatal error); otherwise the stream ended early and may be resumed.
-// Once the response arrives, the rest of the stream is drained in the background.
+// Once the response arrives, the rest of the stream is drained: at once when the reads already
+// reached its end, else in the background.
 func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io.ReadCloser, co *callOptions, cur *streamCursor, disp *dispatcher) (json.RawMessage, bool, error) {
-	sr := &streamReader{r: body, onRetry: func(d time.Duration) { cur.retry = d }}
-	next, stop := iter.Pull2(sse.Read(sr, &sse.ReadConfig{MaxEventSize: c.cfg.maxEventSize}))
+	sr := &streamReader{r: body, cur: cur}
 	unwatch := context.AfterFunc(ctx, func() { body.Close() })
-	finish := func() {
-		unwatch()
-		stop()
-		body.Close()
-	}
-	for {
-		ev, err, ok := next()
-		if !ok {
-			finish()
-			return nil, false, nil
-		}
+	var (
+		resp    *wireMessage
+		readErr error
+	)
+	// A push iterator, read on this goroutine: the events of a call's answer need no coroutine.
+	for ev, err := range sse.Read(sr, &sse.ReadConfig{MaxEventSize: c.cfg.maxEventSize}) {
 		if err != nil {
-			finish()
-			return nil, false, err
+			readErr = err
+			break
 		}
 		if ev.LastEventID != "" && ev.LastEventID != cur.lastEventID {
 			cur.lastEventID = ev.LastEventID
@@ -344,32 +338,7 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 		}
 		switch {
 		case m.isResponse() && m.ID.raw == id.raw:
-			if unwatch() {
-				// Read the rest of the stream to its end in the background, so the connection
-				// returns to the pool. The caller waits a moment for that end, which servers
-				// write right after the response: a call that returned before its connection
-				// was back in the pool would make the next call dial a new one.
-				c.bg.Add(1)
-				drained := make(chan struct{})
-				go func() {
-					defer close(drained)
-					c.drain(next, stop, body, sr)
-				}()
-				t := time.NewTimer(tailWait)
-				select {
-				case <-drained:
-				case <-t.C:
-				}
-				t.Stop()
-			} else {
-				stop()
-				body.Close()
-			}
-			disp.wait(ctx)
-			if m.Error != nil {
-				return nil, true, m.Error
-			}
-			return m.Result, true, nil
+			resp = m
 		case m.isResponse():
 			c.cfg.logger.Debug("mcp: ignoring a response to another request", "id", m.ID.short())
 		case m.isRequest():
@@ -377,7 +346,43 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 		default:
 			c.dispatchNotification(disp, m, co)
 		}
+		if resp != nil {
+			break
+		}
 	}
+	if resp == nil {
+		unwatch()
+		body.Close()
+		return nil, false, readErr
+	}
+	switch {
+	case !unwatch():
+		body.Close() // ctx ended: the body is closed already
+	case sr.eof:
+		body.Close() // read to its end: the connection is back in the pool
+	default:
+		// Read the rest of the stream to its end in the background, so the connection
+		// returns to the pool. The caller waits a moment for that end, which servers
+		// write right after the response: a call that returned before its connection
+		// was back in the pool would make the next call dial a new one.
+		c.bg.Add(1)
+		drained := make(chan struct{})
+		go func() {
+			defer close(drained)
+			c.drain(body, sr)
+		}()
+		t := time.NewTimer(tailWait)
+		select {
+		case <-drained:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	disp.wait(ctx)
+	if resp.Error != nil {
+		return nil, true, resp.Error
+	}
+	return resp.Result, true, nil
 }
 
 // tailWait bounds how long a call waits, after its response, for the server to end the
@@ -385,20 +390,20 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 const tailWait = 2 * time.Millisecond
 
 // drain reads what is left of a finished response stream, within the drain limits, until
-// the client closes.
-func (c *Client) drain(next func() (sse.Event, error, bool), stop func(), body io.ReadCloser, sr *streamReader) {
+// the client closes. The events are not parsed: they are discarded.
+func (c *Client) drain(body io.ReadCloser, sr *streamReader) {
 	defer c.bg.Done()
 	t := time.AfterFunc(c.cfg.drainTime, func() { body.Close() })
 	defer context.AfterFunc(c.baseCtx, func() { body.Close() })()
 	sr.limit = sr.n + c.cfg.drainBytes // checked on every read: comment lines count too
+	sr.cur = nil                       // the call is over: its cursor is no longer read
+	var buf [512]byte
 	for {
-		_, err, ok := next()
-		if !ok || err != nil {
+		if _, err := sr.Read(buf[:]); err != nil {
 			break
 		}
 	}
 	t.Stop()
-	stop()
 	body.Close()
 }
 
@@ -430,12 +435,15 @@ func (c *Client) cancelRemote(st *clientSession, method string, id *ID, cause co
 // streamReader counts the bytes of a stream and notices SSE retry: fields, which go-sse's
 // Read does not report.
 type streamReader struct {
-	r       io.Reader
-	n       int64
-	limit   int64  // when positive, reads past it fail with errDrainLimit
-	line    []byte // the start of the current line, up to 24 bytes
-	long    bool   // the current line is longer than that
-	onRetry func(time.Duration)
+	r     io.Reader
+	n     int64
+	limit int64 // when positive, reads past it fail with errDrainLimit
+	eof   bool  // r returned io.EOF
+	// line is the start of the current line, up to 24 bytes, in lineBuf.
+	line    []byte
+	lineBuf [24]byte
+	long    bool          // the current line is longer than that
+	cur     *streamCursor // takes the retry: fields; nil once the call is over
 }
 
 func (s *streamReader) Read(p []byte) (int, error) {
@@ -444,6 +452,15 @@ func (s *streamReader) Read(p []byte) (int, error) {
 	}
 	n, err := s.r.Read(p)
 	s.n += int64(n)
+	if err == io.EOF {
+		s.eof = true
+	}
+	if s.cur == nil {
+		return n, err
+	}
+	if s.line == nil {
+		s.line = s.lineBuf[:0]
+	}
 	b := p[:n]
 	for len(b) > 0 {
 		i := bytes.IndexAny(b, "\r\n")
@@ -463,7 +480,7 @@ func (s *streamReader) Read(p []byte) (int, error) {
 		}
 		if !s.long && bytes.HasPrefix(s.line, []byte("retry:")) {
 			if ms, perr := strconv.ParseInt(string(bytes.TrimSpace(s.line[6:])), 10, 64); perr == nil && ms >= 0 {
-				s.onRetry(time.Duration(ms) * time.Millisecond)
+				s.cur.retry = time.Duration(ms) * time.Millisecond
 			}
 		}
 		s.line, s.long = s.line[:0], false

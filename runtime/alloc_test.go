@@ -6,6 +6,9 @@ package runtime_test
 // items at random: make test runs this file in its second, race-free pass.
 
 import (
+	"context"
+	"encoding/json"
+	"net/http"
 	goruntime "runtime"
 	"strconv"
 	"testing"
@@ -13,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 	"github.com/protomcp/protomcp/runtime"
 )
 
@@ -69,6 +73,41 @@ func TestServerEchoAllocations(t *testing.T) {
 				assert.LessOrEqual(t, allocs, float64(maxAllocs), "allocations per echo call")
 				assert.LessOrEqual(t, bytes, float64(maxBytes), "bytes allocated per echo call")
 			}
+		})
+	}
+}
+
+// TestClientEchoAllocations bounds the client's own cost of a small typed call
+// (BenchmarkClientEcho's and BenchmarkClientEchoSSE's call: runtime.CallTool through net/http's
+// Client to an in-memory RoundTripper, whose own allocations count too): at most 54
+// allocations for a JSON answer and 80 for an SSE one.
+func TestClientEchoAllocations(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		sse       bool
+		maxAllocs float64
+	}{{"json", false, 54}, {"sse", true, 80}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := `{"text":"` + benchText + `"}`
+			text, _ := json.Marshal(sc)
+			res := `{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + sc + `}`
+			c := runtime.NewClient("http://mem/mcp", runtime.WithHTTPClient(&http.Client{Transport: &memTransport{result: res, sse: tc.sse}}))
+			ctx := context.Background()
+			require.NoError(t, c.Connect(ctx))
+			t.Cleanup(func() { _ = c.Close(ctx) })
+			in := &mcpv1.TextContent{Text: benchText}
+			var (
+				out *mcpv1.TextContent
+				err error
+			)
+			call := func() { out, err = runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", in) }
+			call() // warm up
+			require.NoError(t, err)
+			require.Equal(t, benchText, out.GetText(), "the echoed text")
+			allocs := testing.AllocsPerRun(200, call)
+			require.NoError(t, err)
+			t.Logf("%s: %.1f allocations per call", tc.name, allocs)
+			assert.LessOrEqual(t, allocs, tc.maxAllocs, "allocations per echo call")
 		})
 	}
 }

@@ -612,6 +612,29 @@ func newToolRequest(name string, args json.RawMessage, msg proto.Message) *Reque
 	return &Request{Method: methodToolsCall, Name: name, Params: params, Message: msg, IsClient: true}
 }
 
+// newTypedToolRequest makes the Request of a typed tools/call, writing the arguments' proto3
+// JSON straight into its params (one buffer, no protojson ordering pass) unless the message has
+// required fields that marshalArgs fills in.
+func newTypedToolRequest(name string, msg proto.Message) (*Request, error) {
+	if planFor(msg.ProtoReflect().Descriptor()).fills {
+		args, err := marshalArgs(msg)
+		if err != nil {
+			return nil, err
+		}
+		return newToolRequest(name, args, msg), nil
+	}
+	params := make([]byte, 0, len(name)+128)
+	params = append(params, `{"name":`...)
+	params = protojsonfast.AppendString(params, name)
+	params = append(params, `,"arguments":`...)
+	params, err := protojsonfast.Append(params, msg)
+	if err != nil {
+		return nil, err
+	}
+	params = append(params, '}')
+	return &Request{Method: methodToolsCall, Name: name, Params: params, Message: msg, IsClient: true}, nil
+}
+
 // rawResult returns the result as received from a Response: what the innermost CallFunc
 // returns, or what an interceptor put in its place.
 func rawResult(resp *Response) json.RawMessage {
@@ -689,6 +712,13 @@ func (c *Client) invoke(ctx context.Context, req *Request, co *callOptions) (*Re
 	return c.send(ctx, req)
 }
 
+// isNotFound reports whether err is an *HTTPError with status 404. It is apart from
+// sendRequest so that the error target escapes only on the error path.
+func isNotFound(err error) bool {
+	var he *HTTPError
+	return errors.As(err, &he) && he.StatusCode == http.StatusNotFound
+}
+
 // sendRequest is the innermost CallFunc of a client's interceptors: it sends the request on
 // the session (initializing one first if needed) and reads its answer.
 func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, error) {
@@ -722,8 +752,7 @@ func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, erro
 		}
 		req.SessionID, req.ProtocolVersion = st.id, st.version
 		raw, _, err := c.roundTrip(ctx, st, req, co)
-		var he *HTTPError
-		if errors.As(err, &he) && he.StatusCode == http.StatusNotFound && st.id != "" {
+		if err != nil && st.id != "" && isNotFound(err) {
 			// The server forgot the session before running anything: start a new one (Streamable HTTP transport, Session Management)
 			// and send the request again, once.
 			c.resetSession(st)

@@ -33,7 +33,13 @@ type callOptions struct {
 
 var progressTokens atomic.Int64
 
+// noCallOptions is the options of a call made without any: shared, never modified.
+var noCallOptions = &callOptions{}
+
 func newCallOptions(opts []CallOption) *callOptions {
+	if len(opts) == 0 {
+		return noCallOptions
+	}
 	co := &callOptions{}
 	for _, o := range opts {
 		o.applyCall(co)
@@ -87,11 +93,10 @@ func CallTool[Res any, PRes interface {
 	*Res
 	proto.Message
 }](ctx context.Context, c *Client, name string, req proto.Message, opts ...CallOption) (PRes, error) {
-	args, err := marshalArgs(req)
+	r, err := newTypedToolRequest(name, req)
 	if err != nil {
 		return nil, fmt.Errorf("mcp tools/call %s: encode arguments: %w", name, err)
 	}
-	r := newToolRequest(name, args, req)
 	r.decode = decodeToolMessage[Res, PRes]
 	resp, err := c.invoke(ctx, r, newCallOptions(opts))
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"mime"
 	"net/http"
 	"strconv"
@@ -49,7 +48,7 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 	if err != nil {
 		return nil, nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	req, detach, err := c.newRequest(ctx, http.MethodPost, bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -66,7 +65,7 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 			}
 		}
 	}
-	resp, detach, err := c.do(ctx, req)
+	resp, err := c.do(req, detach)
 	if err != nil {
 		if ctx.Err() != nil {
 			c.cancelRemote(st, method, &id, ctx)
@@ -78,17 +77,16 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 		defer resp.Body.Close()
 		return nil, resp.Header, readHTTPError(resp)
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	switch mt {
+	switch mediaType(resp.Header.Get("Content-Type")) {
 	case "application/json":
-		raw, err := c.readJSON(resp.Body, &id)
+		raw, err := c.readJSON(resp.Body, resp.ContentLength, &id)
 		return raw, resp.Header, err
 	case "text/event-stream":
 		if method == methodInitialize {
 			// The session ID arrives with these headers; handlers on this stream need it.
 			st = &clientSession{id: resp.Header.Get(headerSessionID)}
 		}
-		detach() // consume closes the body when ctx ends, and drains it past the call
+		detach.detach() // consume closes the body when ctx ends, and drains it past the call
 		raw, err := c.readStream(ctx, st, method, &id, resp.Body, co)
 		return raw, resp.Header, err
 	default:
@@ -99,14 +97,11 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 
 // readJSON reads a JSON answer to its end (so the connection is reused) and returns the
 // result of the response with id.
-func (c *Client) readJSON(body io.ReadCloser, id *ID) (json.RawMessage, error) {
+func (c *Client) readJSON(body io.ReadCloser, size int64, id *ID) (json.RawMessage, error) {
 	defer body.Close()
-	b, err := io.ReadAll(io.LimitReader(body, c.cfg.maxResponse+1))
+	b, err := readResponseBody(body, size, c.cfg.maxResponse)
 	if err != nil {
 		return nil, err
-	}
-	if int64(len(b)) > c.cfg.maxResponse {
-		return nil, fmt.Errorf("response larger than %d bytes", c.cfg.maxResponse)
 	}
 	m, rpcErr := decodeMessage(b)
 	if rpcErr != nil {
@@ -119,6 +114,50 @@ func (c *Client) readJSON(body io.ReadCloser, id *ID) (json.RawMessage, error) {
 		return nil, m.Error
 	}
 	return m.Result, nil
+}
+
+// readResponseBody reads body to its end (so that the connection goes back to the pool), at most max
+// bytes. A body of known size (Content-Length) is read into one buffer of that size.
+func readResponseBody(body io.Reader, size, max int64) ([]byte, error) {
+	if size <= 0 || size > max { // 0: unknown to some RoundTrippers too
+		b, err := io.ReadAll(io.LimitReader(body, max+1))
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(b)) > max {
+			return nil, fmt.Errorf("response larger than %d bytes", max)
+		}
+		return b, nil
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(body, b); err != nil {
+		return nil, err
+	}
+	// Read the end: the transport returns the connection to its pool at EOF.
+	var one [1]byte
+	for range 3 { // a Read may return no bytes and no error
+		n, err := body.Read(one[:])
+		switch {
+		case n > 0:
+			return nil, fmt.Errorf("response longer than its Content-Length of %d bytes", size)
+		case err == io.EOF:
+			return b, nil
+		case err != nil:
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// mediaType returns the media type of a Content-Type value, lower-cased and without
+// parameters; the common values are returned without allocating.
+func mediaType(ct string) string {
+	switch ct {
+	case "application/json", "text/event-stream":
+		return ct
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt
 }
 
 // streamCursor tracks where a response stream is, for resumption.
@@ -197,14 +236,14 @@ func (c *Client) readStream(ctx context.Context, st *clientSession, method strin
 
 // openResume opens GET with Last-Event-ID.
 func (c *Client) openResume(ctx context.Context, st *clientSession, lastEventID string) (io.ReadCloser, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	req, detach, err := c.newRequest(ctx, http.MethodGet, nil)
 	if err != nil {
 		return nil, err
 	}
 	c.setHeaders(req, st)
 	req.Header["Accept"] = getAccept
 	req.Header.Set(headerLastEventID, lastEventID)
-	resp, detach, err := c.do(ctx, req)
+	resp, err := c.do(req, detach)
 	if err != nil {
 		return nil, err
 	}
@@ -212,34 +251,49 @@ func (c *Client) openResume(ctx context.Context, st *clientSession, lastEventID 
 		defer resp.Body.Close()
 		return nil, readHTTPError(resp)
 	}
-	detach()
+	detach.detach()
 	return resp.Body, nil
 }
 
-// do sends req under a context that follows ctx only until detach is called. The transport
-// closes the connection of a request whose context ends before its body was read to the end,
-// and a call's context usually ends as soon as the call returns (defer cancel(), or the
-// client's default call timeout): a stream drained in the background after the response
-// must not depend on it. Readers detach once they close the body themselves when ctx ends.
-// The body's Close releases the request's context.
-func (c *Client) do(ctx context.Context, req *http.Request) (resp *http.Response, detach func(), err error) {
+// newRequest makes a request to the endpoint under a context that follows ctx only until the
+// response body's detach is called. The transport closes the connection of a request whose
+// context ends before its body was read to the end, and a call's context usually ends as soon
+// as the call returns (defer cancel(), or the client's default call timeout): a stream drained
+// in the background after the response must not depend on it. Readers detach once they close
+// the body themselves when ctx ends. The body's Close releases the request's context; so does
+// do when the request fails.
+func (c *Client) newRequest(ctx context.Context, method string, body io.Reader) (*http.Request, *detachableBody, error) {
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	unlink := context.AfterFunc(ctx, cancel)
-	resp, err = c.hc.Do(req.WithContext(rctx))
+	d := &detachableBody{unlink: context.AfterFunc(ctx, cancel), cancel: cancel}
+	req, err := http.NewRequestWithContext(rctx, method, c.url, body)
 	if err != nil {
-		unlink()
-		cancel()
+		d.release()
 		return nil, nil, err
 	}
-	resp.Body = &detachableBody{ReadCloser: resp.Body, release: func() { unlink(); cancel() }}
-	return resp, func() { unlink() }, nil
+	return req, d, nil
+}
+
+// do sends req, made by newRequest with d, and wraps the response's body in d.
+func (c *Client) do(req *http.Request, d *detachableBody) (*http.Response, error) {
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		d.release()
+		return nil, err
+	}
+	d.ReadCloser = resp.Body
+	resp.Body = d
+	return resp, nil
 }
 
 // detachableBody is a response body whose Close also releases its request's context.
 type detachableBody struct {
 	io.ReadCloser
-	release func()
+	unlink func() bool
+	cancel context.CancelFunc
 }
+
+// detach stops the request's context from following the call's.
+func (b *detachableBody) detach() { b.unlink() }
 
 func (b *detachableBody) Close() error {
 	err := b.ReadCloser.Close()
@@ -247,27 +301,28 @@ func (b *detachableBody) Close() error {
 	return err
 }
 
+// release ends the request's context.
+func (b *detachableBody) release() {
+	b.unlink()
+	b.cancel()
+}
+
 // consume reads one connection's worth of a response stream. done reports that the call is
 // over (the response, or a fatal error); otherwise the stream ended early and may be resumed.
-// Once the response arrives, the rest of the stream is drained in the background.
+// Once the response arrives, the rest of the stream is drained: at once when the reads already
+// reached its end, else in the background.
 func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io.ReadCloser, co *callOptions, cur *streamCursor, disp *dispatcher) (json.RawMessage, bool, error) {
-	sr := &streamReader{r: body, onRetry: func(d time.Duration) { cur.retry = d }}
-	next, stop := iter.Pull2(sse.Read(sr, &sse.ReadConfig{MaxEventSize: c.cfg.maxEventSize}))
+	sr := &streamReader{r: body, cur: cur}
 	unwatch := context.AfterFunc(ctx, func() { body.Close() })
-	finish := func() {
-		unwatch()
-		stop()
-		body.Close()
-	}
-	for {
-		ev, err, ok := next()
-		if !ok {
-			finish()
-			return nil, false, nil
-		}
+	var (
+		resp    *wireMessage
+		readErr error
+	)
+	// A push iterator, read on this goroutine: the events of a call's answer need no coroutine.
+	for ev, err := range sse.Read(sr, &sse.ReadConfig{MaxEventSize: c.cfg.maxEventSize}) {
 		if err != nil {
-			finish()
-			return nil, false, err
+			readErr = err
+			break
 		}
 		if ev.LastEventID != "" && ev.LastEventID != cur.lastEventID {
 			cur.lastEventID = ev.LastEventID
@@ -283,32 +338,7 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 		}
 		switch {
 		case m.isResponse() && m.ID.raw == id.raw:
-			if unwatch() {
-				// Read the rest of the stream to its end in the background, so the connection
-				// returns to the pool. The caller waits a moment for that end, which servers
-				// write right after the response: a call that returned before its connection
-				// was back in the pool would make the next call dial a new one.
-				c.bg.Add(1)
-				drained := make(chan struct{})
-				go func() {
-					defer close(drained)
-					c.drain(next, stop, body, sr)
-				}()
-				t := time.NewTimer(tailWait)
-				select {
-				case <-drained:
-				case <-t.C:
-				}
-				t.Stop()
-			} else {
-				stop()
-				body.Close()
-			}
-			disp.wait(ctx)
-			if m.Error != nil {
-				return nil, true, m.Error
-			}
-			return m.Result, true, nil
+			resp = m
 		case m.isResponse():
 			c.cfg.logger.Debug("mcp: ignoring a response to another request", "id", m.ID.short())
 		case m.isRequest():
@@ -316,7 +346,43 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 		default:
 			c.dispatchNotification(disp, m, co)
 		}
+		if resp != nil {
+			break
+		}
 	}
+	if resp == nil {
+		unwatch()
+		body.Close()
+		return nil, false, readErr
+	}
+	switch {
+	case !unwatch():
+		body.Close() // ctx ended: the body is closed already
+	case sr.eof:
+		body.Close() // read to its end: the connection is back in the pool
+	default:
+		// Read the rest of the stream to its end in the background, so the connection
+		// returns to the pool. The caller waits a moment for that end, which servers
+		// write right after the response: a call that returned before its connection
+		// was back in the pool would make the next call dial a new one.
+		c.bg.Add(1)
+		drained := make(chan struct{})
+		go func() {
+			defer close(drained)
+			c.drain(body, sr)
+		}()
+		t := time.NewTimer(tailWait)
+		select {
+		case <-drained:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	disp.wait(ctx)
+	if resp.Error != nil {
+		return nil, true, resp.Error
+	}
+	return resp.Result, true, nil
 }
 
 // tailWait bounds how long a call waits, after its response, for the server to end the
@@ -324,20 +390,20 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 const tailWait = 2 * time.Millisecond
 
 // drain reads what is left of a finished response stream, within the drain limits, until
-// the client closes.
-func (c *Client) drain(next func() (sse.Event, error, bool), stop func(), body io.ReadCloser, sr *streamReader) {
+// the client closes. The events are not parsed: they are discarded.
+func (c *Client) drain(body io.ReadCloser, sr *streamReader) {
 	defer c.bg.Done()
 	t := time.AfterFunc(c.cfg.drainTime, func() { body.Close() })
 	defer context.AfterFunc(c.baseCtx, func() { body.Close() })()
 	sr.limit = sr.n + c.cfg.drainBytes // checked on every read: comment lines count too
+	sr.cur = nil                       // the call is over: its cursor is no longer read
+	var buf [512]byte
 	for {
-		_, err, ok := next()
-		if !ok || err != nil {
+		if _, err := sr.Read(buf[:]); err != nil {
 			break
 		}
 	}
 	t.Stop()
-	stop()
 	body.Close()
 }
 
@@ -369,12 +435,15 @@ func (c *Client) cancelRemote(st *clientSession, method string, id *ID, cause co
 // streamReader counts the bytes of a stream and notices SSE retry: fields, which go-sse's
 // Read does not report.
 type streamReader struct {
-	r       io.Reader
-	n       int64
-	limit   int64  // when positive, reads past it fail with errDrainLimit
-	line    []byte // the start of the current line, up to 24 bytes
-	long    bool   // the current line is longer than that
-	onRetry func(time.Duration)
+	r     io.Reader
+	n     int64
+	limit int64 // when positive, reads past it fail with errDrainLimit
+	eof   bool  // r returned io.EOF
+	// line is the start of the current line, up to 24 bytes, in lineBuf.
+	line    []byte
+	lineBuf [24]byte
+	long    bool          // the current line is longer than that
+	cur     *streamCursor // takes the retry: fields; nil once the call is over
 }
 
 func (s *streamReader) Read(p []byte) (int, error) {
@@ -383,6 +452,15 @@ func (s *streamReader) Read(p []byte) (int, error) {
 	}
 	n, err := s.r.Read(p)
 	s.n += int64(n)
+	if err == io.EOF {
+		s.eof = true
+	}
+	if s.cur == nil {
+		return n, err
+	}
+	if s.line == nil {
+		s.line = s.lineBuf[:0]
+	}
 	b := p[:n]
 	for len(b) > 0 {
 		i := bytes.IndexAny(b, "\r\n")
@@ -402,7 +480,7 @@ func (s *streamReader) Read(p []byte) (int, error) {
 		}
 		if !s.long && bytes.HasPrefix(s.line, []byte("retry:")) {
 			if ms, perr := strconv.ParseInt(string(bytes.TrimSpace(s.line[6:])), 10, 64); perr == nil && ms >= 0 {
-				s.onRetry(time.Duration(ms) * time.Millisecond)
+				s.cur.retry = time.Duration(ms) * time.Millisecond
 			}
 		}
 		s.line, s.long = s.line[:0], false

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/protomcp/protomcp/internal/protojsonfast"
 )
 
 // jsonrpcVersion is the only JSON-RPC version MCP speaks.
@@ -211,18 +213,19 @@ func encodeRequest(id *ID, method string, params any) ([]byte, error) {
 		}
 		raw = b
 	}
-	m, err := json.Marshal(method)
-	if err != nil {
-		return nil, err
-	}
-	buf := make([]byte, 0, len(raw)+len(m)+64)
+	buf := make([]byte, 0, len(raw)+len(method)+64)
 	buf = append(buf, `{"jsonrpc":"2.0"`...)
 	if id != nil && !id.IsZero() {
 		buf = append(buf, `,"id":`...)
 		buf = append(buf, id.raw...)
 	}
 	buf = append(buf, `,"method":`...)
-	buf = append(buf, m...)
+	if utf8.ValidString(method) {
+		buf = protojsonfast.AppendString(buf, method)
+	} else {
+		m, _ := json.Marshal(method) // it writes U+FFFD for the invalid bytes
+		buf = append(buf, m...)
+	}
 	if raw != nil && string(raw) != "null" {
 		buf = append(buf, `,"params":`...)
 		buf = append(buf, raw...)

@@ -642,14 +642,11 @@ func (s *Server) streamDelivered(st *stream) {
 	if store == nil || !stored {
 		return
 	}
-	sessID, streamID := st.sess.id, st.id
 	if s.cfg.eventRetention <= 0 {
-		_ = store.DeleteStream(context.Background(), sessID, streamID)
+		_ = store.DeleteStream(context.Background(), st.sess.id, st.id)
 		return
 	}
-	time.AfterFunc(s.cfg.eventRetention, func() {
-		_ = store.DeleteStream(context.Background(), sessID, streamID)
-	})
+	s.retain(st.sess.id, st.id)
 }
 
 // contentTypeJSON is the Content-Type header value of a JSON answer, shared (net/http only

@@ -39,10 +39,8 @@ func (s *Server) retain(session, stream string) {
 	r := &s.retention
 	d := s.cfg.eventRetention
 	r.mu.Lock()
-	if r.timer == nil {
+	if r.epoch.IsZero() {
 		r.epoch = time.Now()
-		r.timer = time.AfterFunc(time.Hour, s.forgetDue)
-		r.timer.Stop()
 	}
 	if r.n == len(r.ring) {
 		// Full: double it, the oldest first again.
@@ -53,7 +51,12 @@ func (s *Server) retain(session, stream string) {
 	}
 	r.ring[(r.head+r.n)%len(r.ring)] = dueStream{due: time.Since(r.epoch) + d, session: session, stream: stream}
 	r.n++
-	if !r.armed {
+	switch {
+	case r.armed:
+	case r.timer == nil:
+		r.armed = true
+		r.timer = time.AfterFunc(d+retentionSlack, s.forgetDue)
+	default:
 		r.armed = true
 		r.timer.Reset(d + retentionSlack)
 	}

@@ -22,19 +22,18 @@ import (
 
 // TestServerEchoAllocations bounds the server's own cost of a small typed tools/call answered
 // with JSON (BenchmarkServerEcho's call, on an initialized session, through Server.ServeHTTP
-// with a reusable request and response writer): at most 30 allocations and 2 KB per call. The
-// SSE answer's cost is logged.
+// with a reusable request and response writer): at most 30 allocations and 2 KB per call; the
+// same call answered with SSE (a priming event and the response, stored in the in-memory event
+// store for the retention period) at most 25 allocations and 2.5 KB (23 and ~2470 measured,
+// against 23 and ~1860 for JSON: the store's copy of the event and its bookkeeping).
 func TestServerEchoAllocations(t *testing.T) {
-	const (
-		maxAllocs = 30
-		maxBytes  = 2 << 10
-		runs      = 500
-	)
+	const runs = 500
 	for _, tc := range []struct {
-		name  string
-		check bool
-		sse   bool
-	}{{"json", true, false}, {"sse", false, true}} {
+		name      string
+		sse       bool
+		maxAllocs float64
+		maxBytes  float64
+	}{{"json", false, 30, 2 << 10}, {"sse", true, 25, 2.5 * (1 << 10)}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var opts []runtime.ServerOption
 			if tc.sse {
@@ -69,10 +68,8 @@ func TestServerEchoAllocations(t *testing.T) {
 			goruntime.ReadMemStats(&after)
 			bytes := float64(after.TotalAlloc-before.TotalAlloc) / runs
 			t.Logf("%s: %.1f allocations, %.0f bytes per call", tc.name, allocs, bytes)
-			if tc.check {
-				assert.LessOrEqual(t, allocs, float64(maxAllocs), "allocations per echo call")
-				assert.LessOrEqual(t, bytes, float64(maxBytes), "bytes allocated per echo call")
-			}
+			assert.LessOrEqual(t, allocs, tc.maxAllocs, "allocations per echo call")
+			assert.LessOrEqual(t, bytes, tc.maxBytes, "bytes allocated per echo call")
 		})
 	}
 }

@@ -231,6 +231,7 @@ func (s *Server) writeBatch(ctx context.Context, w http.ResponseWriter, streams 
 				case ev.data == nil: // a cancelled request: no response
 				case sse:
 					sw.event(b.st.id, ev.seq, ev.data)
+					ev.pooled.release() // in sw.buf; the store holds a copy (stream.take)
 				default:
 					answers = append(answers, batchAnswer{streamID: b.st.id, seq: ev.seq, data: ev.data})
 				}

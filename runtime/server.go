@@ -52,6 +52,8 @@ type Server struct {
 	modern modernState // the stateless era's listeners and requestState key (era_server.go)
 
 	cluster *cluster // the replica set this server is part of, or nil (cluster.go)
+
+	retention retention // delivered streams whose stored events are forgotten later (retention.go)
 }
 
 // methodHandler handles one JSON-RPC request method.

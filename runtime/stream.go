@@ -25,7 +25,7 @@ type streamEvent struct {
 	seq    uint64
 	data   []byte
 	final  bool     // the response that ends a request stream
-	pooled *wireBuf // data's buffer, reusable once data went out as a JSON answer
+	pooled *wireBuf // data's buffer, reusable once data was written (nil: something may keep data)
 	status int      // the HTTP status of a response sent as plain JSON, when not 200
 }
 
@@ -128,6 +128,7 @@ func (st *stream) sendEvent(ev streamEvent) error {
 		// resuming on another replica finds it. A response that is the stream's only event
 		// goes out as plain JSON, which cannot be resumed, and is not stored (unless the
 		// client holds an event ID of the stream: SSE responses, or a kicked connection).
+		ev.pooled = nil // the shared store may keep data: the buffer is not reused
 		if err := c.storeEvent(st, st.seq+1, ev.data); err != nil {
 			st.sess.server.log.Warn("mcp: the shared event store refused an event", "session", st.sess.id, "stream", st.id, "error", err)
 			if !final {
@@ -237,7 +238,14 @@ func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEv
 			if ev.data == nil {
 				continue
 			}
-			if err := store.Append(context.Background(), st.sess.id, st.id, ev.seq, ev.data); err != nil {
+			data := ev.data
+			if ev.pooled.reusable() {
+				// The store may keep data (EventStore.Append does not say): it gets a
+				// right-sized copy, and the result buffer goes back to its pool once
+				// written.
+				data = append([]byte(nil), data...)
+			}
+			if err := store.Append(context.Background(), st.sess.id, st.id, ev.seq, data); err != nil {
 				st.sess.server.log.Warn("mcp: event store append failed; the event cannot be replayed", "session", st.sess.id, "stream", st.id, "error", err)
 				continue
 			}
@@ -337,10 +345,9 @@ var errWriterAborted = errors.New("mcp: the stream was taken over by a newer con
 
 // sseWriter frames SSE events onto an HTTP response.
 type sseWriter struct {
-	w       http.ResponseWriter
-	buf     []byte
-	started bool // the response is SSE (headers set)
-	sent    bool // bytes have gone out: the headers are on the wire
+	w    http.ResponseWriter
+	buf  []byte
+	pbuf *sseBuf // buf's pool handle, when it came from the pool (putBuf)
 	// replayedThrough is the newest event a resumption replayed from the store: in a replica
 	// set, events are stored when queued (cluster.go), so the queue may hold some of them too.
 	replayedThrough uint64
@@ -348,6 +355,11 @@ type sseWriter struct {
 
 	ctx    context.Context    // the request's context
 	cancel context.CancelFunc // set by cancellable: cancels ctx, for abort to stop a replay
+
+	// started and sent sit next to mu, whose alignment is 4, to share a word with it: the
+	// writer lives in the stream, whose size class this keeps (256 bytes).
+	started bool // the response is SSE (headers set)
+	sent    bool // bytes have gone out: the headers are on the wire
 
 	mu       sync.Mutex
 	aborted  bool // abort was called: writes fail
@@ -387,7 +399,8 @@ func (sw *sseWriter) abort() {
 }
 
 // finish marks the writer done; abort does nothing afterwards, since the connection may
-// already serve another request.
+// already serve another request. Its buffer goes back to the pool. Only the writer's own
+// goroutine calls it.
 func (sw *sseWriter) finish() {
 	sw.mu.Lock()
 	sw.finished = true
@@ -395,6 +408,40 @@ func (sw *sseWriter) finish() {
 	if sw.cancel != nil {
 		sw.cancel()
 	}
+	sw.putBuf()
+}
+
+// sseBufs holds the buffers of finished SSE writers (*sseBuf), up to 4*sseChunk bytes each.
+var sseBufs sync.Pool
+
+// sseBuf is a pooled SSE writer buffer; the pointer is kept with the writer, so that putting the
+// buffer back allocates nothing.
+type sseBuf struct{ b []byte }
+
+// getBuf gives the writer a buffer, from the pool when it holds one: room for the priming
+// event and a small message after it at least, which go out in one write.
+func (sw *sseWriter) getBuf() {
+	if pb, _ := sseBufs.Get().(*sseBuf); pb != nil {
+		sw.pbuf, sw.buf = pb, pb.b[:0]
+		return
+	}
+	sw.buf = make([]byte, 0, 512)
+}
+
+// putBuf returns the writer's buffer to the pool, unless a large event made it large. sw.buf
+// is nil afterwards (an append makes a new one).
+func (sw *sseWriter) putBuf() {
+	if sw.buf == nil || cap(sw.buf) > 4*sseChunk {
+		sw.buf, sw.pbuf = nil, nil
+		return
+	}
+	pb := sw.pbuf
+	if pb == nil {
+		pb = new(sseBuf)
+	}
+	pb.b = sw.buf[:0]
+	sw.buf, sw.pbuf = nil, nil
+	sseBufs.Put(pb)
 }
 
 func (sw *sseWriter) header() {
@@ -410,9 +457,7 @@ func (sw *sseWriter) header() {
 // must carry an empty data line.
 func (sw *sseWriter) priming(id string, retry time.Duration) {
 	if sw.buf == nil {
-		// Room for the priming event and a small message after it, which go out in one
-		// write: one allocation rather than a buffer grown twice.
-		sw.buf = make([]byte, 0, 512)
+		sw.getBuf()
 	}
 	sw.buf = append(sw.buf, "id: "...)
 	sw.buf = append(sw.buf, id...)
@@ -432,6 +477,9 @@ func (sw *sseWriter) retry(retry time.Duration) {
 
 // event appends one message event. JSON-RPC messages are single-line JSON, so one data line.
 func (sw *sseWriter) event(streamID string, seq uint64, data []byte) {
+	if sw.buf == nil {
+		sw.getBuf()
+	}
 	sw.buf = append(sw.buf, "event: message\nid: "...)
 	sw.buf = append(sw.buf, streamID...)
 	sw.buf = append(sw.buf, '_')
@@ -554,6 +602,8 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 				if ev.data != nil && ev.seq > sw.replayedThrough {
 					sw.event(st.id, ev.seq, ev.data)
 				}
+				// In sw.buf now; the store, if any, holds a copy (take).
+				ev.pooled.release()
 				final = final || ev.final
 				if len(sw.buf) >= sseChunk && i < len(evs)-1 {
 					// Out in pieces: the events are in the store already, so a write
@@ -642,14 +692,11 @@ func (s *Server) streamDelivered(st *stream) {
 	if store == nil || !stored {
 		return
 	}
-	sessID, streamID := st.sess.id, st.id
 	if s.cfg.eventRetention <= 0 {
-		_ = store.DeleteStream(context.Background(), sessID, streamID)
+		_ = store.DeleteStream(context.Background(), st.sess.id, st.id)
 		return
 	}
-	time.AfterFunc(s.cfg.eventRetention, func() {
-		_ = store.DeleteStream(context.Background(), sessID, streamID)
-	})
+	s.retain(st.sess.id, st.id)
 }
 
 // contentTypeJSON is the Content-Type header value of a JSON answer, shared (net/http only

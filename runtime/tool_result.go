@@ -33,13 +33,19 @@ func (e *resultEncoding) get() *wireBuf {
 	return &wireBuf{b: make([]byte, 0, need), pool: &e.pool}
 }
 
-// release returns the buffer to its pool. Only the writer of a JSON answer calls it, after
-// writing: an answer that went out as SSE may be kept by the event store, and one that did not
-// go out at all is left to the garbage collector.
+// release returns the buffer to its pool. Only the writer of an answer calls it, after writing
+// it, and only when nothing else keeps the answer: an SSE answer's event goes to the event
+// store as a copy (stream.take) when the buffer is reusable. One that did not go out at all is
+// left to the garbage collector.
 func (wb *wireBuf) release() {
-	if wb != nil && cap(wb.b) <= maxPooledResult {
+	if wb.reusable() {
 		wb.pool.Put(wb)
 	}
+}
+
+// reusable reports whether release would keep the buffer for another call.
+func (wb *wireBuf) reusable() bool {
+	return wb != nil && cap(wb.b) <= maxPooledResult
 }
 
 // resultHeadroom is the room left in front of an encoded typed result for the JSON-RPC

@@ -23,7 +23,7 @@ const maxInputRounds = 16
 // from server/discover, or a session from initialize, as the client's era allows.
 func (c *Client) open(ctx context.Context) (*clientSession, error) {
 	era := c.cfg.era
-	if era == EraAuto && c.cfg.protocolVersion != LatestProtocolVersion {
+	if era == EraAuto && c.cfg.versionPinned {
 		// WithProtocolVersion pinned a version: its era decides.
 		if isModernVersion(c.cfg.protocolVersion) {
 			era = EraModern

@@ -22,6 +22,7 @@ type clientConfig struct {
 	httpClient      *http.Client
 	info            Implementation
 	protocolVersion string
+	versionPinned   bool // WithProtocolVersion was given: its version's era decides
 	headers         http.Header
 	logger          *slog.Logger
 	maxEventSize    int
@@ -111,9 +112,13 @@ func WithClientInfo(info Implementation) ClientOption {
 	return clientOptionFunc(func(c *clientConfig) { c.info = info })
 }
 
-// WithProtocolVersion sets the protocol version the client asks for (default the latest).
+// WithProtocolVersion sets the protocol version the client asks for. Without it the client
+// probes with server/discover and speaks 2026-07-28 to a server that does, else initializes a
+// session with the latest session-era version. A version given here also decides the era:
+// a session-era version (2025-11-25 included) always initializes a session, as WithEra(EraLegacy)
+// would.
 func WithProtocolVersion(v string) ClientOption {
-	return clientOptionFunc(func(c *clientConfig) { c.protocolVersion = v })
+	return clientOptionFunc(func(c *clientConfig) { c.protocolVersion, c.versionPinned = v, true })
 }
 
 // WithHeader adds an HTTP header sent with every request (e.g. Authorization).

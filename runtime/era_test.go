@@ -304,6 +304,22 @@ func TestModernClientAgainstSessionOnlyServer(t *testing.T) {
 	assert.Equal(t, runtime.LatestProtocolVersion, c.ProtocolVersion(), "EraAuto's version")
 }
 
+// TestPinnedLatestSessionVersion: WithProtocolVersion naming the latest session-era version
+// initializes a session against a server of both eras, with no server/discover first; without
+// it the same client speaks 2026-07-28.
+func TestPinnedLatestSessionVersion(t *testing.T) {
+	e, _ := newEraServer(t)
+	ctx := testCtx(t)
+	c := e.client(t, runtime.WithEra(runtime.EraAuto), runtime.WithProtocolVersion(runtime.LatestProtocolVersion))
+	require.NoError(t, c.Connect(ctx), "Connect pinned to %s", runtime.LatestProtocolVersion)
+	assert.Equal(t, runtime.LatestProtocolVersion, c.ProtocolVersion(), "the pinned version")
+	assert.NotEmpty(t, c.SessionID(), "the pinned client's session")
+	assert.Empty(t, e.rec.postsOf("server/discover"), "server/discover requests of a pinned client")
+	auto := e.client(t, runtime.WithEra(runtime.EraAuto))
+	require.NoError(t, auto.Connect(ctx), "Connect unpinned")
+	assert.Equal(t, runtime.ProtocolVersion20260728, auto.ProtocolVersion(), "the unpinned client's version")
+}
+
 // TestModernListen: subscriptions/listen acknowledges first, then carries the change
 // notifications its filter asks for, each with the subscription ID, and ends with its result
 // when the server shuts down (spec 2026-07-28, Subscriptions).

@@ -41,6 +41,8 @@ func main() {
 	count := flag.Int("count", 0, "calls per caller to measure (overrides -d)")
 	warmup := flag.Int("warmup", 200, "calls per caller before measuring")
 	timeout := flag.Duration("timeout", 10*time.Second, "a call running longer is a hang")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured calls to this file")
+	traceFile := flag.String("trace", "", "write an execution trace of the measured calls to this file")
 	flag.Parse()
 
 	var dialer harness.Dialer
@@ -77,12 +79,14 @@ func main() {
 	for w := range cs {
 		cs[w] = l.newCaller()
 	}
+	stop := harness.Profile(*cpuprofile, *traceFile)
 	res := harness.Run(*name, harness.Options{Callers: *callers, Warmup: *warmup, Duration: *dur, Count: *count, Timeout: *timeout}, &dialer,
 		func(ctx context.Context, w int) error {
 			c := cs[w]
 			c.id++
 			return l.call(ctx, c, w*1_000_000_000+c.id)
 		})
+	stop()
 	harness.Print(res)
 	if l.session != "" {
 		req, _ := http.NewRequest(http.MethodDelete, l.url, nil)

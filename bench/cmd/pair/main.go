@@ -47,6 +47,8 @@ func main() {
 	warmup := flag.Int("warmup", 200, "calls per caller before measuring")
 	timeout := flag.Duration("timeout", 10*time.Second, "a call running longer is a hang")
 	stdio := flag.String("stdio", "", "launch this command (space-separated) and speak stdio to it instead of -url")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured calls to this file")
+	traceFile := flag.String("trace", "", "write an execution trace of the measured calls to this file")
 	flag.Parse()
 	if *stdio != "" {
 		stdioCommand = strings.Fields(*stdio)
@@ -62,7 +64,9 @@ func main() {
 		fmt.Fprintf(os.Stderr, "pair %s: connect: %v\n", *client, err)
 		os.Exit(1)
 	}
+	stop := harness.Profile(*cpuprofile, *traceFile)
 	res := harness.Run(*name, harness.Options{Callers: *callers, Warmup: *warmup, Duration: *dur, Count: *count, Timeout: *timeout}, &dialer, call)
+	stop()
 	harness.Print(res)
 	closeFn()
 }

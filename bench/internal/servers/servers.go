@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -145,12 +146,30 @@ func Floor() http.Handler {
 func Main(name string, build func(fs *flag.FlagSet) func() http.Handler) {
 	fs := flag.NewFlagSet(name, flag.ExitOnError)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
+	debug := fs.String("debug", "", "serve net/http/pprof's /debug/pprof/ (profiles, traces) on this address")
 	mk := build(fs)
 	_ = fs.Parse(os.Args[1:])
+	if *debug != "" {
+		// A listener of its own, so that profiling never shares the measured server's mux.
+		go func() {
+			if err := http.ListenAndServe(*debug, debugMux()); err != nil {
+				fmt.Fprintf(os.Stderr, "%s: -debug: %v\n", name, err)
+			}
+		}()
+	}
 	if err := serve(*addr, mk()); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(1)
 	}
+}
+
+// debugMux serves net/http/pprof's handlers.
+func debugMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 func serve(addr string, h http.Handler) error {

@@ -6,12 +6,14 @@ package runtime_test
 // dials; cancellation and resumption are observed on the server side.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -71,7 +73,8 @@ func (rec *recorder) setHandler(h http.Handler) { rec.next.Store(&h) }
 
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status   int
+	onHijack func()
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -90,9 +93,28 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// Hijack takes the connection, and calls onHijack: the server ends a response that way when it
+// closes an SSE stream while the handler runs on (CloseSSEStream), and the client sees the
+// response end then, not when ServeHTTP returns.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && w.onHijack != nil {
+		w.onHijack()
+	}
+	return c, brw, err
+}
+
 func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.active.Add(1)
-	defer rec.active.Add(-1)
+	var ended atomic.Bool // the response is over: ServeHTTP returned, or the connection was taken
+	end := func() bool {
+		if ended.Swap(true) {
+			return false
+		}
+		rec.active.Add(-1)
+		return true
+	}
+	defer end()
 	next := *rec.next.Load()
 	switch r.Method {
 	case http.MethodPost:
@@ -112,10 +134,17 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.posts = append(rec.posts, m)
 		rec.mu.Unlock()
 		sw := &statusWriter{ResponseWriter: w}
+		record := func() {
+			if !end() {
+				return
+			}
+			rec.mu.Lock()
+			rec.posts[i].Status, rec.posts[i].End = sw.status, time.Now()
+			rec.mu.Unlock()
+		}
+		sw.onHijack = record
 		next.ServeHTTP(sw, r)
-		rec.mu.Lock()
-		rec.posts[i].Status, rec.posts[i].End = sw.status, time.Now()
-		rec.mu.Unlock()
+		record()
 		return
 	case http.MethodGet:
 		rec.mu.Lock()

@@ -391,7 +391,7 @@ func (s *Server) transientSession(mr *modernRequest) *session {
 }
 
 // serveModernRequest runs one modern request through the session era's machinery: its
-// handler runs on a worker, and this goroutine writes its stream. Closing the response
+// handler runs as the session era's do (inline.go), and its stream is written the same way. Closing the response
 // stream cancels the request (spec 2026-07-28, Streamable HTTP, Cancellation).
 func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *modernRequest, h methodHandler, msg *wireMessage) {
 	sess := s.transientSession(mr)
@@ -423,18 +423,17 @@ func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *
 		}
 	}
 	st := sess.newRequestStream()
-	my, _ := st.attach()
+	st.attach() // writer generation 1 (runInline)
 	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context()), mrtr: in}
 	rs.caller.rs = rs
 	// The request's values (what HTTP middleware stored) behind the handler's own context.
 	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}
 	rs.cancel, rs.handler, rs.msg = cancel, h, msg
-	s.workers.RunJob(rs)
 	mode := modeAuto
 	if s.cfg.alwaysSSE {
 		mode = modeSSE
 	}
-	s.serveStream(r.Context(), w, st, my, mode, nil)
+	s.runInline(r, w, rs, mode)
 	if r.Context().Err() != nil {
 		// The client closed the stream. The AfterFunc above may not have run yet (a context's
 		// Done closes before its AfterFuncs are started), and the deferred stop would then

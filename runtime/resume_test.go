@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -471,4 +473,54 @@ func TestDisconnectIsNotCancellation(t *testing.T) {
 	log := &streamLog{stream: stream}
 	log.readToEnd(t, newSSEReader(resumed.Body))
 	log.check(t, n)
+}
+
+// TestCloseSSEStreamOverHTTP2: over HTTP/2, where the server cannot take the connection to
+// end a response early, a handler's CloseSSEStream ends its stream when the handler returns;
+// the client still gets every progress notification once and the result, and nothing hangs.
+func TestCloseSSEStreamOverHTTP2(t *testing.T) {
+	srv := NewServer(Implementation{Name: "h2", Version: "1"}, WithLogger(discardLogger()), WithRetryInterval(20*time.Millisecond))
+	srv.AddTool(ToolSpec{Name: "poll"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
+		c := CallerFrom(ctx)
+		if err := c.NotifyProgress(ctx, 1, 2, ""); err != nil {
+			return nil, err
+		}
+		if err := c.CloseSSEStream(); err != nil {
+			return nil, err
+		}
+		if err := c.NotifyProgress(ctx, 2, 2, ""); err != nil {
+			return nil, err
+		}
+		return &CallToolResult{Content: []Content{TextContent("polled over " + c.Header().Get("X-Proto"))}}, nil
+	})
+	var protos []string
+	var mu sync.Mutex
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		protos = append(protos, r.Proto)
+		mu.Unlock()
+		r.Header.Set("X-Proto", r.Proto)
+		srv.ServeHTTP(w, r)
+	}))
+	hs.EnableHTTP2 = true
+	hs.StartTLS()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		hs.Close()
+	})
+	c := NewClient(hs.URL, WithEra(EraLegacy), WithHTTPClient(hs.Client()))
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	var seen []float64
+	res, err := c.CallTool(testCtx(t), "poll", nil, WithProgress(func(p *ProgressParams) { seen = append(seen, p.Progress) }))
+	require.NoError(t, err)
+	assert.Equal(t, "polled over HTTP/2.0", res.Text())
+	assert.Equal(t, []float64{1, 2}, seen, "progress notifications")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.NotEmpty(t, protos)
+	for _, p := range protos {
+		assert.Equal(t, "HTTP/2.0", p, "every request over HTTP/2")
+	}
 }

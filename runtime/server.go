@@ -413,7 +413,8 @@ func (s *Server) capabilities() ServerCapabilities {
 }
 
 // serveRequest runs one request. The stream that carries its messages exists before the
-// handler starts, and this goroutine is its writer: the handler never waits for a writer.
+// handler starts, and has a writer whenever the handler sends anything: the handler never
+// waits for a writer (inline.go).
 func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *session, msg *wireMessage) {
 	h, ok := s.methods[msg.Method]
 	if !ok {
@@ -446,7 +447,7 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 	if s.cluster != nil {
 		st.requestID = []byte(msg.ID.raw) // for the outcome another replica may have to give
 	}
-	my, _ := st.attach() // a new stream: nobody else holds it
+	st.attach() // a new stream: nobody else holds it, and this is its writer generation 1
 	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context())}
 	rs.caller.rs = rs
 	// The handler outlives neither its session nor its timeout, but it may outlive the HTTP
@@ -455,12 +456,11 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 	// cancellation.
 	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}
 	rs.cancel, rs.handler, rs.msg = cancel, h, msg
-	s.workers.RunJob(rs)
 	mode := modeAuto
 	if s.cfg.alwaysSSE {
 		mode = modeSSE
 	}
-	s.serveStream(r.Context(), w, st, my, mode, nil)
+	s.runInline(r, w, rs, mode)
 }
 
 // runHandler runs a method handler and queues its response on the request's stream.

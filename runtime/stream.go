@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	goruntime "runtime"
 	"strconv"
@@ -39,7 +40,12 @@ type stream struct {
 	id         string
 	sess       *session
 	standalone bool
-	maxQueue   int
+	// The request's handler runs on its POST's goroutine (inline.go): inline while it runs,
+	// inlineReturned once it has; inlineProto is the POST's HTTP/1 minor version, or -1.
+	inline         bool
+	inlineReturned bool
+	inlineProto    int8
+	maxQueue       int32
 
 	mu       sync.Mutex
 	queue    []streamEvent
@@ -56,6 +62,7 @@ type stream struct {
 	// from; and below, the JSON of the id of the request the stream answers.
 	opened    bool
 	wasKicked bool
+	inlineSSE bool // an inline handler's stream answers with SSE: its writer starts with the priming event
 	// kickSeq is the sequence number of the newest event queued before the kick: the kicked
 	// writer writes up to it, and what the handler sent after the kick waits for the
 	// connection the client resumes with.
@@ -66,12 +73,14 @@ type stream struct {
 	// client that does not read.
 	abortOwner *sseWriter
 	first      sseWriter // the writer of the stream's first attach, a request's POST (serveStream)
+	// inlineDone is closed when the writer started while an inline handler ran returns.
+	inlineDone chan struct{}
 
 	wake chan struct{} // capacity 1: new events, or kicked
 }
 
 func newStream(sess *session, id string, standalone bool, maxQueue int) *stream {
-	return &stream{id: id, sess: sess, standalone: standalone, maxQueue: maxQueue, wake: make(chan struct{}, 1)}
+	return &stream{id: id, sess: sess, standalone: standalone, maxQueue: int32(min(maxQueue, math.MaxInt32)), wake: make(chan struct{}, 1)}
 }
 
 func (st *stream) signal() {
@@ -97,7 +106,7 @@ func (st *stream) sendEvent(ev streamEvent) error {
 	case st.done:
 		st.mu.Unlock()
 		return errStreamDone
-	case len(st.queue) >= st.maxQueue && !final:
+	case len(st.queue) >= int(st.maxQueue) && !final:
 		// The response itself always fits (one past the limit at most, since it is the
 		// last event): dropping it would leave the client waiting for it forever.
 		st.mu.Unlock()
@@ -146,8 +155,12 @@ func (st *stream) sendEvent(ev streamEvent) error {
 	if final {
 		st.done = true
 	}
+	start := st.inline && !final && st.inlineDone == nil
 	st.mu.Unlock()
 	st.signal()
+	if start {
+		st.startWriter()
+	}
 	return nil
 }
 
@@ -157,8 +170,12 @@ func (st *stream) kick() {
 	st.mu.Lock()
 	st.kicked, st.wasKicked = true, true
 	st.kickSeq = st.seq
+	start := st.inline && st.inlineDone == nil
 	st.mu.Unlock()
 	st.signal()
+	if start {
+		st.startWriter()
+	}
 }
 
 // close marks the stream dead (its session ended) and wakes the writer.
@@ -583,6 +600,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			// writer here may have been meant for the new one (they share the channel):
 			// pass it on, or the new writer could sleep through the stream's last event.
 			st.signal()
+			st.endInlineResponse(w, my, false)
 			return
 		}
 		if len(evs) > 0 {
@@ -610,6 +628,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 					// that fails here loses nothing the client cannot resume.
 					if err := sw.flush(false); err != nil {
 						s.log.Debug("mcp: client went away mid-stream; events kept for resumption", "session", st.sess.id, "stream", st.id, "error", err)
+						st.endInlineResponse(w, my, false)
 						return
 					}
 				}
@@ -621,6 +640,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			}
 			if err := sw.flush(final); err != nil {
 				s.log.Debug("mcp: client went away mid-stream; events kept for resumption", "session", st.sess.id, "stream", st.id, "error", err)
+				st.endInlineResponse(w, my, false)
 				return
 			}
 			if final {
@@ -642,12 +662,14 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 				sw.retry(s.cfg.retryInterval)
 			}
 			_ = sw.flush(false)
+			st.endInlineResponse(w, my, true) // the handler runs on the goroutine that would end it
 			return
 		}
 		if !yielded && !st.standalone {
-			// The handler was just handed to a worker, which the scheduler runs next on
+			// The handler runs on another goroutine (a batch's worker, or an inline
+			// handler that just started this writer), which the scheduler may run next on
 			// this P: let it run before this goroutine parks, so that a quick handler's
-			// response is here at the next take. Parking first would make the response's
+			// next message is here at the next take. Parking first would make the response's
 			// signal wake this goroutine up again (a futex wake of another thread on an idle
 			// machine, then a park and a wake-up here); this costs one trip through the
 			// scheduler, which parking would cost anyway.
@@ -659,6 +681,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			// The priming event, before waiting: the client has an event ID to resume
 			// from however long the handler takes.
 			if err := sw.flush(false); err != nil {
+				st.endInlineResponse(w, my, false)
 				return
 			}
 		}

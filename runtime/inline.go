@@ -1,0 +1,165 @@
+package runtime
+
+import (
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A request's handler runs on the goroutine of the HTTP request that carried it, and that
+// goroutine writes the answer once the handler returns: a handler that only answers, the
+// common case, costs no hand-off between goroutines (two scheduler wake-ups per call, which
+// on a small machine cost as much as the rest of the server's work).
+//
+// The writer is never missing when the handler needs one. The first message a handler sends
+// before its response (a notification, a request to the client), or a CloseSSEStream, starts
+// a writer goroutine for the stream, which writes from then on while the handler runs on;
+// when the handler returns, the request's goroutine waits for that writer to finish the
+// response. Sends never wait for the writer: they queue on the stream, as before. An SSE
+// answer (WithSSEResponses) also starts its writer when the handler has run for primingDelay
+// without sending anything, so that the client holds the priming event's ID, to resume
+// from, within that time however long the handler takes.
+//
+// The requests of a batch run on workers: they run at once.
+
+// primingDelay is how long an inline handler of an SSE answer runs before its writer starts
+// and sends the priming event on its own. A handler that answers sooner sends the priming event
+// and its answer in one write.
+const primingDelay = 5 * time.Millisecond
+
+// runInline runs rs's handler on this goroutine, then writes its stream to w, unless a writer
+// started while the handler ran has done so. The stream is new: this is its first writer.
+func (s *Server) runInline(r *http.Request, w http.ResponseWriter, rs *requestState, mode streamMode) {
+	st := rs.st
+	proto := int8(-1)
+	if r.ProtoMajor == 1 {
+		proto = int8(min(r.ProtoMinor, 1))
+	}
+	st.mu.Lock()
+	// What a writer started while the handler runs needs (startWriter); serveStream sets
+	// the same for the first writer.
+	st.first = sseWriter{w: w, timeout: s.cfg.writeTimeout, ctx: r.Context()}
+	st.inline, st.inlineProto, st.inlineSSE = true, proto, mode == modeSSE
+	st.mu.Unlock()
+	var pt *primingTimer
+	if mode == modeSSE {
+		pt = armPrimingTimer(st)
+	}
+	rs.Run()
+	pt.stop()
+	if st.handlerReturned() {
+		return // the writer started for the handler's messages wrote the stream
+	}
+	s.serveStream(r.Context(), w, st, 1, mode, nil)
+}
+
+// startWriter starts the writer of an inline handler's stream, once, unless the handler has
+// returned.
+func (st *stream) startWriter() {
+	st.mu.Lock()
+	if st.inlineDone != nil || st.inlineReturned {
+		st.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	st.inlineDone = done
+	ctx, w := st.first.ctx, st.first.w
+	mode := modeAuto
+	if st.inlineSSE {
+		mode = modeSSE
+	}
+	st.mu.Unlock()
+	go func() {
+		defer close(done)
+		st.sess.server.serveStream(ctx, w, st, 1, mode, nil)
+	}()
+}
+
+// primingTimer starts the writer of an inline SSE answer whose handler runs for primingDelay.
+// Its timer is made once and reused through a pool: arming one for every call allocates
+// nothing.
+type primingTimer struct {
+	t  *time.Timer
+	st atomic.Pointer[stream]
+}
+
+var primingTimers sync.Pool
+
+func armPrimingTimer(st *stream) *primingTimer {
+	pt, _ := primingTimers.Get().(*primingTimer)
+	if pt == nil {
+		pt = &primingTimer{}
+		pt.st.Store(st)
+		pt.t = time.AfterFunc(primingDelay, pt.fire)
+		return pt
+	}
+	pt.st.Store(st)
+	pt.t.Reset(primingDelay)
+	return pt
+}
+
+func (pt *primingTimer) fire() {
+	if st := pt.st.Load(); st != nil {
+		st.startWriter()
+	}
+}
+
+// stop disarms the timer, and puts it back in the pool unless it fired: its function may
+// still be running, so that timer is left to the garbage collector.
+func (pt *primingTimer) stop() {
+	if pt == nil {
+		return
+	}
+	if pt.t.Stop() {
+		pt.st.Store(nil)
+		primingTimers.Put(pt)
+	}
+}
+
+// handlerReturned records that the inline handler returned and waits for the writer started
+// while it ran, if any; it reports whether there was one. The wait is bounded: the writer
+// returns once it has written the response (within the write timeout), or when the client has
+// gone, the stream was kicked or taken over, or the session ended.
+func (st *stream) handlerReturned() bool {
+	st.mu.Lock()
+	st.inlineReturned = true
+	done := st.inlineDone
+	st.mu.Unlock()
+	if done == nil {
+		return false
+	}
+	<-done
+	return true
+}
+
+// endInlineResponse ends the HTTP response w of the stream's first writer (my) when that
+// writer stops while the stream's inline handler runs on: the response cannot end by its
+// goroutine returning, which runs the handler. A kicked stream (CloseSSEStream, clean) ends
+// its chunked body, as the client must see its stream end and resume; a stream taken over
+// by a resumption, or whose writes failed, has its connection closed, as the Streamable HTTP
+// transport allows one connection per stream. On HTTP/1.x the connection is taken from
+// net/http for that; where it cannot be (HTTP/2, a ResponseWriter that hides it), the
+// response ends when the handler returns.
+func (st *stream) endInlineResponse(w http.ResponseWriter, my uint64, clean bool) {
+	if my != 1 || st.standalone {
+		return
+	}
+	st.mu.Lock()
+	running := st.inline && !st.inlineReturned
+	proto := st.inlineProto
+	st.mu.Unlock()
+	if !running || proto < 0 {
+		return
+	}
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		st.sess.server.log.Debug("mcp: a stream's connection cannot be taken from its running handler; the response ends when the handler returns", "session", st.sess.id, "error", err)
+		return
+	}
+	if clean && proto == 1 {
+		// HTTP/1.1: the headers went out without a length (flushed), so the body is chunked.
+		_, _ = conn.Write([]byte("0\r\n\r\n"))
+	}
+	_ = conn.Close()
+}

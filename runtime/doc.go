@@ -38,9 +38,12 @@
 //     field. Event IDs name their stream, and a client that lost its connection resumes with
 //     GET and Last-Event-ID from the [EventStore] (in memory by default, bounded in bytes), in
 //     its own session only. Caller.CloseSSEStream closes a handler's connection without ending
-//     its stream (SSE polling).
-//   - No request waits for another: every request's stream exists before its handler runs, and
-//     the goroutine serving the HTTP request is its writer. Handlers never block on a send:
+//     its stream (SSE polling); on HTTP/2, where a running handler's response cannot end
+//     early, the stream ends when the handler returns.
+//   - No request waits for another: every request's stream exists before its handler runs.
+//     The handler runs on the goroutine serving its HTTP request, which then writes the
+//     answer; the first message the handler sends before its answer (or, for an SSE answer,
+//     5 ms without one) starts a writer goroutine for the stream. Handlers never block on a send:
 //     messages go to a bounded per-stream queue ([WithMaxQueuedEvents]), and a full queue is an
 //     error returned to the handler and logged, never a silent drop. The last event of a
 //     response and the end of the body go out in one write, so that clients which stop reading

@@ -156,6 +156,11 @@ func defineRows() {
 	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk-stateless"} {
 		add("modern-seq/"+k, &row{section: sec, what: "p50 latency", pair: "load -modern → " + serverByKey(k).label, kind: "lat", floor: "seq/floor", peers: [2]string{"modern-seq/gosdk-stateless", ""}})
 	}
+	// Our own client in the same era: what a default protomcp client speaks to a protomcp
+	// server (the "SDK client → server" rows below pin the session era, as the peers speak).
+	for _, k := range []string{"protomcp", "protomcp-sse"} {
+		add("modern-pair/"+k, &row{section: sec, what: "p50 latency", pair: "protomcp client (2026-07-28) → " + serverByKey(k).label, kind: "lat", floor: "seq/floor", peers: [2]string{"modern-seq/gosdk-stateless", ""}})
+	}
 	sec = fmt.Sprintf("MCP 2026-07-28 (stateless), %d concurrent callers, echo, neutral client", *flagC)
 	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk-stateless"} {
 		add("modern-conc/"+k, &row{section: sec, what: "calls/s", pair: "load -modern → " + serverByKey(k).label, kind: "tput", floor: "conc/floor", peers: [2]string{"modern-conc/gosdk-stateless", ""}})
@@ -234,6 +239,9 @@ func oneRound(dir string, r int) {
 	}
 	for _, k := range rotate([]string{"protomcp", "protomcp-sse", "gosdk-stateless"}, r) {
 		measure(dir, "modern-seq/"+k, "load", "-modern", "-url", serverByKey(k).url, "-d", d)
+	}
+	for _, k := range rotate([]string{"protomcp", "protomcp-sse"}, r) {
+		measure(dir, "modern-pair/"+k, "pair", "-client", "protomcp", "-modern", "-url", serverByKey(k).url, "-d", d)
 	}
 	for _, k := range rotate([]string{"protomcp", "protomcp-sse", "gosdk-stateless"}, r) {
 		measure(dir, "modern-conc/"+k, "load", "-modern", "-url", serverByKey(k).url, "-d", d, "-c", c, "-warmup", "20")

@@ -46,6 +46,7 @@ func main() {
 	count := flag.Int("count", 0, "calls per caller to measure (overrides -d)")
 	warmup := flag.Int("warmup", 200, "calls per caller before measuring")
 	timeout := flag.Duration("timeout", 10*time.Second, "a call running longer is a hang")
+	modern := flag.Bool("modern", false, "protomcp's client only: speak MCP 2026-07-28 (no session), as a default client does to a server that speaks it")
 	stdio := flag.String("stdio", "", "launch this command (space-separated) and speak stdio to it instead of -url")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured calls to this file")
 	traceFile := flag.String("trace", "", "write an execution trace of the measured calls to this file")
@@ -58,7 +59,15 @@ func main() {
 	}
 	var dialer harness.Dialer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	call, closeFn, err := connect(ctx, *client, *url, &dialer, *callers, *tool, *text, int32(*n))
+	version := protocolVersion
+	if *modern {
+		if *client != "protomcp" {
+			fmt.Fprintln(os.Stderr, "pair: -modern is for -client protomcp")
+			os.Exit(2)
+		}
+		version = runtime.ProtocolVersion20260728
+	}
+	call, closeFn, err := connect(ctx, *client, *url, version, &dialer, *callers, *tool, *text, int32(*n))
 	cancel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "pair %s: connect: %v\n", *client, err)
@@ -74,22 +83,26 @@ func main() {
 // stdioCommand is the server command of -stdio, when given.
 var stdioCommand []string
 
-func connect(ctx context.Context, kind, url string, dialer *harness.Dialer, callers int, tool, text string, n int32) (harness.Call, func(), error) {
+func connect(ctx context.Context, kind, url, version string, dialer *harness.Dialer, callers int, tool, text string, n int32) (harness.Call, func(), error) {
 	hc := dialer.HTTPClient(callers)
 	switch kind {
 	case "protomcp":
 		var c *runtime.Client
 		if stdioCommand != nil {
 			var err error
-			c, err = runtime.NewCommandClient(exec.Command(stdioCommand[0], stdioCommand[1:]...), runtime.WithProtocolVersion(protocolVersion))
+			c, err = runtime.NewCommandClient(exec.Command(stdioCommand[0], stdioCommand[1:]...), runtime.WithProtocolVersion(version))
 			if err != nil {
 				return nil, nil, err
 			}
 		} else {
-			c = runtime.NewClient(url, runtime.WithHTTPClient(hc), runtime.WithProtocolVersion(protocolVersion))
+			c = runtime.NewClient(url, runtime.WithHTTPClient(hc), runtime.WithProtocolVersion(version))
 		}
 		if err := c.Connect(ctx); err != nil {
 			return nil, nil, err
+		}
+		if got := c.ProtocolVersion(); got != version {
+			// The rows compare clients of one era: a silent switch would measure another path.
+			return nil, nil, fmt.Errorf("the client speaks %s, not the %s asked for", got, version)
 		}
 		bc := benchv1mcp.NewBenchServiceClient(c)
 		closeFn := func() { _ = c.Close(context.Background()) }

@@ -59,9 +59,15 @@ func typedDecoder[Req any, PReq interface {
 	name := spec.Name
 	md := PReq(new(Req)).ProtoReflect().Descriptor()
 	required := requiredFields(spec.InputSchema, md)
+	fast := protojsonfast.NewDecoder(md)
 	return func(args json.RawMessage) (proto.Message, error) {
 		in := PReq(new(Req))
-		if len(args) > 0 && string(args) != "null" {
+		if len(args) > 0 && string(args) != "null" && (fast == nil || !fast.Unmarshal(args, in)) {
+			// Not the common form the fast decoder reads (its integers pass the strict
+			// checks below): protojson, from scratch, says what the arguments hold.
+			if fast != nil {
+				proto.Reset(in)
+			}
 			if err := argsUnmarshal.Unmarshal(args, in); err != nil {
 				if path := errorPath(in.ProtoReflect(), args); path != "" {
 					return nil, fmt.Errorf("invalid arguments for tool %s: %s: %s", name, path, cleanProtoError(err))

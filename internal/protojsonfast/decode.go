@@ -1,0 +1,304 @@
+package protojsonfast
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/protomcp/protomcp/internal/jsonscan"
+)
+
+// A Decoder reads tool arguments into one message type without protojson, in the common
+// form: a JSON object whose members are the message's scalar fields (strings, booleans, 32-bit
+// integers, floating-point numbers) under their JSON names, each once, with values of their
+// own JSON type. A profile of a loopback echo call had protojson's decoding of such an object
+// at a tenth of the server's work. Anything else (a nested message, a repeated or 64-bit field,
+// an enum, bytes, a member of a oneof, a proto field name, null, a number written as a string,
+// a surrogate escape) is left to protojson: Unmarshal reports false, and the caller decodes
+// a fresh message with protojson, whose results and errors stay the reference.
+type Decoder struct {
+	fields []decoderField // the message's fields, with ok false for those left to protojson
+}
+
+type decoderField struct {
+	name string // the JSON name
+	fd   protoreflect.FieldDescriptor
+	ok   bool
+}
+
+// NewDecoder returns the decoder of md's messages, or nil when none of md's messages can be
+// decoded without protojson (a well-known type, with a JSON form of its own, or more than 64
+// fields).
+func NewDecoder(md protoreflect.MessageDescriptor) *Decoder {
+	if strings.HasPrefix(string(md.FullName()), "google.protobuf.") || md.Fields().Len() > 64 {
+		return nil
+	}
+	d := &Decoder{}
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		d.fields = append(d.fields, decoderField{name: fd.JSONName(), fd: fd, ok: decodable(fd)})
+	}
+	return d
+}
+
+// decodable reports whether the decoder reads fd's values itself.
+func decodable(fd protoreflect.FieldDescriptor) bool {
+	if fd.IsList() || fd.IsMap() || fd.IsExtension() {
+		return false
+	}
+	if o := fd.ContainingOneof(); o != nil && !o.IsSynthetic() {
+		return false // protojson refuses two members of one oneof
+	}
+	switch fd.Kind() {
+	case protoreflect.StringKind, protoreflect.BoolKind,
+		protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
+		protoreflect.Uint32Kind, protoreflect.Fixed32Kind,
+		protoreflect.FloatKind, protoreflect.DoubleKind:
+		return true
+	}
+	return false
+}
+
+// Unmarshal sets m's fields from data, valid JSON text, and reports whether it could: false
+// leaves m partly set, for the caller to reset and decode with protojson. On true, m holds
+// what protojson.Unmarshal would have set.
+//
+// The values are written as protobuf wire bytes and decoded by proto.Unmarshal, whose
+// generated-code tables set fields without the reflection (and its allocations) that
+// protoreflect's Set costs.
+func (d *Decoder) Unmarshal(data []byte, m proto.Message) bool {
+	wb := wireBufs.Get().(*[]byte)
+	defer wireBufs.Put(wb)
+	wire, ok := d.appendWire((*wb)[:0], data)
+	if cap(wire) <= 4<<10 {
+		*wb = wire[:0]
+	}
+	return ok && proto.Unmarshal(wire, m) == nil
+}
+
+// wireBufs holds the buffers of Unmarshal's wire bytes (*[]byte).
+var wireBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+// appendWire appends the wire form of the JSON object data to b.
+func (d *Decoder) appendWire(b, data []byte) ([]byte, bool) {
+	i := jsonscan.SkipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return b, false
+	}
+	i = jsonscan.SkipSpace(data, i+1)
+	var seen uint64
+	if i < len(data) && data[i] == '}' {
+		return b, jsonscan.SkipSpace(data, i+1) == len(data)
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return b, false
+		}
+		kEnd := jsonscan.StringEnd(data, i)
+		if kEnd < 0 {
+			return b, false
+		}
+		n := d.lookup(data[i+1 : kEnd-1])
+		if n < 0 || seen&(1<<n) != 0 {
+			return b, false // unknown, a proto name, an escape, or twice: protojson says
+		}
+		seen |= 1 << n
+		i = jsonscan.SkipSpace(data, kEnd)
+		if i >= len(data) || data[i] != ':' {
+			return b, false
+		}
+		i = jsonscan.SkipSpace(data, i+1)
+		vEnd := jsonscan.ValueEnd(data, i)
+		if vEnd < 0 {
+			return b, false
+		}
+		var ok bool
+		if b, ok = appendScalar(b, data[i:vEnd], d.fields[n].fd); !ok {
+			return b, false
+		}
+		i = jsonscan.SkipSpace(data, vEnd)
+		if i >= len(data) {
+			return b, false
+		}
+		switch data[i] {
+		case ',':
+			i = jsonscan.SkipSpace(data, i+1)
+		case '}':
+			return b, jsonscan.SkipSpace(data, i+1) == len(data)
+		default:
+			return b, false
+		}
+	}
+}
+
+// lookup returns the index of the decodable field whose JSON name is key, or -1.
+func (d *Decoder) lookup(key []byte) int {
+	for n := range d.fields {
+		f := &d.fields[n]
+		if f.ok && f.name == string(key) {
+			return n
+		}
+	}
+	return -1
+}
+
+// appendScalar appends field fd with the JSON value v, in wire form, to b.
+func appendScalar(b, v []byte, fd protoreflect.FieldDescriptor) ([]byte, bool) {
+	num := fd.Number()
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		b = protowire.AppendTag(b, num, protowire.BytesType)
+		return appendUnquoted(b, v)
+	case protoreflect.BoolKind:
+		switch string(v) {
+		case "true":
+			return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), 1), true
+		case "false":
+			return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), 0), true
+		}
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		if !isInteger(v) {
+			break
+		}
+		n, err := strconv.ParseInt(string(v), 10, 32)
+		if err != nil {
+			break
+		}
+		switch fd.Kind() {
+		case protoreflect.Int32Kind:
+			return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), uint64(n)), true
+		case protoreflect.Sint32Kind:
+			return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), protowire.EncodeZigZag(n)), true
+		default:
+			return protowire.AppendFixed32(protowire.AppendTag(b, num, protowire.Fixed32Type), uint32(int32(n))), true
+		}
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		if !isInteger(v) || v[0] == '-' {
+			break
+		}
+		n, err := strconv.ParseUint(string(v), 10, 32)
+		if err != nil {
+			break
+		}
+		if fd.Kind() == protoreflect.Uint32Kind {
+			return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), n), true
+		}
+		return protowire.AppendFixed32(protowire.AppendTag(b, num, protowire.Fixed32Type), uint32(n)), true
+	case protoreflect.FloatKind:
+		if !isNumber(v) {
+			break
+		}
+		if f, err := strconv.ParseFloat(string(v), 32); err == nil && !math.IsInf(f, 0) {
+			return protowire.AppendFixed32(protowire.AppendTag(b, num, protowire.Fixed32Type), math.Float32bits(float32(f))), true
+		}
+	case protoreflect.DoubleKind:
+		if !isNumber(v) {
+			break
+		}
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil && !math.IsInf(f, 0) {
+			return protowire.AppendFixed64(protowire.AppendTag(b, num, protowire.Fixed64Type), math.Float64bits(f)), true
+		}
+	}
+	return b, false
+}
+
+// isInteger reports whether the JSON number v is written without a fraction or an exponent.
+func isInteger(v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
+	for j, c := range v {
+		if (c < '0' || c > '9') && (c != '-' || j != 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// isNumber reports whether v is a JSON number (data is valid JSON: it is one unless it is
+// another kind of value).
+func isNumber(v []byte) bool {
+	return len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9'))
+}
+
+// appendUnquoted appends the JSON string v (with its quotes), decoded, as a length-delimited
+// wire value. It refuses invalid UTF-8 and \u escapes of surrogates, which protojson decodes
+// its own way.
+func appendUnquoted(b, v []byte) ([]byte, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return b, false
+	}
+	v = v[1 : len(v)-1]
+	if !utf8.Valid(v) {
+		return b, false
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return protowire.AppendBytes(b, v), true
+	}
+	// The decoded string is shorter than v: its length is known once decoded, so it is
+	// written after a length of the largest size it can need, then moved up if shorter.
+	lenAt := len(b)
+	b = protowire.AppendVarint(b, uint64(len(v)))
+	start := len(b)
+	for len(v) > 0 {
+		esc := bytes.IndexByte(v, '\\')
+		if esc < 0 {
+			b = append(b, v...)
+			break
+		}
+		b = append(b, v[:esc]...)
+		if esc+1 >= len(v) {
+			return b, false
+		}
+		switch c := v[esc+1]; c {
+		case '"', '\\', '/':
+			b = append(b, c)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			if esc+6 > len(v) {
+				return b, false
+			}
+			r, err := strconv.ParseUint(string(v[esc+2:esc+6]), 16, 16)
+			if err != nil || utf16.IsSurrogate(rune(r)) {
+				return b, false
+			}
+			b = utf8.AppendRune(b, rune(r))
+			v = v[esc+6:]
+			continue
+		default:
+			return b, false
+		}
+		v = v[esc+2:]
+	}
+	n := len(b) - start
+	if !utf8.Valid(b[start:]) {
+		return b, false
+	}
+	// Rewrite the length, and close the gap if it takes fewer bytes than the one reserved.
+	lb := protowire.AppendVarint(nil, uint64(n))
+	gap := (start - lenAt) - len(lb)
+	copy(b[lenAt:], lb)
+	if gap > 0 {
+		copy(b[lenAt+len(lb):], b[start:])
+		b = b[:len(b)-gap]
+	}
+	return b, true
+}

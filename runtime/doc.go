@@ -48,7 +48,8 @@
 //     error returned to the handler and logged, never a silent drop. The last event of a
 //     response and the end of the body go out in one write, so that clients which stop reading
 //     at the response event still find their connection reusable.
-//   - Tool arguments are decoded with protojson: unknown fields, wrong types, missing required
+//   - Tool arguments are decoded as protojson decodes them (an object of scalar fields by a
+//     faster reader with the same results, anything else by protojson itself): unknown fields, wrong types, missing required
 //     fields (at any depth) and broken buf.validate rules come back to the model as a tool error
 //     (isError) naming the field's path. A raw tool's arguments are checked against its
 //     ToolSpec.InputSchema (JSON Schema 2020-12 unless it says otherwise, self-contained,

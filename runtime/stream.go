@@ -738,7 +738,11 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, body []byte) {
 	}
 	h := w.Header()
 	h["Content-Type"] = contentTypeJSON
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if len(body) >= 2<<10 {
+		// Below net/http's buffer (2 KB), a body written at once and not flushed gets its
+		// Content-Length from net/http: setting it here would cost two allocations a call.
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -110,7 +110,11 @@ func (b *benchServer) post(tb testing.TB, msg string) []byte {
 // benchmarkServer measures one tools/call; call is the message after its id (request IDs are
 // not reused within a session, so each call gets its own).
 func benchmarkServer(b *testing.B, call, want string, opts ...runtime.ServerOption) {
-	s := newBenchServer(b, opts...)
+	benchmarkServerOn(b, newBenchServer(b, opts...), call, want)
+}
+
+// benchmarkServerOn is benchmarkServer on a server made by the caller.
+func benchmarkServerOn(b *testing.B, s *benchServer, call, want string) {
 	var msg []byte
 	id := 1
 	next := func() []byte {
@@ -150,6 +154,19 @@ const (
 // BenchmarkServerEcho is the server's cost of one small tools/call answered with JSON.
 func BenchmarkServerEcho(b *testing.B) {
 	benchmarkServer(b, echoCall, `"structuredContent":{"text":"`+benchText+`"}`)
+}
+
+// BenchmarkServerEchoModern is the same call in MCP 2026-07-28, as a default client sends it:
+// no session, the request metadata in _meta and the version, method and name in headers.
+func BenchmarkServerEchoModern(b *testing.B) {
+	s := newBenchServer(b)
+	s.req.Header.Del("Mcp-Session-Id")
+	s.req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	s.req.Header.Set("Mcp-Method", "tools/call")
+	s.req.Header.Set("Mcp-Name", "echo")
+	benchmarkServerOn(b, s, `"method":"tools/call","params":{"name":"echo","arguments":{"text":"`+benchText+`"},`+
+		`"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		`"structuredContent":{"text":"`+benchText+`"}`)
 }
 
 // noopInterceptor observes nothing and passes every request on: the cost of the interceptor

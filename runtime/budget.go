@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/protomcp/protomcp/internal/jsonscan"
 )
@@ -209,7 +208,16 @@ func requestMeta(params json.RawMessage) (*RequestMeta, *Error) {
 		return nil, NewError(CodeInvalidParams, "params._meta must be an object")
 	}
 	var m RequestMeta
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if all, ok := rawMembers(raw); ok {
+		// What RequestMeta.UnmarshalJSON makes, with views of the params for values.
+		if t, ok := all["progressToken"]; ok {
+			m.ProgressToken = t
+			delete(all, "progressToken")
+		}
+		if len(all) > 0 {
+			m.Other = all
+		}
+	} else if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, Errorf(CodeInvalidParams, "params._meta: %v", err)
 	}
 	if t := m.ProgressToken; len(t) > 0 {
@@ -259,7 +267,7 @@ func scanMember(obj []byte, name string) (val []byte, found, ok bool) {
 		switch {
 		case string(key) == name:
 			val, found = obj[i:vEnd], true
-		case strings.EqualFold(string(key), name):
+		case equalFoldASCII(key, name):
 			return nil, false, false
 		}
 		i = jsonscan.SkipSpace(obj, vEnd)

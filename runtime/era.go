@@ -158,6 +158,14 @@ func hasMetaVersion(params json.RawMessage) bool {
 	if !bytes.Contains(params, []byte(`"`+metaProtocolVersion+`"`)) {
 		return false
 	}
+	if meta, found, ok := scanMember(params, "_meta"); ok {
+		if !found {
+			return false
+		}
+		if _, found, ok := scanMember(trimSpace(meta), metaProtocolVersion); ok {
+			return found
+		}
+	}
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}

@@ -148,29 +148,23 @@ func (s *Server) supportedVersions() []string {
 // checkModern validates a modern request's metadata: the request's _meta and the headers that
 // mirror it (spec 2026-07-28, Streamable HTTP, Request Metadata and Server Validation).
 func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest, *modernError) {
-	var p struct {
-		Meta           json.RawMessage            `json:"_meta"`
-		Name           *string                    `json:"name"`
-		URI            *string                    `json:"uri"`
-		InputResponses map[string]json.RawMessage `json:"inputResponses"`
-		RequestState   *string                    `json:"requestState"`
-		Arguments      json.RawMessage            `json:"arguments"`
-	}
+	var p modernParams
 	if len(msg.Params) > 0 {
-		if err := json.Unmarshal(msg.Params, &p); err != nil {
+		if err := p.decode(msg.Params); err != nil {
 			return nil, invalidMeta("invalid params: %v", err)
 		}
 	}
-	var meta map[string]json.RawMessage
+	var meta modernMeta
 	if m := trimSpace(p.Meta); len(m) > 0 && string(m) != "null" {
-		if m[0] != '{' || json.Unmarshal(m, &meta) != nil {
+		if len(m) == 0 || m[0] != '{' || !meta.decode(m) {
 			return nil, invalidMeta("params._meta must be an object carrying %s, %s and %s", metaProtocolVersion, metaClientCaps, metaClientInfo)
 		}
 	}
 	header := r.Header.Get(headerProtocolVersion)
 	var version string
-	if raw, ok := meta[metaProtocolVersion]; ok {
-		if json.Unmarshal(raw, &version) != nil || version == "" {
+	if raw, ok := meta.version, meta.version != nil; ok {
+		var isString bool
+		if version, isString = jsonString(raw); !isString || version == "" {
 			return nil, invalidMeta("params._meta[%q] must be a non-empty string", metaProtocolVersion)
 		}
 	}
@@ -236,23 +230,31 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 	if p.RequestState != nil {
 		mr.requestState, mr.hasState = *p.RequestState, true
 	}
-	raw, ok := meta[metaClientCaps]
-	if !ok {
+	capsRaw := meta.caps
+	if capsRaw == nil {
 		return nil, invalidMeta("params._meta[%q] is required (an empty object declares no capabilities)", metaClientCaps)
 	}
-	if b := trimSpace(raw); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &mr.caps) != nil {
-		return nil, invalidMeta("params._meta[%q] must be a ClientCapabilities object", metaClientCaps)
-	}
-	if raw, ok := meta[metaClientInfo]; ok {
-		if b := trimSpace(raw); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &mr.info) != nil {
-			return nil, invalidMeta("params._meta[%q] must be an Implementation object (name, version)", metaClientInfo)
+	infoRaw, hasInfo := meta.info, meta.info != nil
+	if c := s.clientMeta.Load(); c != nil && c.caps == string(capsRaw) && c.info == string(infoRaw) && c.hasInfo == hasInfo {
+		// A client sends the same capabilities and info with every request: decoded once.
+		mr.caps, mr.info = c.decodedCaps, c.decodedInfo
+	} else {
+		if b := trimSpace(capsRaw); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &mr.caps) != nil {
+			return nil, invalidMeta("params._meta[%q] must be a ClientCapabilities object", metaClientCaps)
 		}
+		if hasInfo {
+			if b := trimSpace(infoRaw); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &mr.info) != nil {
+				return nil, invalidMeta("params._meta[%q] must be an Implementation object (name, version)", metaClientInfo)
+			}
+		}
+		s.clientMeta.Store(&clientMeta{caps: string(capsRaw), info: string(infoRaw), hasInfo: hasInfo, decodedCaps: mr.caps, decodedInfo: mr.info})
 	}
-	if raw, ok := meta[metaLogLevel]; ok {
-		var l LoggingLevel
-		if json.Unmarshal(raw, &l) != nil {
+	if raw := meta.logLevel; raw != nil {
+		ls, isString := jsonString(raw)
+		if !isString {
 			return nil, invalidMeta("params._meta[%q] must be a logging level", metaLogLevel)
 		}
+		l := LoggingLevel(ls)
 		if _, known := levelRank[l]; !known {
 			return nil, invalidMeta("params._meta[%q]: unknown logging level %q", metaLogLevel, truncate(string(l), 20))
 		}
@@ -476,4 +478,109 @@ func modernBody(method string, body []byte, id *ID) []byte {
 		return insertResultMembers(body, id, `"resultType":"complete","ttlMs":0,"cacheScope":"private"`)
 	}
 	return insertResultType(body, id)
+}
+
+// modernParams are the members of a modern request's params that the runtime reads before
+// serving it.
+type modernParams struct {
+	Meta           json.RawMessage            `json:"_meta"`
+	Name           *string                    `json:"name"`
+	URI            *string                    `json:"uri"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	RequestState   *string                    `json:"requestState"`
+	Arguments      json.RawMessage            `json:"arguments"`
+}
+
+// decode reads params as json.Unmarshal into p would; the common shapes are scanned without
+// encoding/json's reflection.
+func (p *modernParams) decode(params []byte) error {
+	if p.scan(params) {
+		return nil
+	}
+	*p = modernParams{}
+	return json.Unmarshal(params, p)
+}
+
+// scan reads params for decode, and reports false for what it leaves to encoding/json: a
+// member named as one of p's only without regard to case (encoding/json matches it), a value
+// of the wrong type (encoding/json says what is wrong), inputResponses, escaped keys.
+func (p *modernParams) scan(params []byte) bool {
+	ok := true
+	str := func(v []byte) *string {
+		if string(v) == "null" {
+			return nil
+		}
+		s, isString := jsonString(v)
+		if !isString {
+			ok = false
+		}
+		return &s
+	}
+	if !eachMember(params, func(k, v []byte) {
+		switch string(k) {
+		case "_meta":
+			p.Meta = v
+		case "arguments":
+			p.Arguments = v
+		case "name":
+			p.Name = str(v)
+		case "uri":
+			p.URI = str(v)
+		case "requestState":
+			p.RequestState = str(v)
+		default:
+			for _, n := range [...]string{"_meta", "arguments", "name", "uri", "requestState", "inputResponses"} {
+				if equalFoldASCII(k, n) {
+					ok = false
+				}
+			}
+		}
+	}) {
+		return false
+	}
+	return ok
+}
+
+// modernMeta are the members of a modern request's _meta that the runtime reads, as views of
+// the params.
+type modernMeta struct {
+	version, caps, info, logLevel json.RawMessage
+}
+
+// decode reads a _meta object, as json.Unmarshal into a map would (the last of duplicate keys
+// wins); it reports false when m is not an object.
+func (mm *modernMeta) decode(m []byte) bool {
+	take := func(k, v []byte) {
+		switch string(k) {
+		case metaProtocolVersion:
+			mm.version = v
+		case metaClientCaps:
+			mm.caps = v
+		case metaClientInfo:
+			mm.info = v
+		case metaLogLevel:
+			mm.logLevel = v
+		}
+	}
+	if eachMember(m, take) {
+		return true
+	}
+	*mm = modernMeta{}
+	var all map[string]json.RawMessage
+	if json.Unmarshal(m, &all) != nil {
+		return false
+	}
+	for k, v := range all {
+		take([]byte(k), v)
+	}
+	return true
+}
+
+// clientMeta is the last client capabilities and info a modern request carried, as text and
+// decoded.
+type clientMeta struct {
+	caps, info  string
+	hasInfo     bool
+	decodedCaps ClientCapabilities
+	decodedInfo Implementation
 }

@@ -48,6 +48,9 @@ type Server struct {
 	routes  map[string]func(*Request)
 	call    CallFunc // the server's interceptors around the request's own CallFunc
 	workers workers.Pool
+	// clientMeta caches the decoding of the client capabilities and info of modern requests
+	// (era_server.go).
+	clientMeta atomic.Pointer[clientMeta]
 
 	modern modernState // the stateless era's listeners and requestState key (era_server.go)
 

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -48,15 +50,16 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 	if err != nil {
 		return nil, nil, err
 	}
-	req, detach, err := c.newRequest(ctx, http.MethodPost, bytes.NewReader(body))
+	// The session's headers, copied at once; r.Header's where the session has none.
+	req, detach, err := c.newRequest(ctx, http.MethodPost, maps.Clone(c.postHeader(st)), body)
 	if err != nil {
 		return nil, nil, err
 	}
 	for k, v := range r.Header {
-		req.Header[k] = v
+		if _, ok := req.Header[k]; !ok {
+			req.Header[k] = v
+		}
 	}
-	c.setHeaders(req, st)
-	setPostHeaders(req)
 	if st.modern {
 		setModernHeaders(req, method, r.Name)
 		if method == methodToolsCall {
@@ -236,7 +239,7 @@ func (c *Client) readStream(ctx context.Context, st *clientSession, method strin
 
 // openResume opens GET with Last-Event-ID.
 func (c *Client) openResume(ctx context.Context, st *clientSession, lastEventID string) (io.ReadCloser, error) {
-	req, detach, err := c.newRequest(ctx, http.MethodGet, nil)
+	req, detach, err := c.newRequest(ctx, http.MethodGet, make(http.Header), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -262,50 +265,87 @@ func (c *Client) openResume(ctx context.Context, st *clientSession, lastEventID 
 // in the background after the response must not depend on it. Readers detach once they close
 // the body themselves when ctx ends. The body's Close releases the request's context; so does
 // do when the request fails.
-func (c *Client) newRequest(ctx context.Context, method string, body io.Reader) (*http.Request, *detachableBody, error) {
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	d := &detachableBody{unlink: context.AfterFunc(ctx, cancel), cancel: cancel}
-	req, err := http.NewRequestWithContext(rctx, method, c.url, body)
-	if err != nil {
-		d.release()
-		return nil, nil, err
+//
+// The request is a copy of the client's template (made once by NewClient with
+// http.NewRequest, so its fields are those NewRequest sets); its URL, its body's reader and
+// the context's parent live in the clientRequest, one allocation with the response body's
+// wrapper.
+func (c *Client) newRequest(ctx context.Context, method string, header http.Header, body []byte) (*http.Request, *clientRequest, error) {
+	if c.tmplErr != nil {
+		return nil, nil, c.tmplErr
 	}
-	return req, d, nil
+	cr := &clientRequest{}
+	cr.values.Context = ctx
+	rctx, cancel := context.WithCancel(&cr.values)
+	cr.unlink, cr.cancel = context.AfterFunc(ctx, cancel), cancel
+	req := c.tmpl.WithContext(rctx)
+	cr.url = *c.tmpl.URL
+	req.URL = &cr.url
+	req.Method = method
+	req.Header = header
+	if body != nil {
+		// As http.NewRequest does for a *bytes.Reader: the transport sends a known in-memory
+		// body with its headers, and GetBody lets it retry on a pooled connection the server
+		// had closed.
+		cr.body.Reset(body)
+		req.Body = io.NopCloser(&cr.body)
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		if len(body) == 0 {
+			req.Body = http.NoBody
+			req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+		}
+	}
+	return req, cr, nil
 }
 
-// do sends req, made by newRequest with d, and wraps the response's body in d.
-func (c *Client) do(req *http.Request, d *detachableBody) (*http.Response, error) {
+// do sends req, made by newRequest with cr, and wraps the response's body in cr.
+func (c *Client) do(req *http.Request, cr *clientRequest) (*http.Response, error) {
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		d.release()
+		cr.release()
 		return nil, err
 	}
-	d.ReadCloser = resp.Body
-	resp.Body = d
+	cr.ReadCloser = resp.Body
+	resp.Body = cr
 	return resp, nil
 }
 
-// detachableBody is a response body whose Close also releases its request's context.
-type detachableBody struct {
-	io.ReadCloser
-	unlink func() bool
-	cancel context.CancelFunc
+// clientRequest is what one request of the client holds until its response body is closed:
+// its URL and body reader (the http.Request points at them), the parent of its context, and
+// the release functions of that context. As a response body it is the transport's body whose
+// Close also releases the request's context.
+type clientRequest struct {
+	io.ReadCloser // the response body
+	unlink        func() bool
+	cancel        context.CancelFunc
+	values        valuesOnly
+	url           url.URL
+	body          bytes.Reader
 }
 
 // detach stops the request's context from following the call's.
-func (b *detachableBody) detach() { b.unlink() }
+func (b *clientRequest) detach() { b.unlink() }
 
-func (b *detachableBody) Close() error {
+func (b *clientRequest) Close() error {
 	err := b.ReadCloser.Close()
 	b.release()
 	return err
 }
 
 // release ends the request's context.
-func (b *detachableBody) release() {
+func (b *clientRequest) release() {
 	b.unlink()
 	b.cancel()
 }
+
+// valuesOnly is a context with the values of its parent and neither its deadline nor its
+// cancellation, as context.WithoutCancel makes, held inside a clientRequest.
+type valuesOnly struct{ context.Context }
+
+func (*valuesOnly) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (*valuesOnly) Done() <-chan struct{}       { return nil }
+func (*valuesOnly) Err() error                  { return nil }
 
 // consume reads one connection's worth of a response stream. done reports that the call is
 // over (the response, or a fatal error); otherwise the stream ended early and may be resumed.

@@ -476,7 +476,8 @@ func (c *Client) cancelRemote(st *clientSession, method string, id *ID, cause co
 	if errors.Is(cause.Err(), context.DeadlineExceeded) {
 		reason = "timed out on the client"
 	}
-	body, err := encodeRequest(nil, notifCancelled, &CancelledParams{RequestID: id, Reason: reason})
+	reqID := *id // a copy: the caller's ID stays on its stack on every call that is not cancelled
+	body, err := encodeRequest(nil, notifCancelled, &CancelledParams{RequestID: &reqID, Reason: reason})
 	if err != nil {
 		return
 	}

@@ -192,13 +192,19 @@ type streamCursor struct {
 // readStream reads an SSE answer until the response to id arrives, resuming with GET and
 // Last-Event-ID (never re-POSTing) when the stream ends without it.
 func (c *Client) readStream(ctx context.Context, st *clientSession, method string, id *ID, body io.ReadCloser, co *callOptions) (json.RawMessage, error) {
-	cur := &streamCursor{retry: time.Second}
-	disp := &dispatcher{}
+	// One allocation for the stream's cursor and dispatcher, and the reader of its
+	// connections (consume is done with one when it returns without the response).
+	rs := &struct {
+		cur  streamCursor
+		disp dispatcher
+		sr   streamReader
+	}{cur: streamCursor{retry: time.Second}}
+	cur, disp := &rs.cur, &rs.disp
 	failures := 0
 	var bo backoff
 	bo.connected()
 	for {
-		raw, done, err := c.consume(ctx, st, id, body, co, cur, disp)
+		raw, done, err := c.consume(ctx, st, id, body, co, cur, disp, &rs.sr)
 		if done {
 			return raw, err
 		}
@@ -369,10 +375,15 @@ func (*valuesOnly) Err() error                  { return nil }
 // consume reads one connection's worth of a response stream. done reports that the call is
 // over (the response, or a fatal error); otherwise the stream ended early and may be resumed.
 // Once the response arrives, the rest of the stream is drained: at once when the reads already
-// reached its end, else in the background.
-func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io.ReadCloser, co *callOptions, cur *streamCursor, disp *dispatcher) (json.RawMessage, bool, error) {
-	sr := &streamReader{r: body, cur: cur}
-	unwatch := context.AfterFunc(ctx, func() { body.Close() })
+// reached its end, else in the background. sr, when not nil, is the reader to use (its
+// previous use is over).
+func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io.ReadCloser, co *callOptions, cur *streamCursor, disp *dispatcher, sr *streamReader) (json.RawMessage, bool, error) {
+	if sr == nil {
+		sr = new(streamReader)
+	}
+	*sr = streamReader{r: body, cur: cur}
+	closeBody := func() { body.Close() } // for ctx's end, and the drain's limits
+	unwatch := context.AfterFunc(ctx, closeBody)
 	var (
 		resp    *wireMessage
 		readErr error
@@ -428,7 +439,7 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 		drained := make(chan struct{})
 		go func() {
 			defer close(drained)
-			c.drain(body, sr)
+			c.drain(body, sr, closeBody)
 		}()
 		t := time.NewTimer(tailWait)
 		select {
@@ -449,19 +460,15 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 const tailWait = 2 * time.Millisecond
 
 // drain reads what is left of a finished response stream, within the drain limits, until
-// the client closes. The events are not parsed: they are discarded.
-func (c *Client) drain(body io.ReadCloser, sr *streamReader) {
+// the client closes; closeBody closes body. The events are not parsed: they are discarded
+// (io.Discard reads into a pooled buffer).
+func (c *Client) drain(body io.ReadCloser, sr *streamReader, closeBody func()) {
 	defer c.bg.Done()
-	t := time.AfterFunc(c.cfg.drainTime, func() { body.Close() })
-	defer context.AfterFunc(c.baseCtx, func() { body.Close() })()
+	t := time.AfterFunc(c.cfg.drainTime, closeBody)
+	defer context.AfterFunc(c.baseCtx, closeBody)()
 	sr.limit = sr.n + c.cfg.drainBytes // checked on every read: comment lines count too
 	sr.cur = nil                       // the call is over: its cursor is no longer read
-	var buf [512]byte
-	for {
-		if _, err := sr.Read(buf[:]); err != nil {
-			break
-		}
-	}
+	_, _ = io.Copy(io.Discard, sr)
 	t.Stop()
 	body.Close()
 }
@@ -497,7 +504,7 @@ func (c *Client) cancelRemote(st *clientSession, method string, id *ID, cause co
 type streamReader struct {
 	r     io.Reader
 	n     int64
-	limit int64 // when positive, reads past it fail with errDrainLimit
+	limit int64 // when positive, no read goes past it; reads at it fail with errDrainLimit
 	eof   bool  // r returned io.EOF
 	// line is the start of the current line, up to 24 bytes, in lineBuf.
 	line    []byte
@@ -507,8 +514,13 @@ type streamReader struct {
 }
 
 func (s *streamReader) Read(p []byte) (int, error) {
-	if s.limit > 0 && s.n >= s.limit {
-		return 0, errDrainLimit
+	if s.limit > 0 {
+		if s.n >= s.limit {
+			return 0, errDrainLimit
+		}
+		if rest := s.limit - s.n; int64(len(p)) > rest {
+			p = p[:rest]
+		}
 	}
 	n, err := s.r.Read(p)
 	s.n += int64(n)

@@ -29,6 +29,10 @@ type Client struct {
 	hc   *http.Client
 	owns bool // hc was made here, so Close may close its idle connections
 
+	// tmpl is http.NewRequest's request for url, copied by newRequest; tmplErr its error.
+	tmpl    *http.Request
+	tmplErr error
+
 	baseCtx    context.Context // handlers and drains run under it; cancelled by Close
 	baseCancel context.CancelFunc
 	// The standalone stream runs under listenCtx, which Close cancels first: it has no end
@@ -68,6 +72,10 @@ type clientSession struct {
 	toolHeaders sync.Map                     // tool name -> []paramHeader, from tools/list
 	// metaJSON is modernMeta(nil) encoded, for the log level it was made with.
 	metaJSON atomic.Pointer[encodedMeta]
+	// postHeader is the headers every POST of a message on this session carries (the
+	// client's, the session's, Content-Type and Accept), made by its first: a request's
+	// header is a copy.
+	postHeader atomic.Pointer[http.Header]
 }
 
 // encodedMeta is a modern session's _meta, encoded, and the log level it carries.
@@ -84,6 +92,7 @@ func NewClient(url string, opts ...ClientOption) *Client {
 		o.applyClient(&cfg)
 	}
 	c := &Client{url: url, cfg: cfg, hc: cfg.httpClient}
+	c.tmpl, c.tmplErr = http.NewRequest(http.MethodPost, url, nil)
 	if c.hc == nil {
 		c.hc = &http.Client{Transport: DefaultTransport()}
 		c.owns = true
@@ -376,6 +385,20 @@ func (c *Client) setHeaders(req *http.Request, st *clientSession) {
 			req.Header[headerProtocolVersion] = []string{st.version}
 		}
 	}
+}
+
+// postHeader returns the headers of a POST of one message on st: those setHeaders and
+// setPostHeaders set, made once per session. It is shared: callers copy it.
+func (c *Client) postHeader(st *clientSession) http.Header {
+	if h := st.postHeader.Load(); h != nil {
+		return *h
+	}
+	h := make(http.Header, len(c.cfg.headers)+4)
+	req := http.Request{Header: h}
+	c.setHeaders(&req, st)
+	setPostHeaders(&req)
+	st.postHeader.Store(&h)
+	return h
 }
 
 // setPostHeaders sets the headers of a POST of one JSON-RPC message.

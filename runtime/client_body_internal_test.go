@@ -65,3 +65,25 @@ func (e *eofReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// TestStreamReaderDrainLimit checks the drain's byte limit: reads stop exactly at it, even with
+// a buffer larger than what is left (io.Discard reads 8 KiB at a time), and a read at the
+// limit fails with errDrainLimit.
+func TestStreamReaderDrainLimit(t *testing.T) {
+	sr := &streamReader{r: strings.NewReader(strings.Repeat(": c\n", 10<<10))}
+	_, err := io.ReadFull(sr, make([]byte, 100))
+	require.NoError(t, err)
+	sr.limit = sr.n + 1000
+	n, err := io.Copy(io.Discard, sr)
+	assert.ErrorIs(t, err, errDrainLimit)
+	assert.Equal(t, int64(1000), n, "bytes drained past the first 100")
+	assert.Equal(t, int64(1100), sr.n, "bytes read in all")
+	assert.False(t, sr.eof, "the reader stopped before the end")
+
+	sr = &streamReader{r: strings.NewReader("data: x\n\n")}
+	sr.limit = 1 << 20
+	n, err = io.Copy(io.Discard, sr)
+	require.NoError(t, err, "a stream that ends within the limit")
+	assert.Equal(t, int64(9), n)
+	assert.True(t, sr.eof)
+}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+	"github.com/protomcp/protomcp/internal/protojsonfast"
 )
 
 // CallOption configures one call.
@@ -185,7 +186,7 @@ func decodeValidToolResult[Res any, PRes interface {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("mcp tools/call %s: the result has no structuredContent to decode", name)
 	}
-	if err := resultUnmarshal.Unmarshal(data, out); err != nil {
+	if err := protojsonfast.Unmarshal(resultUnmarshal, data, out); err != nil {
 		return nil, fmt.Errorf("mcp tools/call %s: decode result into %s: %w", name, out.ProtoReflect().Descriptor().FullName(), err)
 	}
 	return out, nil

@@ -339,7 +339,7 @@ func (c *Client) listenModern(st *clientSession, ready chan struct{}) {
 		}
 		if err == nil {
 			failures = 0
-			_, _, _ = c.consume(ctx, st, &id, resp.Body, nil, cur, disp)
+			_, _, _ = c.consume(ctx, st, &id, resp.Body, nil, cur, disp, nil)
 		} else {
 			failures++
 			if failures > c.cfg.maxResumes {

@@ -205,5 +205,5 @@ func (c *Client) listen(st *clientSession, ready chan struct{}) {
 
 func (c *Client) readStandalone(ctx context.Context, st *clientSession, body io.ReadCloser, cur *streamCursor, disp *dispatcher) {
 	noID := &ID{raw: "\x00"} // matches no response
-	_, _, _ = c.consume(ctx, st, noID, body, nil, cur, disp)
+	_, _, _ = c.consume(ctx, st, noID, body, nil, cur, disp, nil)
 }

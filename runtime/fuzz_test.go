@@ -120,7 +120,7 @@ func FuzzClientSSE(f *testing.F) {
 		}
 		ch := make(chan out, 1)
 		go func() {
-			raw, done, err := c.consume(ctx, st, &id, io.NopCloser(bytes.NewReader(data)), co, &streamCursor{}, &dispatcher{})
+			raw, done, err := c.consume(ctx, st, &id, io.NopCloser(bytes.NewReader(data)), co, &streamCursor{}, &dispatcher{}, nil)
 			ch <- out{raw, done, err}
 		}()
 		select {

@@ -1,7 +1,7 @@
 // Package jsonscan finds the parts of JSON text without decoding it: the primitives of the
 // runtime's hand-written scanners (the JSON-RPC envelope, tools/call params, tool results,
 // _meta), which read the messages MCP clients and servers send without encoding/json's
-// reflection. Each works on text already known to be valid JSON.
+// reflection. Each works on text already known to be valid JSON, which Valid checks.
 package jsonscan
 
 import "strconv"

@@ -6,6 +6,9 @@
 // fields, maps and google.protobuf.Timestamp. Any other message (other well-known types,
 // groups, extensions), and any value protojson would reject (invalid UTF-8, a timestamp out of
 // range), goes to protojson itself, so that the output and the errors stay protojson's.
+//
+// Unmarshal reads the common small result (strings without escapes, booleans, plain integers)
+// the same way: anything else goes to protojson.
 package protojsonfast
 
 import (

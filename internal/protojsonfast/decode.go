@@ -9,6 +9,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -16,22 +17,23 @@ import (
 	"github.com/protomcp/protomcp/internal/jsonscan"
 )
 
-// A Decoder reads tool arguments into one message type without protojson, in the common
-// form: a JSON object whose members are the message's scalar fields (strings, booleans, 32-bit
-// integers, floating-point numbers) under their JSON names, each once, with values of their
-// own JSON type. A profile of a loopback echo call had protojson's decoding of such an object
-// at a tenth of the server's work. Anything else (a nested message, a repeated or 64-bit field,
-// an enum, bytes, a member of a oneof, a proto field name, null, a number written as a string,
-// a surrogate escape) is left to protojson: Unmarshal reports false, and the caller decodes
-// a fresh message with protojson, whose results and errors stay the reference.
+// A Decoder reads proto3 JSON into one message type without protojson, in the common form:
+// a JSON object whose members are the message's scalar fields (strings, booleans, integers,
+// floating-point numbers) under their JSON or proto names, each once, with values of their
+// own JSON type. It serves typed tools' arguments (a profile of a loopback echo call had
+// protojson's decoding at a tenth of the server's work) and typed clients' results. Anything
+// else (a nested message, a repeated field, an enum, bytes, a member of a oneof, null, a
+// number written as a string, a surrogate escape, an unknown member, text that is not JSON)
+// is left to protojson: Unmarshal reports false, and the caller decodes with protojson, whose
+// results and errors stay the reference.
 type Decoder struct {
 	fields []decoderField // the message's fields, with ok false for those left to protojson
 }
 
 type decoderField struct {
-	name string // the JSON name
-	fd   protoreflect.FieldDescriptor
-	ok   bool
+	jsonName, protoName string
+	fd                  protoreflect.FieldDescriptor
+	ok                  bool
 }
 
 // NewDecoder returns the decoder of md's messages, or nil when none of md's messages can be
@@ -45,7 +47,7 @@ func NewDecoder(md protoreflect.MessageDescriptor) *Decoder {
 	fields := md.Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
-		d.fields = append(d.fields, decoderField{name: fd.JSONName(), fd: fd, ok: decodable(fd)})
+		d.fields = append(d.fields, decoderField{jsonName: fd.JSONName(), protoName: string(fd.Name()), fd: fd, ok: decodable(fd)})
 	}
 	return d
 }
@@ -62,6 +64,8 @@ func decodable(fd protoreflect.FieldDescriptor) bool {
 	case protoreflect.StringKind, protoreflect.BoolKind,
 		protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
 		protoreflect.Uint32Kind, protoreflect.Fixed32Kind,
+		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind,
+		protoreflect.Uint64Kind, protoreflect.Fixed64Kind,
 		protoreflect.FloatKind, protoreflect.DoubleKind:
 		return true
 	}
@@ -140,15 +144,29 @@ func (d *Decoder) appendWire(b, data []byte) ([]byte, bool) {
 	}
 }
 
-// lookup returns the index of the decodable field whose JSON name is key, or -1.
+// lookup returns the index of the field a member named key sets, or -1 when that field is
+// left to protojson or there is none. Like protojson, it looks for a JSON name first, then for
+// a proto name.
 func (d *Decoder) lookup(key []byte) int {
-	for n := range d.fields {
-		f := &d.fields[n]
-		if f.ok && f.name == string(key) {
-			return n
+	n := -1
+	for j := range d.fields {
+		if d.fields[j].jsonName == string(key) {
+			n = j
+			break
 		}
 	}
-	return -1
+	if n < 0 {
+		for j := range d.fields {
+			if d.fields[j].protoName == string(key) {
+				n = j
+				break
+			}
+		}
+	}
+	if n < 0 || !d.fields[n].ok {
+		return -1
+	}
+	return n
 }
 
 // appendScalar appends field fd with the JSON value v, in wire form, to b.
@@ -165,34 +183,49 @@ func appendScalar(b, v []byte, fd protoreflect.FieldDescriptor) ([]byte, bool) {
 		case "false":
 			return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), 0), true
 		}
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
+		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
 		if !isInteger(v) {
 			break
 		}
-		n, err := strconv.ParseInt(string(v), 10, 32)
+		bits := 64
+		if k := fd.Kind(); k == protoreflect.Int32Kind || k == protoreflect.Sint32Kind || k == protoreflect.Sfixed32Kind {
+			bits = 32
+		}
+		n, err := strconv.ParseInt(string(v), 10, bits)
 		if err != nil {
 			break
 		}
 		switch fd.Kind() {
-		case protoreflect.Int32Kind:
+		case protoreflect.Int32Kind, protoreflect.Int64Kind:
 			return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), uint64(n)), true
-		case protoreflect.Sint32Kind:
+		case protoreflect.Sint32Kind, protoreflect.Sint64Kind:
 			return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), protowire.EncodeZigZag(n)), true
-		default:
+		case protoreflect.Sfixed32Kind:
 			return protowire.AppendFixed32(protowire.AppendTag(b, num, protowire.Fixed32Type), uint32(int32(n))), true
+		default:
+			return protowire.AppendFixed64(protowire.AppendTag(b, num, protowire.Fixed64Type), uint64(n)), true
 		}
-	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
 		if !isInteger(v) || v[0] == '-' {
 			break
 		}
-		n, err := strconv.ParseUint(string(v), 10, 32)
+		bits := 64
+		if k := fd.Kind(); k == protoreflect.Uint32Kind || k == protoreflect.Fixed32Kind {
+			bits = 32
+		}
+		n, err := strconv.ParseUint(string(v), 10, bits)
 		if err != nil {
 			break
 		}
-		if fd.Kind() == protoreflect.Uint32Kind {
+		switch fd.Kind() {
+		case protoreflect.Uint32Kind, protoreflect.Uint64Kind:
 			return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), n), true
+		case protoreflect.Fixed32Kind:
+			return protowire.AppendFixed32(protowire.AppendTag(b, num, protowire.Fixed32Type), uint32(n)), true
+		default:
+			return protowire.AppendFixed64(protowire.AppendTag(b, num, protowire.Fixed64Type), n), true
 		}
-		return protowire.AppendFixed32(protowire.AppendTag(b, num, protowire.Fixed32Type), uint32(n)), true
 	case protoreflect.FloatKind:
 		if !isNumber(v) {
 			break
@@ -211,23 +244,65 @@ func appendScalar(b, v []byte, fd protoreflect.FieldDescriptor) ([]byte, bool) {
 	return b, false
 }
 
-// isInteger reports whether the JSON number v is written without a fraction or an exponent.
+// isInteger reports whether v is a JSON number written without a fraction or an exponent:
+// -?(0|[1-9][0-9]*).
 func isInteger(v []byte) bool {
-	if len(v) == 0 {
-		return false
-	}
-	for j, c := range v {
-		if (c < '0' || c > '9') && (c != '-' || j != 0) {
-			return false
-		}
-	}
-	return true
+	ok, end := numberParts(v)
+	return ok && end == len(v) && intOnly(v)
 }
 
-// isNumber reports whether v is a JSON number (data is valid JSON: it is one unless it is
-// another kind of value).
+// intOnly reports whether v holds no fraction and no exponent.
+func intOnly(v []byte) bool {
+	return bytes.IndexAny(v, ".eE") < 0
+}
+
+// isNumber reports whether v is exactly one JSON number.
 func isNumber(v []byte) bool {
-	return len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9'))
+	ok, end := numberParts(v)
+	return ok && end == len(v)
+}
+
+// numberParts scans the JSON number at the start of v: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+// It reports whether one is there, and where it ends.
+func numberParts(v []byte) (ok bool, end int) {
+	i := 0
+	if i < len(v) && v[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(v) && v[i] == '0':
+		i++
+	case i < len(v) && v[i] >= '1' && v[i] <= '9':
+		for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+			i++
+		}
+	default:
+		return false, i
+	}
+	if i < len(v) && v[i] == '.' {
+		i++
+		start := i
+		for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return false, i
+		}
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		if i < len(v) && (v[i] == '+' || v[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return false, i
+		}
+	}
+	return true, i
 }
 
 // appendUnquoted appends the JSON string v (with its quotes), decoded, as a length-delimited
@@ -238,7 +313,7 @@ func appendUnquoted(b, v []byte) ([]byte, bool) {
 		return b, false
 	}
 	v = v[1 : len(v)-1]
-	if !utf8.Valid(v) {
+	if !utf8.Valid(v) || hasControl(v) {
 		return b, false
 	}
 	if bytes.IndexByte(v, '\\') < 0 {
@@ -301,4 +376,30 @@ func appendUnquoted(b, v []byte) ([]byte, bool) {
 		b = b[:len(b)-gap]
 	}
 	return b, true
+}
+
+// hasControl reports whether v holds a control character, which a JSON string must escape.
+func hasControl(v []byte) bool {
+	for _, c := range v {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+var decoders sync.Map // protoreflect.MessageDescriptor -> *Decoder (nil: none)
+
+// Unmarshal decodes b, proto3 JSON, into m as o.Unmarshal does: with m's Decoder when it reads
+// b, else with o (which resets m first).
+func Unmarshal(o protojson.UnmarshalOptions, b []byte, m proto.Message) error {
+	md := m.ProtoReflect().Descriptor()
+	v, ok := decoders.Load(md)
+	if !ok {
+		v, _ = decoders.LoadOrStore(md, NewDecoder(md))
+	}
+	if d := v.(*Decoder); d != nil && d.Unmarshal(b, m) {
+		return nil
+	}
+	return o.Unmarshal(b, m)
 }

@@ -16,8 +16,8 @@ import (
 	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
 )
 
-// scalarsDescriptor is a proto3 message with a field of every kind unmarshalSimple sets, and
-// fields it leaves to protojson (enum, double, repeated, message, oneof, proto3 optional).
+// scalarsDescriptor is a proto3 message with a field of every kind a Decoder sets, and fields it
+// leaves to protojson (enum, repeated, message, oneof, bytes).
 func scalarsDescriptor(t testing.TB) protoreflect.MessageDescriptor {
 	t.Helper()
 	field := func(name string, num int32, typ descriptorpb.FieldDescriptorProto_Type) *descriptorpb.FieldDescriptorProto {
@@ -63,7 +63,7 @@ func scalarsDescriptor(t testing.TB) protoreflect.MessageDescriptor {
 	return fd.Messages().Get(0)
 }
 
-// unmarshalSeeds are inputs on both sides of what unmarshalSimple accepts.
+// unmarshalSeeds are inputs on both sides of what a Decoder accepts, and text that is not JSON.
 var unmarshalSeeds = []string{
 	`{}`, ` { } `, `{"s":"x"}`, `{"s":"x","camelCase":"y","b":true,"i32":-5,"i64":9007199254740993,"u32":4294967295,"u64":18446744073709551615,"s32":-0,"f64":0,"sf32":-2147483648}`,
 	`{"camel_case":"proto name"}`, `{"camelCase":"a","camel_case":"b"}`, `{"s":"a","s":"b"}`, `{"renamed":"custom json name"}`, `{"custom":"proto name of a renamed field"}`,
@@ -75,8 +75,8 @@ var unmarshalSeeds = []string{
 }
 
 // checkUnmarshal decodes in into a new message of each type with Unmarshal and with protojson,
-// and fails unless both fail or both give the same message; it returns whether unmarshalSimple
-// decoded it for the message of md.
+// and fails unless both fail or both give the same message; it returns whether the Decoder of
+// md decoded it.
 func checkUnmarshal(t *testing.T, md protoreflect.MessageDescriptor, in []byte) bool {
 	t.Helper()
 	simple := false
@@ -96,7 +96,7 @@ func checkUnmarshal(t *testing.T, md protoreflect.MessageDescriptor, in []byte) 
 			}
 		}
 		if newMsg().ProtoReflect().Descriptor() == md {
-			simple = unmarshalSimple(in, dynamicpb.NewMessage(md))
+			simple = NewDecoder(md).Unmarshal(in, dynamicpb.NewMessage(md))
 		}
 	}
 	return simple
@@ -110,12 +110,13 @@ func TestUnmarshalMatchesProtojson(t *testing.T) {
 	// The fast path is taken where it should be, and left where protojson must decide.
 	assert.True(t, checkUnmarshal(t, md, []byte(unmarshalSeeds[3])), "every simple kind")
 	assert.True(t, checkUnmarshal(t, md, []byte(`{"renamed":"x","camel_case":"y"}`)), "JSON and proto names")
-	assert.False(t, checkUnmarshal(t, md, []byte(`{"s":"a\nb"}`)), "an escape")
+	assert.True(t, checkUnmarshal(t, md, []byte(`{"s":"a\nb","d":-1.5e3}`)), "an escape, a double")
+	assert.False(t, checkUnmarshal(t, md, []byte(`{"s":"\ud83c\udf0d"}`)), "a surrogate escape")
 	assert.False(t, checkUnmarshal(t, md, []byte(`{"e":"E_ONE"}`)), "an enum")
 	text := &mcpv1.TextContent{}
 	require.NoError(t, Unmarshal(protojson.UnmarshalOptions{}, []byte(`{"text":"hi"}`), text))
 	assert.Equal(t, "hi", text.GetText())
-	assert.True(t, unmarshalSimple([]byte(`{"text":"hi"}`), (&mcpv1.TextContent{}).ProtoReflect()), "a generated message")
+	assert.True(t, NewDecoder(text.ProtoReflect().Descriptor()).Unmarshal([]byte(`{"text":"hi"}`), &mcpv1.TextContent{}), "a generated message")
 }
 
 // FuzzUnmarshal checks that Unmarshal decodes what protojson decodes, into the same message,
@@ -127,26 +128,5 @@ func FuzzUnmarshal(f *testing.F) {
 	md := scalarsDescriptor(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		checkUnmarshal(t, md, in)
-	})
-}
-
-func BenchmarkUnmarshalText(b *testing.B) {
-	in := []byte(`{"text":"the quick brown fox jumps over the lazy dog"}`)
-	o := protojson.UnmarshalOptions{DiscardUnknown: true}
-	b.Run("fast", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := Unmarshal(o, in, &mcpv1.TextContent{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("protojson", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := o.Unmarshal(in, &mcpv1.TextContent{}); err != nil {
-				b.Fatal(err)
-			}
-		}
 	})
 }

@@ -253,7 +253,7 @@ func isInteger(v []byte) bool {
 
 // intOnly reports whether v holds no fraction and no exponent.
 func intOnly(v []byte) bool {
-	return bytes.IndexAny(v, ".eE") < 0
+	return !bytes.ContainsAny(v, ".eE")
 }
 
 // isNumber reports whether v is exactly one JSON number.

@@ -140,7 +140,7 @@ func (s *Server) startBatchRequest(r *http.Request, sess *session, msg *wireMess
 	if !ok {
 		return batchStream{}, encodeResponse(msg.ID, nil, Errorf(CodeMethodNotFound, "method not found: %s", truncate(msg.Method, 100)))
 	}
-	ctx, cancel := s.handlerContext(sess.ctx)
+	ctx, cancel := s.handlerContext(sess.ctx, &sess.deadlines)
 	if rpcErr, _ := sess.startRequest(msg.ID, cancel); rpcErr != nil {
 		cancel()
 		return batchStream{}, encodeResponse(msg.ID, nil, rpcErr)

@@ -397,7 +397,7 @@ func (s *Server) transientSession(mr *modernRequest) *session {
 // stream cancels the request (spec 2026-07-28, Streamable HTTP, Cancellation).
 func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *modernRequest, h methodHandler, msg *wireMessage) {
 	sess := s.transientSession(mr)
-	ctx, cancel := s.handlerContext(s.baseCtx)
+	ctx, cancel := s.handlerContext(s.baseCtx, &s.deadlines)
 	stop := context.AfterFunc(r.Context(), cancel)
 	defer stop()
 	if !sess.reserve(requestCost(msg), false) {

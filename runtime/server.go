@@ -51,6 +51,9 @@ type Server struct {
 	// clientMeta caches the decoding of the client capabilities and info of modern requests
 	// (era_server.go).
 	clientMeta atomic.Pointer[clientMeta]
+	// deadlines are the handler deadlines of 2026-07-28 requests, which have no session
+	// (deadline.go).
+	deadlines deadlines
 
 	modern modernState // the stateless era's listeners and requestState key (era_server.go)
 
@@ -426,7 +429,7 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 	}
 	// One context per request, cancelled by notifications/cancelled or the session's end and
 	// bounded by the handler timeout: one context rather than two, each costing allocations.
-	ctx, cancel := s.handlerContext(sess.ctx)
+	ctx, cancel := s.handlerContext(sess.ctx, &sess.deadlines)
 	if rpcErr, status := sess.startRequest(msg.ID, cancel); rpcErr != nil {
 		cancel()
 		s.writeJSON(w, status, encodeResponse(msg.ID, nil, rpcErr))
@@ -916,15 +919,6 @@ func (s *Server) broadcast(method string, params any) {
 		return
 	}
 	s.broadcastLocal(method, params, false)
-}
-
-// handlerContext returns the context a request's handler runs under: parent's, bounded by the
-// handler timeout when there is one.
-func (s *Server) handlerContext(parent context.Context) (context.Context, context.CancelFunc) {
-	if s.cfg.handlerTimeout > 0 {
-		return context.WithTimeout(parent, s.cfg.handlerTimeout)
-	}
-	return context.WithCancel(parent)
 }
 
 func (s *Server) handlePing(context.Context, *requestState, json.RawMessage) (any, error) {

@@ -26,6 +26,7 @@ type session struct {
 	established atomic.Bool
 	held        atomic.Int64 // bytes charged to the session's budget (budget.go)
 	logLevel    atomic.Pointer[LoggingLevel]
+	deadlines   deadlines // its handlers' (deadline.go)
 
 	mu              sync.Mutex
 	protocolVersion string

@@ -12,13 +12,15 @@ import (
 // start within the same short window share one deadline context instead, a child of their
 // session's (or, in 2026-07-28, of the server's), and each request's own context is a
 // cancellable child of it: one timer per window, not per call. A handler's deadline is then
-// its start plus the timeout, rounded up to the window: at most a 64th of the timeout (and
-// never more than a second) later. Its context ends with context.DeadlineExceeded then, as
-// one of WithTimeout's would, and so do the contexts it derives.
+// its start plus the timeout, rounded up to the window: at most a 64th of the timeout later
+// (about 9 s of the default 10 minutes). Its context ends with context.DeadlineExceeded
+// then, as one of WithTimeout's would, and so do the contexts it derives. A window's context
+// lives until its deadline (its requests may still run), so a busy session holds at most 65
+// of them, each a context and a timer.
 
 // deadlineWindow returns the window of requests that share a deadline, for timeout d.
 func deadlineWindow(d time.Duration) time.Duration {
-	return min(d/64, time.Second)
+	return d / 64
 }
 
 // deadlineGroup is the deadline context shared by the requests that start before until. Its

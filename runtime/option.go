@@ -208,7 +208,7 @@ func WithMaxQueuedEvents(n int) ServerOption {
 
 // WithHandlerTimeout bounds every request handler (default 10 minutes; 0 for none). Requests
 // that start close together share one deadline timer, so a handler's deadline is its start
-// plus d, rounded up by at most a 64th of d (and never more than a second).
+// plus d, rounded up by at most a 64th of d.
 func WithHandlerTimeout(d time.Duration) ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { c.handlerTimeout = d })
 }

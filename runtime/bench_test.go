@@ -202,6 +202,7 @@ func BenchmarkServerItems500SSE(b *testing.B) {
 type memTransport struct {
 	result string // the JSON of the tools/call result
 	sse    bool
+	modern bool // answers server/discover as a 2026-07-28 server
 }
 
 func (t *memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -222,6 +223,8 @@ func (t *memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.StatusCode = http.StatusAccepted
 		resp.Body = http.NoBody
 		return resp, nil
+	case t.modern && bytes.Contains(in, []byte(`"method":"server/discover"`)):
+		body = `{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mem","version":"1"}}}}`
 	case bytes.Contains(in, []byte(`"method":"initialize"`)):
 		resp.Header.Set("Mcp-Session-Id", "0123456789abcdef0123456789abcdef")
 		body = `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"mem","version":"1"}}}`
@@ -254,13 +257,25 @@ func benchmarkClient[Res any, PRes interface {
 	*Res
 	proto.Message
 }](b *testing.B, tool string, req proto.Message, result PRes, sse bool, opts ...runtime.ClientOption) {
+	benchmarkClientOn[Res, PRes](b, tool, req, result, &memTransport{sse: sse}, opts...)
+}
+
+// benchmarkClientOn is benchmarkClient over tr, whose result it sets.
+func benchmarkClientOn[Res any, PRes interface {
+	*Res
+	proto.Message
+}](b *testing.B, tool string, req proto.Message, result PRes, tr *memTransport, opts ...runtime.ClientOption) {
 	sc, err := protojson.Marshal(result)
 	if err != nil {
 		b.Fatal(err)
 	}
 	text, _ := json.Marshal(string(sc))
 	res := `{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + string(sc) + `}`
-	c := runtime.NewClient("http://mem/mcp", append([]runtime.ClientOption{runtime.WithHTTPClient(&http.Client{Transport: &memTransport{result: res, sse: sse}})}, opts...)...)
+	if tr.modern {
+		res = `{"resultType":"complete",` + res[1:]
+	}
+	tr.result = res
+	c := runtime.NewClient("http://mem/mcp", append([]runtime.ClientOption{runtime.WithHTTPClient(&http.Client{Transport: tr})}, opts...)...)
 	ctx := context.Background()
 	if err := c.Connect(ctx); err != nil {
 		b.Fatal(err)
@@ -279,6 +294,12 @@ func benchmarkClient[Res any, PRes interface {
 // (including the in-memory transport's own few allocations).
 func BenchmarkClientEcho(b *testing.B) {
 	benchmarkClient[mcpv1.TextContent](b, "echo", &mcpv1.TextContent{Text: benchText}, &mcpv1.TextContent{Text: benchText}, false)
+}
+
+// BenchmarkClientEchoModern is the same call in MCP 2026-07-28 (the request metadata in every
+// request's _meta, the version, method and name in headers).
+func BenchmarkClientEchoModern(b *testing.B) {
+	benchmarkClientOn[mcpv1.TextContent](b, "echo", &mcpv1.TextContent{Text: benchText}, &mcpv1.TextContent{Text: benchText}, &memTransport{modern: true}, runtime.WithEra(runtime.EraModern))
 }
 
 // BenchmarkClientEchoInterceptor is BenchmarkClientEcho with one no-op client interceptor.

@@ -164,7 +164,9 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 	var version string
 	if raw, ok := meta.version, meta.version != nil; ok {
 		var isString bool
-		if version, isString = jsonString(raw); !isString || version == "" {
+		if string(raw) == `"`+ProtocolVersion20260728+`"` {
+			version = ProtocolVersion20260728 // the common case, without a copy
+		} else if version, isString = jsonString(raw); !isString || version == "" {
 			return nil, invalidMeta("params._meta[%q] must be a non-empty string", metaProtocolVersion)
 		}
 	}
@@ -506,16 +508,6 @@ func (p *modernParams) decode(params []byte) error {
 // of the wrong type (encoding/json says what is wrong), inputResponses, escaped keys.
 func (p *modernParams) scan(params []byte) bool {
 	ok := true
-	str := func(v []byte) *string {
-		if string(v) == "null" {
-			return nil
-		}
-		s, isString := jsonString(v)
-		if !isString {
-			ok = false
-		}
-		return &s
-	}
 	if !eachMember(params, func(k, v []byte) {
 		switch string(k) {
 		case "_meta":
@@ -523,11 +515,11 @@ func (p *modernParams) scan(params []byte) bool {
 		case "arguments":
 			p.Arguments = v
 		case "name":
-			p.Name = str(v)
+			ok = optionalString(v, &p.Name) && ok
 		case "uri":
-			p.URI = str(v)
+			ok = optionalString(v, &p.URI) && ok
 		case "requestState":
-			p.RequestState = str(v)
+			ok = optionalString(v, &p.RequestState) && ok
 		default:
 			for _, n := range [...]string{"_meta", "arguments", "name", "uri", "requestState", "inputResponses"} {
 				if equalFoldASCII(k, n) {
@@ -574,6 +566,18 @@ func (mm *modernMeta) decode(m []byte) bool {
 		take([]byte(k), v)
 	}
 	return true
+}
+
+// optionalString decodes v as json.Unmarshal into a *string would: nil for null; it reports
+// false for any other kind of value.
+func optionalString(v []byte, dst **string) bool {
+	if string(v) == "null" {
+		*dst = nil
+		return true
+	}
+	s, isString := jsonString(v)
+	*dst = &s
+	return isString
 }
 
 // clientMeta is the last client capabilities and info a modern request carried, as text and

@@ -71,9 +71,16 @@ func rawMembers(obj []byte) (map[string]json.RawMessage, bool) {
 	}
 	m := make(map[string]json.RawMessage, n)
 	eachMember(obj, func(k, v []byte) {
-		if utf8.Valid(k) {
+		switch {
+		case string(k) == metaProtocolVersion: // the keys every 2026-07-28 request sends
+			m[metaProtocolVersion] = v
+		case string(k) == metaClientCaps:
+			m[metaClientCaps] = v
+		case string(k) == metaClientInfo:
+			m[metaClientInfo] = v
+		case utf8.Valid(k):
 			m[string(k)] = v
-		} else {
+		default:
 			n = -1 // encoding/json would replace the invalid bytes
 		}
 	})

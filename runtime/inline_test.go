@@ -76,6 +76,26 @@ func TestCloseSSEStreamThenElicitOverHTTP2(t *testing.T) {
 	assert.Equal(t, "accept", res.Text())
 }
 
+// TestCloseSSEStreamThenElicitOverHTTP11: the same over HTTP/1.1, where the handler runs on its
+// request's goroutine and the close takes the connection from net/http.
+func TestCloseSSEStreamThenElicitOverHTTP11(t *testing.T) {
+	srv := runtime.NewServer(runtime.Implementation{Name: "h1", Version: "1"}, runtime.WithLogger(discardLogger()),
+		runtime.WithRetryInterval(10*time.Millisecond), runtime.WithCallerRequestTimeout(5*time.Second))
+	pollThenElicit(srv)
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		shutdownServer(srv)
+		hs.Close()
+	})
+	c := runtime.NewClient(hs.URL, runtime.WithEra(runtime.EraLegacy), runtime.WithElicitationHandler(acceptAll), runtime.WithLogger(discardLogger()))
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	for range 3 {
+		res, err := c.CallTool(testCtx(t), "poll-elicit", nil)
+		require.NoError(t, err)
+		assert.Equal(t, "accept", res.Text())
+	}
+}
+
 // TestStdioCloseSSEStreamThenElicit: the same over stdio, whose in-memory exchanges cannot be
 // taken either: the stdio connection resumes the closed stream at once, and the elicitation
 // the handler sends after the close reaches the client.

@@ -160,8 +160,10 @@ func (st *stream) handlerReturned() bool {
 // its chunked body, as the client must see its stream end and resume; a stream taken over
 // by a resumption, or whose writes failed, has its connection closed, as the Streamable HTTP
 // transport allows one connection per stream. On HTTP/1.x the connection is taken from
-// net/http for that; where it cannot be (HTTP/2, a ResponseWriter that hides it), the
-// response ends when the handler returns.
+// net/http for that. Session-era handlers whose connection cannot be taken do not run
+// inline (takeable); where taking it fails all the same (a Hijacker that refuses), or in the
+// modern era over HTTP/2 (no CloseSSEStream, no resumption), the response ends when the
+// handler returns.
 func (st *stream) endInlineResponse(w http.ResponseWriter, my uint64, clean bool) {
 	if my != 1 || st.standalone {
 		return

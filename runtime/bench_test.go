@@ -11,10 +11,12 @@ package runtime_test
 // go test -run '^$' -bench . -benchmem ./runtime/ ; add -cpuprofile/-memprofile to profile.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -43,6 +45,13 @@ func (w *benchWriter) Header() http.Header         { return w.h }
 func (w *benchWriter) Write(p []byte) (int, error) { return w.body.Write(p) }
 func (w *benchWriter) WriteHeader(code int)        { w.code = code }
 func (w *benchWriter) Flush()                      {}
+
+// Hijack makes the writer one that net/http's HTTP/1.x responses are (an http.Hijacker), so
+// that the server runs handlers inline as it does for them; taking it fails, as it would for
+// a server that must then end the response when the handler returns.
+func (w *benchWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return nil, nil, http.ErrNotSupported
+}
 func (w *benchWriter) reset() {
 	clear(w.h)
 	w.body.Reset()

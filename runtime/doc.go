@@ -38,8 +38,10 @@
 //     field. Event IDs name their stream, and a client that lost its connection resumes with
 //     GET and Last-Event-ID from the [EventStore] (in memory by default, bounded in bytes), in
 //     its own session only. Caller.CloseSSEStream closes a handler's connection without ending
-//     its stream (SSE polling); on HTTP/2, where a running handler's response cannot end
-//     early, the stream ends when the handler returns.
+//     its stream (SSE polling). Where a running handler's connection cannot be taken to end
+//     its response early (HTTP/2, stdio, a ResponseWriter that is no http.Hijacker), the
+//     handler runs on a worker goroutine instead, so that the close still ends the response
+//     at once.
 //   - No request waits for another: every request's stream exists before its handler runs.
 //     The handler runs on the goroutine serving its HTTP request, which then writes the
 //     answer; the first message the handler sends before its answer (or, for an SSE answer,

@@ -238,8 +238,10 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 	}
 	infoRaw, hasInfo := meta.info, meta.info != nil
 	if c := s.clientMeta.Load(); c != nil && c.caps == string(capsRaw) && c.info == string(infoRaw) && c.hasInfo == hasInfo {
-		// A client sends the same capabilities and info with every request: decoded once.
-		mr.caps, mr.info = c.decodedCaps, c.decodedInfo
+		// A client sends the same capabilities and info with every request: decoded once,
+		// and copied, since handlers are given them (Caller.Capabilities) and other clients'
+		// requests may carry the same text.
+		mr.caps, mr.info = ownCaps(c.decodedCaps), c.decodedInfo
 	} else {
 		if b := trimSpace(capsRaw); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &mr.caps) != nil {
 			return nil, invalidMeta("params._meta[%q] must be a ClientCapabilities object", metaClientCaps)
@@ -249,7 +251,11 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 				return nil, invalidMeta("params._meta[%q] must be an Implementation object (name, version)", metaClientInfo)
 			}
 		}
-		s.clientMeta.Store(&clientMeta{caps: string(capsRaw), info: string(infoRaw), hasInfo: hasInfo, decodedCaps: mr.caps, decodedInfo: mr.info})
+		if mr.caps.Experimental == nil {
+			// (Experimental capabilities, free-form values, are decoded for each request:
+			// a copy would cost as much.)
+			s.clientMeta.Store(&clientMeta{caps: string(capsRaw), info: string(infoRaw), hasInfo: hasInfo, decodedCaps: ownCaps(mr.caps), decodedInfo: mr.info})
+		}
 	}
 	if raw := meta.logLevel; raw != nil {
 		ls, isString := jsonString(raw)
@@ -587,4 +593,23 @@ type clientMeta struct {
 	hasInfo     bool
 	decodedCaps ClientCapabilities
 	decodedInfo Implementation
+}
+
+// ownCaps returns caps with its own copies of what its pointers point to, so that a handler
+// that changes the capabilities it is given (Caller.Capabilities) changes nothing another
+// request sees. Experimental is shared: clientMeta keeps none.
+func ownCaps(caps ClientCapabilities) ClientCapabilities {
+	if caps.Roots != nil {
+		r := *caps.Roots
+		caps.Roots = &r
+	}
+	if caps.Sampling != nil {
+		s := *caps.Sampling
+		caps.Sampling = &s
+	}
+	if caps.Elicitation != nil {
+		e := *caps.Elicitation
+		caps.Elicitation = &e
+	}
+	return caps
 }

@@ -676,3 +676,32 @@ func inputKey(t *testing.T, m map[string]any) string {
 	t.Fatalf("no inputRequests: %v", m)
 	return ""
 }
+
+// TestModernCapabilitiesAreTheRequests: in 2026-07-28 each request declares its client's
+// capabilities; the server decodes a repeated declaration once, but what one request's handler
+// is given is its own: a handler that changes its copy (a capability filled in, an
+// experimental entry added) changes nothing that another client's request sees.
+func TestModernCapabilitiesAreTheRequests(t *testing.T) {
+	e := newClientEnv(t)
+	e.srv.AddTool(runtime.ToolSpec{Name: "caps", InputSchema: objSchema}, func(ctx context.Context, req *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		caps := runtime.CallerFrom(ctx).Capabilities()
+		text := fmt.Sprintf("url=%v experimental=%v", caps.Elicitation != nil && caps.Elicitation.URL != nil, caps.Experimental)
+		// The handler fills in its copy as it pleases.
+		if caps.Elicitation != nil {
+			caps.Elicitation.URL = &struct{}{}
+		}
+		if caps.Experimental != nil {
+			caps.Experimental["added"] = true
+		}
+		return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent(text)}}, nil
+	})
+	accept := func(context.Context, *runtime.ElicitParams) (*runtime.ElicitResult, error) {
+		return &runtime.ElicitResult{Action: "accept"}, nil
+	}
+	for i := range 3 {
+		c := e.client(t, runtime.WithEra(runtime.EraModern), runtime.WithElicitationHandler(accept))
+		res, err := c.CallTool(testCtx(t), "caps", json.RawMessage(`{}`))
+		require.NoError(t, err, "client %d", i)
+		assert.Equal(t, "url=false experimental=map[]", res.Text(), "client %d sees its own capabilities", i)
+	}
+}

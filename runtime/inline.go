@@ -21,7 +21,9 @@ import (
 // without sending anything, so that the client holds the priming event's ID, to resume
 // from, within that time however long the handler takes.
 //
-// The requests of a batch run on workers: they run at once.
+// The requests of a batch run on workers: they run at once. So do the session era's requests
+// whose response cannot be ended while the handler runs on (takeable): over HTTP/2 and stdio,
+// a CloseSSEStream ends the response only by ServeHTTP returning.
 
 // primingDelay is how long an inline handler of an SSE answer runs before its writer starts
 // and sends the priming event on its own. A handler that answers sooner sends the priming event
@@ -52,6 +54,25 @@ func (s *Server) runInline(r *http.Request, w http.ResponseWriter, rs *requestSt
 		return // the writer started for the handler's messages wrote the stream
 	}
 	s.serveStream(r.Context(), w, st, 1, mode, nil)
+}
+
+// takeable reports whether r's response can end before its handler returns, by taking its
+// connection (endInlineResponse): an HTTP/1.x request whose ResponseWriter, or one it wraps
+// (Unwrap, as http.ResponseController looks), can be hijacked.
+func takeable(r *http.Request, w http.ResponseWriter) bool {
+	if r.ProtoMajor != 1 {
+		return false
+	}
+	for {
+		switch t := w.(type) {
+		case http.Hijacker:
+			return true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return false
+		}
+	}
 }
 
 // startWriter starts the writer of an inline handler's stream, once, unless the handler has
@@ -139,8 +160,10 @@ func (st *stream) handlerReturned() bool {
 // its chunked body, as the client must see its stream end and resume; a stream taken over
 // by a resumption, or whose writes failed, has its connection closed, as the Streamable HTTP
 // transport allows one connection per stream. On HTTP/1.x the connection is taken from
-// net/http for that; where it cannot be (HTTP/2, a ResponseWriter that hides it), the
-// response ends when the handler returns.
+// net/http for that. Session-era handlers whose connection cannot be taken do not run
+// inline (takeable); where taking it fails all the same (a Hijacker that refuses), or in the
+// modern era over HTTP/2 (no CloseSSEStream, no resumption), the response ends when the
+// handler returns.
 func (st *stream) endInlineResponse(w http.ResponseWriter, my uint64, clean bool) {
 	if my != 1 || st.standalone {
 		return

@@ -476,8 +476,9 @@ func TestDisconnectIsNotCancellation(t *testing.T) {
 }
 
 // TestCloseSSEStreamOverHTTP2: over HTTP/2, where the server cannot take the connection to
-// end a response early, a handler's CloseSSEStream ends its stream when the handler returns;
-// the client still gets every progress notification once and the result, and nothing hangs.
+// end a response early, the handler runs on a worker (takeable) and its CloseSSEStream ends
+// the stream at once; the client gets every progress notification once and the result, and
+// nothing hangs.
 func TestCloseSSEStreamOverHTTP2(t *testing.T) {
 	srv := NewServer(Implementation{Name: "h2", Version: "1"}, WithLogger(discardLogger()), WithRetryInterval(20*time.Millisecond))
 	srv.AddTool(ToolSpec{Name: "poll"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {

@@ -63,7 +63,10 @@ func eachMember(obj []byte, fn func(key, val []byte)) bool {
 
 // rawMembers decodes a JSON object into a map of its members, as json.Unmarshal into a
 // map[string]json.RawMessage does (the last of duplicate keys wins), with values that are
-// views of obj rather than copies. It reports false for what it leaves to encoding/json.
+// views of obj rather than copies, each capped at its own length: an append to one (a
+// handler's, to RequestMeta.Other or ProgressToken) copies it, as it would encoding/json's
+// copy, rather than writing over the rest of obj. It reports false for what it leaves to
+// encoding/json.
 func rawMembers(obj []byte) (map[string]json.RawMessage, bool) {
 	n := 0
 	if !eachMember(obj, func(_, _ []byte) { n++ }) {
@@ -71,6 +74,7 @@ func rawMembers(obj []byte) (map[string]json.RawMessage, bool) {
 	}
 	m := make(map[string]json.RawMessage, n)
 	eachMember(obj, func(k, v []byte) {
+		v = v[:len(v):len(v)]
 		switch {
 		case string(k) == metaProtocolVersion: // the keys every 2026-07-28 request sends
 			m[metaProtocolVersion] = v

@@ -97,3 +97,21 @@ func normalize(b []byte) string {
 	out, _ := json.Marshal(v)
 	return string(out)
 }
+
+// TestRequestMetaValuesDoNotAliasParams: the values of RequestMeta (Other, ProgressToken) are
+// views of the request's params, which the handler still reads (its arguments); appending to
+// one, as to any []byte a handler is given, must not write over the params after it, as it
+// cannot with encoding/json's copies.
+func TestRequestMetaValuesDoNotAliasParams(t *testing.T) {
+	params := []byte(`{"_meta":{"progressToken":"p","trace":"t"},"arguments":{"text":"hello"}}`)
+	orig := string(params)
+	m, rpcErr := requestMeta(params)
+	if rpcErr != nil || m == nil {
+		t.Fatalf("requestMeta: %v", rpcErr)
+	}
+	_ = append(m.Other["trace"], `,"arguments":{"text":"overwritten"}}`...)
+	_ = append(m.ProgressToken, `XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX`...)
+	if string(params) != orig {
+		t.Errorf("params changed by appending to their _meta's values:\n got %s\nwant %s", params, orig)
+	}
+}

@@ -466,6 +466,15 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 	if s.cfg.alwaysSSE {
 		mode = modeSSE
 	}
+	if !takeable(r, w) {
+		// The response cannot end before its handler returns (HTTP/2, stdio), yet a
+		// CloseSSEStream must end it at once: the client resumes on a new connection for what
+		// the handler sends next, and may have to answer it (an elicitation) before the
+		// handler can return. The handler runs on a worker, and this goroutine writes.
+		s.workers.RunJob(rs)
+		s.serveStream(r.Context(), w, st, 1, mode, nil)
+		return
+	}
 	s.runInline(r, w, rs, mode)
 }
 

@@ -7,7 +7,9 @@ package servers
 //	go test -run '^$' -bench . -benchmem ./internal/servers/
 
 import (
+	"bufio"
 	"bytes"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -26,6 +28,13 @@ func (w *writer) Header() http.Header         { return w.h }
 func (w *writer) Write(p []byte) (int, error) { return w.body.Write(p) }
 func (w *writer) WriteHeader(code int)        { w.code = code }
 func (w *writer) Flush()                      {}
+
+// Hijack makes the writer an http.Hijacker, as net/http's HTTP/1.x responses are, so that
+// protomcp runs handlers on the request's goroutine as it does behind a real server; taking
+// the connection fails (no handler here closes its stream early).
+func (w *writer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return nil, nil, http.ErrNotSupported
+}
 func (w *writer) reset() {
 	clear(w.h)
 	w.body.Reset()

@@ -235,55 +235,19 @@ func requestMeta(params json.RawMessage) (*RequestMeta, *Error) {
 // validated. ok is false for shapes it does not handle (escaped keys, a key that matches only
 // without regard to case): the caller then asks encoding/json.
 func scanMember(obj []byte, name string) (val []byte, found, ok bool) {
-	i := jsonscan.SkipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
+	ok = jsonscan.Members(obj, func(k, v []byte) bool {
+		switch {
+		case string(k) == name:
+			val, found = v, true
+		case equalFoldASCII(k, name):
+			return false
+		}
+		return true
+	})
+	if !ok {
 		return nil, false, false
 	}
-	i = jsonscan.SkipSpace(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return nil, false, true
-	}
-	for i < len(obj) {
-		if obj[i] != '"' {
-			return nil, false, false
-		}
-		kEnd := jsonscan.StringEnd(obj, i)
-		if kEnd < 0 {
-			return nil, false, false
-		}
-		key := obj[i+1 : kEnd-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return nil, false, false
-		}
-		i = jsonscan.SkipSpace(obj, kEnd)
-		if i >= len(obj) || obj[i] != ':' {
-			return nil, false, false
-		}
-		i = jsonscan.SkipSpace(obj, i+1)
-		vEnd := jsonscan.ValueEnd(obj, i)
-		if vEnd < 0 {
-			return nil, false, false
-		}
-		switch {
-		case string(key) == name:
-			val, found = obj[i:vEnd], true
-		case equalFoldASCII(key, name):
-			return nil, false, false
-		}
-		i = jsonscan.SkipSpace(obj, vEnd)
-		if i >= len(obj) {
-			return nil, false, false
-		}
-		switch obj[i] {
-		case ',':
-			i = jsonscan.SkipSpace(obj, i+1)
-		case '}':
-			return val, found, true
-		default:
-			return nil, false, false
-		}
-	}
-	return nil, false, false
+	return val, found, true
 }
 
 // requestCost is what a request in flight is charged: its params, method and id, held until

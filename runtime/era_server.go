@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+
+	"github.com/protomcp/protomcp/internal/jsonscan"
 )
 
 // This file serves the modern (stateless, 2026-07-28) era on the same endpoint as the session
@@ -514,7 +516,7 @@ func (p *modernParams) decode(params []byte) error {
 // of the wrong type (encoding/json says what is wrong), inputResponses, escaped keys.
 func (p *modernParams) scan(params []byte) bool {
 	ok := true
-	if !eachMember(params, func(k, v []byte) {
+	if !jsonscan.Members(params, func(k, v []byte) bool {
 		switch string(k) {
 		case "_meta":
 			p.Meta = v
@@ -533,6 +535,7 @@ func (p *modernParams) scan(params []byte) bool {
 				}
 			}
 		}
+		return true
 	}) {
 		return false
 	}
@@ -548,7 +551,7 @@ type modernMeta struct {
 // decode reads a _meta object, as json.Unmarshal into a map would (the last of duplicate keys
 // wins); it reports false when m is not an object.
 func (mm *modernMeta) decode(m []byte) bool {
-	take := func(k, v []byte) {
+	take := func(k, v []byte) bool {
 		switch string(k) {
 		case metaProtocolVersion:
 			mm.version = v
@@ -559,8 +562,9 @@ func (mm *modernMeta) decode(m []byte) bool {
 		case metaLogLevel:
 			mm.logLevel = v
 		}
+		return true
 	}
-	if eachMember(m, take) {
+	if jsonscan.Members(m, take) {
 		return true
 	}
 	*mm = modernMeta{}

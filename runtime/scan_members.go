@@ -9,58 +9,6 @@ import (
 	"github.com/protomcp/protomcp/internal/jsonscan"
 )
 
-// eachMember calls fn with the key (still quoted-free, unescaped only when it holds no
-// escape) and the value of each top-level member of obj, a JSON object from a message
-// decodeMessage has validated, in order. It reports false for shapes it leaves to
-// encoding/json: an escaped key, or anything but an object; fn may have seen some members by
-// then.
-func eachMember(obj []byte, fn func(key, val []byte)) bool {
-	i := jsonscan.SkipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return false
-	}
-	i = jsonscan.SkipSpace(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return true
-	}
-	for i < len(obj) {
-		if obj[i] != '"' {
-			return false
-		}
-		kEnd := jsonscan.StringEnd(obj, i)
-		if kEnd < 0 {
-			return false
-		}
-		key := obj[i+1 : kEnd-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
-		}
-		i = jsonscan.SkipSpace(obj, kEnd)
-		if i >= len(obj) || obj[i] != ':' {
-			return false
-		}
-		i = jsonscan.SkipSpace(obj, i+1)
-		vEnd := jsonscan.ValueEnd(obj, i)
-		if vEnd < 0 {
-			return false
-		}
-		fn(key, obj[i:vEnd])
-		i = jsonscan.SkipSpace(obj, vEnd)
-		if i >= len(obj) {
-			return false
-		}
-		switch obj[i] {
-		case ',':
-			i = jsonscan.SkipSpace(obj, i+1)
-		case '}':
-			return true
-		default:
-			return false
-		}
-	}
-	return false
-}
-
 // rawMembers decodes a JSON object into a map of its members, as json.Unmarshal into a
 // map[string]json.RawMessage does (the last of duplicate keys wins), with values that are
 // views of obj rather than copies, each capped at its own length: an append to one (a
@@ -69,11 +17,11 @@ func eachMember(obj []byte, fn func(key, val []byte)) bool {
 // encoding/json.
 func rawMembers(obj []byte) (map[string]json.RawMessage, bool) {
 	n := 0
-	if !eachMember(obj, func(_, _ []byte) { n++ }) {
+	if !jsonscan.Members(obj, func(_, _ []byte) bool { n++; return true }) {
 		return nil, false
 	}
 	m := make(map[string]json.RawMessage, n)
-	eachMember(obj, func(k, v []byte) {
+	jsonscan.Members(obj, func(k, v []byte) bool {
 		v = v[:len(v):len(v)]
 		switch {
 		case string(k) == metaProtocolVersion: // the keys every 2026-07-28 request sends
@@ -87,6 +35,7 @@ func rawMembers(obj []byte) (map[string]json.RawMessage, bool) {
 		default:
 			n = -1 // encoding/json would replace the invalid bytes
 		}
+		return true
 	})
 	return m, n >= 0
 }

@@ -87,3 +87,52 @@ func IsInt64(b []byte) bool {
 	_, err := strconv.ParseInt(string(b), 10, 64)
 	return err == nil
 }
+
+// Members calls fn with the key (the text between its quotes) and the value of each member of
+// the JSON object obj, in order, until fn returns false. It reports whether it read the whole
+// object: false when fn stopped it, when obj is not one object (white space around it aside),
+// and for a key with an escape, which it leaves to the caller's decoder.
+func Members(obj []byte, fn func(key, val []byte) bool) bool {
+	i := SkipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false
+	}
+	i = SkipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return SkipSpace(obj, i+1) == len(obj)
+	}
+	for i < len(obj) && obj[i] == '"' {
+		kEnd := StringEnd(obj, i)
+		if kEnd < 0 {
+			return false
+		}
+		key := obj[i+1 : kEnd-1]
+		for _, c := range key {
+			if c == '\\' {
+				return false
+			}
+		}
+		i = SkipSpace(obj, kEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return false
+		}
+		i = SkipSpace(obj, i+1)
+		vEnd := ValueEnd(obj, i)
+		if vEnd < 0 || !fn(key, obj[i:vEnd]) {
+			return false
+		}
+		i = SkipSpace(obj, vEnd)
+		if i >= len(obj) {
+			return false
+		}
+		switch obj[i] {
+		case ',':
+			i = SkipSpace(obj, i+1)
+		case '}':
+			return SkipSpace(obj, i+1) == len(obj)
+		default:
+			return false
+		}
+	}
+	return false
+}

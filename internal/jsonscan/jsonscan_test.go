@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,5 +34,36 @@ func TestIsInt64(t *testing.T) {
 		"12345678901234567890": false,
 	} {
 		assert.Equal(t, want, IsInt64([]byte(in)), "IsInt64(%q)", in)
+	}
+}
+
+func TestMembers(t *testing.T) {
+	type member struct{ key, val string }
+	for _, tc := range []struct {
+		in   string
+		want []member
+		ok   bool
+	}{
+		{`{}`, nil, true},
+		{` { "a" : 1 , "b":{"c":[1,"}"]} } `, []member{{"a", "1"}, {"b", `{"c":[1,"}"]}`}}, true},
+		{`{"a":"x","a":"y"}`, []member{{"a", `"x"`}, {"a", `"y"`}}, true},
+		{`{"a\"b":1}`, nil, false},
+		{`{"a":1} x`, []member{{"a", "1"}}, false},
+		{`{"a":1,}`, []member{{"a", "1"}}, false},
+		{`[1]`, nil, false},
+		{``, nil, false},
+	} {
+		var got []member
+		ok := Members([]byte(tc.in), func(k, v []byte) bool {
+			got = append(got, member{string(k), string(v)})
+			return true
+		})
+		if ok != tc.ok || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("Members(%q) = %v %v, want %v %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+	n := 0
+	if Members([]byte(`{"a":1,"b":2}`), func(_, _ []byte) bool { n++; return false }) || n != 1 {
+		t.Errorf("a callback returning false stops the walk: %d calls", n)
 	}
 }

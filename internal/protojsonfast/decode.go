@@ -94,54 +94,18 @@ var wireBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b 
 
 // appendWire appends the wire form of the JSON object data to b.
 func (d *Decoder) appendWire(b, data []byte) ([]byte, bool) {
-	i := jsonscan.SkipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return b, false
-	}
-	i = jsonscan.SkipSpace(data, i+1)
 	var seen uint64
-	if i < len(data) && data[i] == '}' {
-		return b, jsonscan.SkipSpace(data, i+1) == len(data)
-	}
-	for {
-		if i >= len(data) || data[i] != '"' {
-			return b, false
-		}
-		kEnd := jsonscan.StringEnd(data, i)
-		if kEnd < 0 {
-			return b, false
-		}
-		n := d.lookup(data[i+1 : kEnd-1])
+	ok := jsonscan.Members(data, func(key, val []byte) bool {
+		n := d.lookup(key)
 		if n < 0 || seen&(1<<n) != 0 {
-			return b, false // unknown, a proto name, an escape, or twice: protojson says
+			return false // unknown, left to protojson, an escape, or twice: protojson says
 		}
 		seen |= 1 << n
-		i = jsonscan.SkipSpace(data, kEnd)
-		if i >= len(data) || data[i] != ':' {
-			return b, false
-		}
-		i = jsonscan.SkipSpace(data, i+1)
-		vEnd := jsonscan.ValueEnd(data, i)
-		if vEnd < 0 {
-			return b, false
-		}
 		var ok bool
-		if b, ok = appendScalar(b, data[i:vEnd], d.fields[n].fd); !ok {
-			return b, false
-		}
-		i = jsonscan.SkipSpace(data, vEnd)
-		if i >= len(data) {
-			return b, false
-		}
-		switch data[i] {
-		case ',':
-			i = jsonscan.SkipSpace(data, i+1)
-		case '}':
-			return b, jsonscan.SkipSpace(data, i+1) == len(data)
-		default:
-			return b, false
-		}
-	}
+		b, ok = appendScalar(b, val, d.fields[n].fd)
+		return ok
+	})
+	return b, ok
 }
 
 // lookup returns the index of the field a member named key sets, or -1 when that field is

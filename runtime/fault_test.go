@@ -23,9 +23,7 @@ import (
 
 // runningHandlers returns the number of handlers in flight.
 func (e *hardenEnv) runningHandlers() int {
-	e.srv.mu.RLock()
-	defer e.srv.mu.RUnlock()
-	return e.srv.running
+	return int(e.srv.running.Load())
 }
 
 // A client that disconnects mid-stream: the handler is not cancelled (a disconnection is

@@ -32,9 +32,13 @@ type Server struct {
 	mu       sync.RWMutex
 	sessions map[string]*session
 	reaping  bool          // the idle-session reaper is running
-	running  int           // handlers in flight, guarded by mu
-	idle     chan struct{} // closed when running drops to 0 during shutdown
-	shutdown bool          // guarded by mu
+	// running counts the handlers in flight and shutdown is set by Shutdown: atomics, so that
+	// a request's start and end take no server-wide lock (every request takes mu's read side
+	// to find its session). idle, guarded by mu, is closed when running drops to 0 during
+	// shutdown.
+	running  atomic.Int64
+	shutdown atomic.Bool
+	idle     chan struct{}
 	held     atomic.Int64  // bytes charged to all sessions' budgets (budget.go)
 
 	tools     registry[*toolEntry]
@@ -786,23 +790,25 @@ func (s *Server) endSession(sess *session) {
 
 // handlerStarted counts a handler in, unless the server is shutting down.
 func (s *Server) handlerStarted() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.shutdown {
+	// Counted before the check: a Shutdown that sets the flag after this load sees the
+	// count and waits for this handler.
+	s.running.Add(1)
+	if s.shutdown.Load() {
+		s.handlerDone()
 		return false
 	}
-	s.running++
 	return true
 }
 
 func (s *Server) handlerDone() {
-	s.mu.Lock()
-	s.running--
-	if s.running == 0 && s.idle != nil {
-		close(s.idle)
-		s.idle = nil
+	if s.running.Add(-1) == 0 && s.shutdown.Load() {
+		s.mu.Lock()
+		if s.idle != nil && s.running.Load() == 0 {
+			close(s.idle)
+			s.idle = nil
+		}
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 }
 
 // reap ends sessions idle for longer than ttl. It runs while there are sessions, so an idle
@@ -870,9 +876,9 @@ func (sess *session) idle() bool {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closeOnce.Do(func() { close(s.closing) })
 	s.mu.Lock()
-	s.shutdown = true
+	s.shutdown.Store(true)
 	done := make(chan struct{})
-	if s.running == 0 {
+	if s.running.Load() == 0 {
 		close(done)
 	} else {
 		s.idle = done

@@ -26,7 +26,9 @@ type session struct {
 	established atomic.Bool
 	held        atomic.Int64 // bytes charged to the session's budget (budget.go)
 	logLevel    atomic.Pointer[LoggingLevel]
-	deadlines   deadlines // its handlers' (deadline.go)
+	// nextStreamID numbers the session's request streams.
+	nextStreamID atomic.Uint64
+	deadlines    deadlines // its handlers' (deadline.go)
 
 	mu              sync.Mutex
 	protocolVersion string
@@ -36,7 +38,6 @@ type session struct {
 	inflight        map[string]context.CancelFunc // request ID -> cancel
 	pending         map[string]chan *wireMessage  // our request ID -> its response
 	nextRequestID   int64
-	nextStreamID    uint64
 	streams         map[string]*stream
 	standalone      *stream
 	subscriptions   map[string]bool
@@ -88,16 +89,18 @@ func (sess *session) touch() { sess.lastUsed.Store(time.Now().UnixNano()) }
 
 // newRequestStream creates and registers the stream of one POSTed request.
 func (sess *session) newRequestStream() *stream {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	sess.nextStreamID++
+	// The stream is made outside the session's lock, which every request of the session takes:
+	// only the map insertion needs it.
+	n := sess.nextStreamID.Add(1)
 	var id string
 	if c := sess.server.cluster; c != nil {
-		id = c.streamID(sess.nextStreamID)
+		id = c.streamID(n)
 	} else {
-		id = strconv.FormatUint(sess.nextStreamID, 10)
+		id = strconv.FormatUint(n, 10)
 	}
 	st := newStream(sess, id, false, sess.server.cfg.maxQueuedEvents)
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
 	if sess.ended {
 		st.closed = true
 		return st

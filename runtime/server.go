@@ -31,7 +31,7 @@ type Server struct {
 
 	mu       sync.RWMutex
 	sessions map[string]*session
-	reaping  bool          // the idle-session reaper is running
+	reaping  bool // the idle-session reaper is running
 	// running counts the handlers in flight and shutdown is set by Shutdown: atomics, so that
 	// a request's start and end take no server-wide lock (every request takes mu's read side
 	// to find its session). idle, guarded by mu, is closed when running drops to 0 during
@@ -39,7 +39,7 @@ type Server struct {
 	running  atomic.Int64
 	shutdown atomic.Bool
 	idle     chan struct{}
-	held     atomic.Int64  // bytes charged to all sessions' budgets (budget.go)
+	held     atomic.Int64 // bytes charged to all sessions' budgets (budget.go)
 
 	tools     registry[*toolEntry]
 	resources registry[*resourceEntry]

@@ -1,43 +1,14 @@
 package runtime_test
 
-import (
-	"context"
-	"io"
-	"log/slog"
-	"testing"
-	"time"
+import "github.com/protomcp/protomcp/runtime"
+
+// The helpers every external test of the package (runtime_test) shares: those of the internal
+// tests (helpers_test.go), under the same names.
+var (
+	testCtx       = runtime.TestCtx
+	discardLogger = runtime.DiscardLogger
+	waitFor       = runtime.WaitFor
 )
 
-// The helpers every external test of the package (runtime_test) shares; the internal tests
-// have the same three in helpers_test.go.
-
 // testTimeout bounds every wait of a test, so that a bug fails the test instead of hanging it.
-// It is never what a test measures.
-const testTimeout = 20 * time.Second
-
-// testCtx returns a context that bounds one test: it ends after testTimeout or when the test
-// does.
-func testCtx(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// discardLogger is the logger of servers and clients whose logs a test does not read.
-func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-// waitFor polls cond every few milliseconds until it holds or d passes; it reports whether
-// cond held. Every wait in these tests is bounded by it or by a context.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+const testTimeout = runtime.TestTimeout

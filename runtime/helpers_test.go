@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// The helpers every internal test of the package shares; runtime_test has the same three in
-// helpers_ext_test.go.
+// The helpers every test of the package shares; the external tests (runtime_test) use them
+// through the exported names at the end of this file.
 
 // testTimeout bounds every wait of a test, so that a bug fails the test instead of hanging it.
 // It is never what a test measures.
@@ -41,3 +41,14 @@ func waitFor(d time.Duration, cond func() bool) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// The same helpers for the external tests (package runtime_test, helpers_ext_test.go). Names
+// exported from a _test.go file exist only in the test binary.
+var (
+	TestCtx       = testCtx
+	DiscardLogger = discardLogger
+	WaitFor       = waitFor
+)
+
+// TestTimeout is testTimeout, for the external tests.
+const TestTimeout = testTimeout

@@ -261,6 +261,9 @@ func (sess *session) ownedBy(info *TokenInfo) bool {
 // Challenge Handling) and the handler never runs. It answers the error itself and returns
 // false.
 func (s *Server) authorizeCall(w http.ResponseWriter, r *http.Request, msg *wireMessage) bool {
+	if !s.scoped.Load() {
+		return true // no tool needs scopes
+	}
 	p, ok := scanCallToolParams(msg.Params)
 	if !ok {
 		var q CallToolParams // declared here: only this rare path moves it to the heap

@@ -65,25 +65,27 @@ type DiscoverResult struct {
 // not a session-era one and no session, or it is server/discover (spec 2026-07-28,
 // Versioning: a dual-era server selects its behavior from how the client opens).
 func (s *Server) isModernRequest(r *http.Request, msg *wireMessage) bool {
-	if r.Context().Value(stdioTransportKey{}) != nil {
-		// The modern era's stdio binding is not implemented: a stdio client's server/discover
-		// gets the session era's error, on which dual-era clients fall back to initialize.
-		return false
-	}
+	modern := false
 	switch s.cfg.era {
 	case EraModern:
-		return true
+		modern = true
 	case EraLegacy:
 		return false
+	default:
+		if msg.Method == methodInitialize {
+			return false
+		}
+		if msg.Method == methodDiscover || hasMetaVersion(msg.Params) {
+			modern = true
+		} else {
+			v := r.Header.Get(headerProtocolVersion)
+			modern = v != "" && !isSupportedVersion(v) && r.Header.Get(headerSessionID) == ""
+		}
 	}
-	if msg.Method == methodInitialize {
-		return false
-	}
-	if msg.Method == methodDiscover || hasMetaVersion(msg.Params) {
-		return true
-	}
-	v := r.Header.Get(headerProtocolVersion)
-	return v != "" && !isSupportedVersion(v) && r.Header.Get(headerSessionID) == ""
+	// The modern era's stdio binding is not implemented: a stdio client's server/discover
+	// gets the session era's error, on which dual-era clients fall back to initialize. (Asked
+	// last: a context lookup walks every layer of the request's context.)
+	return modern && r.Context().Value(stdioTransportKey{}) == nil
 }
 
 // serveModernOther answers GET and DELETE for modern clients: 405, as the session era's

@@ -32,6 +32,15 @@ func accepts(r *http.Request, want string) bool {
 	return false
 }
 
+// acceptsJSONAndSSE reports whether r accepts both application/json and text/event-stream, as
+// a POST must (spec: Streamable HTTP, Sending Messages to the Server).
+func acceptsJSONAndSSE(r *http.Request) bool {
+	if v := r.Header["Accept"]; len(v) == 1 && (v[0] == "application/json, text/event-stream" || v[0] == "text/event-stream, application/json") {
+		return true // what clients send, read without parsing it
+	}
+	return accepts(r, "application/json") && accepts(r, "text/event-stream")
+}
+
 func quoteOrNone(s string) string {
 	if s == "" {
 		return "(none)"

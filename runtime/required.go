@@ -132,7 +132,11 @@ func implicitScalar(fd protoreflect.FieldDescriptor) bool {
 // checkRequired checks the arguments object of a tool against the required-field contract
 // and returns one message per problem, each naming the field's path.
 func checkRequired(md protoreflect.MessageDescriptor, args json.RawMessage) []string {
-	p := planFor(md)
+	return checkRequiredPlan(planFor(md), md, args)
+}
+
+// checkRequiredPlan is checkRequired with md's plan at hand.
+func checkRequiredPlan(p *requiredPlan, md protoreflect.MessageDescriptor, args json.RawMessage) []string {
 	if p.empty() {
 		return nil
 	}

@@ -13,9 +13,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
+	"github.com/protomcp/protomcp/internal/protojsonfast"
 )
 
 // TestMessageResultEncoding checks the pre-encoded typed result: valid JSON whose
@@ -78,5 +82,31 @@ func TestPooledResultsUnderConcurrency(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestResultEncodingFollowsTheResultType checks that the per-tool memory of whether
+// protojsonfast writes a result type follows the type: an interceptor may replace a tool's
+// result with another type, which must not be written with the first type's answer.
+func TestResultEncodingFollowsTheResultType(t *testing.T) {
+	var enc resultEncoding
+	fast := &weatherv1.GetForecastResponse{}
+	slow, err := structpb.NewStruct(map[string]any{"a": 1})
+	require.NoError(t, err)
+	require.NotEqual(t, protojsonfast.Supported(fast.ProtoReflect().Descriptor()), protojsonfast.Supported(slow.ProtoReflect().Descriptor()),
+		"the test needs one type that protojsonfast writes and one that it leaves to protojson")
+	for _, m := range []proto.Message{fast, slow, fast, slow} {
+		md := m.ProtoReflect().Descriptor()
+		assert.Equal(t, protojsonfast.Supported(md), enc.fast(md), "%s", md.FullName())
+		var er encodedResult
+		_, err := encodeMessageResult(&er, m, &enc)
+		require.NoError(t, err)
+		want, err := protojson.Marshal(m)
+		require.NoError(t, err)
+		var got struct {
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		}
+		require.NoError(t, json.Unmarshal(er.buf[er.off:], &got))
+		assert.JSONEq(t, string(want), string(got.StructuredContent), "%s", md.FullName())
 	}
 }

@@ -40,6 +40,9 @@ type Server struct {
 	shutdown atomic.Bool
 	idle     chan struct{}
 	held     atomic.Int64 // bytes charged to all sessions' budgets (budget.go)
+	// scoped is set once a tool that needs scopes is added: until then no call needs the
+	// scope check (auth_server.go).
+	scoped atomic.Bool
 
 	tools     registry[*toolEntry]
 	resources registry[*resourceEntry]
@@ -196,7 +199,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, http.StatusUnsupportedMediaType, CodeInvalidRequest, "Content-Type must be application/json, got "+quoteOrNone(ct))
 		return
 	}
-	if !accepts(r, "application/json") || !accepts(r, "text/event-stream") {
+	if !acceptsJSONAndSSE(r) {
 		s.httpError(w, http.StatusNotAcceptable, CodeInvalidRequest, "Accept must list both application/json and text/event-stream, got "+quoteOrNone(r.Header.Get("Accept")))
 		return
 	}
@@ -237,7 +240,8 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		s.serveInitialize(w, r, msg)
 		return
 	}
-	sess, ok := s.sessionFor(w, r)
+	token := TokenInfoFrom(r.Context()) // looked up once: each lookup walks the context's layers
+	sess, ok := s.sessionForToken(w, r, token)
 	if !ok {
 		return
 	}
@@ -257,7 +261,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		if msg.Method == methodToolsCall && !s.authorizeCall(w, r, msg) {
 			return
 		}
-		s.serveRequest(w, r, sess, msg)
+		s.serveRequest(w, r, sess, msg, token)
 	}
 }
 
@@ -265,6 +269,11 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 // 400 without a session header, 404 for an unknown or ended session, 400 for an unsupported
 // protocol version header.
 func (s *Server) sessionFor(w http.ResponseWriter, r *http.Request) (*session, bool) {
+	return s.sessionForToken(w, r, TokenInfoFrom(r.Context()))
+}
+
+// sessionForToken is sessionFor with the request's TokenInfo at hand.
+func (s *Server) sessionForToken(w http.ResponseWriter, r *http.Request, token *TokenInfo) (*session, bool) {
 	id := r.Header.Get(headerSessionID)
 	if id == "" {
 		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "missing Mcp-Session-Id header: send initialize first, then the session ID it returns on every request")
@@ -287,7 +296,7 @@ func (s *Server) sessionFor(w http.ResponseWriter, r *http.Request) (*session, b
 		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "session not found: it expired or was deleted; send initialize to start a new one")
 		return nil, false
 	}
-	if !sess.ownedBy(TokenInfoFrom(r.Context())) {
+	if !sess.ownedBy(token) {
 		s.httpError(w, http.StatusForbidden, CodeInvalidRequest, "this session was started by another identity: use the access token that started it, or send initialize to start a new session")
 		return nil, false
 	}
@@ -425,7 +434,7 @@ func (s *Server) capabilities() ServerCapabilities {
 // serveRequest runs one request. The stream that carries its messages exists before the
 // handler starts, and has a writer whenever the handler sends anything: the handler never
 // waits for a writer (inline.go).
-func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *session, msg *wireMessage) {
+func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *session, msg *wireMessage, token *TokenInfo) {
 	h, ok := s.methods[msg.Method]
 	if !ok {
 		s.writeJSON(w, http.StatusOK, encodeResponse(msg.ID, nil, Errorf(CodeMethodNotFound, "method not found: %s", truncate(msg.Method, 100))))
@@ -458,7 +467,7 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 		st.requestID = []byte(msg.ID.raw) // for the outcome another replica may have to give
 	}
 	st.attach() // a new stream: nobody else holds it, and this is its writer generation 1
-	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context())}
+	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: token}
 	rs.caller.rs = rs
 	// The handler outlives neither its session nor its timeout, but it may outlive the HTTP
 	// request (CloseSSEStream, a client that goes away): it takes the request context's

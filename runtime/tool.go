@@ -87,6 +87,9 @@ func (s *Server) addTool(spec ToolSpec, e *toolEntry, opts []HandlerOption) {
 		panic(fmt.Sprintf("mcp: tool %q: %v", spec.Name, err))
 	}
 	e.tool, e.encoded, e.scopes = t, enc, spec.Scopes
+	if len(spec.Scopes) > 0 {
+		s.scoped.Store(true)
+	}
 	e.call = chain(newHandlerConfig(opts).interceptors, e.call)
 	if !s.tools.add(spec.Name, e) {
 		panic(fmt.Sprintf("mcp: a tool named %q is already registered", spec.Name))

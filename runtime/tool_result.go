@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"sync"
 	"sync/atomic"
+
+	"github.com/protomcp/protomcp/internal/protojsonfast"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // This file encodes tool results onto the wire: a typed tool's answer is written once, into
@@ -14,6 +17,25 @@ import (
 type resultEncoding struct {
 	sizeHint atomic.Int64
 	pool     sync.Pool // *wireBuf
+	// kind is the result type last encoded and whether protojsonfast writes it: a tool's
+	// results are all of one type, unless an interceptor replaces them.
+	kind atomic.Pointer[resultKind]
+}
+
+// resultKind is a message type and protojsonfast.Supported's answer for it.
+type resultKind struct {
+	md   protoreflect.MessageDescriptor
+	fast bool
+}
+
+// fast reports protojsonfast.Supported(md), remembering the answer for the tool's next result.
+func (e *resultEncoding) fast(md protoreflect.MessageDescriptor) bool {
+	if k := e.kind.Load(); k != nil && k.md == md {
+		return k.fast
+	}
+	k := &resultKind{md: md, fast: protojsonfast.Supported(md)}
+	e.kind.Store(k)
+	return k.fast
 }
 
 // wireBuf is a result buffer that goes back to its tool's pool once written.

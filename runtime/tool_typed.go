@@ -60,6 +60,7 @@ func typedDecoder[Req any, PReq interface {
 	md := PReq(new(Req)).ProtoReflect().Descriptor()
 	required := requiredFields(spec.InputSchema, md)
 	fast := protojsonfast.NewDecoder(md)
+	plan := planFor(md)
 	return func(args json.RawMessage) (proto.Message, error) {
 		in := PReq(new(Req))
 		if len(args) > 0 && string(args) != "null" && (fast == nil || !fast.Unmarshal(args, in)) {
@@ -81,7 +82,7 @@ func typedDecoder[Req any, PReq interface {
 		if missing := missingFields(args, required); len(missing) > 0 {
 			return nil, fmt.Errorf("invalid arguments for tool %s: missing required field %s", name, strings.Join(missing, ", "))
 		}
-		if problems := checkRequired(in.ProtoReflect().Descriptor(), args); len(problems) > 0 {
+		if problems := checkRequiredPlan(plan, md, args); len(problems) > 0 {
 			return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, strings.Join(problems, "; "))
 		}
 		if err := validateArgs(spec.Validate, in); err != nil {
@@ -190,7 +191,7 @@ func encodeMessageResult(er *encodedResult, out proto.Message, enc *resultEncodi
 	wire := buf.b[:resultHeadroom]
 	wire = append(wire, `{"structuredContent":`...)
 	start := len(wire)
-	wire, err = protojsonfast.Append(wire, out)
+	wire, err = protojsonfast.AppendFast(wire, out, enc.fast(out.ProtoReflect().Descriptor()))
 	if err != nil {
 		return 0, Errorf(CodeInternalError, "could not encode tool result: %v", err)
 	}

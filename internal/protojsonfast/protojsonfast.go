@@ -31,8 +31,21 @@ var errProtoJSON = errors.New("use protojson")
 
 // Append appends m's proto3 JSON to b: what protojson.MarshalOptions{}.MarshalAppend appends.
 func Append(b []byte, m proto.Message) ([]byte, error) {
+	return AppendFast(b, m, fastJSONSupported(m.ProtoReflect().Descriptor()))
+}
+
+// Supported reports whether Append writes messages of type md itself, without protojson.
+// It is computed once per type; a caller that encodes one type over and over can keep the
+// answer and call AppendFast.
+func Supported(md protoreflect.MessageDescriptor) bool {
+	return fastJSONSupported(md)
+}
+
+// AppendFast is Append for a caller that knows Supported's answer for m's type: fast is that
+// answer. With fast false, protojson writes m.
+func AppendFast(b []byte, m proto.Message, fast bool) ([]byte, error) {
 	pm := m.ProtoReflect()
-	if fastJSONSupported(pm.Descriptor()) {
+	if fast {
 		out, err := appendMessageJSON(b, pm)
 		if err == nil {
 			return out, nil

@@ -31,3 +31,27 @@ func TestAcceptsJSONAndSSE(t *testing.T) {
 		}
 	}
 }
+
+// TestHostAllowedRemembersOnlyAllowedHosts checks the DNS rebinding check's memory of the last
+// Host it allowed: a refused Host between allowed ones is refused every time.
+func TestHostAllowedRemembersOnlyAllowedHosts(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, WithAllowedHosts("mcp.example.com"))
+	for range 2 {
+		for _, tc := range []struct {
+			host string
+			want bool
+		}{
+			{"127.0.0.1:8080", true},
+			{"evil.example:80", false},
+			{"127.0.0.1:8080", true},
+			{"localhost.evil.example", false},
+			{"mcp.example.com", true},
+			{"[::1]:9", true},
+			{"evil.example", false},
+		} {
+			if got := s.hostAllowed(tc.host); got != tc.want {
+				t.Errorf("hostAllowed(%q) = %v, want %v", tc.host, got, tc.want)
+			}
+		}
+	}
+}

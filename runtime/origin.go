@@ -33,7 +33,21 @@ func (s *Server) checkOrigin(r *http.Request) (int, string) {
 	return http.StatusForbidden, "Origin " + quoteOrNone(origin) + " is not allowed (DNS rebinding protection); configure runtime.WithAllowedOrigins"
 }
 
+// hostAllowed reports whether the server answers to the Host hostport. The last Host it
+// allowed is remembered: a server's clients send one or two Hosts, over and over, and the
+// allowed set never changes.
 func (s *Server) hostAllowed(hostport string) bool {
+	if last := s.allowedHost.Load(); last != nil && *last == hostport {
+		return true
+	}
+	if !s.hostAllowedUncached(hostport) {
+		return false
+	}
+	s.allowedHost.Store(&hostport)
+	return true
+}
+
+func (s *Server) hostAllowedUncached(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h

@@ -43,6 +43,8 @@ type Server struct {
 	// scoped is set once a tool that needs scopes is added: until then no call needs the
 	// scope check (auth_server.go).
 	scoped atomic.Bool
+	// allowedHost is the last Host header the DNS rebinding check allowed (origin.go).
+	allowedHost atomic.Pointer[string]
 
 	tools     registry[*toolEntry]
 	resources registry[*resourceEntry]

@@ -43,6 +43,7 @@ type Server struct {
 	// scoped is set once a tool that needs scopes is added: until then no call needs the
 	// scope check (auth_server.go).
 	scoped atomic.Bool
+	primer primer // starts the writers of slow inline SSE answers (inline.go)
 	// allowedHost is the last Host header the DNS rebinding check allowed (origin.go).
 	allowedHost atomic.Pointer[string]
 

@@ -77,6 +77,12 @@ type stream struct {
 	inlineDone chan struct{}
 
 	wake chan struct{} // capacity 1: new events, or kicked
+
+	// On the server's primer's wait list while an inline SSE answer's handler runs
+	// (inline.go), guarded by the primer's lock.
+	primePrev, primeNext *stream
+	primeDue             time.Duration
+	primeWaiting         bool
 }
 
 func newStream(sess *session, id string, standalone bool, maxQueue int) *stream {

@@ -88,9 +88,10 @@ conformance:
 # Side-by-side benchmarks: protomcp against the official go-sdk, mcp-go and a plain net/http
 # floor (bench/ is its own module, so the peers stay out of go.mod), plus the runtime's per-call
 # testing.B benchmarks, in 5 interleaved rounds. Prints one markdown table; about eight minutes on 2 cores.
+# BENCHFLAGS passes flags to benchrun, e.g. BENCHFLAGS='-json /tmp/runs.json -rounds 7'.
 .PHONY: bench
 bench:
-	cd bench && $(GO) run ./cmd/benchrun
+	cd bench && $(GO) run ./cmd/benchrun $(BENCHFLAGS)
 
 # Runs the load test for $(SOAK) (64 callers, mixed tools, 10% aborted) and prints calls,
 # errors, p50/p99 latency, goroutines and heap before and after.

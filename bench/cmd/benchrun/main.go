@@ -77,6 +77,7 @@ var (
 	flagC  = flag.Int("c", 64, "concurrent callers of the throughput rows")
 	flagBT = flag.String("benchtime", "1s", "-benchtime of the testing.B benchmarks")
 	flagGT = flag.Bool("gotest", true, "run the testing.B benchmarks too")
+	flagO  = flag.String("json", "", "also write every row's figures, round by round, to this file (JSON)")
 	flagRt = flag.String("root", "..", "the protomcp repository root (for the runtime benchmarks)")
 	flagV  = flag.Bool("v", false, "print every measurement as it is taken")
 )
@@ -137,6 +138,9 @@ func main() {
 		goBench(dir, "runtime.test", "runtime")
 	}
 	printTable(time.Since(start))
+	if *flagO != "" {
+		check(writeRuns(*flagO))
+	}
 }
 
 func defineRows() {
@@ -519,4 +523,32 @@ func check(err error) {
 	if err != nil {
 		fatalf("%v", err)
 	}
+}
+
+// writeRuns writes every row's figures, one entry per round, with the per-round ratios to its
+// floor: what the table's medians and ranges are taken from, for reading them to more places.
+func writeRuns(path string) error {
+	type out struct {
+		Section, Row, Figure string
+		Runs                 []metrics
+		Floor                string    `json:",omitempty"`
+		FloorRatios          []float64 `json:",omitempty"`
+	}
+	var all []out
+	for _, r := range rows {
+		o := out{Section: r.section, Row: r.pair, Figure: r.what, Runs: r.runs, Floor: r.floor}
+		if f := byKey[r.floor]; f != nil && f != r {
+			for i := range min(len(r.runs), len(f.runs)) {
+				if a, b := figure(r, r.runs[i]), figure(f, f.runs[i]); a > 0 && b > 0 {
+					o.FloorRatios = append(o.FloorRatios, a/b)
+				}
+			}
+		}
+		all = append(all, o)
+	}
+	b, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

@@ -129,13 +129,9 @@ func implicitScalar(fd protoreflect.FieldDescriptor) bool {
 	return !fd.IsList() && !fd.IsMap() && !fd.HasPresence()
 }
 
-// checkRequired checks the arguments object of a tool against the required-field contract
-// and returns one message per problem, each naming the field's path.
-func checkRequired(md protoreflect.MessageDescriptor, args json.RawMessage) []string {
-	return checkRequiredPlan(planFor(md), md, args)
-}
-
-// checkRequiredPlan is checkRequired with md's plan at hand.
+// checkRequiredPlan checks the arguments object of a tool against the required-field
+// contract, with p, the plan of md (planFor), and returns one message per problem, each
+// naming the field's path.
 func checkRequiredPlan(p *requiredPlan, md protoreflect.MessageDescriptor, args json.RawMessage) []string {
 	if p.empty() {
 		return nil

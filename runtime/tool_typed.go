@@ -112,7 +112,7 @@ func requiredFields(schema string, md protoreflect.MessageDescriptor) []required
 		f := requiredField{jsonName: n, protoName: n}
 		if fd := md.Fields().ByJSONName(n); fd != nil {
 			if fieldrules.Required(fd) {
-				continue // checked with the nested fields, by checkRequired
+				continue // checked with the nested fields, by checkRequiredPlan
 			}
 			f.protoName = string(fd.Name())
 		}

@@ -272,12 +272,7 @@ func TestCloseSSEStreamOverHTTP10(t *testing.T) {
 		hs.Close()
 	})
 	addr := hs.Listener.Addr().String()
-	_, init := rawRequest(t, addr, "HTTP/1.1", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h10","version":"1"}}}`)
-	require.Equal(t, http.StatusOK, init.StatusCode)
-	sid := init.Header.Get("Mcp-Session-Id")
-	require.NotEmpty(t, sid)
-	_, ack := rawRequest(t, addr, "HTTP/1.1", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	require.Equal(t, http.StatusAccepted, ack.StatusCode)
+	sid := initRaw(t, addr)
 
 	_, resp := rawRequest(t, addr, "HTTP/1.0", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"poll","arguments":{},"_meta":{"progressToken":"p"}}}`)
 	require.Equal(t, http.StatusOK, resp.StatusCode)

@@ -7,6 +7,9 @@ package runtime_test
 //     decoding, session lookup, the protojson glue, the handler goroutine, JSON or SSE writing).
 //   - BenchmarkClient* run a typed runtime.CallTool against an http.RoundTripper that answers
 //     from memory, so that the figures are the client's own cost per call.
+//   - BenchmarkClientEchoLoopback and BenchmarkNetHTTPEchoLoopback make the same call over a
+//     real loopback connection, with the client and with bare net/http: the difference is
+//     what the client costs beyond net/http.
 //
 // go test -run '^$' -bench . -benchmem ./runtime/ ; add -cpuprofile/-memprofile to profile.
 
@@ -15,9 +18,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -394,4 +399,91 @@ func BenchmarkStdioEcho(b *testing.B) {
 	_ = c.Close(ctx)
 	<-done
 	_ = s.Shutdown(ctx)
+}
+
+// cannedHandler serves t's canned answers over HTTP: the server of the loopback benchmarks,
+// whose cost per call is the same whichever client calls it.
+type cannedHandler struct{ t *memTransport }
+
+func (h cannedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	resp, err := h.t.RoundTrip(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
+
+// newLoopbackEcho starts an HTTP server on loopback that answers echo calls from memory and
+// returns its endpoint and the tools/call result it sends.
+func newLoopbackEcho(b testing.TB) string {
+	sc := `{"text":"` + benchText + `"}`
+	text, _ := json.Marshal(sc)
+	res := `{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + sc + `}`
+	hs := httptest.NewServer(cannedHandler{&memTransport{result: res}})
+	b.Cleanup(hs.Close)
+	return hs.URL + "/mcp"
+}
+
+// BenchmarkClientEchoLoopback is BenchmarkClientEcho over a real HTTP connection on loopback
+// (net/http's transport, with its goroutines and syscalls), to a server that answers from
+// memory. BenchmarkNetHTTPEchoLoopback is the same exchange made by a bare net/http client
+// (a prepared body, the answer read to its end and not decoded): the difference between the
+// two is what the client costs beyond net/http.
+func BenchmarkClientEchoLoopback(b *testing.B) {
+	c := runtime.NewClient(newLoopbackEcho(b))
+	ctx := context.Background()
+	if err := c.Connect(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close(ctx) })
+	in := &mcpv1.TextContent{Text: benchText}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNetHTTPEchoLoopback: see BenchmarkClientEchoLoopback.
+func BenchmarkNetHTTPEchoLoopback(b *testing.B) {
+	call := bareEchoCall(newLoopbackEcho(b))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// bareEchoCall returns a function that makes BenchmarkNetHTTPEchoLoopback's call to url.
+func bareEchoCall(url string) func() error {
+	hc := &http.Client{Transport: runtime.DefaultTransport()}
+	body := []byte(`{"jsonrpc":"2.0","id":7,` + echoCall)
+	ctx := context.Background()
+	return func() error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header["Content-Type"] = []string{"application/json"}
+		req.Header["Accept"] = []string{"application/json, text/event-stream"}
+		req.Header["Mcp-Session-Id"] = []string{"0123456789abcdef0123456789abcdef"}
+		req.Header["Mcp-Protocol-Version"] = []string{"2025-11-25"}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = errors.New(resp.Status)
+		}
+		return err
+	}
 }

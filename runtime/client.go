@@ -28,6 +28,9 @@ type Client struct {
 	cfg  clientConfig
 	hc   *http.Client
 	owns bool // hc was made here, so Close may close its idle connections
+	// direct sends the requests of calls without hc.Do when Do would add nothing; nil when
+	// it would (client_transport.go).
+	direct *directTransport
 
 	// tmpl is http.NewRequest's request for url, copied by newRequest; tmplErr its error.
 	tmpl    *http.Request
@@ -107,6 +110,9 @@ func NewClient(url string, opts ...ClientOption) *Client {
 		}
 		hc.Transport = cfg.wrapTransport(hc.Transport, url, cfg.logger)
 		c.hc = &hc
+	}
+	if c.tmplErr == nil {
+		c.direct = newDirectTransport(c.hc, c.tmpl.URL)
 	}
 	c.initSem = make(chan struct{}, 1)
 	c.serverReqSem = make(chan struct{}, cfg.maxServerRequests)
@@ -795,7 +801,7 @@ func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, erro
 		}
 		resp := &Response{Result: raw}
 		if req.decode != nil {
-			msg, err := req.decode(req.Name, raw)
+			msg, err := req.decode.decode(req.Name, raw)
 			if err != nil {
 				return nil, err
 			}

@@ -98,7 +98,7 @@ func CallTool[Res any, PRes interface {
 	if err != nil {
 		return nil, fmt.Errorf("mcp tools/call %s: encode arguments: %w", name, err)
 	}
-	r.decode = decodeToolMessage[Res, PRes]
+	r.decode = toolDecoder[Res, PRes]{}
 	resp, err := c.invoke(ctx, r, newCallOptions(opts))
 	if err != nil {
 		return nil, err
@@ -113,11 +113,19 @@ func CallTool[Res any, PRes interface {
 	return nil, fmt.Errorf("mcp tools/call %s: the response is a %T, not a %T (an interceptor replaced it)", name, resp.Message, PRes(nil))
 }
 
-// decodeToolMessage is decodeToolResult as Request.decode: a function value without captures.
-func decodeToolMessage[Res any, PRes interface {
+// resultDecoder decodes the result of a typed call into Response.Message.
+type resultDecoder interface {
+	decode(name string, raw json.RawMessage) (proto.Message, error)
+}
+
+// toolDecoder is decodeToolResult as a resultDecoder. It has no fields, so that making one an
+// interface value allocates nothing (a generic function value would: its dictionary).
+type toolDecoder[Res any, PRes interface {
 	*Res
 	proto.Message
-}](name string, raw json.RawMessage) (proto.Message, error) {
+}] struct{}
+
+func (toolDecoder[Res, PRes]) decode(name string, raw json.RawMessage) (proto.Message, error) {
 	out, err := decodeValidToolResult[Res, PRes](name, raw, true)
 	if err != nil {
 		return nil, err

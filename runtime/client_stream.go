@@ -50,8 +50,14 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 	if err != nil {
 		return nil, nil, err
 	}
-	// The session's headers, copied at once; r.Header's where the session has none.
-	req, detach, err := c.newRequest(ctx, http.MethodPost, maps.Clone(c.postHeader(st)), body)
+	// The session's headers, shared when nothing adds to them and the transport is net/http's
+	// (which never modifies a request), else copied at once; r.Header's where the session has
+	// none.
+	header := c.postHeader(st)
+	if len(r.Header) > 0 || st.modern || c.direct == nil || !c.direct.std {
+		header = maps.Clone(header)
+	}
+	req, detach, err := c.newRequest(ctx, http.MethodPost, header, body)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -307,7 +313,15 @@ func (c *Client) newRequest(ctx context.Context, method string, header http.Head
 
 // do sends req, made by newRequest with cr, and wraps the response's body in cr.
 func (c *Client) do(req *http.Request, cr *clientRequest) (*http.Response, error) {
-	resp, err := c.hc.Do(req)
+	var (
+		resp *http.Response
+		err  error
+	)
+	if c.direct != nil {
+		resp, err = c.direct.do(req)
+	} else {
+		resp, err = c.hc.Do(req)
+	}
 	if err != nil {
 		cr.release()
 		return nil, err

@@ -77,7 +77,7 @@ type Request struct {
 	args    json.RawMessage
 
 	// Client side: decodes a typed call's result into Response.Message; the call's options.
-	decode func(name string, raw json.RawMessage) (proto.Message, error)
+	decode resultDecoder
 	co     *callOptions
 	// Client side, initialize only: the session it is sent on, and the answer's headers.
 	initSession *clientSession

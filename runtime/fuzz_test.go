@@ -33,6 +33,9 @@ func FuzzDecodeMessage(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, rpcErr := decodeMessage(data)
+		if !json.Valid(data) && (rpcErr == nil || rpcErr.Code != CodeParseError) {
+			t.Fatalf("invalid JSON %q not refused as a parse error: %v", data, rpcErr)
+		}
 		if rpcErr != nil {
 			if rpcErr.Code != CodeParseError && rpcErr.Code != CodeInvalidRequest {
 				t.Fatalf("error code %d", rpcErr.Code)

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/protomcp/protomcp/internal/jsonscan"
 	"github.com/protomcp/protomcp/internal/protojsonfast"
 )
 
@@ -122,13 +121,11 @@ func decodeMessage(data []byte) (*wireMessage, *Error) {
 		// untouched inside raw params and arguments (Transports: messages MUST be UTF-8 encoded).
 		return nil, NewError(CodeParseError, "parse error: the message is not valid UTF-8")
 	}
-	if jsonscan.Valid(data) { // encoding/json.Valid's answer, in a third of its time
-		if m, ok := scanMessage(data); ok {
-			if e := m.validate(); e != nil {
-				return m, e
-			}
-			return m, nil
+	if m, ok := scanMessage(data); ok { // valid JSON, checked in the same pass
+		if e := m.validate(); e != nil {
+			return m, e
 		}
+		return m, nil
 	}
 	return decodeMessageJSON(data)
 }

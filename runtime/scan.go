@@ -94,8 +94,8 @@ func scanCallToolParams(params []byte) (p CallToolParams, ok bool) {
 	return p, false
 }
 
-// scanMessage decodes a JSON-RPC envelope without encoding/json's reflection: data must be
-// valid JSON (the caller checked it). It handles the messages clients and servers send: the
+// scanMessage decodes a JSON-RPC envelope without encoding/json's reflection, checking that
+// data is valid JSON as it goes (one pass: ok is false for invalid text). It handles the messages clients and servers send: the
 // members under their exact names, each once, a string or integer id, an unescaped jsonrpc
 // and method; anything else (escaped or duplicate keys, keys that match a member only without
 // regard to case, a null or fractional id, an error member) makes it give up, and the caller
@@ -115,13 +115,13 @@ func scanMessage(data []byte) (*wireMessage, bool) {
 	var seen [len(envelopeMembers)]bool
 	i = jsonscan.SkipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
-		return m, true
+		return m, jsonscan.SkipSpace(data, i+1) == len(data)
 	}
 	for i < len(data) {
 		if data[i] != '"' {
 			return nil, false
 		}
-		kEnd := jsonscan.StringEnd(data, i)
+		kEnd := jsonscan.ValidStringEnd(data, i)
 		if kEnd < 0 {
 			return nil, false
 		}
@@ -134,7 +134,7 @@ func scanMessage(data []byte) (*wireMessage, bool) {
 			return nil, false
 		}
 		i = jsonscan.SkipSpace(data, i+1)
-		vEnd := jsonscan.ValueEnd(data, i)
+		vEnd := jsonscan.ValidValueEnd(data, i)
 		if vEnd < 0 {
 			return nil, false
 		}
@@ -198,6 +198,9 @@ func scanMessage(data []byte) (*wireMessage, bool) {
 		case ',':
 			i = jsonscan.SkipSpace(data, i+1)
 		case '}':
+			if jsonscan.SkipSpace(data, i+1) != len(data) {
+				return nil, false // more than one value
+			}
 			return m, true
 		default:
 			return nil, false

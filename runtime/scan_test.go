@@ -96,15 +96,26 @@ func FuzzScanMessage(f *testing.F) {
 		`{"jsonrpc":2,"method":"x"}`,
 		`{}`,
 		`[]`,
+		// Not JSON, each in a way a scanner that trusts its input would let through.
+		`{"jsonrpc":"2.0","id":1,"method":"ping"} {}`,
+		`{} x`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":01}}`,
+		`{"jsonrpc":"2.0","id":1,"result":[tru]}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"k\x01\":1}",
+		`{"jsonrpc":"2.0","id":1,"result":{"a":"\q"}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"a" 1}}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !json.Valid(data) || !utf8.Valid(data) {
+		got, ok := scanMessage(data)
+		if !json.Valid(data) {
+			if ok {
+				t.Fatalf("scanned %q, which is not JSON: %+v", data, got)
+			}
 			return
 		}
-		got, ok := scanMessage(data)
-		if !ok {
+		if !ok || !utf8.Valid(data) {
 			return
 		}
 		gotErr := got.validate()

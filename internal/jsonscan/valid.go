@@ -12,6 +12,16 @@ func Valid(b []byte) bool {
 	return i >= 0 && SkipSpace(b, i) == len(b)
 }
 
+// ValidValueEnd is ValueEnd for text not yet known to be valid: the index just past the JSON
+// value that starts at b[i], a member of an object or an element of an array, or -1 if the text
+// there is not a valid value. A scanner that reads the rest of the text around such values
+// itself checks as much as Valid would, in the same pass.
+func ValidValueEnd(b []byte, i int) int { return validValue(b, i, 1) }
+
+// ValidStringEnd is StringEnd for text not yet known to be valid: -1 for a string with a
+// control character or an escape JSON does not define.
+func ValidStringEnd(b []byte, i int) int { return validStringEnd(b, i) }
+
 // validValue returns the index just past the JSON value that starts at b[i], or -1 if there is
 // none; depth is the number of arrays and objects it is inside.
 func validValue(b []byte, i, depth int) int {

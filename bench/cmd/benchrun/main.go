@@ -173,10 +173,14 @@ func defineRows() {
 	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
 		add("items/"+k, &row{section: sec, what: "p50 latency", pair: "load → " + serverByKey(k).label, kind: "lat", peers: [2]string{"items/gosdk", "items/mcpgo"}})
 	}
+	// The pairings have a floor of their own, measured in the rotation of our client's rows
+	// (oneRound), so that their ratios compare measurements seconds apart, as those of the
+	// sections above do, and not the two ends of a round.
 	sec = "sequential echo, SDK client → server (peers: their own pairing)"
+	add("pair/floor", &row{section: sec, what: "p50 latency", pair: "plain net/http → floor (this section's)", kind: "lat"})
 	for _, c := range []string{"protomcp", "gosdk", "mcpgo"} {
 		for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
-			add("pair/"+c+"/"+k, &row{section: sec, what: "p50 latency", pair: clientLabel[c] + " client → " + serverByKey(k).label, kind: "lat", floor: "seq/floor", peers: [2]string{"pair/gosdk/gosdk", "pair/mcpgo/mcpgo"}})
+			add("pair/"+c+"/"+k, &row{section: sec, what: "p50 latency", pair: clientLabel[c] + " client → " + serverByKey(k).label, kind: "lat", floor: "pair/floor", peers: [2]string{"pair/gosdk/gosdk", "pair/mcpgo/mcpgo"}})
 		}
 	}
 	sec = "sequential echo over stdio, SDK client → server process (× go-sdk: go-sdk's own pairing; × mcp-go column: × the TypeScript SDK's server with the same client)"
@@ -254,7 +258,15 @@ func oneRound(dir string, r int) {
 		measure(dir, "items/"+k, "load", "-url", serverByKey(k).url, "-d", d, "-tool", "items", "-n", "500", "-warmup", "20")
 	}
 	for _, cl := range rotate([]string{"protomcp", "gosdk", "mcpgo"}, r) {
-		for _, k := range rotate([]string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"}, r) {
+		ks := []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"}
+		if cl == "protomcp" {
+			ks = append(ks, "floor") // the section's floor, next to our client's rows
+		}
+		for _, k := range rotate(ks, r) {
+			if k == "floor" {
+				measure(dir, "pair/floor", "load", "-plain", "-url", serverByKey("floor").url, "-d", d)
+				continue
+			}
 			measure(dir, "pair/"+cl+"/"+k, "pair", "-client", cl, "-url", serverByKey(k).url, "-d", d)
 		}
 	}

@@ -119,7 +119,8 @@ func (m *MemoryEventStore) Append(_ context.Context, session, stream string, seq
 		delete(s.streams, oldest)
 	}
 	// One stream over the bound on its own: drop its oldest events, keeping the newest.
-	if evs := s.streams[stream]; s.bytes > m.maxBytes {
+	if s.bytes > m.maxBytes {
+		evs := s.streams[stream]
 		i := 0
 		for s.bytes > m.maxBytes && i < len(evs)-1 {
 			s.bytes -= len(evs[i].data)

@@ -103,6 +103,9 @@ func DefaultTransport() *http.Transport {
 
 // WithHTTPClient makes the client use hc (its Transport should keep connections alive; do
 // not set hc.Timeout, which would cut long SSE streams: calls are bounded by their contexts).
+// When hc has neither a cookie jar nor a timeout, the client hands its requests to hc's
+// Transport itself rather than through hc.Do, which would only copy them in case they
+// redirect; a redirect is then followed by hc.Do, with hc's CheckRedirect.
 func WithHTTPClient(hc *http.Client) ClientOption {
 	return clientOptionFunc(func(c *clientConfig) { c.httpClient = hc })
 }

@@ -113,7 +113,7 @@
 // # Interceptors
 //
 // An [Interceptor] wraps every request a server handles or a client sends, like connect's:
-// authentication, tracing (github.com/protomcp/protomcp/otel), metrics, logging, rate limits
+// authentication, tracing (github.com/protomcp/protomcp/otelmcp), metrics, logging, rate limits
 // and retries are one interceptor each. Give them with [WithInterceptors] to NewServer,
 // NewClient or a registration (a generated Register...Handler, AddTool, AddPrompt, ...).
 //

@@ -39,7 +39,7 @@ const (
 	GrantJWTBearer
 )
 
-// Config configures a Client's OAuth 2.1 authorization (WithOAuth), following the MCP
+// Config configures a runtime.Client's OAuth 2.1 authorization (WithOAuth), following the MCP
 // spec's Authorization section.
 type Config struct {
 	// Grant is how tokens are obtained (default GrantAuthorizationCode).

@@ -15,10 +15,10 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 )
 
-// PrivateKeyJWT returns a runtime.OAuthConfig.ClientAssertion that signs private_key_jwt
-// client assertions (RFC 7523 Section 2.2, OpenID Connect Core Section 9): iss and sub the
-// client ID, aud the authorization server, a fresh jti, and a lifetime of five minutes.
-// key is the client's private key (an *ecdsa.PrivateKey, *rsa.PrivateKey or
+// PrivateKeyJWT returns an oauth.Config.ClientAssertion (package runtime/oauth) that signs
+// private_key_jwt client assertions (RFC 7523 Section 2.2, OpenID Connect Core Section 9):
+// iss and sub the client ID, aud the authorization server, a fresh jti, and a lifetime of
+// five minutes. key is the client's private key (an *ecdsa.PrivateKey, *rsa.PrivateKey or
 // ed25519.PrivateKey) and alg its algorithm, e.g. jose.ES256; keyID, when not empty, is put
 // in the header's kid.
 func PrivateKeyJWT(clientID string, key crypto.Signer, alg jose.SignatureAlgorithm, keyID string) (func(ctx context.Context, audience string) (string, error), error) {

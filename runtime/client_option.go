@@ -47,8 +47,8 @@ type clientConfig struct {
 	maxServerRequests    int
 	notificationBudget   int64
 	crossOriginRedirects bool
-	// wrapTransport wraps the HTTP client's transport (WithOAuth).
-	wrapTransport func(base http.RoundTripper, serverURL string, log *slog.Logger) http.RoundTripper
+	// wrapTransport wraps the HTTP client's transport (WithTransportWrapper).
+	wrapTransport func(next http.RoundTripper, endpoint string, log *slog.Logger) http.RoundTripper
 }
 
 // SamplingHandler answers sampling/createMessage requests from the server.
@@ -108,6 +108,28 @@ func DefaultTransport() *http.Transport {
 // redirect; a redirect is then followed by hc.Do, with hc's CheckRedirect.
 func WithHTTPClient(hc *http.Client) ClientOption {
 	return clientOptionFunc(func(c *clientConfig) { c.httpClient = hc })
+}
+
+// WithTransportWrapper makes the Client send its HTTP requests through the RoundTripper
+// that wrap returns around next, the one it would use otherwise (the Transport of
+// WithHTTPClient's client, or DefaultTransport). wrap is called once, by NewClient, with the
+// endpoint URL and the Client's logger (WithLogger). This is how authorization plugs into
+// a Client without the core knowing its flows: oauth.WithOAuth, in package runtime/oauth,
+// is a WithTransportWrapper. Given several times, each wraps those given before it.
+func WithTransportWrapper(wrap func(next http.RoundTripper, endpoint string, log *slog.Logger) http.RoundTripper) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) {
+		if wrap == nil {
+			return
+		}
+		inner := c.wrapTransport
+		if inner == nil {
+			c.wrapTransport = wrap
+			return
+		}
+		c.wrapTransport = func(next http.RoundTripper, endpoint string, log *slog.Logger) http.RoundTripper {
+			return wrap(inner(next, endpoint, log), endpoint, log)
+		}
+	})
 }
 
 // WithClientInfo sets the name and version the client gives at initialization.

@@ -113,7 +113,7 @@
 // # Interceptors
 //
 // An [Interceptor] wraps every request a server handles or a client sends, like connect's:
-// authentication, tracing (github.com/protomcp/protomcp/otel), metrics, logging, rate limits
+// authentication, tracing (github.com/protomcp/protomcp/otelmcp), metrics, logging, rate limits
 // and retries are one interceptor each. Give them with [WithInterceptors] to NewServer,
 // NewClient or a registration (a generated Register...Handler, AddTool, AddPrompt, ...).
 //
@@ -143,10 +143,11 @@
 // tool (ToolSpec.Scopes) needs with 403 insufficient_scope, and binds each session to the
 // identity that started it. Handlers and interceptors read that identity with [TokenInfoFrom];
 // an HTTP middleware may set it instead with [ContextWithTokenInfo]. The jwtauth package
-// verifies JWTs. A client given [WithOAuth] discovers the authorization server, registers, runs
-// the configured grant (authorization code with PKCE through OAuthConfig.Authorize and
-// [LoopbackRedirect], client credentials, or the JWT bearer grant of SEP-990), refreshes its
-// tokens and steps up on insufficient_scope. docs/auth.md in the repository has the details.
+// verifies JWTs. A client given oauth.WithOAuth (package runtime/oauth, which plugs in through
+// [WithTransportWrapper]) discovers the authorization server, registers, runs the configured
+// grant (authorization code with PKCE, client credentials, or the JWT bearer grant of
+// SEP-990), refreshes its tokens and steps up on insufficient_scope; this package links no
+// OAuth client library. docs/auth.md in the repository has the details.
 //
 // # Limits
 //

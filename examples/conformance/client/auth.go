@@ -15,7 +15,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/protomcp/protomcp/jwtauth"
-	"github.com/protomcp/protomcp/runtime"
+	"github.com/protomcp/protomcp/runtime/oauth"
 )
 
 // conformanceContext is MCP_CONFORMANCE_CONTEXT: what some auth scenarios give the client.
@@ -39,14 +39,14 @@ const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
 const redirectURL = "http://localhost:3000/callback"
 
 // runAuth runs every auth/* scenario: the mock server answers 401 until the client has a
-// token; the runtime's OAuth layer discovers, registers and authorizes as the scenario's
+// token; the oauth package discovers, registers and authorizes as the scenario's
 // authorization server allows. The client lists the tools and calls test-tool.
 func runAuth(ctx context.Context, serverURL string, log *slog.Logger) error {
 	cfg, err := oauthConfig(os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Getenv("MCP_CONFORMANCE_CONTEXT"), log)
 	if err != nil {
 		return err
 	}
-	c := newClient(serverURL, log, runtime.WithOAuth(cfg))
+	c := newClient(serverURL, log, oauth.WithOAuth(cfg))
 	defer closeClient(c, log)
 	if err := c.Connect(ctx); err != nil {
 		return err
@@ -66,14 +66,14 @@ func runAuth(ctx context.Context, serverURL string, log *slog.Logger) error {
 
 // oauthConfig maps a scenario and its context to the client's OAuth configuration, as an
 // application would configure it for its kind of deployment.
-func oauthConfig(scenario, rawCtx string, log *slog.Logger) (runtime.OAuthConfig, error) {
+func oauthConfig(scenario, rawCtx string, log *slog.Logger) (oauth.Config, error) {
 	var cc conformanceContext
 	if rawCtx != "" {
 		if err := json.Unmarshal([]byte(rawCtx), &cc); err != nil {
-			return runtime.OAuthConfig{}, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+			return oauth.Config{}, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
 	}
-	cfg := runtime.OAuthConfig{
+	cfg := oauth.Config{
 		ClientName:        "protomcp-conformance-client",
 		ClientMetadataURL: clientMetadataURL,
 		RedirectURL:       redirectURL,
@@ -83,9 +83,9 @@ func oauthConfig(scenario, rawCtx string, log *slog.Logger) (runtime.OAuthConfig
 	case cc.IdPIDToken != "":
 		// Enterprise-managed authorization (SEP-990): the ID token from the enterprise IdP
 		// is exchanged for an ID-JAG, presented to the MCP server's authorization server.
-		cfg.Grant = runtime.GrantJWTBearer
+		cfg.Grant = oauth.GrantJWTBearer
 		cfg.ClientID, cfg.ClientSecret = cc.ClientID, cc.ClientSecret
-		cfg.JWTBearerAssertion = runtime.IDJAGAssertion(runtime.IDJAGConfig{
+		cfg.JWTBearerAssertion = oauth.IDJAGAssertion(oauth.IDJAGConfig{
 			TokenEndpoint: cc.IdPTokenEndpoint,
 			ClientID:      cc.IdPClientID,
 			IDToken:       func(context.Context) (string, error) { return cc.IdPIDToken, nil },
@@ -103,9 +103,9 @@ func oauthConfig(scenario, rawCtx string, log *slog.Logger) (runtime.OAuthConfig
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Grant, cfg.ClientID, cfg.ClientAssertion = runtime.GrantClientCredentials, cc.ClientID, assert
+		cfg.Grant, cfg.ClientID, cfg.ClientAssertion = oauth.GrantClientCredentials, cc.ClientID, assert
 	case strings.HasPrefix(scenario, "auth/client-credentials"):
-		cfg.Grant = runtime.GrantClientCredentials
+		cfg.Grant = oauth.GrantClientCredentials
 		cfg.ClientID, cfg.ClientSecret = cc.ClientID, cc.ClientSecret
 	case cc.ClientID != "":
 		cfg.ClientID, cfg.ClientSecret = cc.ClientID, cc.ClientSecret // pre-registered

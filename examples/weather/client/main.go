@@ -24,6 +24,7 @@ import (
 	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
 	"github.com/protomcp/protomcp/gen/weather/v1/weatherv1mcp"
 	"github.com/protomcp/protomcp/runtime"
+	"github.com/protomcp/protomcp/runtime/oauth"
 )
 
 func main() {
@@ -49,13 +50,13 @@ func main() {
 	} else {
 		var opts []runtime.ClientOption
 		if *login {
-			lr, lerr := runtime.NewLoopbackRedirect("/callback")
+			lr, lerr := oauth.NewLoopbackRedirect("/callback")
 			if lerr != nil {
 				fmt.Fprintln(os.Stderr, "client:", lerr)
 				os.Exit(1)
 			}
 			defer lr.Close()
-			opts = append(opts, runtime.WithOAuth(runtime.OAuthConfig{
+			opts = append(opts, oauth.WithOAuth(oauth.Config{
 				ClientID:     *clientID,
 				ClientSecret: *clientSecret,
 				ClientName:   "weather example client",

@@ -22,7 +22,7 @@ import (
 )
 
 // InstrumentationName is the name of the tracer and the meter this package uses.
-const InstrumentationName = "github.com/protomcp/protomcp/otel"
+const InstrumentationName = "github.com/protomcp/protomcp/otelmcp"
 
 // ErrorTypeToolError is the error.type of a tools/call whose result has isError set (a tool
 // that failed, as opposed to a JSON-RPC error), as the semantic conventions name it.

@@ -1,4 +1,4 @@
-package runtime
+package oauth
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 // LoopbackRedirect receives the authorization server's redirect on a loopback port, for
 // command-line clients of the authorization code grant (RFC 8252 Section 7.3):
 //
-//	lr, err := runtime.NewLoopbackRedirect("/callback")
+//	lr, err := oauth.NewLoopbackRedirect("/callback")
 //	...
 //	defer lr.Close()
-//	c := runtime.NewClient(url, runtime.WithOAuth(runtime.OAuthConfig{
+//	c := runtime.NewClient(url, oauth.WithOAuth(oauth.Config{
 //		RedirectURL: lr.RedirectURL(),
 //		Authorize:   lr.Authorize(func(u string) error { fmt.Println("Open", u); return nil }),
 //	}))
@@ -71,7 +71,7 @@ func (lr *LoopbackRedirect) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = fmt.Fprintf(w, "<!doctype html><title>MCP authorization</title><p>%s</p>", html.EscapeString(msg))
 }
 
-// Authorize returns an OAuthConfig.Authorize that calls open with the authorization URL (to
+// Authorize returns an Config.Authorize that calls open with the authorization URL (to
 // launch a browser or print the URL) and waits, within ctx, for the redirect.
 func (lr *LoopbackRedirect) Authorize(open func(authURL string) error) func(ctx context.Context, authURL string) (*url.URL, error) {
 	return func(ctx context.Context, authURL string) (*url.URL, error) {

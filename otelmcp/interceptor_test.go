@@ -25,7 +25,7 @@ import (
 	"github.com/protomcp/protomcp/examples/weather"
 	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
 	"github.com/protomcp/protomcp/gen/weather/v1/weatherv1mcp"
-	otelmcp "github.com/protomcp/protomcp/otel"
+	"github.com/protomcp/protomcp/otelmcp"
 	"github.com/protomcp/protomcp/runtime"
 )
 

@@ -27,8 +27,8 @@ import (
 
 	"github.com/protomcp/protomcp/examples/weather"
 	"github.com/protomcp/protomcp/gen/weather/v1/weatherv1mcp"
-	otelmcp "github.com/protomcp/protomcp/otel"
-	"github.com/protomcp/protomcp/otel/examples/internal/telemetry"
+	"github.com/protomcp/protomcp/otelmcp"
+	"github.com/protomcp/protomcp/otelmcp/examples/internal/telemetry"
 	"github.com/protomcp/protomcp/runtime"
 )
 

@@ -1,15 +1,15 @@
-module github.com/protomcp/protomcp/otel/examples
+module github.com/protomcp/protomcp/otelmcp/examples
 
 go 1.26.0
 
 replace (
 	github.com/protomcp/protomcp => ../..
-	github.com/protomcp/protomcp/otel => ..
+	github.com/protomcp/protomcp/otelmcp => ..
 )
 
 require (
 	github.com/protomcp/protomcp v0.0.0-00010101000000-000000000000
-	github.com/protomcp/protomcp/otel v0.0.0-00010101000000-000000000000
+	github.com/protomcp/protomcp/otelmcp v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/contrib/exporters/autoexport v0.72.0
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.72.0
 	go.opentelemetry.io/otel v1.47.0
@@ -60,7 +60,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
 	golang.org/x/net v0.59.0 // indirect
-	golang.org/x/oauth2 v0.38.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect

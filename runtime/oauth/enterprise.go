@@ -1,4 +1,4 @@
-package runtime
+package oauth
 
 import (
 	"context"
@@ -28,7 +28,7 @@ type IDJAGConfig struct {
 	HTTPClient *http.Client
 }
 
-// IDJAGAssertion returns an OAuthConfig.JWTBearerAssertion for the enterprise-managed
+// IDJAGAssertion returns an Config.JWTBearerAssertion for the enterprise-managed
 // authorization of SEP-990: it exchanges the user's ID token at the identity provider for an
 // Identity Assertion JWT Authorization Grant (ID-JAG) for the MCP server's authorization
 // server and resource (OAuth 2.0 Token Exchange, RFC 8693), which the client then presents to

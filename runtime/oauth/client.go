@@ -1,4 +1,4 @@
-package runtime
+package oauth
 
 import (
 	"bytes"
@@ -19,29 +19,31 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/protomcp/protomcp/runtime"
 )
 
-// OAuthGrant is how an OAuth client obtains its access tokens.
-type OAuthGrant int
+// Grant is how an OAuth client obtains its access tokens.
+type Grant int
 
 const (
 	// GrantAuthorizationCode is the authorization code grant with PKCE (S256), for clients
-	// acting for a user: the user approves in a browser (OAuthConfig.Authorize).
-	GrantAuthorizationCode OAuthGrant = iota
+	// acting for a user: the user approves in a browser (Config.Authorize).
+	GrantAuthorizationCode Grant = iota
 	// GrantClientCredentials is the client_credentials grant, for clients acting on their own
-	// behalf, authenticated with a client secret or a signed JWT (OAuthConfig.ClientAssertion).
+	// behalf, authenticated with a client secret or a signed JWT (Config.ClientAssertion).
 	GrantClientCredentials
 	// GrantJWTBearer is the JWT bearer grant (RFC 7523) with an assertion from
-	// OAuthConfig.JWTBearerAssertion, e.g. an identity assertion authorization grant obtained
+	// Config.JWTBearerAssertion, e.g. an identity assertion authorization grant obtained
 	// from an enterprise identity provider by token exchange (SEP-990; see IDJAGAssertion).
 	GrantJWTBearer
 )
 
-// OAuthConfig configures a Client's OAuth 2.1 authorization (WithOAuth), following the MCP
+// Config configures a runtime.Client's OAuth 2.1 authorization (WithOAuth), following the MCP
 // spec's Authorization section.
-type OAuthConfig struct {
+type Config struct {
 	// Grant is how tokens are obtained (default GrantAuthorizationCode).
-	Grant OAuthGrant
+	Grant Grant
 
 	// ClientID and ClientSecret are a client pre-registered with the authorization server.
 	// Without a ClientID, the client uses ClientMetadataURL when the server supports Client
@@ -167,18 +169,17 @@ func oauthErrorf(format string, args ...any) error {
 // insufficient_scope (at most MaxStepUps times per request), and refuses a server whose
 // metadata names another resource.
 //
-// It wraps the transport of the Client's HTTP client; the rest of the Client is unchanged.
-func WithOAuth(cfg OAuthConfig) ClientOption {
-	return clientOptionFunc(func(c *clientConfig) {
-		c.wrapTransport = func(base http.RoundTripper, serverURL string, log *slog.Logger) http.RoundTripper {
-			return newOAuthTransport(cfg, base, serverURL, log)
-		}
+// It wraps the transport of the Client's HTTP client (runtime.WithTransportWrapper); the
+// rest of the Client is unchanged.
+func WithOAuth(cfg Config) runtime.ClientOption {
+	return runtime.WithTransportWrapper(func(next http.RoundTripper, endpoint string, log *slog.Logger) http.RoundTripper {
+		return newOAuthTransport(cfg, next, endpoint, log)
 	})
 }
 
 // oauthTransport adds the bearer token to each request and runs the authorization flows.
 type oauthTransport struct {
-	cfg       OAuthConfig
+	cfg       Config
 	base      http.RoundTripper
 	serverURL string
 	log       *slog.Logger
@@ -186,7 +187,7 @@ type oauthTransport struct {
 
 	mu sync.Mutex // serialises the flows and guards the state below
 	// What discovery found; nil until the first 401.
-	prm      *ProtectedResourceMetadata
+	prm      *runtime.ProtectedResourceMetadata
 	as       *AuthServerMetadata
 	resource string
 	// The registered client.
@@ -195,7 +196,7 @@ type oauthTransport struct {
 	tok                                *oauth2.Token
 }
 
-func newOAuthTransport(cfg OAuthConfig, base http.RoundTripper, serverURL string, log *slog.Logger) *oauthTransport {
+func newOAuthTransport(cfg Config, base http.RoundTripper, serverURL string, log *slog.Logger) *oauthTransport {
 	if cfg.TokenStore == nil {
 		cfg.TokenStore = new(MemoryTokenStore)
 	}
@@ -261,6 +262,32 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *oauthTransport) sameOrigin(u *url.URL) bool {
 	s, err := url.Parse(t.serverURL)
 	return err == nil && sameOrigin(u, s)
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port (RFC 6454).
+func sameOrigin(a, b *url.URL) bool {
+	return a.Scheme == b.Scheme && a.Hostname() == b.Hostname() && portOf(a) == portOf(b)
+}
+
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+// wellKnownPRM is the well-known path of Protected Resource Metadata (RFC 9728 Section 3).
+const wellKnownPRM = "/.well-known/oauth-protected-resource"
+
+// truncate shortens s to at most n bytes for an error message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // send sends a copy of req with the token.
@@ -470,7 +497,7 @@ func (t *oauthTransport) discover(ctx context.Context, ch challenge) error {
 		candidates = append(candidates, origin+wellKnownPRM)
 	}
 	for _, u := range candidates {
-		var prm ProtectedResourceMetadata
+		var prm runtime.ProtectedResourceMetadata
 		if err := t.getJSON(ctx, u, &prm); err != nil {
 			t.log.Debug("mcp: oauth protected resource metadata", "url", u, "error", err)
 			continue
@@ -573,7 +600,7 @@ func (t *oauthTransport) getJSON(ctx context.Context, u string, out any) error {
 		return err
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set(headerProtocolVersion, LatestProtocolVersion)
+	req.Header.Set("Mcp-Protocol-Version", runtime.LatestProtocolVersion) // spec 2025-11-25, Transports, Protocol Version Header
 	resp, err := t.hc.Do(req)
 	if err != nil {
 		return err
@@ -608,7 +635,7 @@ func (t *oauthTransport) ensureClient(ctx context.Context) error {
 		return nil
 	}
 	if t.as.RegistrationEndpoint == "" {
-		return oauthErrorf("the authorization server %s supports neither Client ID Metadata Documents nor Dynamic Client Registration: configure OAuthConfig.ClientID (a pre-registered client)", t.as.Issuer)
+		return oauthErrorf("the authorization server %s supports neither Client ID Metadata Documents nor Dynamic Client Registration: configure oauth.Config.ClientID (a pre-registered client)", t.as.Issuer)
 	}
 	method := t.pickAuthMethod(false)
 	reg := map[string]any{
@@ -696,7 +723,7 @@ func (t *oauthTransport) clientAuthParams(ctx context.Context, v url.Values) err
 		return nil
 	}
 	if t.cfg.ClientAssertion == nil {
-		return oauthErrorf("private_key_jwt needs OAuthConfig.ClientAssertion")
+		return oauthErrorf("private_key_jwt needs oauth.Config.ClientAssertion")
 	}
 	a, err := t.cfg.ClientAssertion(ctx, t.as.Issuer)
 	if err != nil {
@@ -710,7 +737,7 @@ func (t *oauthTransport) clientAuthParams(ctx context.Context, v url.Values) err
 // authorizationCode runs the authorization code grant with PKCE S256.
 func (t *oauthTransport) authorizationCode(ctx context.Context, scopes []string) (*oauth2.Token, error) {
 	if t.cfg.Authorize == nil || t.cfg.RedirectURL == "" {
-		return nil, oauthErrorf("the server needs authorization: set OAuthConfig.Authorize and RedirectURL (see runtime.NewLoopbackRedirect) or another grant")
+		return nil, oauthErrorf("the server needs authorization: set oauth.Config.Authorize and RedirectURL (see oauth.NewLoopbackRedirect) or another grant")
 	}
 	if t.as.AuthorizationEndpoint == "" || t.as.TokenEndpoint == "" {
 		return nil, oauthErrorf("the authorization server %s has no authorization or token endpoint", t.as.Issuer)
@@ -801,7 +828,7 @@ func (t *oauthTransport) refresh(ctx context.Context, old *oauth2.Token) (*oauth
 // clientCredentials runs the client_credentials grant.
 func (t *oauthTransport) clientCredentials(ctx context.Context, scopes []string) (*oauth2.Token, error) {
 	if t.clientID == "" {
-		return nil, oauthErrorf("the client_credentials grant needs OAuthConfig.ClientID")
+		return nil, oauthErrorf("the client_credentials grant needs oauth.Config.ClientID")
 	}
 	if t.authMethod == "" {
 		t.authMethod = t.pickAuthMethod(t.clientSecret != "")
@@ -812,10 +839,10 @@ func (t *oauthTransport) clientCredentials(ctx context.Context, scopes []string)
 // jwtBearer runs the JWT bearer grant (RFC 7523 Section 2.1).
 func (t *oauthTransport) jwtBearer(ctx context.Context, scopes []string) (*oauth2.Token, error) {
 	if t.cfg.JWTBearerAssertion == nil {
-		return nil, oauthErrorf("GrantJWTBearer needs OAuthConfig.JWTBearerAssertion")
+		return nil, oauthErrorf("GrantJWTBearer needs oauth.Config.JWTBearerAssertion")
 	}
 	if t.clientID == "" {
-		return nil, oauthErrorf("the JWT bearer grant needs OAuthConfig.ClientID")
+		return nil, oauthErrorf("the JWT bearer grant needs oauth.Config.ClientID")
 	}
 	if t.authMethod == "" {
 		t.authMethod = t.pickAuthMethod(t.clientSecret != "")

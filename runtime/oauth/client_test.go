@@ -1,4 +1,4 @@
-package runtime_test
+package oauth_test
 
 import (
 	"context"
@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,7 +26,79 @@ import (
 	"github.com/protomcp/protomcp/internal/testissuer"
 	"github.com/protomcp/protomcp/jwtauth"
 	"github.com/protomcp/protomcp/runtime"
+	"github.com/protomcp/protomcp/runtime/oauth"
 )
+
+// testTimeout bounds every test's waits.
+const testTimeout = 30 * time.Second
+
+func testCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// authEnv is a Server protected by a JWT verifier trusting a real test issuer, on loopback:
+// the resource server the OAuth client authorizes against.
+type authEnv struct {
+	url      string // the MCP endpoint
+	resource string
+	calls    atomic.Int64 // handler invocations of every tool
+}
+
+func newAuthEnv(t *testing.T) *authEnv {
+	t.Helper()
+	return newAuthEnvWith(t, nil, nil)
+}
+
+// newAuthEnvWith is newAuthEnv with more options for the issuer and the protected resource's
+// description changed by edit. Its tools whoami (any token) and set_forecast (scope
+// weather:write) answer with the token's subject.
+func newAuthEnvWith(t *testing.T, issOpts []testissuer.Option, edit func(*runtime.ProtectedResource)) *authEnv {
+	t.Helper()
+	is, err := testissuer.Start(append([]testissuer.Option{testissuer.WithScopes("weather:read", "weather:write")}, issOpts...)...)
+	require.NoError(t, err, "test issuer")
+	t.Cleanup(is.Close)
+	e := new(authEnv)
+	mux := http.NewServeMux()
+	ts := httptest.NewServer(mux)
+	e.url = ts.URL + "/mcp"
+	e.resource = e.url
+	v, err := jwtauth.NewVerifier(jwtauth.Config{Issuer: is.URL, Audience: e.resource})
+	require.NoError(t, err, "verifier")
+	pr := runtime.ProtectedResource{Resource: e.resource, AuthorizationServers: []string{is.URL}, ScopesSupported: []string{"weather:read", "weather:write"}}
+	if edit != nil {
+		edit(&pr)
+	}
+	srv := runtime.NewServer(runtime.Implementation{Name: "oauth-test"},
+		runtime.WithTokenVerifier(v, pr), runtime.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	whoami := func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		e.calls.Add(1)
+		info := runtime.TokenInfoFrom(ctx)
+		if info == nil {
+			return nil, errors.New("no token info")
+		}
+		return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent(info.Subject)}}, nil
+	}
+	srv.AddTool(runtime.ToolSpec{Name: "whoami"}, whoami)
+	srv.AddTool(runtime.ToolSpec{Name: "set_forecast", Scopes: []string{"weather:write"}}, whoami)
+	mux.Handle("/mcp", srv)
+	mux.Handle(pr.MetadataPath(), pr.MetadataHandler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		ts.Close()
+	})
+	return e
+}
+
+func resultText(t *testing.T, r *runtime.CallToolResult) string {
+	t.Helper()
+	require.NotEmpty(t, r.Content, "result content")
+	return r.Content[0].Text
+}
 
 // browser plays the user: it follows the authorization URL to the test issuer, which
 // approves at once and redirects to the client's loopback listener. It records the
@@ -62,13 +136,13 @@ func (b *browser) authorizations() []*url.URL {
 
 // oauthClient is a client that logs in with the authorization code grant through a real
 // loopback redirect.
-func oauthClient(t *testing.T, serverURL string, store runtime.TokenStore) (*runtime.Client, *browser) {
+func oauthClient(t *testing.T, serverURL string, store oauth.TokenStore) (*runtime.Client, *browser) {
 	t.Helper()
-	lr, err := runtime.NewLoopbackRedirect("/callback")
+	lr, err := oauth.NewLoopbackRedirect("/callback")
 	require.NoError(t, err)
 	t.Cleanup(func() { lr.Close() })
 	b := new(browser)
-	c := runtime.NewClient(serverURL, runtime.WithOAuth(runtime.OAuthConfig{
+	c := runtime.NewClient(serverURL, oauth.WithOAuth(oauth.Config{
 		ClientName:  "oauth test",
 		RedirectURL: lr.RedirectURL(),
 		Authorize:   lr.Authorize(b.open),
@@ -88,7 +162,7 @@ func oauthClient(t *testing.T, serverURL string, store runtime.TokenStore) (*run
 func TestOAuthAuthorizationCode(t *testing.T) {
 	ctx := testCtx(t)
 	e := newAuthEnv(t)
-	store := new(runtime.MemoryTokenStore)
+	store := new(oauth.MemoryTokenStore)
 	c, b := oauthClient(t, e.url, store)
 	for range 2 {
 		res, err := c.CallTool(ctx, "whoami", nil)
@@ -174,20 +248,20 @@ func TestOAuthStepUpBounded(t *testing.T) {
 func TestOAuthClientCredentials(t *testing.T) {
 	ctx := testCtx(t)
 	e := newAuthEnvWith(t, []testissuer.Option{testissuer.WithClient("reporter", "s3cret")}, nil)
-	c := runtime.NewClient(e.url, runtime.WithOAuth(runtime.OAuthConfig{
-		Grant: runtime.GrantClientCredentials, ClientID: "reporter", ClientSecret: "s3cret",
+	c := runtime.NewClient(e.url, oauth.WithOAuth(oauth.Config{
+		Grant: oauth.GrantClientCredentials, ClientID: "reporter", ClientSecret: "s3cret",
 	}))
 	defer c.Close(ctx)
 	res, err := c.CallTool(ctx, "whoami", nil)
 	require.NoError(t, err)
 	require.Equal(t, "reporter", resultText(t, res), "whoami")
 	// A wrong secret is an error that says where it failed.
-	bad := runtime.NewClient(e.url, runtime.WithOAuth(runtime.OAuthConfig{
-		Grant: runtime.GrantClientCredentials, ClientID: "reporter", ClientSecret: "wrong",
+	bad := runtime.NewClient(e.url, oauth.WithOAuth(oauth.Config{
+		Grant: oauth.GrantClientCredentials, ClientID: "reporter", ClientSecret: "wrong",
 	}))
 	defer bad.Close(ctx)
 	_, err = bad.CallTool(ctx, "whoami", nil)
-	assert.ErrorIs(t, err, runtime.ErrOAuth, "wrong secret")
+	assert.ErrorIs(t, err, oauth.ErrOAuth, "wrong secret")
 	var re *oauth2.RetrieveError
 	require.ErrorAs(t, err, &re, "wrong secret")
 	assert.Equal(t, "invalid_client", re.ErrorCode, "wrong secret: %v", err)
@@ -205,7 +279,7 @@ func TestOAuthRefusesForeignResource(t *testing.T) {
 	})
 	c, b := oauthClient(t, srvURL, nil)
 	_, err := c.CallTool(ctx, "whoami", nil)
-	assert.ErrorIs(t, err, runtime.ErrOAuth)
+	assert.ErrorIs(t, err, oauth.ErrOAuth)
 	assert.ErrorContains(t, err, "refusing to authorize")
 	assert.Empty(t, b.authorizations(), "authorizations")
 	assert.Zero(t, e.calls.Load(), "handler runs")
@@ -220,8 +294,8 @@ func TestOAuthPrivateKeyJWT(t *testing.T) {
 	e := newAuthEnvWith(t, []testissuer.Option{testissuer.WithKeyClient("robot", &key.PublicKey)}, nil)
 	assertion, err := jwtauth.PrivateKeyJWT("robot", key, jose.ES256, "robot-key-1")
 	require.NoError(t, err)
-	c := runtime.NewClient(e.url, runtime.WithOAuth(runtime.OAuthConfig{
-		Grant: runtime.GrantClientCredentials, ClientID: "robot", ClientAssertion: assertion,
+	c := runtime.NewClient(e.url, oauth.WithOAuth(oauth.Config{
+		Grant: oauth.GrantClientCredentials, ClientID: "robot", ClientAssertion: assertion,
 	}))
 	defer c.Close(ctx)
 	res, err := c.CallTool(ctx, "whoami", nil)
@@ -230,12 +304,12 @@ func TestOAuthPrivateKeyJWT(t *testing.T) {
 	// Another key's assertion is refused at the token endpoint.
 	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	forged, _ := jwtauth.PrivateKeyJWT("robot", other, jose.ES256, "")
-	bad := runtime.NewClient(e.url, runtime.WithOAuth(runtime.OAuthConfig{
-		Grant: runtime.GrantClientCredentials, ClientID: "robot", ClientAssertion: forged,
+	bad := runtime.NewClient(e.url, oauth.WithOAuth(oauth.Config{
+		Grant: oauth.GrantClientCredentials, ClientID: "robot", ClientAssertion: forged,
 	}))
 	defer bad.Close(ctx)
 	_, err = bad.CallTool(ctx, "whoami", nil)
-	assert.ErrorIs(t, err, runtime.ErrOAuth, "forged assertion")
+	assert.ErrorIs(t, err, oauth.ErrOAuth, "forged assertion")
 	assert.ErrorContains(t, err, "invalid_client", "forged assertion")
 }
 
@@ -248,9 +322,9 @@ func TestOAuthEnterpriseManaged(t *testing.T) {
 	require.NoError(t, err)
 	defer idp.Close()
 	e := newAuthEnvWith(t, []testissuer.Option{testissuer.WithAssertionIssuer(idp), testissuer.WithClient("mcp-client", "as-secret")}, nil)
-	c := runtime.NewClient(e.url, runtime.WithOAuth(runtime.OAuthConfig{
-		Grant: runtime.GrantJWTBearer, ClientID: "mcp-client", ClientSecret: "as-secret",
-		JWTBearerAssertion: runtime.IDJAGAssertion(runtime.IDJAGConfig{
+	c := runtime.NewClient(e.url, oauth.WithOAuth(oauth.Config{
+		Grant: oauth.GrantJWTBearer, ClientID: "mcp-client", ClientSecret: "as-secret",
+		JWTBearerAssertion: oauth.IDJAGAssertion(oauth.IDJAGConfig{
 			TokenEndpoint: idp.URL + "/token", ClientID: "mcp-at-idp", ClientSecret: "idp-secret",
 			IDToken: func(context.Context) (string, error) {
 				return idp.Mint(map[string]any{"aud": "mcp-at-idp"}), nil // the user's SSO

@@ -23,8 +23,8 @@ import (
 
 	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
 	"github.com/protomcp/protomcp/gen/weather/v1/weatherv1mcp"
-	otelmcp "github.com/protomcp/protomcp/otel"
-	"github.com/protomcp/protomcp/otel/examples/internal/telemetry"
+	"github.com/protomcp/protomcp/otelmcp"
+	"github.com/protomcp/protomcp/otelmcp/examples/internal/telemetry"
 	"github.com/protomcp/protomcp/runtime"
 )
 
@@ -67,7 +67,7 @@ func run(ctx context.Context, url, city string, w io.Writer) (err error) {
 	}()
 	weather := weatherv1mcp.NewWeatherServiceClient(c)
 
-	ctx, span := otel.Tracer("github.com/protomcp/protomcp/otel/examples/weather-client").Start(ctx, "weather-client")
+	ctx, span := otel.Tracer("github.com/protomcp/protomcp/otelmcp/examples/weather-client").Start(ctx, "weather-client")
 	defer span.End()
 	defer func() {
 		if err != nil {

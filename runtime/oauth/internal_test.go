@@ -1,6 +1,8 @@
-package runtime
+package oauth
 
 import (
+	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -74,7 +76,7 @@ func TestOAuthTokenStaysOnOrigin(t *testing.T) {
 	defer mcp.Close()
 	other := httptest.NewServer(record("other"))
 	defer other.Close()
-	tr := newOAuthTransport(OAuthConfig{}, http.DefaultTransport, mcp.URL+"/mcp", discardLogger())
+	tr := newOAuthTransport(Config{}, http.DefaultTransport, mcp.URL+"/mcp", discardLogger())
 	tr.tok = &oauth2.Token{AccessToken: "secret-token"}
 	hc := &http.Client{Transport: tr}
 	for _, u := range []string{mcp.URL + "/mcp", other.URL + "/mcp"} {
@@ -88,3 +90,6 @@ func TestOAuthTokenStaysOnOrigin(t *testing.T) {
 	assert.Empty(t, seen["other"], "Authorization sent elsewhere")
 	hc.CloseIdleConnections()
 }
+
+// discardLogger is the logger of transports whose logs a test does not read.
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -111,6 +110,9 @@ func messageSchema(md protoreflect.MessageDescriptor, dir direction) (*Schema, e
 	for _, name := range b.defOrder {
 		s.Defs = append(s.Defs, Property{string(name), b.defs[name]})
 	}
+	if err := checkValues(s, b.values); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -120,6 +122,7 @@ type schemaBuilder struct {
 	refs     map[protoreflect.FullName]bool // messages reached through $ref, to break cycles
 	defs     map[protoreflect.FullName]*Schema
 	defOrder []protoreflect.FullName
+	values   []fieldValues // fields with a default or examples, checked once the schema is whole
 	err      error
 }
 
@@ -287,6 +290,9 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 			fs.ReadOnly = true
 		}
 		s.Properties = append(s.Properties, Property{fd.JSONName(), fs})
+		if len(fs.Default) > 0 || len(fs.Examples) > 0 {
+			b.values = append(b.values, fieldValues{fd, fs})
+		}
 	}
 	// A oneof is a rule in the descriptions, which the runtime enforces (protojson refuses a
 	// second member): the keywords that could say it (oneOf, dependentSchemas with false
@@ -389,12 +395,6 @@ func (b *schemaBuilder) field(fd protoreflect.FieldDescriptor) *Schema {
 				b.fail(fd, "(mcp.v1.field).examples: %q is not valid JSON: %v", ex, err)
 				continue
 			}
-			var v any
-			_ = json.Unmarshal(buf.Bytes(), &v)
-			if why := mismatch(s, v); why != "" {
-				b.fail(fd, "(mcp.v1.field).examples: %s does not fit the field: %s", buf.String(), why)
-				continue
-			}
 			s.Examples = append(s.Examples, buf.Bytes())
 		}
 	}
@@ -416,109 +416,6 @@ func init() {
 // warnf reports a generate-time warning: protoc and buf show a plugin's standard error.
 var warnf = func(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "protoc-gen-mcp: warning: "+format+"\n", args...)
-}
-
-// mismatch checks a JSON value (decoded by encoding/json) against the parts of s that say
-// what type it is: type, enum, anyOf, items, properties, pattern, bounds. It returns why v
-// does not fit, or "". A $ref is taken on trust.
-func mismatch(s *Schema, v any) string {
-	if s == nil || s.boolean != nil || s.Ref != "" {
-		return ""
-	}
-	if len(s.AnyOf) > 0 {
-		var whys []string
-		for _, alt := range s.AnyOf {
-			why := mismatch(alt, v)
-			if why == "" {
-				return ""
-			}
-			whys = append(whys, why)
-		}
-		return strings.Join(whys, "; ")
-	}
-	if len(s.Type) > 0 {
-		ok := false
-		for _, t := range s.Type {
-			ok = ok || jsonIs(t, v)
-		}
-		if !ok {
-			return fmt.Sprintf("want %s", strings.Join(s.Type, " or "))
-		}
-	}
-	if len(s.Enum) > 0 {
-		str, _ := v.(string)
-		found := false
-		for _, e := range s.Enum {
-			found = found || e == str
-		}
-		if !found {
-			return fmt.Sprintf("want one of %s", strings.Join(s.Enum, ", "))
-		}
-	}
-	if str, ok := v.(string); ok && s.Pattern != "" {
-		if re, err := regexp.Compile(s.Pattern); err == nil && !re.MatchString(str) {
-			return fmt.Sprintf("%q does not match %s", str, s.Pattern)
-		}
-	}
-	if f, ok := v.(float64); ok {
-		if lo, err := strconv.ParseFloat(s.Minimum, 64); err == nil && f < lo {
-			return fmt.Sprintf("below the minimum %s", s.Minimum)
-		}
-		if hi, err := strconv.ParseFloat(s.Maximum, 64); err == nil && f > hi {
-			return fmt.Sprintf("above the maximum %s", s.Maximum)
-		}
-	}
-	if arr, ok := v.([]any); ok && s.Items != nil {
-		for i, item := range arr {
-			if why := mismatch(s.Items, item); why != "" {
-				return fmt.Sprintf("item %d: %s", i, why)
-			}
-		}
-	}
-	if obj, ok := v.(map[string]any); ok {
-		for k, val := range obj {
-			var sub *Schema
-			for _, p := range s.Properties {
-				if p.Name == k {
-					sub = p.Schema
-				}
-			}
-			if sub == nil {
-				sub = s.AdditionalProperties
-			}
-			if why := mismatch(sub, val); why != "" {
-				return fmt.Sprintf("%s: %s", k, why)
-			}
-		}
-	}
-	return ""
-}
-
-// jsonIs reports whether v, decoded by encoding/json, is of JSON Schema type t.
-func jsonIs(t string, v any) bool {
-	switch t {
-	case "null":
-		return v == nil
-	case "boolean":
-		_, ok := v.(bool)
-		return ok
-	case "string":
-		_, ok := v.(string)
-		return ok
-	case "number":
-		_, ok := v.(float64)
-		return ok
-	case "integer":
-		f, ok := v.(float64)
-		return ok && f == math.Trunc(f)
-	case "array":
-		_, ok := v.([]any)
-		return ok
-	case "object":
-		_, ok := v.(map[string]any)
-		return ok
-	}
-	return false
 }
 
 // defaultJSON is a proto2 or editions field's explicit default value in proto3 JSON form, or

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -266,38 +267,59 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 	fields := md.Fields()
 	for i := 0; i < fields.Len(); i++ {
 		fd := fields.Get(i)
-		outputOnly := fieldrules.OutputOnly(fd)
-		if b.dir == input && outputOnly {
+		if b.dir == input && fieldrules.OutputOnly(fd) {
 			continue // the server sets it; a model has nothing to send
 		}
-		fs := b.field(fd)
-		required := b.dir == input && (fieldrules.Required(fd) || validateRequired(fd))
-		switch {
-		case required:
+		fs, required := b.property(fd)
+		if required {
 			s.Required = append(s.Required, fd.JSONName())
-			// A required list or map needs an entry: the runtime refuses an empty one.
-			switch {
-			case fd.IsList():
-				fs.MinItems = "1"
-			case fd.IsMap():
-				fs.MinProperties = "1"
-			}
-		case b.dir == input && !acceptsNull(fd):
-			// protojson reads null as "not set" for every field, and some clients send it
-			// for the optional arguments they leave out.
-			fs = nullable(fs)
-		case outputOnly:
-			fs.ReadOnly = true
 		}
 		s.Properties = append(s.Properties, Property{fd.JSONName(), fs})
 		if len(fs.Default) > 0 || len(fs.Examples) > 0 {
 			b.values = append(b.values, fieldValues{fd, fs})
 		}
 	}
-	// A oneof is a rule in the descriptions, which the runtime enforces (protojson refuses a
-	// second member): the keywords that could say it (oneOf, dependentSchemas with false
-	// subschemas) are rejected at the root by several model providers, skipped by many
-	// validators, and flagged by portability linters.
+	b.noteOneofs(s, md)
+	if notes := messageRuleNotes(md); b.dir == input && len(notes) > 0 {
+		s.Description = join(s.Description, "Checked by the server: "+strings.Join(notes, "; ")+".")
+	}
+	// protojson writes a set extension field under its full name in brackets.
+	if b.dir == output && md.ExtensionRanges().Len() > 0 {
+		s.PatternProperties = []Property{{`^\[[A-Za-z_][A-Za-z0-9_.]*\]$`, anyJSON()}}
+	}
+	return s
+}
+
+// property is a field's schema as a property of its message's object, and whether the
+// object requires it. On inputs, a field is required when a rule says so, and accepts null
+// otherwise; on outputs, a field the server alone sets is read-only.
+func (b *schemaBuilder) property(fd protoreflect.FieldDescriptor) (fs *Schema, required bool) {
+	fs = b.field(fd)
+	switch {
+	case b.dir == input && (fieldrules.Required(fd) || validateRequired(fd)):
+		// A required list or map needs an entry: the runtime refuses an empty one.
+		switch {
+		case fd.IsList():
+			fs.MinItems = "1"
+		case fd.IsMap():
+			fs.MinProperties = "1"
+		}
+		return fs, true
+	case b.dir == input && !acceptsNull(fd):
+		// protojson reads null as "not set" for every field, and some clients send it
+		// for the optional arguments they leave out.
+		return nullable(fs), false
+	case fieldrules.OutputOnly(fd):
+		fs.ReadOnly = true
+	}
+	return fs, false
+}
+
+// noteOneofs says each oneof's rule in its members' descriptions. A oneof is a rule in the
+// descriptions, which the runtime enforces (protojson refuses a second member): the keywords
+// that could say it (oneOf, dependentSchemas with false subschemas) are rejected at the root
+// by several model providers, skipped by many validators, and flagged by portability linters.
+func (b *schemaBuilder) noteOneofs(s *Schema, md protoreflect.MessageDescriptor) {
 	oneofs := md.Oneofs()
 	for i := 0; i < oneofs.Len(); i++ {
 		od := oneofs.Get(i)
@@ -313,21 +335,11 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 			note = fmt.Sprintf("Set exactly one of: %s.", strings.Join(names, ", "))
 		}
 		for k := range s.Properties {
-			for _, member := range names {
-				if p := &s.Properties[k]; p.Name == member {
-					p.Schema.Description = join(p.Schema.Description, note)
-				}
+			if p := &s.Properties[k]; slices.Contains(names, p.Name) {
+				p.Schema.Description = join(p.Schema.Description, note)
 			}
 		}
 	}
-	if notes := messageRuleNotes(md); b.dir == input && len(notes) > 0 {
-		s.Description = join(s.Description, "Checked by the server: "+strings.Join(notes, "; ")+".")
-	}
-	// protojson writes a set extension field under its full name in brackets.
-	if b.dir == output && md.ExtensionRanges().Len() > 0 {
-		s.PatternProperties = []Property{{`^\[[A-Za-z_][A-Za-z0-9_.]*\]$`, anyJSON()}}
-	}
-	return s
 }
 
 // acceptsNull reports whether a field's schema already accepts null as a value:
@@ -600,7 +612,12 @@ func wellKnownSchema(md protoreflect.MessageDescriptor, dir direction) *Schema {
 	if md.ParentFile().Package() != "google.protobuf" {
 		return nil
 	}
-	b := &schemaBuilder{dir: dir}
+	// Wrappers: the scalar's JSON form, that of their one field. An unset wrapper is left out
+	// of results, and accepted as null in arguments like any field that is not required.
+	if md.ParentFile().Path() == "google/protobuf/wrappers.proto" {
+		b := &schemaBuilder{dir: dir}
+		return b.singular(md.Fields().ByName("value"))
+	}
 	str := []string{"string"}
 	switch md.Name() {
 	case "Timestamp":
@@ -629,26 +646,6 @@ func wellKnownSchema(md protoreflect.MessageDescriptor, dir direction) *Schema {
 			s.Required = []string{"@type"} // protojson writes {} for an empty Any
 		}
 		return s
-	// Wrappers: the scalar's JSON form. An unset wrapper is left out of results, and accepted
-	// as null in arguments like any field that is not required.
-	case "DoubleValue":
-		return b.number(&Schema{Type: []string{"number"}})
-	case "FloatValue":
-		return b.number(&Schema{Type: []string{"number"}, Minimum: "-" + maxFloat32, Maximum: maxFloat32})
-	case "Int64Value":
-		return &Schema{Type: str, Pattern: int64Pattern}
-	case "UInt64Value":
-		return &Schema{Type: str, Pattern: uint64Pattern}
-	case "Int32Value":
-		return &Schema{Type: []string{"integer"}, Minimum: minInt32, Maximum: maxInt32}
-	case "UInt32Value":
-		return &Schema{Type: []string{"integer"}, Minimum: "0", Maximum: maxUint32}
-	case "BoolValue":
-		return &Schema{Type: []string{"boolean"}}
-	case "StringValue":
-		return &Schema{Type: str}
-	case "BytesValue":
-		return &Schema{Type: str, ContentEncoding: "base64"}
 	}
 	return nil
 }
@@ -701,119 +698,142 @@ func (s *Schema) write(w *strings.Builder, depth int) {
 	s.writeMembers(w, depth)
 }
 
+// writeMembers writes s as a JSON object, its keywords in the order of Schema's fields.
 func (s *Schema) writeMembers(w *strings.Builder, depth int) {
-	type member struct {
-		key   string
-		write func(depth int)
-	}
-	var ms []member
-	add := func(key string, write func(depth int)) { ms = append(ms, member{key, write}) }
-	str := func(key, v string) {
-		if v != "" {
-			add(key, func(int) { w.WriteString(quote(v)) })
-		}
-	}
-	num := func(key, v string) {
-		if v != "" {
-			add(key, func(int) { w.WriteString(v) })
-		}
-	}
-	sub := func(key string, v *Schema) {
-		if v != nil {
-			add(key, func(d int) { v.write(w, d) })
-		}
-	}
-	props := func(key string, ps []Property) {
-		if len(ps) > 0 {
-			add(key, func(d int) { writeProperties(w, ps, d) })
-		}
-	}
-	strs := func(key string, vs []string) {
-		if len(vs) > 0 {
-			add(key, func(d int) { writeStrings(w, vs, d) })
-		}
-	}
-
-	flag := func(key string, v bool) {
-		if v {
-			add(key, func(int) { w.WriteString("true") })
-		}
-	}
-
-	str("$ref", s.Ref)
+	m := &members{w: w}
+	m.str("$ref", s.Ref)
 	switch len(s.Type) {
 	case 0:
 	case 1:
-		str("type", s.Type[0])
+		m.str("type", s.Type[0])
 	default:
-		strs("type", s.Type)
+		m.strs("type", s.Type)
 	}
-	str("description", s.Description)
-	flag("deprecated", s.Deprecated)
-	flag("readOnly", s.ReadOnly)
-	if len(s.Default) > 0 {
-		add("default", func(int) { w.Write(s.Default) })
-	}
-	str("format", s.Format)
-	str("pattern", s.Pattern)
-	str("contentEncoding", s.ContentEncoding)
-	strs("enum", s.Enum)
+	m.str("description", s.Description)
+	m.flag("deprecated", s.Deprecated)
+	m.flag("readOnly", s.ReadOnly)
+	m.raw("default", s.Default)
+	m.str("format", s.Format)
+	m.str("pattern", s.Pattern)
+	m.str("contentEncoding", s.ContentEncoding)
+	m.strs("enum", s.Enum)
 	if len(s.Enum) == 0 && len(s.NumEnum) > 0 {
-		add("enum", func(int) { w.WriteString("[" + strings.Join(s.NumEnum, ", ") + "]") })
+		m.raw("enum", []byte("["+strings.Join(s.NumEnum, ", ")+"]"))
 	}
-	num("const", s.Const)
-	num("minimum", s.Minimum)
-	num("maximum", s.Maximum)
-	num("exclusiveMinimum", s.ExclusiveMinimum)
-	num("exclusiveMaximum", s.ExclusiveMaximum)
-	num("minLength", s.MinLength)
-	num("maxLength", s.MaxLength)
-	sub("items", s.Items)
-	num("minItems", s.MinItems)
-	num("maxItems", s.MaxItems)
-	flag("uniqueItems", s.UniqueItems)
-	props("properties", s.Properties)
-	props("patternProperties", s.PatternProperties)
-	strs("required", s.Required)
-	sub("additionalProperties", s.AdditionalProperties)
-	num("minProperties", s.MinProperties)
-	num("maxProperties", s.MaxProperties)
-	sub("propertyNames", s.PropertyNames)
+	m.raw("const", []byte(s.Const))
+	m.raw("minimum", []byte(s.Minimum))
+	m.raw("maximum", []byte(s.Maximum))
+	m.raw("exclusiveMinimum", []byte(s.ExclusiveMinimum))
+	m.raw("exclusiveMaximum", []byte(s.ExclusiveMaximum))
+	m.raw("minLength", []byte(s.MinLength))
+	m.raw("maxLength", []byte(s.MaxLength))
+	m.sub("items", s.Items)
+	m.raw("minItems", []byte(s.MinItems))
+	m.raw("maxItems", []byte(s.MaxItems))
+	m.flag("uniqueItems", s.UniqueItems)
+	m.props("properties", s.Properties)
+	m.props("patternProperties", s.PatternProperties)
+	m.strs("required", s.Required)
+	m.sub("additionalProperties", s.AdditionalProperties)
+	m.raw("minProperties", []byte(s.MinProperties))
+	m.raw("maxProperties", []byte(s.MaxProperties))
+	m.sub("propertyNames", s.PropertyNames)
 	if len(s.AnyOf) > 0 {
-		add("anyOf", func(d int) { writeSchemas(w, s.AnyOf, d) })
+		m.add("anyOf", func(d int) { writeSchemas(w, s.AnyOf, d) })
 	}
-	sub("not", s.Not)
+	m.sub("not", s.Not)
 	if len(s.Examples) > 0 {
-		add("examples", func(int) {
-			w.WriteString("[")
-			for i, ex := range s.Examples {
-				if i > 0 {
-					w.WriteString(", ")
-				}
-				w.Write(ex)
-			}
-			w.WriteString("]")
-		})
+		m.add("examples", func(int) { writeValues(w, s.Examples) })
 	}
-	props("$defs", s.Defs)
+	m.props("$defs", s.Defs)
+	m.write(depth)
+}
 
-	if len(ms) == 0 {
+// members collects the keywords of one schema object, each with the function that writes its
+// value, and writes them; empty values are left out.
+type members struct {
+	w  *strings.Builder
+	ms []member
+}
+
+type member struct {
+	key   string
+	write func(depth int)
+}
+
+func (m *members) add(key string, write func(depth int)) {
+	m.ms = append(m.ms, member{key, write})
+}
+
+func (m *members) str(key, v string) {
+	if v != "" {
+		m.add(key, func(int) { m.w.WriteString(quote(v)) })
+	}
+}
+
+// raw adds a member whose value is JSON text already (a number, a default value).
+func (m *members) raw(key string, v []byte) {
+	if len(v) > 0 {
+		m.add(key, func(int) { m.w.Write(v) })
+	}
+}
+
+func (m *members) flag(key string, v bool) {
+	if v {
+		m.add(key, func(int) { m.w.WriteString("true") })
+	}
+}
+
+func (m *members) sub(key string, v *Schema) {
+	if v != nil {
+		m.add(key, func(d int) { v.write(m.w, d) })
+	}
+}
+
+func (m *members) props(key string, ps []Property) {
+	if len(ps) > 0 {
+		m.add(key, func(d int) { writeProperties(m.w, ps, d) })
+	}
+}
+
+func (m *members) strs(key string, vs []string) {
+	if len(vs) > 0 {
+		m.add(key, func(d int) { writeStrings(m.w, vs, d) })
+	}
+}
+
+// write writes the members as an object indented for depth, or {} when there are none.
+func (m *members) write(depth int) {
+	w := m.w
+	if len(m.ms) == 0 {
 		w.WriteString("{}")
 		return
 	}
 	w.WriteString("{\n")
-	for i, m := range ms {
+	for i, mb := range m.ms {
 		indent(w, depth+1)
-		w.WriteString(quote(m.key))
+		w.WriteString(quote(mb.key))
 		w.WriteString(": ")
-		m.write(depth + 1)
-		if i < len(ms)-1 {
+		mb.write(depth + 1)
+		if i < len(m.ms)-1 {
 			w.WriteString(",")
 		}
 		w.WriteString("\n")
 	}
 	indent(w, depth)
 	w.WriteString("}")
+}
+
+// writeValues writes JSON values (examples) as an array on one line.
+func writeValues(w *strings.Builder, vs []json.RawMessage) {
+	w.WriteString("[")
+	for i, v := range vs {
+		if i > 0 {
+			w.WriteString(", ")
+		}
+		w.Write(v)
+	}
+	w.WriteString("]")
 }
 
 func writeSchemas(w *strings.Builder, ss []*Schema, depth int) {

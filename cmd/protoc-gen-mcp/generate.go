@@ -252,59 +252,16 @@ func (c *config) output(f *protogen.File) (filename string, importPath protogen.
 // naming the file and the rpc: a tool that silently disappears is worse than a failed build.
 func (c *config) collect(f *protogen.File) ([]*service, error) {
 	var services []*service
-	names := map[string]string{}   // tool name -> rpc, across the file's services
-	prompts := map[string]string{} // prompt name -> rpc
-	uris := map[string]string{}    // resource URI or URI template -> rpc
+	seen := fileNames{tools: map[string]string{}, prompts: map[string]string{}, uris: map[string]string{}}
 	for _, svc := range f.Services {
 		s := &service{Service: svc}
 		svcOpts, _ := proto.GetExtension(svc.Desc.Options(), mcpv1.E_Service).(*mcpv1.ServiceOptions)
 		for _, m := range svc.Methods {
-			toolOpts, promptOpts, resourceOpts := methodKind(m)
-			switch {
-			case toolOpts.GetSkip():
-				continue
-			case promptOpts != nil && resourceOpts != nil:
-				return nil, methodFail(f, m)("an rpc is a tool, a prompt or a resource: it cannot have both (mcp.v1.prompt) and (mcp.v1.resource)")
-			case (promptOpts != nil || resourceOpts != nil) && toolOpts != nil:
-				return nil, methodFail(f, m)("an rpc is a tool, a prompt or a resource: (mcp.v1.tool) cannot be combined with (mcp.v1.prompt) or (mcp.v1.resource)")
-			case promptOpts != nil:
-				p, err := newPrompt(f, m, promptOpts)
-				if err != nil {
-					return nil, err
-				}
-				if other, ok := prompts[p.name]; ok {
-					return nil, methodFail(f, m)("prompt name %q is already used by rpc %s", p.name, other)
-				}
-				prompts[p.name] = string(m.Desc.FullName())
-				s.prompts = append(s.prompts, p)
-				continue
-			case resourceOpts != nil:
-				r, err := newResource(f, m, resourceOpts)
-				if err != nil {
-					return nil, err
-				}
-				key := r.uri + r.uriTemplate
-				if other, ok := uris[key]; ok {
-					return nil, methodFail(f, m)("resource %q is already served by rpc %s", key, other)
-				}
-				uris[key] = string(m.Desc.FullName())
-				s.resources = append(s.resources, r)
-				continue
-			}
-			t, err := c.newTool(f, svcOpts, m)
-			if err != nil {
+			if err := c.addMethod(f, s, svcOpts, m, seen); err != nil {
 				return nil, err
 			}
-			if t == nil {
-				continue
-			}
-			if other, ok := names[t.name]; ok {
-				return nil, fmt.Errorf("%s: rpc %s: tool name %q is already used by rpc %s", f.Desc.Path(), m.Desc.FullName(), t.name, other)
-			}
-			names[t.name] = string(m.Desc.FullName())
-			s.tools = append(s.tools, t)
 		}
-		statics, err := staticResources(f, svc, svcOpts, uris)
+		statics, err := staticResources(f, svc, svcOpts, seen.uris)
 		if err != nil {
 			return nil, err
 		}
@@ -316,24 +273,83 @@ func (c *config) collect(f *protogen.File) ([]*service, error) {
 	return services, nil
 }
 
+// fileNames are the names a file's services have used so far, each mapped to the rpc that
+// has it: they must be unique within the file.
+type fileNames struct {
+	tools   map[string]string // tool name -> rpc, across the file's services
+	prompts map[string]string // prompt name -> rpc
+	uris    map[string]string // resource URI or URI template -> rpc
+}
+
+// addMethod adds an rpc to its service as what its options make it: a prompt, a resource, a
+// tool, or nothing when it is skipped.
+func (c *config) addMethod(f *protogen.File, s *service, svcOpts *mcpv1.ServiceOptions, m *protogen.Method, seen fileNames) error {
+	fail := methodFail(f, m)
+	toolOpts, promptOpts, resourceOpts := methodKind(m)
+	switch {
+	case toolOpts.GetSkip():
+		return nil
+	case promptOpts != nil && resourceOpts != nil:
+		return fail("an rpc is a tool, a prompt or a resource: it cannot have both (mcp.v1.prompt) and (mcp.v1.resource)")
+	case (promptOpts != nil || resourceOpts != nil) && toolOpts != nil:
+		return fail("an rpc is a tool, a prompt or a resource: (mcp.v1.tool) cannot be combined with (mcp.v1.prompt) or (mcp.v1.resource)")
+	case promptOpts != nil:
+		return seen.addPrompt(f, s, m, promptOpts)
+	case resourceOpts != nil:
+		return seen.addResource(f, s, m, resourceOpts)
+	}
+	t, err := c.newTool(f, svcOpts, m)
+	if err != nil || t == nil {
+		return err
+	}
+	if other, ok := seen.tools[t.name]; ok {
+		return fail("tool name %q is already used by rpc %s", t.name, other)
+	}
+	seen.tools[t.name] = string(m.Desc.FullName())
+	s.tools = append(s.tools, t)
+	return nil
+}
+
+// addPrompt adds a prompt rpc to its service; its name must be new to the file.
+func (seen fileNames) addPrompt(f *protogen.File, s *service, m *protogen.Method, opts *mcpv1.PromptOptions) error {
+	p, err := newPrompt(f, m, opts)
+	if err != nil {
+		return err
+	}
+	if other, ok := seen.prompts[p.name]; ok {
+		return methodFail(f, m)("prompt name %q is already used by rpc %s", p.name, other)
+	}
+	seen.prompts[p.name] = string(m.Desc.FullName())
+	s.prompts = append(s.prompts, p)
+	return nil
+}
+
+// addResource adds a resource rpc to its service; its URI or URI template must be new to the
+// file.
+func (seen fileNames) addResource(f *protogen.File, s *service, m *protogen.Method, opts *mcpv1.ResourceOptions) error {
+	r, err := newResource(f, m, opts)
+	if err != nil {
+		return err
+	}
+	key := r.uri + r.uriTemplate
+	if other, ok := seen.uris[key]; ok {
+		return methodFail(f, m)("resource %q is already served by rpc %s", key, other)
+	}
+	seen.uris[key] = string(m.Desc.FullName())
+	s.resources = append(s.resources, r)
+	return nil
+}
+
 // newTool computes the tool of one rpc, or nil when the rpc is skipped.
 func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *protogen.Method) (*tool, error) {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%s: rpc %s: %s", f.Desc.Path(), m.Desc.FullName(), fmt.Sprintf(format, args...))
-	}
+	fail := methodFail(f, m)
 	methodOpts, _ := m.Desc.Options().(*descriptorpb.MethodOptions)
 	opts, _ := proto.GetExtension(methodOpts, mcpv1.E_Tool).(*mcpv1.ToolOptions)
 	if opts.GetSkip() {
 		return nil, nil
 	}
-	const skipHint = "; mark it with option (mcp.v1.tool) = {skip: true} to leave it out"
-	switch {
-	case m.Desc.IsStreamingClient() && m.Desc.IsStreamingServer():
-		return nil, fail("bidirectional streaming rpcs cannot be MCP tools (a tool call is one request and one result)%s", skipHint)
-	case m.Desc.IsStreamingClient():
-		return nil, fail("client-streaming rpcs cannot be MCP tools (a tool call has one request)%s", skipHint)
-	case m.Desc.IsStreamingServer() && m.Output.Desc.FullName() == toolResultName:
-		return nil, fail("a server-streaming rpc cannot stream %s: its messages are sent as structured progress, so stream a message of your own%s", toolResultName, skipHint)
+	if why := streamingProblem(m); why != "" {
+		return nil, fail("%s; mark it with option (mcp.v1.tool) = {skip: true} to leave it out", why)
 	}
 
 	t := &tool{
@@ -343,6 +359,7 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 		title:        opts.GetTitle(),
 		description:  opts.GetDescription(),
 		streaming:    m.Desc.IsStreamingServer(),
+		scopes:       opts.GetScopes(),
 	}
 	t.name = opts.GetName()
 	if t.name == "" {
@@ -357,54 +374,82 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 	if methodOpts.GetDeprecated() {
 		t.description = join(t.description, "Deprecated.")
 	}
+	t.annotate(methodOpts.GetIdempotencyLevel(), opts)
+	for _, sc := range t.scopes {
+		if !scopeTokenPattern.MatchString(sc) {
+			return nil, fail("scope %q is invalid: an OAuth scope is one or more printable ASCII characters other than space, '\"' and '\\' (RFC 6749 Section 3.3)", sc)
+		}
+	}
+	if err := c.schemas(t); err != nil {
+		return nil, fail("%v", err)
+	}
+	return t, nil
+}
 
-	switch methodOpts.GetIdempotencyLevel() {
+// streamingProblem says why an rpc's streaming keeps it from being a tool, or "".
+func streamingProblem(m *protogen.Method) string {
+	switch {
+	case m.Desc.IsStreamingClient() && m.Desc.IsStreamingServer():
+		return "bidirectional streaming rpcs cannot be MCP tools (a tool call is one request and one result)"
+	case m.Desc.IsStreamingClient():
+		return "client-streaming rpcs cannot be MCP tools (a tool call has one request)"
+	case m.Desc.IsStreamingServer() && m.Output.Desc.FullName() == toolResultName:
+		return fmt.Sprintf("a server-streaming rpc cannot stream %s: its messages are sent as structured progress, so stream a message of your own", toolResultName)
+	}
+	return ""
+}
+
+// annotate sets the tool's behaviour hints: from the rpc's idempotency level, then from the
+// hints set explicitly in (mcp.v1.tool), which win.
+func (t *tool) annotate(level descriptorpb.MethodOptions_IdempotencyLevel, opts *mcpv1.ToolOptions) {
+	switch level {
 	case descriptorpb.MethodOptions_NO_SIDE_EFFECTS:
 		t.readOnly, t.idempotent = proto.Bool(true), proto.Bool(true)
 	case descriptorpb.MethodOptions_IDEMPOTENT:
 		t.idempotent = proto.Bool(true)
 	}
-	if opts != nil {
-		if opts.ReadOnlyHint != nil {
-			t.readOnly = opts.ReadOnlyHint
-		}
-		if opts.DestructiveHint != nil {
-			t.destructive = opts.DestructiveHint
-		}
-		if opts.IdempotentHint != nil {
-			t.idempotent = opts.IdempotentHint
-		}
-		if opts.OpenWorldHint != nil {
-			t.openWorld = opts.OpenWorldHint
-		}
-		t.scopes = opts.GetScopes()
-		for _, sc := range t.scopes {
-			if !scopeTokenPattern.MatchString(sc) {
-				return nil, fail("scope %q is invalid: an OAuth scope is one or more printable ASCII characters other than space, '\"' and '\\' (RFC 6749 Section 3.3)", sc)
-			}
+	if opts == nil {
+		return
+	}
+	for _, hint := range []struct {
+		set *bool
+		to  **bool
+	}{
+		{opts.ReadOnlyHint, &t.readOnly},
+		{opts.DestructiveHint, &t.destructive},
+		{opts.IdempotentHint, &t.idempotent},
+		{opts.OpenWorldHint, &t.openWorld},
+	} {
+		if hint.set != nil {
+			*hint.to = hint.set
 		}
 	}
+}
 
+// schemas computes the tool's input and output schemas (none for mcp.v1.ToolResult) and
+// checks them against max_schema_bytes.
+func (c *config) schemas(t *tool) error {
+	m := t.Method
 	in, err := messageSchema(m.Input.Desc, input)
 	if err != nil {
-		return nil, fail("arguments %s: %v", m.Input.Desc.FullName(), err)
+		return fmt.Errorf("arguments %s: %w", m.Input.Desc.FullName(), err)
 	}
 	t.inputSchema = in.String()
 	t.validates = usesValidate(m.Input.Desc)
 	if m.Output.Desc.FullName() != toolResultName {
 		out, err := messageSchema(m.Output.Desc, output)
 		if err != nil {
-			return nil, fail("result %s: %v", m.Output.Desc.FullName(), err)
+			return fmt.Errorf("result %s: %w", m.Output.Desc.FullName(), err)
 		}
 		t.outputSchema = out.String()
 	}
 	for _, sc := range []struct{ which, text string }{{"input", t.inputSchema}, {"output", t.outputSchema}} {
 		if c.maxSchemaBytes > 0 && len(sc.text) > c.maxSchemaBytes {
-			return nil, fail("the %s schema is %d bytes, more than max_schema_bytes=%d: split the message, or raise the limit with the plugin parameter max_schema_bytes",
+			return fmt.Errorf("the %s schema is %d bytes, more than max_schema_bytes=%d: split the message, or raise the limit with the plugin parameter max_schema_bytes",
 				sc.which, len(sc.text), c.maxSchemaBytes)
 		}
 	}
-	return t, nil
+	return nil
 }
 
 func methodDeprecated(m *protogen.Method) bool {

@@ -83,11 +83,7 @@ func (c *config) generate(gen *protogen.Plugin) error {
 	gen.SupportedEditionsMinimum = descriptorpb.Edition_EDITION_PROTO2
 	gen.SupportedEditionsMaximum = descriptorpb.Edition_EDITION_2024
 
-	// Tools generated into one Go package are likely registered on one server: their names
-	// must not collide. Keyed by Go import path, then tool name, valued by the rpc that has it.
-	used := map[protogen.GoImportPath]map[string]string{}
-	// Likewise for the Go identifiers generated into one package, by import path.
-	declared := map[protogen.GoImportPath]map[string]string{}
+	pkgs := goPackages{tools: map[protogen.GoImportPath]map[string]string{}, idents: map[protogen.GoImportPath]map[string]string{}}
 	for _, f := range gen.Files {
 		if !f.Generate {
 			continue
@@ -100,42 +96,12 @@ func (c *config) generate(gen *protogen.Plugin) error {
 			continue
 		}
 		filename, importPath, pkgName := c.output(f)
-		names := used[importPath]
-		if names == nil {
-			names = map[string]string{}
-			used[importPath] = names
+		if err := pkgs.addTools(f, importPath, services); err != nil {
+			return err
 		}
-		for _, s := range services {
-			for _, t := range s.tools {
-				if other, ok := names[t.name]; ok {
-					return fmt.Errorf("%s: rpc %s: tool name %q is already used by rpc %s, generated into the same Go package %s",
-						f.Desc.Path(), t.Desc.FullName(), t.name, other, importPath)
-				}
-				names[t.name] = string(t.Desc.FullName()) + " (" + f.Desc.Path() + ")"
-			}
-		}
-		idents := declared[importPath]
-		firstInPackage := idents == nil
-		if idents == nil {
-			idents = map[string]string{}
-			declared[importPath] = idents
-			if c.packageSuffix == "" {
-				// Beside the .pb.go files: their identifiers share the package.
-				for _, other := range gen.Files {
-					if other.GoImportPath == importPath {
-						protoGoIdents(other, idents)
-					}
-				}
-			}
-		}
-		for _, s := range services {
-			for _, id := range s.goIdents(f) {
-				if other, ok := idents[id.name]; ok {
-					return fmt.Errorf("%s: %s: the generated Go identifier %s collides with %s, in Go package %s: rename one of them, or generate into another package (package_suffix)",
-						f.Desc.Path(), id.source, id.name, other, importPath)
-				}
-				idents[id.name] = id.source + " (" + f.Desc.Path() + ")"
-			}
+		firstInPackage, err := pkgs.addIdents(gen, f, importPath, services, c.packageSuffix == "")
+		if err != nil {
+			return err
 		}
 		g := gen.NewGeneratedFile(filename, importPath)
 		// A package of its own gets a package doc, on its first file only; beside the .pb.go
@@ -149,6 +115,64 @@ func (c *config) generate(gen *protogen.Plugin) error {
 		}
 	}
 	return nil
+}
+
+// goPackages is what the files generated so far declare in each Go package, by import path.
+type goPackages struct {
+	// Tools generated into one Go package are likely registered on one server: their names
+	// must not collide. By tool name, valued by the rpc that has it.
+	tools map[protogen.GoImportPath]map[string]string
+	// Likewise for the Go identifiers generated into one package, valued by their source.
+	idents map[protogen.GoImportPath]map[string]string
+}
+
+// addTools adds the tools of a file's services to their Go package, whose other files must
+// not have tools of the same names.
+func (p goPackages) addTools(f *protogen.File, importPath protogen.GoImportPath, services []*service) error {
+	names := p.tools[importPath]
+	if names == nil {
+		names = map[string]string{}
+		p.tools[importPath] = names
+	}
+	for _, s := range services {
+		for _, t := range s.tools {
+			if other, ok := names[t.name]; ok {
+				return fmt.Errorf("%s: rpc %s: tool name %q is already used by rpc %s, generated into the same Go package %s",
+					f.Desc.Path(), t.Desc.FullName(), t.name, other, importPath)
+			}
+			names[t.name] = string(t.Desc.FullName()) + " (" + f.Desc.Path() + ")"
+		}
+	}
+	return nil
+}
+
+// addIdents adds the Go identifiers generated for a file's services to their Go package,
+// where they must be new, and reports whether the file is the package's first. Beside the
+// .pb.go files (besidePB), protoc-gen-go's identifiers are the package's too.
+func (p goPackages) addIdents(gen *protogen.Plugin, f *protogen.File, importPath protogen.GoImportPath, services []*service, besidePB bool) (first bool, err error) {
+	idents := p.idents[importPath]
+	first = idents == nil
+	if first {
+		idents = map[string]string{}
+		p.idents[importPath] = idents
+		if besidePB {
+			for _, other := range gen.Files {
+				if other.GoImportPath == importPath {
+					protoGoIdents(other, idents)
+				}
+			}
+		}
+	}
+	for _, s := range services {
+		for _, id := range s.goIdents(f) {
+			if other, ok := idents[id.name]; ok {
+				return false, fmt.Errorf("%s: %s: the generated Go identifier %s collides with %s, in Go package %s: rename one of them, or generate into another package (package_suffix)",
+					f.Desc.Path(), id.source, id.name, other, importPath)
+			}
+			idents[id.name] = id.source + " (" + f.Desc.Path() + ")"
+		}
+	}
+	return first, nil
 }
 
 // goIdent is a package-level Go identifier that the plugin generates, and what it is generated

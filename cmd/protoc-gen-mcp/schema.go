@@ -677,25 +677,37 @@ func (s *Schema) write(w *strings.Builder, depth int) {
 		fmt.Fprint(w, *s.boolean)
 		return
 	}
-	// A small flat schema, such as an anyOf branch {"type": "null"}, reads best on one line.
-	if s.Description == "" && len(s.Properties) == 0 && len(s.Defs) == 0 && s.Items == nil &&
-		s.AdditionalProperties == nil && s.PropertyNames == nil && len(s.AnyOf) == 0 && s.Not == nil && len(s.PatternProperties) == 0 {
-		var flat strings.Builder
-		s.writeMembers(&flat, 0)
-		lines := strings.Split(flat.String(), "\n")
-		if len(lines) > 2 {
-			inner := lines[1 : len(lines)-1]
-			for i := range inner {
-				inner[i] = strings.TrimSpace(inner[i])
-			}
-			one := "{" + strings.Join(inner, " ") + "}"
-			if len(one) <= 72 && !strings.Contains(one, "[ ") {
-				w.WriteString(one)
-				return
-			}
-		}
+	if one, ok := s.oneLine(); ok {
+		w.WriteString(one)
+		return
 	}
 	s.writeMembers(w, depth)
+}
+
+// oneLine writes a small flat schema, such as an anyOf branch {"type": "null"}, on one line,
+// which reads best; ok is false for other schemas.
+func (s *Schema) oneLine() (one string, ok bool) {
+	if !s.flat() {
+		return "", false
+	}
+	var flat strings.Builder
+	s.writeMembers(&flat, 0)
+	lines := strings.Split(flat.String(), "\n")
+	if len(lines) <= 2 {
+		return "", false // {}
+	}
+	inner := lines[1 : len(lines)-1]
+	for i := range inner {
+		inner[i] = strings.TrimSpace(inner[i])
+	}
+	one = "{" + strings.Join(inner, " ") + "}"
+	return one, len(one) <= 72 && !strings.Contains(one, "[ ")
+}
+
+// flat reports whether s has neither a description nor subschemas.
+func (s *Schema) flat() bool {
+	return s.Description == "" && len(s.Properties) == 0 && len(s.Defs) == 0 && s.Items == nil &&
+		s.AdditionalProperties == nil && s.PropertyNames == nil && len(s.AnyOf) == 0 && s.Not == nil && len(s.PatternProperties) == 0
 }
 
 // writeMembers writes s as a JSON object, its keywords in the order of Schema's fields.

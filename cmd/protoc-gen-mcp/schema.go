@@ -168,23 +168,7 @@ func defEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName]b
 	if isWellKnown(root) {
 		return refs
 	}
-	uses := map[protoreflect.FullName]int{}
-	seen := map[protoreflect.FullName]bool{}
-	var walk func(md protoreflect.MessageDescriptor)
-	walk = func(md protoreflect.MessageDescriptor) {
-		if seen[md.FullName()] {
-			return
-		}
-		seen[md.FullName()] = true
-		fields := md.Fields()
-		for i := 0; i < fields.Len(); i++ {
-			if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) {
-				uses[m.FullName()]++
-				walk(m)
-			}
-		}
-	}
-	walk(root)
+	uses := fieldUses(root)
 	var mark func(md protoreflect.MessageDescriptor)
 	marked := map[protoreflect.FullName]bool{}
 	mark = func(md protoreflect.MessageDescriptor) {
@@ -204,6 +188,29 @@ func defEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName]b
 	}
 	mark(root)
 	return refs
+}
+
+// fieldUses counts, for each message reachable from root, the fields of type it (or map of
+// it) among the fields of all reachable messages, each message's fields counted once.
+func fieldUses(root protoreflect.MessageDescriptor) map[protoreflect.FullName]int {
+	uses := map[protoreflect.FullName]int{}
+	seen := map[protoreflect.FullName]bool{}
+	var walk func(md protoreflect.MessageDescriptor)
+	walk = func(md protoreflect.MessageDescriptor) {
+		if seen[md.FullName()] {
+			return
+		}
+		seen[md.FullName()] = true
+		fields := md.Fields()
+		for i := 0; i < fields.Len(); i++ {
+			if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) {
+				uses[m.FullName()]++
+				walk(m)
+			}
+		}
+	}
+	walk(root)
+	return uses
 }
 
 // smallLeaf reports whether md is small enough to repeat inline wherever it is used: a few

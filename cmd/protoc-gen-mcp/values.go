@@ -115,7 +115,7 @@ func misfit(sch *jsonschema.Schema, value []byte) string {
 	}
 	var whys []string
 	for _, leaf := range failures(ve) {
-		whys = append(whys, where(v, leaf.InstanceLocation)+leaf.rule)
+		whys = append(whys, where(v, leaf.at)+leaf.rule)
 	}
 	slices.Sort(whys)
 	return strings.Join(slices.Compact(whys), "; ")
@@ -123,8 +123,8 @@ func misfit(sch *jsonschema.Schema, value []byte) string {
 
 // failure is one rule a value broke, where it broke it.
 type failure struct {
-	InstanceLocation []string
-	rule             string // "keyword: what went wrong"
+	at   []string // the instance location: member names and item indexes
+	rule string   // "keyword: what went wrong"
 }
 
 // failures are the rules at the leaves of a validation error. Of the branches of an anyOf,

@@ -187,6 +187,10 @@ func ruleText(e *jsonschema.ValidationError) string {
 		msg = bound("exclusiveMinimum", k.Got, k.Want)
 	case *kind.ExclusiveMaximum:
 		msg = bound("exclusiveMaximum", k.Got, k.Want)
+	case *kind.Pattern:
+		if what := patternMeaning[k.Want]; what != "" {
+			msg = fmt.Sprintf("pattern: %s is not %s", quote(k.Got), what)
+		}
 	}
 	path := e.ErrorKind.KeywordPath()
 	if len(path) == 0 {
@@ -197,6 +201,18 @@ func ruleText(e *jsonschema.ValidationError) string {
 		return msg
 	}
 	return keyword + ": " + msg
+}
+
+// patternMeaning says in words what the plugin's own patterns match, which are too long to
+// quote in an error.
+var patternMeaning = map[string]string{
+	int32Pattern:     "a 32-bit integer",
+	uint32Pattern:    "an unsigned 32-bit integer",
+	int64Pattern:     "a 64-bit integer in decimal (protojson writes 64-bit integers as strings)",
+	uint64Pattern:    "an unsigned 64-bit integer in decimal (protojson writes 64-bit integers as strings)",
+	durationPattern:  `a duration in seconds, such as "1.5s" (protojson's form of google.protobuf.Duration)`,
+	timestampPattern: `an RFC 3339 time, such as "2026-12-01T18:00:00Z" (protojson's form of google.protobuf.Timestamp)`,
+	fieldMaskPattern: `comma-separated lowerCamelCase field paths, such as "name,address.city" (protojson's form of google.protobuf.FieldMask)`,
 }
 
 // bound says how a number broke a bound, both written as JSON numbers: the validator's own

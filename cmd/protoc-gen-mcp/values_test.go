@@ -54,9 +54,10 @@ func valueMessage(t *testing.T, f valueField) protoreflect.MessageDescriptor {
 	}
 	fdp.Options = opts
 	file := &descriptorpb.FileDescriptorProto{
-		Name:    proto.String("test/values.proto"),
-		Package: proto.String("test.values"),
-		Syntax:  proto.String("proto2"),
+		Name:       proto.String("test/values.proto"),
+		Package:    proto.String("test.values"),
+		Syntax:     proto.String("proto2"),
+		Dependency: []string{"google/protobuf/timestamp.proto", "google/protobuf/duration.proto"},
 		MessageType: []*descriptorpb.DescriptorProto{
 			{Name: proto.String("M"), Field: []*descriptorpb.FieldDescriptorProto{fdp}},
 			{Name: proto.String("Point"), Field: []*descriptorpb.FieldDescriptorProto{
@@ -108,8 +109,13 @@ func TestFieldValues(t *testing.T) {
 		{"string example of another type", valueField{typ: typeString, examples: []string{`5`}}, `examples: 5 does not fit the field: type: got number, want string`},
 		{"string example under a rule", valueField{typ: typeString, examples: []string{`"ab"`}, rules: stringMin(3)}, `examples: "ab" does not fit the field: minLength: got 2, want 3`},
 		{"string default under a rule", valueField{typ: typeString, def: "ab", rules: stringMin(3)}, `default "ab" does not fit the field: minLength: got 2, want 3`},
-		{"int64 example off its pattern", valueField{typ: typeInt64, examples: []string{`"12x"`}}, `pattern: '12x' does not match pattern '^(0|-?`},
+		{"int64 example off its pattern", valueField{typ: typeInt64, examples: []string{`"12x"`}}, `pattern: "12x" is not a 64-bit integer in decimal`},
 		{"int64 default", valueField{typ: typeInt64, def: "-12"}, ""},
+		{"int64 example beyond 64 bits", valueField{typ: typeInt64, examples: []string{`"9223372036854775808"`}}, `pattern: "9223372036854775808" is not a 64-bit integer in decimal`},
+		{"string example off a rule's pattern", valueField{typ: typeString, examples: []string{`"abc"`}, rules: &validate.FieldRules{Type: &validate.FieldRules_String_{String_: &validate.StringRules{Pattern: proto.String("^[0-9]+$")}}}}, `pattern: 'abc' does not match pattern '^[0-9]+$'`},
+		{"timestamp example", valueField{typ: typeMessage, typeName: ".google.protobuf.Timestamp", examples: []string{`"2026-12-01T18:00:00Z"`}}, ""},
+		{"duration example in hours", valueField{typ: typeMessage, typeName: ".google.protobuf.Duration", examples: []string{`"1h"`}}, `pattern: "1h" is not a duration in seconds, such as "1.5s"`},
+		{"timestamp example not RFC 3339", valueField{typ: typeMessage, typeName: ".google.protobuf.Timestamp", examples: []string{`"yesterday"`}}, `format: 'yesterday' is not valid date-time`},
 		{"bytes example not base64", valueField{typ: typeBytes, examples: []string{`"not base64!"`}}, `contentEncoding: value is not 'base64' encoded`},
 		{"enum example", valueField{typ: typeEnum, typeName: ".test.values.Color", examples: []string{`"RED"`}}, ""},
 		{"enum example not a value", valueField{typ: typeEnum, typeName: ".test.values.Color", examples: []string{`"PURPLE"`}}, `examples: "PURPLE" does not fit the field: enum: value must be 'RED'`},

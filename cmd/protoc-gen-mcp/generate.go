@@ -218,44 +218,49 @@ func (s *service) goIdents(f *protogen.File) []goIdent {
 func protoGoIdents(f *protogen.File, idents map[string]string) {
 	from := " (" + f.Desc.Path() + ", protoc-gen-go)"
 	idents[f.GoDescriptorIdent.GoName] = "the descriptor of " + f.Desc.Path() + from
-	enum := func(e *protogen.Enum) {
-		what := "enum " + string(e.Desc.FullName()) + from
-		idents[e.GoIdent.GoName] = what
-		idents[e.GoIdent.GoName+"_name"] = what
-		idents[e.GoIdent.GoName+"_value"] = what
-		for _, v := range e.Values {
-			idents[v.GoIdent.GoName] = "enum value " + string(v.Desc.FullName()) + from
-		}
-	}
 	for _, e := range f.Enums {
-		enum(e)
+		protoEnumIdents(e, from, idents)
 	}
 	for _, x := range f.Extensions {
 		idents["E_"+x.GoIdent.GoName] = "extension " + string(x.Desc.FullName()) + from
 	}
-	var message func(m *protogen.Message)
-	message = func(m *protogen.Message) {
-		if m.Desc.IsMapEntry() {
-			return // protoc-gen-go declares no type for map entries
-		}
-		idents[m.GoIdent.GoName] = "message " + string(m.Desc.FullName()) + from
-		for _, fd := range m.Fields {
-			if fd.Oneof != nil && !fd.Oneof.Desc.IsSynthetic() {
-				idents[fd.GoIdent.GoName] = "oneof field " + string(fd.Desc.FullName()) + from
-			}
-		}
-		for _, e := range m.Enums {
-			enum(e)
-		}
-		for _, x := range m.Extensions {
-			idents["E_"+x.GoIdent.GoName] = "extension " + string(x.Desc.FullName()) + from
-		}
-		for _, n := range m.Messages {
-			message(n)
+	for _, m := range f.Messages {
+		protoMessageIdents(m, from, idents)
+	}
+}
+
+// protoEnumIdents adds the identifiers protoc-gen-go declares for an enum: its type, its
+// name and value maps, and a constant per value.
+func protoEnumIdents(e *protogen.Enum, from string, idents map[string]string) {
+	what := "enum " + string(e.Desc.FullName()) + from
+	idents[e.GoIdent.GoName] = what
+	idents[e.GoIdent.GoName+"_name"] = what
+	idents[e.GoIdent.GoName+"_value"] = what
+	for _, v := range e.Values {
+		idents[v.GoIdent.GoName] = "enum value " + string(v.Desc.FullName()) + from
+	}
+}
+
+// protoMessageIdents adds the identifiers protoc-gen-go declares for a message and those
+// nested in it: its type, a wrapper type per oneof field, its enums and extensions.
+func protoMessageIdents(m *protogen.Message, from string, idents map[string]string) {
+	if m.Desc.IsMapEntry() {
+		return // protoc-gen-go declares no type for map entries
+	}
+	idents[m.GoIdent.GoName] = "message " + string(m.Desc.FullName()) + from
+	for _, fd := range m.Fields {
+		if fd.Oneof != nil && !fd.Oneof.Desc.IsSynthetic() {
+			idents[fd.GoIdent.GoName] = "oneof field " + string(fd.Desc.FullName()) + from
 		}
 	}
-	for _, m := range f.Messages {
-		message(m)
+	for _, e := range m.Enums {
+		protoEnumIdents(e, from, idents)
+	}
+	for _, x := range m.Extensions {
+		idents["E_"+x.GoIdent.GoName] = "extension " + string(x.Desc.FullName()) + from
+	}
+	for _, n := range m.Messages {
+		protoMessageIdents(n, from, idents)
 	}
 }
 

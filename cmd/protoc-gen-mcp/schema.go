@@ -402,23 +402,30 @@ func (b *schemaBuilder) field(fd protoreflect.FieldDescriptor) *Schema {
 	s.Deprecated = opts.GetDeprecated()
 	s.Default = defaultJSON(fd)
 	if fo, ok := proto.GetExtension(opts, mcpv1.E_Field).(*mcpv1.FieldOptions); ok && fo != nil {
-		if f := fo.GetFormat(); f != "" {
-			elem.Format = f
-			if !knownFormats[f] {
-				warnf("%s: (mcp.v1.field).format %q is not a format of the JSON Schema vocabulary: validators ignore it, and strict ones (Ajv) refuse the schema", fd.FullName(), f)
-			}
-		}
-		for _, ex := range fo.GetExamples() {
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, []byte(ex)); err != nil {
-				b.fail(fd, "(mcp.v1.field).examples: %q is not valid JSON: %v", ex, err)
-				continue
-			}
-			s.Examples = append(s.Examples, buf.Bytes())
-		}
+		b.fieldOptions(fd, fo, s, elem)
 	}
 	b.applyRules(fd, s, elem)
 	return s
+}
+
+// fieldOptions writes a field's (mcp.v1.field) format onto its values' schema elem, and its
+// examples, compacted, onto its schema s. Examples are checked against the schema once it is
+// whole (checkValues); here only that they are JSON.
+func (b *schemaBuilder) fieldOptions(fd protoreflect.FieldDescriptor, fo *mcpv1.FieldOptions, s, elem *Schema) {
+	if f := fo.GetFormat(); f != "" {
+		elem.Format = f
+		if !knownFormats[f] {
+			warnf("%s: (mcp.v1.field).format %q is not a format of the JSON Schema vocabulary: validators ignore it, and strict ones (Ajv) refuse the schema", fd.FullName(), f)
+		}
+	}
+	for _, ex := range fo.GetExamples() {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, []byte(ex)); err != nil {
+			b.fail(fd, "(mcp.v1.field).examples: %q is not valid JSON: %v", ex, err)
+			continue
+		}
+		s.Examples = append(s.Examples, buf.Bytes())
+	}
 }
 
 // knownFormats are the formats of the JSON Schema 2020-12 format vocabulary.

@@ -35,16 +35,9 @@ func checkValues(root *Schema, fields []fieldValues) error {
 	if len(fields) == 0 {
 		return nil
 	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(root.String()))
+	c, err := compiler(root)
 	if err != nil {
-		return fmt.Errorf("the generated schema is not JSON: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.AssertContent()
-	if err := c.AddResource(valuesURL, doc); err != nil {
-		return fmt.Errorf("loading the generated schema: %w", err)
+		return err
 	}
 	at := map[*Schema]string{}
 	root.locate("", at)
@@ -57,18 +50,43 @@ func checkValues(root *Schema, fields []fieldValues) error {
 		if err != nil {
 			return &schemaError{f.fd, fmt.Sprintf("the generated schema does not compile: %v", err)}
 		}
-		if len(f.schema.Default) > 0 {
-			if why := misfit(sch, f.schema.Default); why != "" {
-				return &schemaError{f.fd, fmt.Sprintf("default %s does not fit the field: %s", f.schema.Default, why)}
-			}
-		}
-		for _, ex := range f.schema.Examples {
-			if why := misfit(sch, ex); why != "" {
-				return &schemaError{f.fd, fmt.Sprintf("(mcp.v1.field).examples: %s does not fit the field: %s", ex, why)}
-			}
+		if err := f.check(sch); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// check validates the field's default and examples against sch, its compiled schema.
+func (f fieldValues) check(sch *jsonschema.Schema) error {
+	if len(f.schema.Default) > 0 {
+		if why := misfit(sch, f.schema.Default); why != "" {
+			return &schemaError{f.fd, fmt.Sprintf("default %s does not fit the field: %s", f.schema.Default, why)}
+		}
+	}
+	for _, ex := range f.schema.Examples {
+		if why := misfit(sch, ex); why != "" {
+			return &schemaError{f.fd, fmt.Sprintf("(mcp.v1.field).examples: %s does not fit the field: %s", ex, why)}
+		}
+	}
+	return nil
+}
+
+// compiler is a JSON Schema 2020-12 compiler holding root at valuesURL, asserting formats and
+// content encodings as a strict client does.
+func compiler(root *Schema) (*jsonschema.Compiler, error) {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(root.String()))
+	if err != nil {
+		return nil, fmt.Errorf("the generated schema is not JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.AssertContent()
+	if err := c.AddResource(valuesURL, doc); err != nil {
+		return nil, fmt.Errorf("loading the generated schema: %w", err)
+	}
+	return c, nil
 }
 
 // locate records the JSON pointer of s and of every subschema under it.

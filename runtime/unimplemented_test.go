@@ -35,6 +35,14 @@ type twoWays struct {
 	other
 }
 
+type generic[X any] struct{ unimplBase }
+
+func (generic[X]) A(context.Context) error { return nil }
+
+type genericPtr[X any] struct{ *unimplBase }
+
+func (*genericPtr[X]) B(context.Context) error { return nil }
+
 type aer interface{ A(context.Context) error }
 
 type viaInterface struct {
@@ -57,6 +65,11 @@ func TestUnimplementedMethods(t *testing.T) {
 		{"two levels of embedding", &deeper{}, map[string]bool{"B": true}},
 		{"ambiguous embedding counts as implemented", &twoWays{}, map[string]bool{"A": true}},
 		{"an embedded interface counts as implemented", &viaInterface{}, map[string]bool{"B": true}},
+		{"a generic type", generic[int]{}, map[string]bool{"B": true}},
+		{"a pointer to a generic type", &generic[string]{}, map[string]bool{"B": true}},
+		{"a generic type embedding the base by pointer", &genericPtr[int]{}, map[string]bool{"A": true}},
+		{"not embedding the base", other{}, map[string]bool{}},
+		{"nil", nil, map[string]bool{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

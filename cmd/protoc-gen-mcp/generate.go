@@ -83,11 +83,7 @@ func (c *config) generate(gen *protogen.Plugin) error {
 	gen.SupportedEditionsMinimum = descriptorpb.Edition_EDITION_PROTO2
 	gen.SupportedEditionsMaximum = descriptorpb.Edition_EDITION_2024
 
-	// Tools generated into one Go package are likely registered on one server: their names
-	// must not collide. Keyed by Go import path, then tool name, valued by the rpc that has it.
-	used := map[protogen.GoImportPath]map[string]string{}
-	// Likewise for the Go identifiers generated into one package, by import path.
-	declared := map[protogen.GoImportPath]map[string]string{}
+	pkgs := goPackages{tools: map[protogen.GoImportPath]map[string]string{}, idents: map[protogen.GoImportPath]map[string]string{}}
 	for _, f := range gen.Files {
 		if !f.Generate {
 			continue
@@ -100,42 +96,12 @@ func (c *config) generate(gen *protogen.Plugin) error {
 			continue
 		}
 		filename, importPath, pkgName := c.output(f)
-		names := used[importPath]
-		if names == nil {
-			names = map[string]string{}
-			used[importPath] = names
+		if err := pkgs.addTools(f, importPath, services); err != nil {
+			return err
 		}
-		for _, s := range services {
-			for _, t := range s.tools {
-				if other, ok := names[t.name]; ok {
-					return fmt.Errorf("%s: rpc %s: tool name %q is already used by rpc %s, generated into the same Go package %s",
-						f.Desc.Path(), t.Desc.FullName(), t.name, other, importPath)
-				}
-				names[t.name] = string(t.Desc.FullName()) + " (" + f.Desc.Path() + ")"
-			}
-		}
-		idents := declared[importPath]
-		firstInPackage := idents == nil
-		if idents == nil {
-			idents = map[string]string{}
-			declared[importPath] = idents
-			if c.packageSuffix == "" {
-				// Beside the .pb.go files: their identifiers share the package.
-				for _, other := range gen.Files {
-					if other.GoImportPath == importPath {
-						protoGoIdents(other, idents)
-					}
-				}
-			}
-		}
-		for _, s := range services {
-			for _, id := range s.goIdents(f) {
-				if other, ok := idents[id.name]; ok {
-					return fmt.Errorf("%s: %s: the generated Go identifier %s collides with %s, in Go package %s: rename one of them, or generate into another package (package_suffix)",
-						f.Desc.Path(), id.source, id.name, other, importPath)
-				}
-				idents[id.name] = id.source + " (" + f.Desc.Path() + ")"
-			}
+		firstInPackage, err := pkgs.addIdents(gen, f, importPath, services, c.packageSuffix == "")
+		if err != nil {
+			return err
 		}
 		g := gen.NewGeneratedFile(filename, importPath)
 		// A package of its own gets a package doc, on its first file only; beside the .pb.go
@@ -149,6 +115,64 @@ func (c *config) generate(gen *protogen.Plugin) error {
 		}
 	}
 	return nil
+}
+
+// goPackages is what the files generated so far declare in each Go package, by import path.
+type goPackages struct {
+	// Tools generated into one Go package are likely registered on one server: their names
+	// must not collide. By tool name, valued by the rpc that has it.
+	tools map[protogen.GoImportPath]map[string]string
+	// Likewise for the Go identifiers generated into one package, valued by their source.
+	idents map[protogen.GoImportPath]map[string]string
+}
+
+// addTools adds the tools of a file's services to their Go package, whose other files must
+// not have tools of the same names.
+func (p goPackages) addTools(f *protogen.File, importPath protogen.GoImportPath, services []*service) error {
+	names := p.tools[importPath]
+	if names == nil {
+		names = map[string]string{}
+		p.tools[importPath] = names
+	}
+	for _, s := range services {
+		for _, t := range s.tools {
+			if other, ok := names[t.name]; ok {
+				return fmt.Errorf("%s: rpc %s: tool name %q is already used by rpc %s, generated into the same Go package %s",
+					f.Desc.Path(), t.Desc.FullName(), t.name, other, importPath)
+			}
+			names[t.name] = string(t.Desc.FullName()) + " (" + f.Desc.Path() + ")"
+		}
+	}
+	return nil
+}
+
+// addIdents adds the Go identifiers generated for a file's services to their Go package,
+// where they must be new, and reports whether the file is the package's first. Beside the
+// .pb.go files (besidePB), protoc-gen-go's identifiers are the package's too.
+func (p goPackages) addIdents(gen *protogen.Plugin, f *protogen.File, importPath protogen.GoImportPath, services []*service, besidePB bool) (first bool, err error) {
+	idents := p.idents[importPath]
+	first = idents == nil
+	if first {
+		idents = map[string]string{}
+		p.idents[importPath] = idents
+		if besidePB {
+			for _, other := range gen.Files {
+				if other.GoImportPath == importPath {
+					protoGoIdents(other, idents)
+				}
+			}
+		}
+	}
+	for _, s := range services {
+		for _, id := range s.goIdents(f) {
+			if other, ok := idents[id.name]; ok {
+				return false, fmt.Errorf("%s: %s: the generated Go identifier %s collides with %s, in Go package %s: rename one of them, or generate into another package (package_suffix)",
+					f.Desc.Path(), id.source, id.name, other, importPath)
+			}
+			idents[id.name] = id.source + " (" + f.Desc.Path() + ")"
+		}
+	}
+	return first, nil
 }
 
 // goIdent is a package-level Go identifier that the plugin generates, and what it is generated
@@ -194,44 +218,49 @@ func (s *service) goIdents(f *protogen.File) []goIdent {
 func protoGoIdents(f *protogen.File, idents map[string]string) {
 	from := " (" + f.Desc.Path() + ", protoc-gen-go)"
 	idents[f.GoDescriptorIdent.GoName] = "the descriptor of " + f.Desc.Path() + from
-	enum := func(e *protogen.Enum) {
-		what := "enum " + string(e.Desc.FullName()) + from
-		idents[e.GoIdent.GoName] = what
-		idents[e.GoIdent.GoName+"_name"] = what
-		idents[e.GoIdent.GoName+"_value"] = what
-		for _, v := range e.Values {
-			idents[v.GoIdent.GoName] = "enum value " + string(v.Desc.FullName()) + from
-		}
-	}
 	for _, e := range f.Enums {
-		enum(e)
+		protoEnumIdents(e, from, idents)
 	}
 	for _, x := range f.Extensions {
 		idents["E_"+x.GoIdent.GoName] = "extension " + string(x.Desc.FullName()) + from
 	}
-	var message func(m *protogen.Message)
-	message = func(m *protogen.Message) {
-		if m.Desc.IsMapEntry() {
-			return // protoc-gen-go declares no type for map entries
-		}
-		idents[m.GoIdent.GoName] = "message " + string(m.Desc.FullName()) + from
-		for _, fd := range m.Fields {
-			if fd.Oneof != nil && !fd.Oneof.Desc.IsSynthetic() {
-				idents[fd.GoIdent.GoName] = "oneof field " + string(fd.Desc.FullName()) + from
-			}
-		}
-		for _, e := range m.Enums {
-			enum(e)
-		}
-		for _, x := range m.Extensions {
-			idents["E_"+x.GoIdent.GoName] = "extension " + string(x.Desc.FullName()) + from
-		}
-		for _, n := range m.Messages {
-			message(n)
+	for _, m := range f.Messages {
+		protoMessageIdents(m, from, idents)
+	}
+}
+
+// protoEnumIdents adds the identifiers protoc-gen-go declares for an enum: its type, its
+// name and value maps, and a constant per value.
+func protoEnumIdents(e *protogen.Enum, from string, idents map[string]string) {
+	what := "enum " + string(e.Desc.FullName()) + from
+	idents[e.GoIdent.GoName] = what
+	idents[e.GoIdent.GoName+"_name"] = what
+	idents[e.GoIdent.GoName+"_value"] = what
+	for _, v := range e.Values {
+		idents[v.GoIdent.GoName] = "enum value " + string(v.Desc.FullName()) + from
+	}
+}
+
+// protoMessageIdents adds the identifiers protoc-gen-go declares for a message and those
+// nested in it: its type, a wrapper type per oneof field, its enums and extensions.
+func protoMessageIdents(m *protogen.Message, from string, idents map[string]string) {
+	if m.Desc.IsMapEntry() {
+		return // protoc-gen-go declares no type for map entries
+	}
+	idents[m.GoIdent.GoName] = "message " + string(m.Desc.FullName()) + from
+	for _, fd := range m.Fields {
+		if fd.Oneof != nil && !fd.Oneof.Desc.IsSynthetic() {
+			idents[fd.GoIdent.GoName] = "oneof field " + string(fd.Desc.FullName()) + from
 		}
 	}
-	for _, m := range f.Messages {
-		message(m)
+	for _, e := range m.Enums {
+		protoEnumIdents(e, from, idents)
+	}
+	for _, x := range m.Extensions {
+		idents["E_"+x.GoIdent.GoName] = "extension " + string(x.Desc.FullName()) + from
+	}
+	for _, n := range m.Messages {
+		protoMessageIdents(n, from, idents)
 	}
 }
 
@@ -252,59 +281,16 @@ func (c *config) output(f *protogen.File) (filename string, importPath protogen.
 // naming the file and the rpc: a tool that silently disappears is worse than a failed build.
 func (c *config) collect(f *protogen.File) ([]*service, error) {
 	var services []*service
-	names := map[string]string{}   // tool name -> rpc, across the file's services
-	prompts := map[string]string{} // prompt name -> rpc
-	uris := map[string]string{}    // resource URI or URI template -> rpc
+	seen := fileNames{tools: map[string]string{}, prompts: map[string]string{}, uris: map[string]string{}}
 	for _, svc := range f.Services {
 		s := &service{Service: svc}
 		svcOpts, _ := proto.GetExtension(svc.Desc.Options(), mcpv1.E_Service).(*mcpv1.ServiceOptions)
 		for _, m := range svc.Methods {
-			toolOpts, promptOpts, resourceOpts := methodKind(m)
-			switch {
-			case toolOpts.GetSkip():
-				continue
-			case promptOpts != nil && resourceOpts != nil:
-				return nil, methodFail(f, m)("an rpc is a tool, a prompt or a resource: it cannot have both (mcp.v1.prompt) and (mcp.v1.resource)")
-			case (promptOpts != nil || resourceOpts != nil) && toolOpts != nil:
-				return nil, methodFail(f, m)("an rpc is a tool, a prompt or a resource: (mcp.v1.tool) cannot be combined with (mcp.v1.prompt) or (mcp.v1.resource)")
-			case promptOpts != nil:
-				p, err := newPrompt(f, m, promptOpts)
-				if err != nil {
-					return nil, err
-				}
-				if other, ok := prompts[p.name]; ok {
-					return nil, methodFail(f, m)("prompt name %q is already used by rpc %s", p.name, other)
-				}
-				prompts[p.name] = string(m.Desc.FullName())
-				s.prompts = append(s.prompts, p)
-				continue
-			case resourceOpts != nil:
-				r, err := newResource(f, m, resourceOpts)
-				if err != nil {
-					return nil, err
-				}
-				key := r.uri + r.uriTemplate
-				if other, ok := uris[key]; ok {
-					return nil, methodFail(f, m)("resource %q is already served by rpc %s", key, other)
-				}
-				uris[key] = string(m.Desc.FullName())
-				s.resources = append(s.resources, r)
-				continue
-			}
-			t, err := c.newTool(f, svcOpts, m)
-			if err != nil {
+			if err := c.addMethod(f, s, svcOpts, m, seen); err != nil {
 				return nil, err
 			}
-			if t == nil {
-				continue
-			}
-			if other, ok := names[t.name]; ok {
-				return nil, fmt.Errorf("%s: rpc %s: tool name %q is already used by rpc %s", f.Desc.Path(), m.Desc.FullName(), t.name, other)
-			}
-			names[t.name] = string(m.Desc.FullName())
-			s.tools = append(s.tools, t)
 		}
-		statics, err := staticResources(f, svc, svcOpts, uris)
+		statics, err := staticResources(f, svc, svcOpts, seen.uris)
 		if err != nil {
 			return nil, err
 		}
@@ -316,24 +302,83 @@ func (c *config) collect(f *protogen.File) ([]*service, error) {
 	return services, nil
 }
 
+// fileNames are the names a file's services have used so far, each mapped to the rpc that
+// has it: they must be unique within the file.
+type fileNames struct {
+	tools   map[string]string // tool name -> rpc, across the file's services
+	prompts map[string]string // prompt name -> rpc
+	uris    map[string]string // resource URI or URI template -> rpc
+}
+
+// addMethod adds an rpc to its service as what its options make it: a prompt, a resource, a
+// tool, or nothing when it is skipped.
+func (c *config) addMethod(f *protogen.File, s *service, svcOpts *mcpv1.ServiceOptions, m *protogen.Method, seen fileNames) error {
+	fail := methodFail(f, m)
+	toolOpts, promptOpts, resourceOpts := methodKind(m)
+	switch {
+	case toolOpts.GetSkip():
+		return nil
+	case promptOpts != nil && resourceOpts != nil:
+		return fail("an rpc is a tool, a prompt or a resource: it cannot have both (mcp.v1.prompt) and (mcp.v1.resource)")
+	case (promptOpts != nil || resourceOpts != nil) && toolOpts != nil:
+		return fail("an rpc is a tool, a prompt or a resource: (mcp.v1.tool) cannot be combined with (mcp.v1.prompt) or (mcp.v1.resource)")
+	case promptOpts != nil:
+		return seen.addPrompt(f, s, m, promptOpts)
+	case resourceOpts != nil:
+		return seen.addResource(f, s, m, resourceOpts)
+	}
+	t, err := c.newTool(f, svcOpts, m)
+	if err != nil || t == nil {
+		return err
+	}
+	if other, ok := seen.tools[t.name]; ok {
+		return fail("tool name %q is already used by rpc %s", t.name, other)
+	}
+	seen.tools[t.name] = string(m.Desc.FullName())
+	s.tools = append(s.tools, t)
+	return nil
+}
+
+// addPrompt adds a prompt rpc to its service; its name must be new to the file.
+func (seen fileNames) addPrompt(f *protogen.File, s *service, m *protogen.Method, opts *mcpv1.PromptOptions) error {
+	p, err := newPrompt(f, m, opts)
+	if err != nil {
+		return err
+	}
+	if other, ok := seen.prompts[p.name]; ok {
+		return methodFail(f, m)("prompt name %q is already used by rpc %s", p.name, other)
+	}
+	seen.prompts[p.name] = string(m.Desc.FullName())
+	s.prompts = append(s.prompts, p)
+	return nil
+}
+
+// addResource adds a resource rpc to its service; its URI or URI template must be new to the
+// file.
+func (seen fileNames) addResource(f *protogen.File, s *service, m *protogen.Method, opts *mcpv1.ResourceOptions) error {
+	r, err := newResource(f, m, opts)
+	if err != nil {
+		return err
+	}
+	key := r.uri + r.uriTemplate
+	if other, ok := seen.uris[key]; ok {
+		return methodFail(f, m)("resource %q is already served by rpc %s", key, other)
+	}
+	seen.uris[key] = string(m.Desc.FullName())
+	s.resources = append(s.resources, r)
+	return nil
+}
+
 // newTool computes the tool of one rpc, or nil when the rpc is skipped.
 func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *protogen.Method) (*tool, error) {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%s: rpc %s: %s", f.Desc.Path(), m.Desc.FullName(), fmt.Sprintf(format, args...))
-	}
+	fail := methodFail(f, m)
 	methodOpts, _ := m.Desc.Options().(*descriptorpb.MethodOptions)
 	opts, _ := proto.GetExtension(methodOpts, mcpv1.E_Tool).(*mcpv1.ToolOptions)
 	if opts.GetSkip() {
 		return nil, nil
 	}
-	const skipHint = "; mark it with option (mcp.v1.tool) = {skip: true} to leave it out"
-	switch {
-	case m.Desc.IsStreamingClient() && m.Desc.IsStreamingServer():
-		return nil, fail("bidirectional streaming rpcs cannot be MCP tools (a tool call is one request and one result)%s", skipHint)
-	case m.Desc.IsStreamingClient():
-		return nil, fail("client-streaming rpcs cannot be MCP tools (a tool call has one request)%s", skipHint)
-	case m.Desc.IsStreamingServer() && m.Output.Desc.FullName() == toolResultName:
-		return nil, fail("a server-streaming rpc cannot stream %s: its messages are sent as structured progress, so stream a message of your own%s", toolResultName, skipHint)
+	if why := streamingProblem(m); why != "" {
+		return nil, fail("%s; mark it with option (mcp.v1.tool) = {skip: true} to leave it out", why)
 	}
 
 	t := &tool{
@@ -343,6 +388,7 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 		title:        opts.GetTitle(),
 		description:  opts.GetDescription(),
 		streaming:    m.Desc.IsStreamingServer(),
+		scopes:       opts.GetScopes(),
 	}
 	t.name = opts.GetName()
 	if t.name == "" {
@@ -357,54 +403,82 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 	if methodOpts.GetDeprecated() {
 		t.description = join(t.description, "Deprecated.")
 	}
+	t.annotate(methodOpts.GetIdempotencyLevel(), opts)
+	for _, sc := range t.scopes {
+		if !scopeTokenPattern.MatchString(sc) {
+			return nil, fail("scope %q is invalid: an OAuth scope is one or more printable ASCII characters other than space, '\"' and '\\' (RFC 6749 Section 3.3)", sc)
+		}
+	}
+	if err := c.schemas(t); err != nil {
+		return nil, fail("%v", err)
+	}
+	return t, nil
+}
 
-	switch methodOpts.GetIdempotencyLevel() {
+// streamingProblem says why an rpc's streaming keeps it from being a tool, or "".
+func streamingProblem(m *protogen.Method) string {
+	switch {
+	case m.Desc.IsStreamingClient() && m.Desc.IsStreamingServer():
+		return "bidirectional streaming rpcs cannot be MCP tools (a tool call is one request and one result)"
+	case m.Desc.IsStreamingClient():
+		return "client-streaming rpcs cannot be MCP tools (a tool call has one request)"
+	case m.Desc.IsStreamingServer() && m.Output.Desc.FullName() == toolResultName:
+		return fmt.Sprintf("a server-streaming rpc cannot stream %s: its messages are sent as structured progress, so stream a message of your own", toolResultName)
+	}
+	return ""
+}
+
+// annotate sets the tool's behaviour hints: from the rpc's idempotency level, then from the
+// hints set explicitly in (mcp.v1.tool), which win.
+func (t *tool) annotate(level descriptorpb.MethodOptions_IdempotencyLevel, opts *mcpv1.ToolOptions) {
+	switch level {
 	case descriptorpb.MethodOptions_NO_SIDE_EFFECTS:
 		t.readOnly, t.idempotent = proto.Bool(true), proto.Bool(true)
 	case descriptorpb.MethodOptions_IDEMPOTENT:
 		t.idempotent = proto.Bool(true)
 	}
-	if opts != nil {
-		if opts.ReadOnlyHint != nil {
-			t.readOnly = opts.ReadOnlyHint
-		}
-		if opts.DestructiveHint != nil {
-			t.destructive = opts.DestructiveHint
-		}
-		if opts.IdempotentHint != nil {
-			t.idempotent = opts.IdempotentHint
-		}
-		if opts.OpenWorldHint != nil {
-			t.openWorld = opts.OpenWorldHint
-		}
-		t.scopes = opts.GetScopes()
-		for _, sc := range t.scopes {
-			if !scopeTokenPattern.MatchString(sc) {
-				return nil, fail("scope %q is invalid: an OAuth scope is one or more printable ASCII characters other than space, '\"' and '\\' (RFC 6749 Section 3.3)", sc)
-			}
+	if opts == nil {
+		return
+	}
+	for _, hint := range []struct {
+		set *bool
+		to  **bool
+	}{
+		{opts.ReadOnlyHint, &t.readOnly},
+		{opts.DestructiveHint, &t.destructive},
+		{opts.IdempotentHint, &t.idempotent},
+		{opts.OpenWorldHint, &t.openWorld},
+	} {
+		if hint.set != nil {
+			*hint.to = hint.set
 		}
 	}
+}
 
+// schemas computes the tool's input and output schemas (none for mcp.v1.ToolResult) and
+// checks them against max_schema_bytes.
+func (c *config) schemas(t *tool) error {
+	m := t.Method
 	in, err := messageSchema(m.Input.Desc, input)
 	if err != nil {
-		return nil, fail("arguments %s: %v", m.Input.Desc.FullName(), err)
+		return fmt.Errorf("arguments %s: %w", m.Input.Desc.FullName(), err)
 	}
 	t.inputSchema = in.String()
 	t.validates = usesValidate(m.Input.Desc)
 	if m.Output.Desc.FullName() != toolResultName {
 		out, err := messageSchema(m.Output.Desc, output)
 		if err != nil {
-			return nil, fail("result %s: %v", m.Output.Desc.FullName(), err)
+			return fmt.Errorf("result %s: %w", m.Output.Desc.FullName(), err)
 		}
 		t.outputSchema = out.String()
 	}
 	for _, sc := range []struct{ which, text string }{{"input", t.inputSchema}, {"output", t.outputSchema}} {
 		if c.maxSchemaBytes > 0 && len(sc.text) > c.maxSchemaBytes {
-			return nil, fail("the %s schema is %d bytes, more than max_schema_bytes=%d: split the message, or raise the limit with the plugin parameter max_schema_bytes",
+			return fmt.Errorf("the %s schema is %d bytes, more than max_schema_bytes=%d: split the message, or raise the limit with the plugin parameter max_schema_bytes",
 				sc.which, len(sc.text), c.maxSchemaBytes)
 		}
 	}
-	return t, nil
+	return nil
 }
 
 func methodDeprecated(m *protogen.Method) bool {

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -111,6 +111,9 @@ func messageSchema(md protoreflect.MessageDescriptor, dir direction) (*Schema, e
 	for _, name := range b.defOrder {
 		s.Defs = append(s.Defs, Property{string(name), b.defs[name]})
 	}
+	if err := checkValues(s, b.values); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -120,6 +123,7 @@ type schemaBuilder struct {
 	refs     map[protoreflect.FullName]bool // messages reached through $ref, to break cycles
 	defs     map[protoreflect.FullName]*Schema
 	defOrder []protoreflect.FullName
+	values   []fieldValues // fields with a default or examples, checked once the schema is whole
 	err      error
 }
 
@@ -164,23 +168,7 @@ func defEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName]b
 	if isWellKnown(root) {
 		return refs
 	}
-	uses := map[protoreflect.FullName]int{}
-	seen := map[protoreflect.FullName]bool{}
-	var walk func(md protoreflect.MessageDescriptor)
-	walk = func(md protoreflect.MessageDescriptor) {
-		if seen[md.FullName()] {
-			return
-		}
-		seen[md.FullName()] = true
-		fields := md.Fields()
-		for i := 0; i < fields.Len(); i++ {
-			if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) {
-				uses[m.FullName()]++
-				walk(m)
-			}
-		}
-	}
-	walk(root)
+	uses := fieldUses(root)
 	var mark func(md protoreflect.MessageDescriptor)
 	marked := map[protoreflect.FullName]bool{}
 	mark = func(md protoreflect.MessageDescriptor) {
@@ -200,6 +188,29 @@ func defEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName]b
 	}
 	mark(root)
 	return refs
+}
+
+// fieldUses counts, for each message reachable from root, the fields of type it (or map of
+// it) among the fields of all reachable messages, each message's fields counted once.
+func fieldUses(root protoreflect.MessageDescriptor) map[protoreflect.FullName]int {
+	uses := map[protoreflect.FullName]int{}
+	seen := map[protoreflect.FullName]bool{}
+	var walk func(md protoreflect.MessageDescriptor)
+	walk = func(md protoreflect.MessageDescriptor) {
+		if seen[md.FullName()] {
+			return
+		}
+		seen[md.FullName()] = true
+		fields := md.Fields()
+		for i := 0; i < fields.Len(); i++ {
+			if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) {
+				uses[m.FullName()]++
+				walk(m)
+			}
+		}
+	}
+	walk(root)
+	return uses
 }
 
 // smallLeaf reports whether md is small enough to repeat inline wherever it is used: a few
@@ -263,35 +274,59 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 	fields := md.Fields()
 	for i := 0; i < fields.Len(); i++ {
 		fd := fields.Get(i)
-		outputOnly := fieldrules.OutputOnly(fd)
-		if b.dir == input && outputOnly {
+		if b.dir == input && fieldrules.OutputOnly(fd) {
 			continue // the server sets it; a model has nothing to send
 		}
-		fs := b.field(fd)
-		required := b.dir == input && (fieldrules.Required(fd) || validateRequired(fd))
-		switch {
-		case required:
+		fs, required := b.property(fd)
+		if required {
 			s.Required = append(s.Required, fd.JSONName())
-			// A required list or map needs an entry: the runtime refuses an empty one.
-			switch {
-			case fd.IsList():
-				fs.MinItems = "1"
-			case fd.IsMap():
-				fs.MinProperties = "1"
-			}
-		case b.dir == input && !acceptsNull(fd):
-			// protojson reads null as "not set" for every field, and some clients send it
-			// for the optional arguments they leave out.
-			fs = nullable(fs)
-		case outputOnly:
-			fs.ReadOnly = true
 		}
 		s.Properties = append(s.Properties, Property{fd.JSONName(), fs})
+		if len(fs.Default) > 0 || len(fs.Examples) > 0 {
+			b.values = append(b.values, fieldValues{fd, fs})
+		}
 	}
-	// A oneof is a rule in the descriptions, which the runtime enforces (protojson refuses a
-	// second member): the keywords that could say it (oneOf, dependentSchemas with false
-	// subschemas) are rejected at the root by several model providers, skipped by many
-	// validators, and flagged by portability linters.
+	b.noteOneofs(s, md)
+	if notes := messageRuleNotes(md); b.dir == input && len(notes) > 0 {
+		s.Description = join(s.Description, "Checked by the server: "+strings.Join(notes, "; ")+".")
+	}
+	// protojson writes a set extension field under its full name in brackets.
+	if b.dir == output && md.ExtensionRanges().Len() > 0 {
+		s.PatternProperties = []Property{{`^\[[A-Za-z_][A-Za-z0-9_.]*\]$`, anyJSON()}}
+	}
+	return s
+}
+
+// property is a field's schema as a property of its message's object, and whether the
+// object requires it. On inputs, a field is required when a rule says so, and accepts null
+// otherwise; on outputs, a field the server alone sets is read-only.
+func (b *schemaBuilder) property(fd protoreflect.FieldDescriptor) (fs *Schema, required bool) {
+	fs = b.field(fd)
+	switch {
+	case b.dir == input && (fieldrules.Required(fd) || validateRequired(fd)):
+		// A required list or map needs an entry: the runtime refuses an empty one.
+		switch {
+		case fd.IsList():
+			fs.MinItems = "1"
+		case fd.IsMap():
+			fs.MinProperties = "1"
+		}
+		return fs, true
+	case b.dir == input && !acceptsNull(fd):
+		// protojson reads null as "not set" for every field, and some clients send it
+		// for the optional arguments they leave out.
+		return nullable(fs), false
+	case fieldrules.OutputOnly(fd):
+		fs.ReadOnly = true
+	}
+	return fs, false
+}
+
+// noteOneofs says each oneof's rule in its members' descriptions. A oneof is a rule in the
+// descriptions, which the runtime enforces (protojson refuses a second member): the keywords
+// that could say it (oneOf, dependentSchemas with false subschemas) are rejected at the root
+// by several model providers, skipped by many validators, and flagged by portability linters.
+func (b *schemaBuilder) noteOneofs(s *Schema, md protoreflect.MessageDescriptor) {
 	oneofs := md.Oneofs()
 	for i := 0; i < oneofs.Len(); i++ {
 		od := oneofs.Get(i)
@@ -307,21 +342,11 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 			note = fmt.Sprintf("Set exactly one of: %s.", strings.Join(names, ", "))
 		}
 		for k := range s.Properties {
-			for _, member := range names {
-				if p := &s.Properties[k]; p.Name == member {
-					p.Schema.Description = join(p.Schema.Description, note)
-				}
+			if p := &s.Properties[k]; slices.Contains(names, p.Name) {
+				p.Schema.Description = join(p.Schema.Description, note)
 			}
 		}
 	}
-	if notes := messageRuleNotes(md); b.dir == input && len(notes) > 0 {
-		s.Description = join(s.Description, "Checked by the server: "+strings.Join(notes, "; ")+".")
-	}
-	// protojson writes a set extension field under its full name in brackets.
-	if b.dir == output && md.ExtensionRanges().Len() > 0 {
-		s.PatternProperties = []Property{{`^\[[A-Za-z_][A-Za-z0-9_.]*\]$`, anyJSON()}}
-	}
-	return s
 }
 
 // acceptsNull reports whether a field's schema already accepts null as a value:
@@ -377,29 +402,30 @@ func (b *schemaBuilder) field(fd protoreflect.FieldDescriptor) *Schema {
 	s.Deprecated = opts.GetDeprecated()
 	s.Default = defaultJSON(fd)
 	if fo, ok := proto.GetExtension(opts, mcpv1.E_Field).(*mcpv1.FieldOptions); ok && fo != nil {
-		if f := fo.GetFormat(); f != "" {
-			elem.Format = f
-			if !knownFormats[f] {
-				warnf("%s: (mcp.v1.field).format %q is not a format of the JSON Schema vocabulary: validators ignore it, and strict ones (Ajv) refuse the schema", fd.FullName(), f)
-			}
-		}
-		for _, ex := range fo.GetExamples() {
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, []byte(ex)); err != nil {
-				b.fail(fd, "(mcp.v1.field).examples: %q is not valid JSON: %v", ex, err)
-				continue
-			}
-			var v any
-			_ = json.Unmarshal(buf.Bytes(), &v)
-			if why := mismatch(s, v); why != "" {
-				b.fail(fd, "(mcp.v1.field).examples: %s does not fit the field: %s", buf.String(), why)
-				continue
-			}
-			s.Examples = append(s.Examples, buf.Bytes())
-		}
+		b.fieldOptions(fd, fo, s, elem)
 	}
 	b.applyRules(fd, s, elem)
 	return s
+}
+
+// fieldOptions writes a field's (mcp.v1.field) format onto its values' schema elem, and its
+// examples, compacted, onto its schema s. Examples are checked against the schema once it is
+// whole (checkValues); here only that they are JSON.
+func (b *schemaBuilder) fieldOptions(fd protoreflect.FieldDescriptor, fo *mcpv1.FieldOptions, s, elem *Schema) {
+	if f := fo.GetFormat(); f != "" {
+		elem.Format = f
+		if !knownFormats[f] {
+			warnf("%s: (mcp.v1.field).format %q is not a format of the JSON Schema vocabulary: validators ignore it, and strict ones (Ajv) refuse the schema", fd.FullName(), f)
+		}
+	}
+	for _, ex := range fo.GetExamples() {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, []byte(ex)); err != nil {
+			b.fail(fd, "(mcp.v1.field).examples: %q is not valid JSON: %v", ex, err)
+			continue
+		}
+		s.Examples = append(s.Examples, buf.Bytes())
+	}
 }
 
 // knownFormats are the formats of the JSON Schema 2020-12 format vocabulary.
@@ -416,109 +442,6 @@ func init() {
 // warnf reports a generate-time warning: protoc and buf show a plugin's standard error.
 var warnf = func(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "protoc-gen-mcp: warning: "+format+"\n", args...)
-}
-
-// mismatch checks a JSON value (decoded by encoding/json) against the parts of s that say
-// what type it is: type, enum, anyOf, items, properties, pattern, bounds. It returns why v
-// does not fit, or "". A $ref is taken on trust.
-func mismatch(s *Schema, v any) string {
-	if s == nil || s.boolean != nil || s.Ref != "" {
-		return ""
-	}
-	if len(s.AnyOf) > 0 {
-		var whys []string
-		for _, alt := range s.AnyOf {
-			why := mismatch(alt, v)
-			if why == "" {
-				return ""
-			}
-			whys = append(whys, why)
-		}
-		return strings.Join(whys, "; ")
-	}
-	if len(s.Type) > 0 {
-		ok := false
-		for _, t := range s.Type {
-			ok = ok || jsonIs(t, v)
-		}
-		if !ok {
-			return fmt.Sprintf("want %s", strings.Join(s.Type, " or "))
-		}
-	}
-	if len(s.Enum) > 0 {
-		str, _ := v.(string)
-		found := false
-		for _, e := range s.Enum {
-			found = found || e == str
-		}
-		if !found {
-			return fmt.Sprintf("want one of %s", strings.Join(s.Enum, ", "))
-		}
-	}
-	if str, ok := v.(string); ok && s.Pattern != "" {
-		if re, err := regexp.Compile(s.Pattern); err == nil && !re.MatchString(str) {
-			return fmt.Sprintf("%q does not match %s", str, s.Pattern)
-		}
-	}
-	if f, ok := v.(float64); ok {
-		if lo, err := strconv.ParseFloat(s.Minimum, 64); err == nil && f < lo {
-			return fmt.Sprintf("below the minimum %s", s.Minimum)
-		}
-		if hi, err := strconv.ParseFloat(s.Maximum, 64); err == nil && f > hi {
-			return fmt.Sprintf("above the maximum %s", s.Maximum)
-		}
-	}
-	if arr, ok := v.([]any); ok && s.Items != nil {
-		for i, item := range arr {
-			if why := mismatch(s.Items, item); why != "" {
-				return fmt.Sprintf("item %d: %s", i, why)
-			}
-		}
-	}
-	if obj, ok := v.(map[string]any); ok {
-		for k, val := range obj {
-			var sub *Schema
-			for _, p := range s.Properties {
-				if p.Name == k {
-					sub = p.Schema
-				}
-			}
-			if sub == nil {
-				sub = s.AdditionalProperties
-			}
-			if why := mismatch(sub, val); why != "" {
-				return fmt.Sprintf("%s: %s", k, why)
-			}
-		}
-	}
-	return ""
-}
-
-// jsonIs reports whether v, decoded by encoding/json, is of JSON Schema type t.
-func jsonIs(t string, v any) bool {
-	switch t {
-	case "null":
-		return v == nil
-	case "boolean":
-		_, ok := v.(bool)
-		return ok
-	case "string":
-		_, ok := v.(string)
-		return ok
-	case "number":
-		_, ok := v.(float64)
-		return ok
-	case "integer":
-		f, ok := v.(float64)
-		return ok && f == math.Trunc(f)
-	case "array":
-		_, ok := v.([]any)
-		return ok
-	case "object":
-		_, ok := v.(map[string]any)
-		return ok
-	}
-	return false
 }
 
 // defaultJSON is a proto2 or editions field's explicit default value in proto3 JSON form, or
@@ -703,7 +626,12 @@ func wellKnownSchema(md protoreflect.MessageDescriptor, dir direction) *Schema {
 	if md.ParentFile().Package() != "google.protobuf" {
 		return nil
 	}
-	b := &schemaBuilder{dir: dir}
+	// Wrappers: the scalar's JSON form, that of their one field. An unset wrapper is left out
+	// of results, and accepted as null in arguments like any field that is not required.
+	if md.ParentFile().Path() == "google/protobuf/wrappers.proto" {
+		b := &schemaBuilder{dir: dir}
+		return b.singular(md.Fields().ByName("value"))
+	}
 	str := []string{"string"}
 	switch md.Name() {
 	case "Timestamp":
@@ -732,26 +660,6 @@ func wellKnownSchema(md protoreflect.MessageDescriptor, dir direction) *Schema {
 			s.Required = []string{"@type"} // protojson writes {} for an empty Any
 		}
 		return s
-	// Wrappers: the scalar's JSON form. An unset wrapper is left out of results, and accepted
-	// as null in arguments like any field that is not required.
-	case "DoubleValue":
-		return b.number(&Schema{Type: []string{"number"}})
-	case "FloatValue":
-		return b.number(&Schema{Type: []string{"number"}, Minimum: "-" + maxFloat32, Maximum: maxFloat32})
-	case "Int64Value":
-		return &Schema{Type: str, Pattern: int64Pattern}
-	case "UInt64Value":
-		return &Schema{Type: str, Pattern: uint64Pattern}
-	case "Int32Value":
-		return &Schema{Type: []string{"integer"}, Minimum: minInt32, Maximum: maxInt32}
-	case "UInt32Value":
-		return &Schema{Type: []string{"integer"}, Minimum: "0", Maximum: maxUint32}
-	case "BoolValue":
-		return &Schema{Type: []string{"boolean"}}
-	case "StringValue":
-		return &Schema{Type: str}
-	case "BytesValue":
-		return &Schema{Type: str, ContentEncoding: "base64"}
 	}
 	return nil
 }
@@ -783,140 +691,175 @@ func (s *Schema) write(w *strings.Builder, depth int) {
 		fmt.Fprint(w, *s.boolean)
 		return
 	}
-	// A small flat schema, such as an anyOf branch {"type": "null"}, reads best on one line.
-	if s.Description == "" && len(s.Properties) == 0 && len(s.Defs) == 0 && s.Items == nil &&
-		s.AdditionalProperties == nil && s.PropertyNames == nil && len(s.AnyOf) == 0 && s.Not == nil && len(s.PatternProperties) == 0 {
-		var flat strings.Builder
-		s.writeMembers(&flat, 0)
-		lines := strings.Split(flat.String(), "\n")
-		if len(lines) > 2 {
-			inner := lines[1 : len(lines)-1]
-			for i := range inner {
-				inner[i] = strings.TrimSpace(inner[i])
-			}
-			one := "{" + strings.Join(inner, " ") + "}"
-			if len(one) <= 72 && !strings.Contains(one, "[ ") {
-				w.WriteString(one)
-				return
-			}
-		}
+	if one, ok := s.oneLine(); ok {
+		w.WriteString(one)
+		return
 	}
 	s.writeMembers(w, depth)
 }
 
+// oneLine writes a small flat schema, such as an anyOf branch {"type": "null"}, on one line,
+// which reads best; ok is false for other schemas.
+func (s *Schema) oneLine() (one string, ok bool) {
+	if !s.flat() {
+		return "", false
+	}
+	var flat strings.Builder
+	s.writeMembers(&flat, 0)
+	lines := strings.Split(flat.String(), "\n")
+	if len(lines) <= 2 {
+		return "", false // {}
+	}
+	inner := lines[1 : len(lines)-1]
+	for i := range inner {
+		inner[i] = strings.TrimSpace(inner[i])
+	}
+	one = "{" + strings.Join(inner, " ") + "}"
+	return one, len(one) <= 72 && !strings.Contains(one, "[ ")
+}
+
+// flat reports whether s has neither a description nor subschemas.
+func (s *Schema) flat() bool {
+	return s.Description == "" && len(s.Properties) == 0 && len(s.Defs) == 0 && s.Items == nil &&
+		s.AdditionalProperties == nil && s.PropertyNames == nil && len(s.AnyOf) == 0 && s.Not == nil && len(s.PatternProperties) == 0
+}
+
+// writeMembers writes s as a JSON object, its keywords in the order of Schema's fields.
 func (s *Schema) writeMembers(w *strings.Builder, depth int) {
-	type member struct {
-		key   string
-		write func(depth int)
-	}
-	var ms []member
-	add := func(key string, write func(depth int)) { ms = append(ms, member{key, write}) }
-	str := func(key, v string) {
-		if v != "" {
-			add(key, func(int) { w.WriteString(quote(v)) })
-		}
-	}
-	num := func(key, v string) {
-		if v != "" {
-			add(key, func(int) { w.WriteString(v) })
-		}
-	}
-	sub := func(key string, v *Schema) {
-		if v != nil {
-			add(key, func(d int) { v.write(w, d) })
-		}
-	}
-	props := func(key string, ps []Property) {
-		if len(ps) > 0 {
-			add(key, func(d int) { writeProperties(w, ps, d) })
-		}
-	}
-	strs := func(key string, vs []string) {
-		if len(vs) > 0 {
-			add(key, func(d int) { writeStrings(w, vs, d) })
-		}
-	}
-
-	flag := func(key string, v bool) {
-		if v {
-			add(key, func(int) { w.WriteString("true") })
-		}
-	}
-
-	str("$ref", s.Ref)
+	m := &members{w: w}
+	m.str("$ref", s.Ref)
 	switch len(s.Type) {
 	case 0:
 	case 1:
-		str("type", s.Type[0])
+		m.str("type", s.Type[0])
 	default:
-		strs("type", s.Type)
+		m.strs("type", s.Type)
 	}
-	str("description", s.Description)
-	flag("deprecated", s.Deprecated)
-	flag("readOnly", s.ReadOnly)
-	if len(s.Default) > 0 {
-		add("default", func(int) { w.Write(s.Default) })
-	}
-	str("format", s.Format)
-	str("pattern", s.Pattern)
-	str("contentEncoding", s.ContentEncoding)
-	strs("enum", s.Enum)
+	m.str("description", s.Description)
+	m.flag("deprecated", s.Deprecated)
+	m.flag("readOnly", s.ReadOnly)
+	m.raw("default", s.Default)
+	m.str("format", s.Format)
+	m.str("pattern", s.Pattern)
+	m.str("contentEncoding", s.ContentEncoding)
+	m.strs("enum", s.Enum)
 	if len(s.Enum) == 0 && len(s.NumEnum) > 0 {
-		add("enum", func(int) { w.WriteString("[" + strings.Join(s.NumEnum, ", ") + "]") })
+		m.raw("enum", []byte("["+strings.Join(s.NumEnum, ", ")+"]"))
 	}
-	num("const", s.Const)
-	num("minimum", s.Minimum)
-	num("maximum", s.Maximum)
-	num("exclusiveMinimum", s.ExclusiveMinimum)
-	num("exclusiveMaximum", s.ExclusiveMaximum)
-	num("minLength", s.MinLength)
-	num("maxLength", s.MaxLength)
-	sub("items", s.Items)
-	num("minItems", s.MinItems)
-	num("maxItems", s.MaxItems)
-	flag("uniqueItems", s.UniqueItems)
-	props("properties", s.Properties)
-	props("patternProperties", s.PatternProperties)
-	strs("required", s.Required)
-	sub("additionalProperties", s.AdditionalProperties)
-	num("minProperties", s.MinProperties)
-	num("maxProperties", s.MaxProperties)
-	sub("propertyNames", s.PropertyNames)
+	m.raw("const", []byte(s.Const))
+	m.raw("minimum", []byte(s.Minimum))
+	m.raw("maximum", []byte(s.Maximum))
+	m.raw("exclusiveMinimum", []byte(s.ExclusiveMinimum))
+	m.raw("exclusiveMaximum", []byte(s.ExclusiveMaximum))
+	m.raw("minLength", []byte(s.MinLength))
+	m.raw("maxLength", []byte(s.MaxLength))
+	m.sub("items", s.Items)
+	m.raw("minItems", []byte(s.MinItems))
+	m.raw("maxItems", []byte(s.MaxItems))
+	m.flag("uniqueItems", s.UniqueItems)
+	m.props("properties", s.Properties)
+	m.props("patternProperties", s.PatternProperties)
+	m.strs("required", s.Required)
+	m.sub("additionalProperties", s.AdditionalProperties)
+	m.raw("minProperties", []byte(s.MinProperties))
+	m.raw("maxProperties", []byte(s.MaxProperties))
+	m.sub("propertyNames", s.PropertyNames)
 	if len(s.AnyOf) > 0 {
-		add("anyOf", func(d int) { writeSchemas(w, s.AnyOf, d) })
+		m.add("anyOf", func(d int) { writeSchemas(w, s.AnyOf, d) })
 	}
-	sub("not", s.Not)
+	m.sub("not", s.Not)
 	if len(s.Examples) > 0 {
-		add("examples", func(int) {
-			w.WriteString("[")
-			for i, ex := range s.Examples {
-				if i > 0 {
-					w.WriteString(", ")
-				}
-				w.Write(ex)
-			}
-			w.WriteString("]")
-		})
+		m.add("examples", func(int) { writeValues(w, s.Examples) })
 	}
-	props("$defs", s.Defs)
+	m.props("$defs", s.Defs)
+	m.write(depth)
+}
 
-	if len(ms) == 0 {
+// members collects the keywords of one schema object, each with the function that writes its
+// value, and writes them; empty values are left out.
+type members struct {
+	w  *strings.Builder
+	ms []member
+}
+
+type member struct {
+	key   string
+	write func(depth int)
+}
+
+func (m *members) add(key string, write func(depth int)) {
+	m.ms = append(m.ms, member{key, write})
+}
+
+func (m *members) str(key, v string) {
+	if v != "" {
+		m.add(key, func(int) { m.w.WriteString(quote(v)) })
+	}
+}
+
+// raw adds a member whose value is JSON text already (a number, a default value).
+func (m *members) raw(key string, v []byte) {
+	if len(v) > 0 {
+		m.add(key, func(int) { m.w.Write(v) })
+	}
+}
+
+func (m *members) flag(key string, v bool) {
+	if v {
+		m.add(key, func(int) { m.w.WriteString("true") })
+	}
+}
+
+func (m *members) sub(key string, v *Schema) {
+	if v != nil {
+		m.add(key, func(d int) { v.write(m.w, d) })
+	}
+}
+
+func (m *members) props(key string, ps []Property) {
+	if len(ps) > 0 {
+		m.add(key, func(d int) { writeProperties(m.w, ps, d) })
+	}
+}
+
+func (m *members) strs(key string, vs []string) {
+	if len(vs) > 0 {
+		m.add(key, func(d int) { writeStrings(m.w, vs, d) })
+	}
+}
+
+// write writes the members as an object indented for depth, or {} when there are none.
+func (m *members) write(depth int) {
+	w := m.w
+	if len(m.ms) == 0 {
 		w.WriteString("{}")
 		return
 	}
 	w.WriteString("{\n")
-	for i, m := range ms {
+	for i, mb := range m.ms {
 		indent(w, depth+1)
-		w.WriteString(quote(m.key))
+		w.WriteString(quote(mb.key))
 		w.WriteString(": ")
-		m.write(depth + 1)
-		if i < len(ms)-1 {
+		mb.write(depth + 1)
+		if i < len(m.ms)-1 {
 			w.WriteString(",")
 		}
 		w.WriteString("\n")
 	}
 	indent(w, depth)
 	w.WriteString("}")
+}
+
+// writeValues writes JSON values (examples) as an array on one line.
+func writeValues(w *strings.Builder, vs []json.RawMessage) {
+	w.WriteString("[")
+	for i, v := range vs {
+		if i > 0 {
+			w.WriteString(", ")
+		}
+		w.Write(v)
+	}
+	w.WriteString("]")
 }
 
 func writeSchemas(w *strings.Builder, ss []*Schema, depth int) {

@@ -163,43 +163,62 @@ func newResource(f *protogen.File, m *protogen.Method, opts *mcpv1.ResourceOptio
 	case r.uri == "" && r.uriTemplate == "":
 		return nil, fail("(mcp.v1.resource) needs a uri_template (a resource template) or a uri (a fixed resource)")
 	case r.uri != "":
-		if strings.ContainsAny(r.uri, "{}") {
-			return nil, fail("uri %q has template variables: use uri_template", r.uri)
-		}
-		if len(m.Input.Fields) > 0 {
-			return nil, fail("the fixed resource %s takes no arguments, but %s has fields: use uri_template with one {variable} per field", r.uri, m.Input.Desc.FullName())
+		if err := fixedResource(r.uri, m.Input); err != nil {
+			return nil, fail("%v", err)
 		}
 		r.constName = m.Parent.GoName + m.GoName + "ResourceURI"
 		return r, nil
 	}
 	r.constName = m.Parent.GoName + m.GoName + "URITemplate"
-	vars, err := uriTemplateVars(r.uriTemplate)
+	if err := templateFields(r.uriTemplate, m.Input); err != nil {
+		return nil, fail("%v", err)
+	}
+	return r, nil
+}
+
+// fixedResource checks a fixed resource: its URI has no template variables, and its request
+// no fields, since a resource read has no arguments beyond its URI.
+func fixedResource(uri string, req *protogen.Message) error {
+	if strings.ContainsAny(uri, "{}") {
+		return fmt.Errorf("uri %q has template variables: use uri_template", uri)
+	}
+	if len(req.Fields) > 0 {
+		return fmt.Errorf("the fixed resource %s takes no arguments, but %s has fields: use uri_template with one {variable} per field", uri, req.Desc.FullName())
+	}
+	return nil
+}
+
+// templateFields checks that a resource template's variables and its request's fields are
+// the same: each variable a scalar or enum field, named once, and no other field, since a
+// resource read has no arguments beyond its URI.
+func templateFields(uriTemplate string, req *protogen.Message) error {
+	vars, err := uriTemplateVars(uriTemplate)
 	if err != nil {
-		return nil, fail("uri_template %q: %v", r.uriTemplate, err)
+		return fmt.Errorf("uri_template %q: %w", uriTemplate, err)
 	}
 	used := map[protoreflect.FieldNumber]bool{}
 	for _, v := range vars {
-		fd := m.Input.Desc.Fields().ByName(protoreflect.Name(v))
+		fd := req.Desc.Fields().ByName(protoreflect.Name(v))
 		if fd == nil {
-			fd = m.Input.Desc.Fields().ByJSONName(v)
+			fd = req.Desc.Fields().ByJSONName(v)
 		}
 		if fd == nil {
-			return nil, fail("uri_template %q: variable {%s} is not a field of %s", r.uriTemplate, v, m.Input.Desc.FullName())
+			return fmt.Errorf("uri_template %q: variable {%s} is not a field of %s", uriTemplate, v, req.Desc.FullName())
 		}
 		if used[fd.Number()] {
-			return nil, fail("uri_template %q: field %s appears twice", r.uriTemplate, fd.Name())
+			return fmt.Errorf("uri_template %q: field %s appears twice", uriTemplate, fd.Name())
 		}
 		used[fd.Number()] = true
 		if err := scalarField(fd); err != nil {
-			return nil, fail("uri_template %q: variable {%s}: field %s %v", r.uriTemplate, v, fd.FullName(), err)
+			return fmt.Errorf("uri_template %q: variable {%s}: field %s %w", uriTemplate, v, fd.FullName(), err)
 		}
 	}
-	for _, fd := range m.Input.Fields {
+	for _, fd := range req.Fields {
 		if !used[fd.Desc.Number()] {
-			return nil, fail("field %s is not a variable of uri_template %q: a resource read has no other arguments", fd.Desc.FullName(), r.uriTemplate)
+			return fmt.Errorf("field %s is not a variable of uri_template %q: a resource read has no other arguments", fd.Desc.FullName(), uriTemplate)
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // uriTemplateVars lists the variables of an RFC 6570 level-1 URI template, the level that

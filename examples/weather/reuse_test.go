@@ -13,9 +13,9 @@ import (
 	"github.com/protomcp/protomcp/runtime"
 )
 
-// reuseCalls is how many sequential calls TestConnectionReuse* make: the 10,000 of issue 4,
-// or 1,000 under the race detector, where 10,000 take about 45 s on two cores. `make test`
-// runs both: the race-enabled suite, then these tests again without -race.
+// reuseCalls is how many sequential calls TestConnectionReuse* make: 10,000, or 1,000 under
+// the race detector, where 10,000 take about 45 s on two cores. `make test` runs both: the
+// race-enabled suite, then these tests again without -race.
 func reuseCalls() int {
 	if raceEnabled {
 		return 1000

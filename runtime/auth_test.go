@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -56,9 +57,7 @@ func newAuthEnv(t *testing.T, opts ...runtime.ServerOption) *authEnv {
 func newAuthEnvWith(t *testing.T, issOpts []testissuer.Option, edit func(*runtime.ProtectedResource), opts ...runtime.ServerOption) *authEnv {
 	t.Helper()
 	is, err := testissuer.Start(append([]testissuer.Option{testissuer.WithScopes("weather:read", "weather:write")}, issOpts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(is.Close)
 	e := &authEnv{issuer: is}
 	mux := http.NewServeMux()
@@ -66,9 +65,7 @@ func newAuthEnvWith(t *testing.T, issOpts []testissuer.Option, edit func(*runtim
 	e.url = e.ts.URL + "/mcp"
 	e.resource = e.url
 	v, err := jwtauth.NewVerifier(jwtauth.Config{Issuer: is.URL, Audience: e.resource})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.pr = runtime.ProtectedResource{Resource: e.resource, AuthorizationServers: []string{is.URL}, ScopesSupported: []string{"weather:read", "weather:write"}}
 	if edit != nil {
 		edit(&e.pr)
@@ -214,7 +211,7 @@ func (e *authEnv) session(t *testing.T, token string) string {
 	resp := rawPost(t, e.url, "Bearer "+token, "", initBody)
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("initialize: %s %s", resp.Status, b)
+		require.Fail(t, fmt.Sprintf("initialize: %s %s", resp.Status, b))
 	}
 	return resp.Header.Get("Mcp-Session-Id")
 }
@@ -230,9 +227,7 @@ func algNone(claims map[string]any) string {
 // forms were both tried in the wild): the algorithm-confusion attack.
 func hs256WithPublicKey(t *testing.T, pub *ecdsa.PublicKey, claims map[string]any) string {
 	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	key := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 	h := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
 	p, _ := json.Marshal(claims)
@@ -246,13 +241,9 @@ func hs256WithPublicKey(t *testing.T, pub *ecdsa.PublicKey, claims map[string]an
 func foreignToken(t *testing.T, claims map[string]any) string {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tok, err := jwt.Signed(s).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return tok
 }
 

@@ -3,8 +3,9 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -96,17 +97,15 @@ func TestClientRefusesCrossOriginRedirect(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := c.Connect(ctx)
-	if !errors.Is(err, errCrossOriginRedirect) {
-		t.Fatalf("Connect through a cross-origin redirect: %v", err)
-	}
+	require.ErrorIs(t, err, errCrossOriginRedirect, "Connect through a cross-origin redirect")
 	if n := elsewhere.Load(); n != 0 {
-		t.Fatalf("the other origin received %d requests", n)
+		require.Fail(t, fmt.Sprintf("the other origin received %d requests", n))
 	}
 	// Allowed on request.
 	c2 := NewClient(redirector.URL, WithCrossOriginRedirects(), WithEra(EraLegacy)) // one request: initialize, no server/discover probe
 	defer closeClient(t, c2)
 	if err := c2.Connect(ctx); err == nil || elsewhere.Load() != 1 {
-		t.Fatalf("with WithCrossOriginRedirects: %v, %d requests elsewhere", err, elsewhere.Load())
+		require.Fail(t, fmt.Sprintf("with WithCrossOriginRedirects: %v, %d requests elsewhere", err, elsewhere.Load()))
 	}
 }
 
@@ -157,16 +156,14 @@ func TestClientBoundsServerRequests(t *testing.T) {
 	done := make(chan *CallToolResult, 1)
 	go func() {
 		res, err := c.CallTool(ctx, "elicit_many", nil)
-		if err != nil {
-			t.Errorf("call: %v", err)
-		}
+		assert.NoError(t, err, "call")
 		done <- res
 	}()
 	for range limit {
 		select {
 		case <-entered:
 		case <-ctx.Done():
-			t.Fatal("the handlers did not start")
+			require.Fail(t, "the handlers did not start")
 		}
 	}
 	close(release)
@@ -174,14 +171,12 @@ func TestClientBoundsServerRequests(t *testing.T) {
 	select {
 	case res = <-done:
 	case <-ctx.Done():
-		t.Fatal("the call never finished")
+		require.Fail(t, "the call never finished")
 	}
 	if p := peak.Load(); p > limit {
-		t.Fatalf("%d server requests handled at once, over the limit of %d", p, limit)
+		require.Fail(t, fmt.Sprintf("%d server requests handled at once, over the limit of %d", p, limit))
 	}
-	if res == nil || !strings.Contains(res.Text(), "refused=") || strings.Contains(res.Text(), "refused=0") {
-		t.Fatalf("no request was refused: %+v", res)
-	}
+	require.Falsef(t, res == nil || !strings.Contains(res.Text(), "refused=") || strings.Contains(res.Text(), "refused=0"), "no request was refused: %+v", res)
 }
 
 // Notifications whose callbacks do not keep up are bounded in bytes; and once Close has
@@ -218,17 +213,13 @@ func TestClientNotificationBudget(t *testing.T) {
 		defer close(done)
 		_, _ = c.CallTool(ctx, "chatty", nil)
 	}()
-	if !waitFor(10*time.Second, func() bool { return strings.Contains(logs.String(), "dropping notifications") }) {
-		t.Fatal("no notification was dropped")
-	}
+	require.True(t, waitFor(10*time.Second, func() bool { return strings.Contains(logs.String(), "dropping notifications") }), "no notification was dropped")
 	// The heap is the whole process's, so it is measured once nothing but the client's queue
 	// can hold the notifications: the client has read the call's whole stream and closed its
 	// body, so the server, the sockets and the client's reader hold none of them.
-	if !waitFor(30*time.Second, func() bool { return bodies.opened.Load() >= 2 && bodies.open.Load() == 0 }) {
-		t.Fatal("the client never finished reading the tool's stream")
-	}
+	require.True(t, waitFor(30*time.Second, func() bool { return bodies.opened.Load() >= 2 && bodies.open.Load() == 0 }), "the client never finished reading the tool's stream")
 	if n := c.notifBytes.Load(); n > 1<<20 {
-		t.Fatalf("%d bytes of notifications queued, over the budget of 1 MiB", n)
+		require.Fail(t, fmt.Sprintf("%d bytes of notifications queued, over the budget of 1 MiB", n))
 	}
 	// What the queue holds is the decoded params, about the bytes the budget counts; the rest
 	// is the client's session and pooled buffers.
@@ -240,7 +231,7 @@ func TestClientNotificationBudget(t *testing.T) {
 	close(block) // the callback running at Close ends; no other may start
 	c.bg.Wait()
 	if n := afterClose.Load(); n != 0 {
-		t.Fatalf("%d callbacks started after Close returned", n)
+		require.Fail(t, fmt.Sprintf("%d callbacks started after Close returned", n))
 	}
 }
 
@@ -293,22 +284,16 @@ func TestClientReconnectFloor(t *testing.T) {
 	defer closeClient(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := c.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if !waitFor(15*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(gets) >= 4 }) {
-		t.Fatal("the client did not reconnect")
-	}
+	require.NoError(t, c.Connect(ctx))
+	require.True(t, waitFor(15*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(gets) >= 4 }), "the client did not reconnect")
 	mu.Lock()
 	defer mu.Unlock()
 	for i := 1; i < len(gets); i++ {
 		if gap := gets[i].Sub(gets[i-1]); gap < minReconnectDelay {
-			t.Fatalf("reconnection %d came %v after the previous one, under the floor of %v", i, gap, minReconnectDelay)
+			require.Fail(t, fmt.Sprintf("reconnection %d came %v after the previous one, under the floor of %v", i, gap, minReconnectDelay))
 		}
 	}
-	if gets[3].Sub(gets[2]) < 2*minReconnectDelay {
-		t.Fatalf("no backoff: %v between the third and fourth reconnections", gets[3].Sub(gets[2]))
-	}
+	require.Falsef(t, gets[3].Sub(gets[2]) < 2*minReconnectDelay, "no backoff: %v between the third and fourth reconnections", gets[3].Sub(gets[2]))
 }
 
 // The drain of a finished response stream counts every byte it reads, comment lines
@@ -335,17 +320,17 @@ func TestClientDrainCountsComments(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := c.CallTool(ctx, "any", nil); err != nil {
-		t.Fatal(err)
+		require.NoError(t, err)
 	}
 	select {
 	case <-finished:
 	case <-ctx.Done():
-		t.Fatal("the client never cut the endless stream off")
+		require.Fail(t, "the client never cut the endless stream off")
 	}
 	closeClient(t, c)
 	// The limit, plus what the kernel's buffers and the reader's held when it stopped.
 	if n := written.Load(); n > 16<<20 {
-		t.Fatalf("the client read %d MiB of comments past the response, with a drain limit of 64 KiB", n>>20)
+		require.Fail(t, fmt.Sprintf("the client read %d MiB of comments past the response, with a drain limit of 64 KiB", n>>20))
 	}
 }
 
@@ -358,9 +343,7 @@ func TestClientRejectsBadSessionID(t *testing.T) {
 		err := c.Connect(ctx)
 		cancel()
 		closeClient(t, c)
-		if err == nil || !strings.Contains(err.Error(), "invalid session ID") {
-			t.Fatalf("session ID %q: %v", truncate(id, 20), err)
-		}
+		require.Falsef(t, err == nil || !strings.Contains(err.Error(), "invalid session ID"), "session ID %q: %v", truncate(id, 20), err)
 	}
 }
 
@@ -391,7 +374,7 @@ func TestClientConnectHonoursContext(t *testing.T) {
 	select {
 	case <-started:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the first initialize never reached the server")
+		require.Fail(t, "the first initialize never reached the server")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	second := make(chan error, 1)
@@ -399,11 +382,9 @@ func TestClientConnectHonoursContext(t *testing.T) {
 	cancel()
 	select {
 	case err := <-second:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("the second Connect: %v", err)
-		}
+		require.ErrorIs(t, err, context.Canceled, "the second Connect")
 	case <-time.After(10 * time.Second):
-		t.Fatal("the second Connect ignored its context while the first initialize hangs")
+		require.Fail(t, "the second Connect ignored its context while the first initialize hangs")
 	}
 	close(release)
 	<-first

@@ -347,12 +347,10 @@ func TestModernListen(t *testing.T) {
 				continue
 			}
 			var m map[string]any
-			if err := json.Unmarshal([]byte(data), &m); err != nil {
-				t.Fatalf("event %q: %v", data, err)
-			}
+			require.NoErrorf(t, json.Unmarshal([]byte(data), &m), "event %q", data)
 			return m
 		}
-		t.Fatalf("the listen stream ended: %v", sc.Err())
+		require.Fail(t, fmt.Sprintf("the listen stream ended: %v", sc.Err()))
 		return nil
 	}
 	subID := func(m map[string]any) any {
@@ -394,16 +392,14 @@ func TestStdioProbeFallsBack(t *testing.T) {
 	r.send(t, `{"jsonrpc":"2.0","id":"probe","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	m := r.next(t)
 	e, _ := m["error"].(map[string]any)
-	if e == nil {
-		t.Fatalf("server/discover over stdio: %v, want an error", m)
-	}
+	require.Falsef(t, e == nil, "server/discover over stdio: %v, want an error", m)
 	if code := e["code"].(float64); code <= -32020 && code >= -32099 {
-		t.Fatalf("server/discover over stdio: modern error %v, want one a dual-era client falls back on", m)
+		require.Fail(t, fmt.Sprintf("server/discover over stdio: modern error %v, want one a dual-era client falls back on", m))
 	}
 	r.initialize(t)
 	r.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ok"}}}`)
 	if m := r.next(t); m["result"] == nil {
-		t.Fatalf("echo after the fallback: %v", m)
+		require.Fail(t, fmt.Sprintf("echo after the fallback: %v", m))
 	}
 	r.in.Close()
 	<-r.done
@@ -565,9 +561,7 @@ func TestModernEraParamHeaders(t *testing.T) {
 			req.Header.Set(k, v)
 		}
 		resp, err := e.dc.Client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer resp.Body.Close()
 		var m struct {
 			Error *runtime.Error `json:"error"`
@@ -630,9 +624,7 @@ func TestModernEraAuthorization(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer resp.Body.Close()
 		var m map[string]any
 		_ = json.NewDecoder(resp.Body).Decode(&m)
@@ -650,9 +642,7 @@ func TestModernEraAuthorization(t *testing.T) {
 	_, m = post(alice, "two_questions", `,"inputResponses":{"`+first+`":{"action":"accept","content":{"v":"a"}}}`)
 	second := inputKey(t, m)
 	state, _ := m["result"].(map[string]any)["requestState"].(string)
-	if state == "" {
-		t.Fatalf("round 2: no requestState: %v", m)
-	}
+	require.Falsef(t, state == "", "round 2: no requestState: %v", m)
 	retry := `,"requestState":"` + state + `","inputResponses":{"` + second + `":{"action":"accept","content":{"v":"b"}}}`
 	status, m = post(bob, "two_questions", retry)
 	assert.Equal(t, http.StatusBadRequest, status, "bob with alice's requestState: %v", m)
@@ -666,14 +656,12 @@ func TestModernEraAuthorization(t *testing.T) {
 func inputKey(t *testing.T, m map[string]any) string {
 	t.Helper()
 	res, _ := m["result"].(map[string]any)
-	if res["resultType"] != "input_required" {
-		t.Fatalf("want an InputRequiredResult: %v", m)
-	}
+	require.Falsef(t, res["resultType"] != "input_required", "want an InputRequiredResult: %v", m)
 	reqs, _ := res["inputRequests"].(map[string]any)
 	for k := range reqs {
 		return k
 	}
-	t.Fatalf("no inputRequests: %v", m)
+	require.Fail(t, fmt.Sprintf("no inputRequests: %v", m))
 	return ""
 }
 

@@ -32,18 +32,14 @@ func (e *hardenEnv) runningHandlers() int {
 func TestFaultClientDisconnectMidStream(t *testing.T) {
 	e := newHardenEnv(t)
 	c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "stream", `{"n":20,"size":100,"tag":"d","gate":true}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if _, ok := c.next(); !ok {
-		t.Fatal("no first event")
+		require.Fail(t, "no first event")
 	}
 	<-e.ctl.started
 	c.close()
 	e.ctl.open()
-	if !waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }) {
-		t.Fatal("the handler never finished after its client went away")
-	}
+	require.True(t, waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }), "the handler never finished after its client went away")
 	e.mustWork(e.sid)
 	// The abandoned stream can still be resumed, with everything after the first event.
 	r, err := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": c.lastID})
@@ -60,20 +56,14 @@ func TestFaultClientDisconnectMidStream(t *testing.T) {
 func TestFaultSlowClient(t *testing.T) {
 	e := newHardenEnv(t, WithMaxQueuedEvents(16))
 	conn, err := net.Dial("tcp", e.hs.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer conn.Close()
 	body := toolCall("1", "stream", `{"n":2000,"size":65536,"tag":"slow"}`)
 	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\nContent-Length: %d\r\n\r\n%s",
 		e.hs.Listener.Addr(), headerSessionID, e.sid, len(body), body)
 	// The handler fills the socket buffers, then the queue, then fails.
-	if !waitFor(20*time.Second, func() bool { return strings.Contains(e.log.String(), "stream is full") }) {
-		t.Fatalf("the queue limit never kicked in:\n%s", truncate(e.log.String(), 4000))
-	}
-	if !waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }) {
-		t.Fatal("the slow client's handler never finished")
-	}
+	require.Truef(t, waitFor(20*time.Second, func() bool { return strings.Contains(e.log.String(), "stream is full") }), "the queue limit never kicked in:\n%s", truncate(e.log.String(), 4000))
+	require.True(t, waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }), "the slow client's handler never finished")
 	// Other sessions, and other requests of the same session, are not held up.
 	var wg sync.WaitGroup
 	for range 4 {
@@ -84,7 +74,7 @@ func TestFaultSlowClient(t *testing.T) {
 			for range 5 {
 				r, err := e.call(e.ctx(), sid, "tools/call", `{"name":"stream","arguments":{"n":3,"size":10,"items":50,"tag":"ok"}}`)
 				if err != nil || r.msg == nil || r.msg.Error != nil {
-					t.Errorf("a call beside the slow client failed: %v %s", err, dump(r))
+					assert.Fail(t, fmt.Sprintf("a call beside the slow client failed: %v %s", err, dump(r)))
 					return
 				}
 			}
@@ -96,9 +86,7 @@ func TestFaultSlowClient(t *testing.T) {
 	// response, which says the stream overflowed.
 	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 1<<20), 1<<20)
@@ -110,7 +98,7 @@ func TestFaultSlowClient(t *testing.T) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		t.Fatalf("reading the slow stream after %d events: %v; last %s\n%s", events, err, truncate(last, 200), truncate(e.log.String(), 3000))
+		require.Fail(t, fmt.Sprintf("reading the slow stream after %d events: %v; last %s\n%s", events, err, truncate(last, 200), truncate(e.log.String(), 3000)))
 	}
 	assert.Contains(t, last, `"id":1`, "the last event is not the response")
 	assert.Contains(t, last, "stream is full", "the last event does not report the overflow")
@@ -121,9 +109,7 @@ func TestFaultSlowClient(t *testing.T) {
 // by itself and succeeds.
 func TestFaultServerRestart(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	addr := ln.Addr().String()
 	start := func(ln net.Listener) (*Server, *http.Server) {
 		srv := NewServer(Implementation{Name: "restart", Version: "1"}, WithLogger(discardLogger()))
@@ -144,7 +130,7 @@ func TestFaultServerRestart(t *testing.T) {
 	defer c.Close(context.Background())
 	ctx := testCtx(t)
 	if _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"n":1}`)); err != nil {
-		t.Fatal(err)
+		require.NoError(t, err)
 	}
 	first := c.SessionID()
 
@@ -194,20 +180,18 @@ func TestFaultShutdownInFlight(t *testing.T) {
 			shut <- e.srv.Shutdown(sctx)
 		}()
 		// New requests are refused while draining; the running ones then finish.
-		if !waitFor(5*time.Second, func() bool {
+		require.True(t, waitFor(5*time.Second, func() bool {
 			r, err := e.call(e.ctx(), e.sid, "ping", `{}`)
 			return err == nil && r.status == http.StatusServiceUnavailable
-		}) {
-			t.Fatal("the server kept taking requests while shutting down")
-		}
+		}), "the server kept taking requests while shutting down")
 		e.ctl.open()
 		for range 3 {
 			if err := <-errs; err != nil {
-				t.Errorf("a call that finished within the deadline failed: %v", err)
+				assert.Fail(t, fmt.Sprintf("a call that finished within the deadline failed: %v", err))
 			}
 		}
 		if err := <-shut; err != nil {
-			t.Fatalf("Shutdown: %v", err)
+			require.Fail(t, fmt.Sprintf("Shutdown: %v", err))
 		}
 	})
 	t.Run("cancelled after the deadline", func(t *testing.T) {
@@ -232,14 +216,14 @@ func TestFaultShutdownInFlight(t *testing.T) {
 			select {
 			case err := <-errs:
 				if err == nil {
-					t.Error("a call cancelled by shutdown succeeded")
+					assert.Fail(t, "a call cancelled by shutdown succeeded")
 				} else if ctx.Err() != nil {
-					t.Errorf("a call cancelled by shutdown only ended with its context: %v", err)
+					assert.Fail(t, fmt.Sprintf("a call cancelled by shutdown only ended with its context: %v", err))
 				} else if !strings.Contains(err.Error(), "shutting down") {
-					t.Errorf("unclear error for a call cancelled by shutdown: %v", err)
+					assert.Fail(t, fmt.Sprintf("unclear error for a call cancelled by shutdown: %v", err))
 				}
 			case <-time.After(15 * time.Second):
-				t.Fatal("a call cancelled by shutdown never returned")
+				require.Fail(t, "a call cancelled by shutdown never returned")
 			}
 		}
 		assert.Zero(t, e.runningHandlers(), "handlers still running after Shutdown")
@@ -318,9 +302,7 @@ func TestFaultResumeAfterDrop(t *testing.T) {
 			}()
 			const n = 40
 			res, err := c.CallTool(ctx, "stream", json.RawMessage(fmt.Sprintf(`{"n":%d,"size":200,"tag":"r","gate":true,"items":3}`, n)))
-			if err != nil {
-				t.Fatalf("the call did not survive the dropped connection: %v\n%s", err, truncate(log.String(), 4000))
-			}
+			require.NoErrorf(t, err, "the call did not survive the dropped connection: %v\n%s", err, truncate(log.String(), 4000))
 			assert.Contains(t, res.Text(), "r-2", "result")
 			mu.Lock()
 			defer mu.Unlock()

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"fmt"
+	"github.com/stretchr/testify/assert"
 	"net/http"
 	"testing"
 )
@@ -27,7 +29,7 @@ func TestAcceptsJSONAndSSE(t *testing.T) {
 			r.Header.Add("Accept", v)
 		}
 		if got := acceptsJSONAndSSE(r); got != tc.want {
-			t.Errorf("Accept %q: got %v, want %v", tc.accept, got, tc.want)
+			assert.Fail(t, fmt.Sprintf("Accept %q: got %v, want %v", tc.accept, got, tc.want))
 		}
 	}
 }
@@ -50,7 +52,7 @@ func TestHostAllowedRemembersOnlyAllowedHosts(t *testing.T) {
 			{"evil.example", false},
 		} {
 			if got := s.hostAllowed(tc.host); got != tc.want {
-				t.Errorf("hostAllowed(%q) = %v, want %v", tc.host, got, tc.want)
+				assert.Fail(t, fmt.Sprintf("hostAllowed(%q) = %v, want %v", tc.host, got, tc.want))
 			}
 		}
 	}

@@ -2,6 +2,9 @@ package runtime
 
 import (
 	"context"
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/http"
 	"strconv"
 	"strings"
@@ -75,7 +78,7 @@ func TestPrimingEventsWhileHandlersRun(t *testing.T) {
 	waitGroupOrFail(ctx, t, &answered, "every answer")
 	close(errs)
 	for e := range errs {
-		t.Error(e)
+		assert.Fail(t, fmt.Sprint(e))
 	}
 }
 
@@ -87,6 +90,6 @@ func waitGroupOrFail(ctx context.Context, t *testing.T, wg *sync.WaitGroup, what
 	select {
 	case <-done:
 	case <-ctx.Done():
-		t.Fatalf("timed out waiting for %s", what)
+		require.Fail(t, fmt.Sprintf("timed out waiting for %s", what))
 	}
 }

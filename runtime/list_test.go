@@ -123,9 +123,7 @@ func TestDuplicateRegistrationPanics(t *testing.T) {
 		func() {
 			defer func() {
 				p := recover()
-				if p == nil || !strings.Contains(fmt.Sprint(p), "already registered") {
-					t.Errorf("second %s registration: panic %v; want 'already registered'", tc.what, p)
-				}
+				assert.Falsef(t, p == nil || !strings.Contains(fmt.Sprint(p), "already registered"), "second %s registration: panic %v; want 'already registered'", tc.what, p)
 			}()
 			tc.add()
 		}()

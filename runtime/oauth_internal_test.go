@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -29,9 +30,7 @@ func TestParseBearerChallenge(t *testing.T) {
 		{`Bearer scope="unterminated`, map[string]string{"scope": "unterminated"}, true},
 	} {
 		got, ok := parseBearerChallenge(tc.in)
-		if ok != tc.ok || (ok && !maps.Equal(got, tc.want)) {
-			t.Errorf("parseBearerChallenge(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
+		assert.Falsef(t, ok != tc.ok || (ok && !maps.Equal(got, tc.want)), "parseBearerChallenge(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
 	}
 }
 
@@ -52,7 +51,7 @@ func TestResourceCovers(t *testing.T) {
 		"::not a url":                      false,
 	} {
 		if got := resourceCovers(resource, server); got != want {
-			t.Errorf("resourceCovers(%q) = %v, want %v", resource, got, want)
+			assert.Fail(t, fmt.Sprintf("resourceCovers(%q) = %v, want %v", resource, got, want))
 		}
 	}
 }

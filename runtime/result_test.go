@@ -43,7 +43,7 @@ func TestMessageResultEncoding(t *testing.T) {
 			back := &mcpv1.TextContent{}
 			require.NoError(t, protojson.Unmarshal(got.StructuredContent, back), "%q: structuredContent %s", text, got.StructuredContent)
 			if diff := cmp.Diff(msg, back, protocmp.Transform()); diff != "" {
-				t.Fatalf("%q: structuredContent %s decodes to another message (-want +got):\n%s", text, got.StructuredContent, diff)
+				require.Fail(t, fmt.Sprintf("%q: structuredContent %s decodes to another message (-want +got):\n%s", text, got.StructuredContent, diff))
 			}
 		}
 	}
@@ -81,7 +81,7 @@ func TestPooledResultsUnderConcurrency(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Error(err)
+		assert.NoError(t, err)
 	}
 }
 

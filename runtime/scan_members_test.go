@@ -106,12 +106,8 @@ func TestRequestMetaValuesDoNotAliasParams(t *testing.T) {
 	params := []byte(`{"_meta":{"progressToken":"p","trace":"t"},"arguments":{"text":"hello"}}`)
 	orig := string(params)
 	m, rpcErr := requestMeta(params)
-	if rpcErr != nil || m == nil {
-		t.Fatalf("requestMeta: %v", rpcErr)
-	}
+	require.Falsef(t, rpcErr != nil || m == nil, "requestMeta: %v", rpcErr)
 	_ = append(m.Other["trace"], `,"arguments":{"text":"overwritten"}}`...)
 	_ = append(m.ProgressToken, `XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX`...)
-	if string(params) != orig {
-		t.Errorf("params changed by appending to their _meta's values:\n got %s\nwant %s", params, orig)
-	}
+	assert.Falsef(t, string(params) != orig, "params changed by appending to their _meta's values:\n got %s\nwant %s", params, orig)
 }

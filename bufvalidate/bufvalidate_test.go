@@ -1,6 +1,7 @@
 package bufvalidate_test
 
 import (
+	"github.com/stretchr/testify/assert"
 	"os/exec"
 	"strings"
 	"testing"
@@ -16,8 +17,6 @@ func TestRuntimeLinksNoProtovalidate(t *testing.T) {
 	deps := strings.Fields(string(out))
 	require.Contains(t, deps, "github.com/protomcp/protomcp/runtime", "go list -deps lists the package itself")
 	for _, dep := range deps {
-		if strings.HasPrefix(dep, "buf.build/") || strings.HasPrefix(dep, "cel.dev/") || strings.Contains(dep, "/bufvalidate") {
-			t.Errorf("package runtime depends on %s", dep)
-		}
+		assert.Falsef(t, strings.HasPrefix(dep, "buf.build/") || strings.HasPrefix(dep, "cel.dev/") || strings.Contains(dep, "/bufvalidate"), "package runtime depends on %s", dep)
 	}
 }

@@ -2,6 +2,7 @@ package weather_test
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -21,7 +22,7 @@ import (
 func TestStdioServerBinary(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "weather-server")
 	if out, err := exec.Command("go", "build", "-o", bin, "./server").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./server: %v\n%s", err, out)
+		require.Fail(t, fmt.Sprintf("go build ./server: %v\n%s", err, out))
 	}
 	cmd := exec.Command(bin, "-stdio")
 	c, err := runtime.NewCommandClient(cmd, runtime.WithStdioShutdown(10*time.Second, time.Second))

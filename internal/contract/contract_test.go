@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -68,9 +69,7 @@ func newFixture(t *testing.T, h contractv1mcp.ContractServiceHandler, register .
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				t.Errorf("read body: %v", err)
-			}
+			assert.NoError(t, err, "read body")
 			var m struct {
 				Method string `json:"method"`
 				Params struct {
@@ -140,13 +139,9 @@ func (f *fixture) lastArgs(t *testing.T) json.RawMessage {
 func (f *fixture) checkCall(t *testing.T, tool string, res *runtime.CallToolResult) {
 	t.Helper()
 	args := f.lastArgs(t)
-	if err := validate(f.inputs[tool], args); err != nil {
-		t.Errorf("%s: the typed client sent arguments its input schema refuses: %s\n%v", tool, args, err)
-	}
+	assert.NoErrorf(t, validate(f.inputs[tool], args), "%s: the typed client sent arguments its input schema refuses: %s\n", tool, args)
 	if res != nil && f.outputs[tool] != nil {
-		if err := validate(f.outputs[tool], res.StructuredContent); err != nil {
-			t.Errorf("%s: the server wrote a result its output schema refuses: %s\n%v", tool, res.StructuredContent, err)
-		}
+		assert.NoErrorf(t, validate(f.outputs[tool], res.StructuredContent), "%s: the server wrote a result its output schema refuses: %s\n", tool, res.StructuredContent)
 	}
 }
 
@@ -256,7 +251,7 @@ func TestExtremeValues(t *testing.T) {
 	res, err := f.typed.Echo(ctx, req)
 	require.NoError(t, err)
 	if diff := cmp.Diff(req, res.GetRequest(), protocmp.Transform()); diff != "" {
-		t.Errorf("the echoed request differs (-sent +echoed):\n%s", diff)
+		assert.Fail(t, fmt.Sprintf("the echoed request differs (-sent +echoed):\n%s", diff))
 	}
 	raw, err := f.client.CallTool(ctx, "echo", f.lastArgs(t))
 	require.NoError(t, err)
@@ -286,9 +281,7 @@ func TestNullArguments(t *testing.T) {
 	res = f.callRaw(t, "known", known)
 	assert.False(t, res.IsError, "the server refuses null well-known types: %s", res.Text())
 	assert.NoError(t, validate(f.outputs["known"], res.StructuredContent), "output %s", res.StructuredContent)
-	if strings.Contains(string(res.StructuredContent), "null") && !strings.Contains(string(res.StructuredContent), `"value":null`) {
-		t.Errorf("the server wrote null: %s", res.StructuredContent)
-	}
+	assert.Falsef(t, strings.Contains(string(res.StructuredContent), "null") && !strings.Contains(string(res.StructuredContent), `"value":null`), "the server wrote null: %s", res.StructuredContent)
 }
 
 // TestOneofRule: the input schema states the oneof rule in its descriptions rather than with
@@ -359,7 +352,7 @@ func TestValidateRules(t *testing.T) {
 	res, err := f.typed.Validated(ctx, sent)
 	require.NoError(t, err, "a valid request was refused")
 	if diff := cmp.Diff(sent, res.GetRequest(), protocmp.Transform()); diff != "" {
-		t.Errorf("the echoed request differs (-sent +echoed):\n%s", diff)
+		assert.Fail(t, fmt.Sprintf("the echoed request differs (-sent +echoed):\n%s", diff))
 	}
 	raw := f.callRaw(t, "validated", string(f.lastArgs(t)))
 	f.checkCall(t, "validated", raw)
@@ -480,9 +473,9 @@ func TestProto2AndEditions(t *testing.T) {
 	fast := f.callRaw(t, "legacy_echo", `{"id": "x", "tags": ["t"], "speed": "SPEED_FAST"}`)
 	numbered := strings.Replace(string(fast.StructuredContent), `"speed":"SPEED_FAST"`, `"speed":9`, 1)
 	if numbered == string(fast.StructuredContent) {
-		t.Errorf("no speed in %s", fast.StructuredContent)
+		assert.Fail(t, fmt.Sprintf("no speed in %s", fast.StructuredContent))
 	} else if err := validate(f.outputs["legacy_echo"], []byte(numbered)); err != nil {
-		t.Errorf("output schema refuses %s: %v", numbered, err)
+		assert.Fail(t, fmt.Sprintf("output schema refuses %s: %v", numbered, err))
 	}
 	// Required at depth, and proto2 required with presence.
 	raw = f.callRaw(t, "legacy_echo", `{"id": "x", "tags": ["t"], "inner": {}}`)
@@ -499,9 +492,7 @@ func TestProto2AndEditions(t *testing.T) {
 	for _, tool := range list.Tools {
 		if tool.Name == "legacy_echo" {
 			_ = json.Unmarshal(tool.InputSchema, &in)
-			if !strings.Contains(string(tool.OutputSchema), `"readOnly": true`) && !strings.Contains(string(tool.OutputSchema), `"readOnly":true`) {
-				t.Errorf("output schema marks no field readOnly: %s", tool.OutputSchema)
-			}
+			assert.Falsef(t, !strings.Contains(string(tool.OutputSchema), `"readOnly": true`) && !strings.Contains(string(tool.OutputSchema), `"readOnly":true`), "output schema marks no field readOnly: %s", tool.OutputSchema)
 		}
 	}
 	assert.NotContains(t, in.Properties, "etag", "the OUTPUT_ONLY etag is in the input schema")

@@ -58,12 +58,8 @@ func TestMembers(t *testing.T) {
 			got = append(got, member{string(k), string(v)})
 			return true
 		})
-		if ok != tc.ok || fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("Members(%q) = %v %v, want %v %v", tc.in, got, ok, tc.want, tc.ok)
-		}
+		assert.Falsef(t, ok != tc.ok || fmt.Sprint(got) != fmt.Sprint(tc.want), "Members(%q) = %v %v, want %v %v", tc.in, got, ok, tc.want, tc.ok)
 	}
 	n := 0
-	if Members([]byte(`{"a":1,"b":2}`), func(_, _ []byte) bool { n++; return false }) || n != 1 {
-		t.Errorf("a callback returning false stops the walk: %d calls", n)
-	}
+	assert.Falsef(t, Members([]byte(`{"a":1,"b":2}`), func(_, _ []byte) bool { n++; return false }) || n != 1, "a callback returning false stops the walk: %d calls", n)
 }

@@ -2,6 +2,7 @@ package protojsonfast
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -102,11 +103,9 @@ func FuzzDecoderMatchesProtojson(f *testing.F) {
 			return
 		}
 		want := m.ProtoReflect().New().Interface()
-		if err := protojson.Unmarshal([]byte(s), want); err != nil {
-			t.Fatalf("the decoder took %s, which protojson refuses: %v", s, err)
-		}
+		require.NoErrorf(t, protojson.Unmarshal([]byte(s), want), "the decoder took %s, which protojson refuses", s)
 		if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
-			t.Fatalf("%s: the decoder and protojson differ (-protojson +decoder):\n%s", s, diff)
+			require.Fail(t, fmt.Sprintf("%s: the decoder and protojson differ (-protojson +decoder):\n%s", s, diff))
 		}
 	})
 }
@@ -117,17 +116,13 @@ func BenchmarkDecoder(b *testing.B) {
 	b.Run("fast", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if !d.Unmarshal(data, &mcpv1.TextContent{}) {
-				b.Fatal("refused")
-			}
+			require.True(b, d.Unmarshal(data, &mcpv1.TextContent{}), "refused")
 		}
 	})
 	b.Run("protojson", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := protojson.Unmarshal(data, &mcpv1.TextContent{}); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, protojson.Unmarshal(data, &mcpv1.TextContent{}))
 		}
 	})
 }

@@ -1,6 +1,8 @@
 package protojsonfast
 
 import (
+	"fmt"
+	"github.com/stretchr/testify/assert"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -84,11 +86,11 @@ func TestDecoderMatchesProtojsonOnEveryKind(t *testing.T) {
 				taken++
 				want := dynamicpb.NewMessage(md)
 				if err := protojson.Unmarshal([]byte(s), want); err != nil {
-					t.Errorf("%s (%s): the decoder took what protojson refuses: %v", s, fd.Kind(), err)
+					assert.Fail(t, fmt.Sprintf("%s (%s): the decoder took what protojson refuses: %v", s, fd.Kind(), err))
 					continue
 				}
 				if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
-					t.Errorf("%s (%s): the decoder and protojson differ (-protojson +decoder):\n%s", s, fd.Kind(), diff)
+					assert.Fail(t, fmt.Sprintf("%s (%s): the decoder and protojson differ (-protojson +decoder):\n%s", s, fd.Kind(), diff))
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package protojsonfast
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -71,7 +72,7 @@ func TestResultJSONMatchesProtojson(t *testing.T) {
 			require.True(t, ok, "the prefix was not kept: %s", got)
 			// Numbers are compared as written (json.Number), not as float64.
 			if diff := cmp.Diff(decodeAny(t, want), decodeAny(t, got)); diff != "" {
-				t.Fatalf("different JSON (-protojson +Append):\n%s\n got %s\nwant %s", diff, got, want)
+				require.Fail(t, fmt.Sprintf("different JSON (-protojson +Append):\n%s\n got %s\nwant %s", diff, got, want))
 			}
 			back := c.m.ProtoReflect().Type().New().Interface()
 			require.NoError(t, protojson.Unmarshal(got, back), "protojson cannot read %s", got)
@@ -79,7 +80,7 @@ func TestResultJSONMatchesProtojson(t *testing.T) {
 				return // NaN != NaN
 			}
 			if diff := cmp.Diff(c.m, back, protocmp.Transform()); diff != "" {
-				t.Fatalf("round trip (-want +got):\n%s", diff)
+				require.Fail(t, fmt.Sprintf("round trip (-want +got):\n%s", diff))
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 // TestRuntimeLinksNoProtovalidate: a server whose protos use no buf.validate rules imports
 // only package runtime, whose dependencies must not include protovalidate or CEL.
 func TestRuntimeLinksNoProtovalidate(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", "github.com/protomcp/protomcp/runtime").CombinedOutput()
 	require.NoError(t, err, "go list:\n%s", out)
 	deps := strings.Fields(string(out))

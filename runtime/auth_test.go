@@ -146,6 +146,7 @@ func resultText(t *testing.T, r *runtime.CallToolResult) string {
 // interceptors see, in JSON and SSE response modes and when the answer comes on a resumed
 // stream.
 func TestAuthTokenInfoReachesHandlers(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name string
 		opts []runtime.ServerOption
@@ -250,6 +251,7 @@ func foreignToken(t *testing.T, claims map[string]any) string {
 // TestAuthRefusesBadTokens: every bad token gets 401 with a WWW-Authenticate challenge naming
 // the metadata, whether it starts a session or calls a tool on one, and no handler runs.
 func TestAuthRefusesBadTokens(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	now := time.Now()
 	good := map[string]any{"iss": e.issuer.URL, "aud": e.resource, "sub": "mallory", "exp": now.Add(time.Hour).Unix()}
@@ -310,6 +312,7 @@ func TestAuthRefusesBadTokens(t *testing.T) {
 // with the scopes to ask for, before its handler runs; the same token calls other tools, and
 // a token with the scope calls it.
 func TestAuthToolScopes(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	read := e.token("alice", "weather:read")
 	sid := e.session(t, read)
@@ -339,6 +342,7 @@ func TestAuthToolScopes(t *testing.T) {
 // TestAuthServerScopes: ProtectedResource.Scopes are needed by every request and named in
 // the 401 challenge.
 func TestAuthServerScopes(t *testing.T) {
+	t.Parallel()
 	is, err := testissuer.Start()
 	require.NoError(t, err)
 	defer is.Close()
@@ -404,6 +408,7 @@ func TestAuthSessionBoundToIdentity(t *testing.T) {
 // TestAuthVerifierUnavailable: a verifier that cannot check tokens (its issuer is down) is a
 // 503, not a 401 that would send clients to log in again.
 func TestAuthVerifierUnavailable(t *testing.T) {
+	t.Parallel()
 	is, err := testissuer.Start()
 	require.NoError(t, err)
 	tok := is.Mint(map[string]any{"aud": "http://mcp.test/"})

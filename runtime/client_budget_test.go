@@ -82,6 +82,7 @@ func closeClient(t *testing.T, c *Client) {
 // A redirect to another origin would carry the request's body, the session ID and the
 // WithHeader secrets there: it is refused by default.
 func TestClientRefusesCrossOriginRedirect(t *testing.T) {
+	t.Parallel()
 	var elsewhere atomic.Int32
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		elsewhere.Add(1)
@@ -112,6 +113,7 @@ func TestClientRefusesCrossOriginRedirect(t *testing.T) {
 // Requests from the server run at most WithMaxServerRequests at a time; the rest are answered
 // at once with an error, and the server goes on.
 func TestClientBoundsServerRequests(t *testing.T) {
+	t.Parallel()
 	const limit, asked = 4, 40
 	ts := newTestServer(t, WithCallerRequestTimeout(20*time.Second))
 	ts.srv.AddTool(ToolSpec{Name: "elicit_many"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
@@ -270,6 +272,7 @@ func (b *trackedBody) Close() error {
 // A server that ends the standalone stream at once with retry: 0 does not get a reconnect
 // storm: reconnections wait at least the floor, and longer while they keep ending quickly.
 func TestClientReconnectFloor(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var gets []time.Time
 	f := newFakeServer(t, &fakeServer{onGet: func(w http.ResponseWriter, r *http.Request) {
@@ -299,6 +302,7 @@ func TestClientReconnectFloor(t *testing.T) {
 // The drain of a finished response stream counts every byte it reads, comment lines
 // included: a server that follows the response with endless comments is cut off at the limit.
 func TestClientDrainCountsComments(t *testing.T) {
+	t.Parallel()
 	var written atomic.Int64
 	finished := make(chan struct{})
 	f := newFakeServer(t, &fakeServer{onPost: func(w http.ResponseWriter, r *http.Request, m *wireMessage) {
@@ -336,6 +340,7 @@ func TestClientDrainCountsComments(t *testing.T) {
 
 // A session ID with characters the transport does not allow fails initialization.
 func TestClientRejectsBadSessionID(t *testing.T) {
+	t.Parallel()
 	for _, id := range []string{"has space", "caf\u00e9", strings.Repeat("x", maxSessionIDLength+1)} {
 		f := newFakeServer(t, &fakeServer{sessionID: id})
 		c := NewClient(f.hs.URL, WithEra(EraLegacy))
@@ -349,6 +354,7 @@ func TestClientRejectsBadSessionID(t *testing.T) {
 
 // Connect honours its context while another goroutine's initialize hangs.
 func TestClientConnectHonoursContext(t *testing.T) {
+	t.Parallel()
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

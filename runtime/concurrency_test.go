@@ -80,6 +80,7 @@ func checkItems(res *CallToolResult, a itemsArgs) error {
 // progress notifications before the results. Every call must complete (no deadlock between
 // the handlers and the writers of their streams) and get its own result.
 func TestConcurrentCallsOneSession(t *testing.T) {
+	t.Parallel()
 	const calls = 64
 	sizes := []int{1, 3, 50, 500}
 	for _, mode := range []struct {
@@ -146,6 +147,7 @@ func TestConcurrentCallsOneSession(t *testing.T) {
 // notifications and never reads the SSE body. The handler is not held up by it, and other
 // requests on the same session, the session's GET stream and other sessions are served.
 func TestDeadStreamDoesNotBlockOthers(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	ts := newTestServer(t, WithSSEResponses())
 	addItemsTool(ts.srv)
@@ -231,6 +233,7 @@ func TestDeadStreamDoesNotBlockOthers(t *testing.T) {
 // TestShutdownLetsInflightCallsFinish: Shutdown refuses new requests at once, and calls in
 // flight that finish before its deadline deliver their results.
 func TestShutdownLetsInflightCallsFinish(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name string
 		opts []ServerOption
@@ -292,6 +295,7 @@ func TestShutdownLetsInflightCallsFinish(t *testing.T) {
 // are cancelled (their handler's context ends), their clients get an error that says the
 // server is shutting down, and Shutdown reports the deadline.
 func TestShutdownCancelsCallsAfterDeadline(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name string
 		opts []ServerOption

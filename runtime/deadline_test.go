@@ -64,6 +64,7 @@ func TestHandlerDeadline(t *testing.T) {
 // TestHandlerDeadlineConcurrent: requests starting at once from many goroutines each get a
 // context that ends with its parent, and no more deadline contexts than windows are kept.
 func TestHandlerDeadlineConcurrent(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "deadline", Version: "0"}, WithLogger(discardLogger()))
 	defer s.Shutdown(context.Background())
 	var d deadlines

@@ -30,6 +30,7 @@ func (e *hardenEnv) runningHandlers() int {
 // not a cancellation), it finishes, its stream waits to be resumed, and the session and the
 // server go on.
 func TestFaultClientDisconnectMidStream(t *testing.T) {
+	t.Parallel()
 	e := newHardenEnv(t)
 	c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "stream", `{"n":20,"size":100,"tag":"d","gate":true}`), nil)
 	require.NoError(t, err)
@@ -54,6 +55,7 @@ func TestFaultClientDisconnectMidStream(t *testing.T) {
 // stops the handler with an error that is logged; other sessions are served meanwhile; and
 // when the client finally goes, nothing is left running.
 func TestFaultSlowClient(t *testing.T) {
+	t.Parallel()
 	e := newHardenEnv(t, WithMaxQueuedEvents(16))
 	conn, err := net.Dial("tcp", e.hs.Listener.Addr().String())
 	require.NoError(t, err)
@@ -108,6 +110,7 @@ func TestFaultSlowClient(t *testing.T) {
 // with a clear error while it is down, and once it is back the client starts a new session
 // by itself and succeeds.
 func TestFaultServerRestart(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
@@ -158,6 +161,7 @@ func TestFaultServerRestart(t *testing.T) {
 // calls still running at the deadline are cancelled, and their clients get a clear error
 // rather than waiting.
 func TestFaultShutdownInFlight(t *testing.T) {
+	t.Parallel()
 	t.Run("finish within the deadline", func(t *testing.T) {
 		e := newHardenEnv(t)
 		c := NewClient(e.url, WithLogger(e.logger()))
@@ -252,6 +256,7 @@ func (w *cutWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // with GET and Last-Event-ID and sees every notification exactly once, in order, then the
 // result.
 func TestFaultResumeAfterDrop(t *testing.T) {
+	t.Parallel()
 	for cut := 1; cut <= 3; cut++ {
 		t.Run(fmt.Sprintf("cut after %d writes", cut), func(t *testing.T) {
 			ctl := &hardenCtl{started: make(chan string, 8), release: make(chan struct{})}

@@ -742,6 +742,7 @@ func runForeignLastEventID(t *testing.T, e *hardenEnv) *hardenResp {
 // TestHostileInputs sends each hostile input to a real server on loopback and checks the
 // exact answer; after each, a ping and a tool call on the main session must still succeed.
 func TestHostileInputs(t *testing.T) {
+	t.Parallel()
 	cases := hostileCases()
 	require.Falsef(t, len(cases) < 40, "the table has %d rows; it must keep at least 40", len(cases))
 	e := newHardenEnv(t)

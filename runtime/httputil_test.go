@@ -8,6 +8,7 @@ import (
 )
 
 func TestAcceptsJSONAndSSE(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		accept []string
 		want   bool
@@ -37,6 +38,7 @@ func TestAcceptsJSONAndSSE(t *testing.T) {
 // TestHostAllowedRemembersOnlyAllowedHosts checks the DNS rebinding check's memory of the last
 // Host it allowed: a refused Host between allowed ones is refused every time.
 func TestHostAllowedRemembersOnlyAllowedHosts(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, WithAllowedHosts("mcp.example.com"))
 	for range 2 {
 		for _, tc := range []struct {

@@ -18,6 +18,7 @@ import (
 // primingDelay after its start, however many wait together and however their starts are
 // spread: the server's one timer re-arms for each. Then every answer arrives.
 func TestPrimingEventsWhileHandlersRun(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	ts := newTestServer(t, WithSSEResponses())
 	gate := make(chan struct{})

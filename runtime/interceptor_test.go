@@ -393,6 +393,7 @@ func TestClientMetaAndHeadersReachTheServer(t *testing.T) {
 }
 
 func TestCodeOf(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		want runtime.Code
@@ -413,6 +414,7 @@ func TestCodeOf(t *testing.T) {
 }
 
 func TestCallerOutsideHandler(t *testing.T) {
+	t.Parallel()
 	c := runtime.CallerFrom(context.Background())
 	require.Nil(t, c, "CallerFrom(background)")
 	assert.Error(t, c.Ping(context.Background()), "Ping on a nil Caller")

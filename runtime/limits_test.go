@@ -26,6 +26,7 @@ import (
 
 // The documented defaults: a change here must change the README's Security section too.
 func TestLimitDefaults(t *testing.T) {
+	t.Parallel()
 	c := defaultServerConfig()
 	want := map[string][2]int64{
 		"max body bytes":           {c.maxBodyBytes, 4 << 20},
@@ -52,6 +53,7 @@ func TestLimitDefaults(t *testing.T) {
 }
 
 func TestLimitBodySize(t *testing.T) {
+	t.Parallel()
 	e := newHardenEnv(t, WithMaxBodyBytes(1024))
 	small := toolCall("1", "len", `{"s":"`+strings.Repeat("a", 1024-128)+`"}`)
 	big := toolCall("2", "len", `{"s":"`+strings.Repeat("a", 1024)+`"}`)
@@ -64,6 +66,7 @@ func TestLimitBodySize(t *testing.T) {
 }
 
 func TestLimitSessions(t *testing.T) {
+	t.Parallel()
 	e := newHardenEnv(t, WithMaxSessions(2))
 	second := e.initialize()
 	// Both sessions at work (a GET stream open): initialize cannot make room by ending an
@@ -88,6 +91,7 @@ func TestLimitSessions(t *testing.T) {
 }
 
 func TestLimitInflight(t *testing.T) {
+	t.Parallel()
 	e := newHardenEnv(t, WithMaxInflight(2))
 	var wg sync.WaitGroup
 	results := make(chan *hardenResp, 2)
@@ -196,6 +200,7 @@ func (e *hardenEnv) streamAttached(sid, streamID string) bool {
 // sends then fail with a clear error (logged), and the response still reaches the client
 // when it resumes: nothing is lost silently and nothing waits forever.
 func TestLimitQueuedEvents(t *testing.T) {
+	t.Parallel()
 	e := newHardenEnv(t, WithMaxQueuedEvents(8))
 	c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "stream", `{"n":50,"size":10,"tag":"q","gate":true}`), nil)
 	require.NoError(t, err)
@@ -232,6 +237,7 @@ func TestLimitQueuedEvents(t *testing.T) {
 }
 
 func TestLimitHandlerTimeout(t *testing.T) {
+	t.Parallel()
 	e := newHardenEnv(t, WithHandlerTimeout(100*time.Millisecond))
 	r, err := e.call(e.ctx(), e.sid, "tools/call", `{"name":"block","arguments":{"tag":"t"}}`)
 	require.NoError(t, err)
@@ -244,6 +250,7 @@ func TestLimitHandlerTimeout(t *testing.T) {
 // panic is a bug in the server, not something the model can correct), logged with the
 // stack, and the server goes on.
 func TestLimitHandlerPanic(t *testing.T) {
+	t.Parallel()
 	e := newHardenEnv(t)
 	for _, tool := range []string{"panic", "panic_typed"} {
 		r, err := e.call(e.ctx(), e.sid, "tools/call", `{"name":"`+tool+`","arguments":{}}`)
@@ -261,6 +268,7 @@ func TestLimitHandlerPanic(t *testing.T) {
 // The memory event store stays within its bound across streams: the oldest streams go
 // first, and a resumption of an evicted stream gets a clear 404, never another stream's data.
 func TestLimitEventStoreBytes(t *testing.T) {
+	t.Parallel()
 	store := NewMemoryEventStore(4096)
 	ctx := context.Background()
 	data := []byte(strings.Repeat("e", 1000))
@@ -306,6 +314,7 @@ func TestLimitEventStoreBytes(t *testing.T) {
 // The client bounds what it reads: an SSE event or a JSON body over WithMaxEventSize is a
 // clear error at once, not a retry loop, and the client keeps working.
 func TestLimitClientMaxEventSize(t *testing.T) {
+	t.Parallel()
 	e := newHardenEnv(t)
 	c := NewClient(e.url, WithEra(EraLegacy), WithMaxEventSize(4096), WithLogger(e.logger()))
 	defer c.Close(context.Background())
@@ -340,6 +349,7 @@ func (e *hardenEnv) logger() *slog.Logger {
 // the write timeout the server drops the connection (the stream stays resumable), and the
 // handler finishes.
 func TestLimitWriteTimeout(t *testing.T) {
+	t.Parallel()
 	require.False(t, defaultServerConfig().writeTimeout != time.Minute, "the default write timeout changed; update the README")
 	e := newHardenEnv(t, WithWriteTimeout(200*time.Millisecond))
 	conn, err := net.Dial("tcp", e.hs.Listener.Addr().String())
@@ -362,6 +372,7 @@ func TestLimitWriteTimeout(t *testing.T) {
 // gap: a resumption that would skip evicted events gets a clear error (404 on the wire)
 // instead of a stream with events silently missing.
 func TestLimitEventStoreEviction(t *testing.T) {
+	t.Parallel()
 	store := NewMemoryEventStore(3000)
 	ctx := context.Background()
 	data := []byte(strings.Repeat("e", 1000))

@@ -15,6 +15,7 @@ import (
 )
 
 func TestParseBearerChallenge(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want map[string]string
@@ -35,6 +36,7 @@ func TestParseBearerChallenge(t *testing.T) {
 }
 
 func TestResourceCovers(t *testing.T) {
+	t.Parallel()
 	server, _ := url.Parse("https://mcp.example.com/api/mcp")
 	for resource, want := range map[string]bool{
 		"https://mcp.example.com/api/mcp":  true,

@@ -9,6 +9,7 @@ import (
 
 // The constraints on x-mcp-header values (spec 2026-07-28, Streamable HTTP, Schema Extension).
 func TestParamHeadersConstraints(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		schema, err string
 		n           int
@@ -36,6 +37,7 @@ func TestParamHeadersConstraints(t *testing.T) {
 
 // Header values are encoded as the spec's Value Encoding table shows, and decoded back.
 func TestHeaderValueEncoding(t *testing.T) {
+	t.Parallel()
 	for v, want := range map[string]string{
 		"us-west1":           "us-west1",
 		"Hello, 世界":          "=?base64?SGVsbG8sIOS4lueVjA==?=",

@@ -26,6 +26,7 @@ import (
 // structuredContent is the protojson of the message and whose text mirrors it exactly,
 // whatever the characters, and whose size hint does not change the bytes.
 func TestMessageResultEncoding(t *testing.T) {
+	t.Parallel()
 	var enc resultEncoding
 	for _, text := range []string{"", "plain", `quote " backslash \ slash /`, "ctl \x00\x01\x1f\t\r\n end", "ünïcødé ✓ \u2028 <&>", string(make([]byte, 5000))} {
 		msg := &mcpv1.TextContent{Text: text}
@@ -52,6 +53,7 @@ func TestMessageResultEncoding(t *testing.T) {
 // TestPooledResultsUnderConcurrency checks that reused result buffers never leak one call's
 // answer into another's: concurrent calls of different sizes each get exactly their own.
 func TestPooledResultsUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "pool", Version: "1"})
 	AddTool(s, ToolSpec{Name: "echo", InputSchema: `{"type":"object"}`, OutputSchema: `{"type":"object"}`},
 		func(_ context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
@@ -89,6 +91,7 @@ func TestPooledResultsUnderConcurrency(t *testing.T) {
 // protojsonfast writes a result type follows the type: an interceptor may replace a tool's
 // result with another type, which must not be written with the first type's answer.
 func TestResultEncodingFollowsTheResultType(t *testing.T) {
+	t.Parallel()
 	var enc resultEncoding
 	fast := &weatherv1.GetForecastResponse{}
 	slow, err := structpb.NewStruct(map[string]any{"a": 1})

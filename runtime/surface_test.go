@@ -407,6 +407,7 @@ func TestUnimplementedRPCsAreNotListed(t *testing.T) {
 }
 
 func TestPromptResultConversions(t *testing.T) {
+	t.Parallel()
 	in := &mcpv1.PromptResult{Description: "d", Messages: []*mcpv1.PromptMessage{
 		{Role: mcpv1.Role_ROLE_ASSISTANT, Content: &mcpv1.Content{Kind: &mcpv1.Content_Image{Image: &mcpv1.ImageContent{Data: []byte{1, 2}, MimeType: "image/png"}}}},
 		{Content: &mcpv1.Content{Kind: &mcpv1.Content_Text{Text: &mcpv1.TextContent{Text: "t"}}}},
@@ -426,6 +427,7 @@ func TestPromptResultConversions(t *testing.T) {
 }
 
 func TestExpandURITemplate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		tmpl string
 		msg  proto.Message

@@ -60,6 +60,7 @@ func (lw *lineWaiter) wait(ctx context.Context, t *testing.T, what string, match
 // issuer (the test plays the browser: it opens the URL the client prints) and calls every
 // tool. Server, client and issuer are real processes and servers on loopback.
 func TestAuthorizationCodeLoginBinaries(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	dir := t.TempDir()

@@ -20,6 +20,7 @@ import (
 // unchanged: every tool answers, and Close ends the process cleanly (it exits on stdin's end,
 // before any signal).
 func TestStdioServerBinary(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "weather-server")
 	if out, err := exec.Command("go", "build", "-o", bin, "./server").CombinedOutput(); err != nil {
 		require.Fail(t, fmt.Sprintf("go build ./server: %v\n%s", err, out))

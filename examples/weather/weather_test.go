@@ -49,6 +49,7 @@ func testCtx(t *testing.T) context.Context {
 // Each rpc, through the generated client and a real server, returns what the handler returns
 // when called directly.
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	client, _ := start(t)
 	direct := &weather.Service{Now: func() time.Time { return fixedNow }}
 
@@ -111,6 +112,7 @@ func TestRoundTrip(t *testing.T) {
 // A broken buf.validate rule (checked by protovalidate before the handler runs) and a handler
 // error reach the typed client as a *runtime.ToolError carrying the message.
 func TestToolError(t *testing.T) {
+	t.Parallel()
 	client, _ := start(t)
 	days := int32(40)
 	_, err := client.GetForecast(testCtx(t), &weatherv1.GetForecastRequest{
@@ -133,6 +135,7 @@ func TestToolError(t *testing.T) {
 // tools/list advertises the generated names, schemas and annotations; the rich-result tool
 // has no outputSchema.
 func TestListTools(t *testing.T) {
+	t.Parallel()
 	_, c := start(t)
 	res, err := c.ListTools(testCtx(t), "")
 	require.NoError(t, err)
@@ -160,6 +163,7 @@ func TestListTools(t *testing.T) {
 
 // GetForecast reports one progress step per day to a client that asks for progress.
 func TestForecastProgress(t *testing.T) {
+	t.Parallel()
 	client, _ := start(t)
 	days := int32(4)
 	var got []float64

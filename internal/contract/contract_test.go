@@ -154,6 +154,7 @@ func minimal() *contractv1.EchoRequest {
 // TestTypedClientSendsRequiredZeroValues: a required field whose value is the zero value goes
 // on the wire, and the server takes it.
 func TestTypedClientSendsRequiredZeroValues(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, echo{})
 	ctx := context.Background()
 	res, err := f.typed.Echo(ctx, minimal())
@@ -178,6 +179,7 @@ func TestTypedClientSendsRequiredZeroValues(t *testing.T) {
 // TestRequiredAtEveryDepth: the server refuses arguments without a required field at any
 // depth, or with a required enum's placeholder, or an empty required list, naming the path.
 func TestRequiredAtEveryDepth(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, echo{})
 	ctx := context.Background()
 	base := `"count": 1, "flag": true, "name": "n", "big": "1", "color": "COLOR_RED", "mode": "MODE_FIRST", "tags": ["t"]`
@@ -235,6 +237,7 @@ func asToolError(err error, target **runtime.ToolError) bool {
 // TestExtremeValues calls every tool through the typed client with extreme values and checks
 // every request and result against the schemas.
 func TestExtremeValues(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, echo{})
 	ctx := context.Background()
 	ratio := math.MaxFloat64
@@ -269,6 +272,7 @@ func (f *fixture) callRaw(t *testing.T, tool, args string) *runtime.CallToolResu
 // TestNullArguments: null is "not set" for every field that is not required, in the input
 // schema and on the server alike.
 func TestNullArguments(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, echo{})
 	args := `{"count": 1, "flag": true, "name": "n", "big": "1", "color": "COLOR_RED", "mode": "MODE_FIRST", "tags": ["t"],
 		"home": null, "others": null, "byName": null, "tree": null, "ratio": null, "weight": null, "total": null,
@@ -287,6 +291,7 @@ func TestNullArguments(t *testing.T) {
 // TestOneofRule: the input schema states the oneof rule in its descriptions rather than with
 // keywords, and the server enforces it, naming the field.
 func TestOneofRule(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, echo{})
 	args := `{"count": 1, "flag": true, "name": "n", "big": "1", "color": "COLOR_RED", "mode": "MODE_FIRST", "tags": ["t"],
 		"email": "a@example.com", "postal": {"city": "c"}}`
@@ -318,6 +323,7 @@ func (unknownColor) Echo(_ context.Context, req *contractv1.EchoRequest) (*contr
 // TestOutputAcceptsUnknownEnumNumbers: an open enum's unknown number, which protojson writes
 // as a number, is valid against the output schema, and the typed client decodes it.
 func TestOutputAcceptsUnknownEnumNumbers(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, unknownColor{})
 	res, err := f.typed.Echo(context.Background(), minimal())
 	require.NoError(t, err)
@@ -346,6 +352,7 @@ func validRequest() *contractv1.ValidatedRequest {
 // protovalidate enforces every one on the server before the handler, answering a tool error
 // that lists each violation's field path (in JSON names) and message.
 func TestValidateRules(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, echo{})
 	ctx := context.Background()
 	sent := validRequest()
@@ -402,6 +409,7 @@ func TestValidateRules(t *testing.T) {
 // field masks), come back as a tool error that names the field's path, and the input schema
 // refuses them as well.
 func TestErrorsNameTheField(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, echo{})
 	base := `"count": 1, "flag": true, "name": "n", "big": "1", "color": "COLOR_RED", "mode": "MODE_FIRST", "tags": ["t"]`
 	cases := []struct{ tool, args, want string }{
@@ -448,6 +456,7 @@ func legacyFixture(t *testing.T) *fixture {
 // with an extension, an OUTPUT_ONLY field and a closed enum number validate against the output
 // schema; OUTPUT_ONLY fields are not in the input schema, and defaults are.
 func TestProto2AndEditions(t *testing.T) {
+	t.Parallel()
 	f := legacyFixture(t)
 	ctx := context.Background()
 	legacy := contractv1mcp.NewLegacyServiceClient(f.client)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestValueEnd(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want int // the index just past the value starting at 0
@@ -28,6 +29,7 @@ func TestValueEnd(t *testing.T) {
 }
 
 func TestIsInt64(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]bool{
 		"0": true, "-1": true, "9223372036854775807": true, "-9223372036854775808": true,
 		"9223372036854775808": false, "1.5": false, "": false, "-": false, "1e3": false,
@@ -38,6 +40,7 @@ func TestIsInt64(t *testing.T) {
 }
 
 func TestMembers(t *testing.T) {
+	t.Parallel()
 	type member struct{ key, val string }
 	for _, tc := range []struct {
 		in   string

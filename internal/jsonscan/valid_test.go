@@ -23,6 +23,7 @@ var validSeeds = []string{
 }
 
 func TestValid(t *testing.T) {
+	t.Parallel()
 	for _, in := range validSeeds {
 		assert.Equal(t, json.Valid([]byte(in)), Valid([]byte(in)), "Valid(%q)", in)
 	}

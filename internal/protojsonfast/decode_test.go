@@ -20,6 +20,7 @@ import (
 // TestDecoder: the common forms are decoded without protojson, to what protojson decodes;
 // everything else is refused, for protojson to decode.
 func TestDecoder(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		msg  proto.Message

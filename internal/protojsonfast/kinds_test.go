@@ -69,6 +69,7 @@ var kindValues = []string{
 // the JSON name, the proto name and a json_name, what the Decoder takes protojson takes too,
 // with the same message.
 func TestDecoderMatchesProtojsonOnEveryKind(t *testing.T) {
+	t.Parallel()
 	md := allKinds(t)
 	d := NewDecoder(md)
 	require.NotNil(t, d)

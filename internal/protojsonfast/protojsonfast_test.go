@@ -23,6 +23,7 @@ import (
 // TestResultJSONMatchesProtojson checks that Append writes what protojson.Marshal
 // writes (the same members and values), or fails where protojson fails.
 func TestResultJSONMatchesProtojson(t *testing.T) {
+	t.Parallel()
 	size := int64(0)
 	forecast := &weatherv1.GetForecastResponse{
 		Place: &weatherv1.Place{Name: "Zürich \"HB\" \\ \t\n\u2028 <&>", Coordinates: &weatherv1.Coordinates{Latitude: 47.378, Longitude: math.Copysign(0, -1)}, TimeZone: "Europe/Zurich"},

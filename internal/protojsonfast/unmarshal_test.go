@@ -99,6 +99,7 @@ func checkUnmarshal(t *testing.T, md protoreflect.MessageDescriptor, in []byte) 
 }
 
 func TestUnmarshalMatchesProtojson(t *testing.T) {
+	t.Parallel()
 	md := scalarsDescriptor(t)
 	for _, in := range unmarshalSeeds {
 		checkUnmarshal(t, md, []byte(in))

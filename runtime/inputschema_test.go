@@ -131,7 +131,7 @@ func BenchmarkCheckInputSchema(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if msg := checkInputSchema(schema, args); msg != "" {
-			require.Fail(b, fmt.Sprint(msg)) // a benchmark of the valid path
+			require.Fail(b, msg) // a benchmark of the valid path
 		}
 	}
 }

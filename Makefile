@@ -2,7 +2,12 @@
 # so nothing needs installing beyond Go.
 
 GO ?= go
-BUF := $(GO) tool -modfile=tools/go.mod buf
+# buf is built from tools/go.mod on its first use, which takes minutes with no output (bufcheck
+# says so first). BUF overrides it with a prebuilt buf of the same version, the fast path:
+#   make generate BUF='npx --yes @bufbuild/buf@$(BUF_VERSION)'
+BUF_GOTOOL := $(GO) tool -modfile=tools/go.mod buf
+BUF ?= $(BUF_GOTOOL)
+BUF_VERSION := $(shell awk '$$1 == "github.com/bufbuild/buf" { print substr($$2, 2) }' tools/go.mod)
 DEMO_ADDR ?= 127.0.0.1:0
 
 .PHONY: all
@@ -11,14 +16,14 @@ all: generate lint test
 # bin/protoc-gen-mcp is built before buf generate: buf.gen.yaml's clean: true empties gen/,
 # which the plugin imports.
 .PHONY: generate
-generate:
+generate: bufcheck
 	$(GO) build -o bin/protoc-gen-mcp ./cmd/protoc-gen-mcp
 	$(BUF) generate
 	$(MAKE) testimage
 
 # The image that the plugin's golden tests read: every module of the workspace, with comments.
 .PHONY: testimage
-testimage:
+testimage: bufcheck
 	$(BUF) build -o cmd/protoc-gen-mcp/testdata/image.binpb --as-file-descriptor-set
 
 # Rewrites the plugin's golden files; review the diff.
@@ -42,7 +47,7 @@ test:
 	cd redis && $(GO) test -race ./...
 
 .PHONY: lint
-lint:
+lint: bufcheck
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
@@ -52,6 +57,16 @@ lint:
 	cd interop/gosdk && $(GO) vet ./...
 	cd redis && $(GO) vet ./...
 	$(BUF) lint
+
+# Says so before a go tool buf that is not in the Go build cache yet: its build compiles
+# hundreds of packages for a few minutes and prints nothing. go build -n lists a compile only
+# for a package the cache does not hold.
+.PHONY: bufcheck
+bufcheck:
+	@if [ "$(BUF)" = "$(BUF_GOTOOL)" ] && $(GO) build -n -modfile=tools/go.mod -o /dev/null github.com/bufbuild/buf/cmd/buf 2>&1 | grep -q '/compile -o'; then \
+		echo "building buf $(BUF_VERSION) from tools/go.mod: the first build takes a few minutes and prints nothing;"; \
+		echo "for a prebuilt buf instead, run: make $(or $(MAKECMDGOALS),all) BUF='npx --yes @bufbuild/buf@$(BUF_VERSION)'"; \
+	fi
 
 # Fails when the generated code or the test image is stale.
 .PHONY: checkgenerate

@@ -83,6 +83,7 @@ func runClientMJS(t *testing.T, dir string, args ...string) clientSummary {
 // each of the server's answer modes (JSON unless a handler streams, SSE always, and SSE
 // streams the server closes and the client resumes).
 func TestTypeScriptClientAgainstGoServer(t *testing.T) {
+	t.Parallel()
 	dir := ensureNodeModules(t)
 	wantSDK := lockedVersion(t, sdkPackage)
 	for _, tc := range []struct {
@@ -181,6 +182,7 @@ func (p pollingService) RenderForecastChart(ctx context.Context, req *weatherv1.
 // the weather tools, and decodes the same typed results the Go handler returns; with SSE
 // answers (the SDK's default, with resumable streams) and with JSON answers.
 func TestGoClientAgainstTypeScriptServer(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		args     []string
@@ -491,6 +493,7 @@ func checkBadArguments(t *testing.T, c *runtime.Client, client weatherv1mcp.Weat
 // The Go client negotiates each protocol version it supports with the TypeScript SDK server,
 // and calls a tool with progress under it.
 func TestGoClientProtocolVersionsAgainstTypeScriptServer(t *testing.T) {
+	t.Parallel()
 	ts := startTSServer(t, "--now", fixedNow.Format(time.RFC3339))
 	direct := &weather.Service{Now: func() time.Time { return fixedNow }}
 	for _, version := range []string{runtime.ProtocolVersion20251125, runtime.ProtocolVersion20250618, runtime.ProtocolVersion20250326} {

@@ -167,6 +167,7 @@ func startConformanceServer(t *testing.T) string {
 // in the tools of any example server, and no warning on any input schema; it lists the weather
 // server's tools over HTTP and, launching the server binary, over stdio.
 func TestInspectorStrict(t *testing.T) {
+	t.Parallel()
 	dir := ensureNodeModules(t)
 	lockedVersion(t, inspectorPackage)
 	cli := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector", "clients", "cli", "build", "index.js")
@@ -248,6 +249,7 @@ type ajvSample struct {
 // strict mode as draft-07 (with ajv-formats), and every request the typed clients send, with
 // zero and extreme values, and every result the server writes, validates against it.
 func TestAjvDraft07Strict(t *testing.T) {
+	t.Parallel()
 	dir := ensureNodeModules(t)
 	var tools []json.RawMessage
 	var samples []ajvSample

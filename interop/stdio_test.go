@@ -30,6 +30,7 @@ func buildWeatherServer(t *testing.T) string {
 // The TypeScript SDK's Client, over its StdioClientTransport, launches the weather server with
 // -stdio, lists its tools and calls every one of them, as over HTTP.
 func TestTypeScriptStdioClientAgainstGoServer(t *testing.T) {
+	t.Parallel()
 	dir := ensureNodeModules(t)
 	sum := runClientMJS(t, dir, "--stdio", buildWeatherServer(t), "-stdio")
 	if !sum.OK || sum.Error != "" {
@@ -52,6 +53,7 @@ func TestTypeScriptStdioClientAgainstGoServer(t *testing.T) {
 // The Go client launches the official "everything" server (TypeScript) over stdio and calls
 // its tools (with progress), reads its resources and templates, and gets its prompts.
 func TestGoStdioClientAgainstEverythingServer(t *testing.T) {
+	t.Parallel()
 	dir := ensureNodeModules(t)
 	t.Logf("%s %s", everythingPackage, lockedVersion(t, everythingPackage))
 	var stderr syncBuffer

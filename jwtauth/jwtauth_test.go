@@ -23,6 +23,7 @@ import (
 )
 
 func TestNewVerifierRefusesSymmetricAlgorithms(t *testing.T) {
+	t.Parallel()
 	for _, alg := range []jose.SignatureAlgorithm{jose.HS256, "none"} {
 		_, err := jwtauth.NewVerifier(jwtauth.Config{Issuer: "https://as.example", Audience: "https://mcp.example/mcp", Algorithms: []jose.SignatureAlgorithm{alg}})
 		assert.ErrorContains(t, err, "only asymmetric", string(alg))
@@ -32,6 +33,7 @@ func TestNewVerifierRefusesSymmetricAlgorithms(t *testing.T) {
 }
 
 func TestVerifyToken(t *testing.T) {
+	t.Parallel()
 	is, err := testissuer.Start()
 	require.NoError(t, err)
 	defer is.Close()
@@ -94,6 +96,7 @@ func sign(t *testing.T, key *ecdsa.PrivateKey, kid string, claims jwt.Claims) st
 // the keys again, but not more often than MinRefresh, and stale keys are refetched after
 // CacheTTL. The clock is the test's.
 func TestKeyRotation(t *testing.T) {
+	t.Parallel()
 	ks := new(keyServer)
 	ts := httptest.NewServer(ks)
 	defer ts.Close()

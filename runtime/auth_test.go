@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -56,9 +57,7 @@ func newAuthEnv(t *testing.T, opts ...runtime.ServerOption) *authEnv {
 func newAuthEnvWith(t *testing.T, issOpts []testissuer.Option, edit func(*runtime.ProtectedResource), opts ...runtime.ServerOption) *authEnv {
 	t.Helper()
 	is, err := testissuer.Start(append([]testissuer.Option{testissuer.WithScopes("weather:read", "weather:write")}, issOpts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(is.Close)
 	e := &authEnv{issuer: is}
 	mux := http.NewServeMux()
@@ -66,9 +65,7 @@ func newAuthEnvWith(t *testing.T, issOpts []testissuer.Option, edit func(*runtim
 	e.url = e.ts.URL + "/mcp"
 	e.resource = e.url
 	v, err := jwtauth.NewVerifier(jwtauth.Config{Issuer: is.URL, Audience: e.resource})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.pr = runtime.ProtectedResource{Resource: e.resource, AuthorizationServers: []string{is.URL}, ScopesSupported: []string{"weather:read", "weather:write"}}
 	if edit != nil {
 		edit(&e.pr)
@@ -149,6 +146,7 @@ func resultText(t *testing.T, r *runtime.CallToolResult) string {
 // interceptors see, in JSON and SSE response modes and when the answer comes on a resumed
 // stream.
 func TestAuthTokenInfoReachesHandlers(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name string
 		opts []runtime.ServerOption
@@ -214,7 +212,7 @@ func (e *authEnv) session(t *testing.T, token string) string {
 	resp := rawPost(t, e.url, "Bearer "+token, "", initBody)
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("initialize: %s %s", resp.Status, b)
+		require.Fail(t, fmt.Sprintf("initialize: %s %s", resp.Status, b))
 	}
 	return resp.Header.Get("Mcp-Session-Id")
 }
@@ -230,9 +228,7 @@ func algNone(claims map[string]any) string {
 // forms were both tried in the wild): the algorithm-confusion attack.
 func hs256WithPublicKey(t *testing.T, pub *ecdsa.PublicKey, claims map[string]any) string {
 	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	key := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 	h := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
 	p, _ := json.Marshal(claims)
@@ -246,19 +242,16 @@ func hs256WithPublicKey(t *testing.T, pub *ecdsa.PublicKey, claims map[string]an
 func foreignToken(t *testing.T, claims map[string]any) string {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tok, err := jwt.Signed(s).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return tok
 }
 
 // TestAuthRefusesBadTokens: every bad token gets 401 with a WWW-Authenticate challenge naming
 // the metadata, whether it starts a session or calls a tool on one, and no handler runs.
 func TestAuthRefusesBadTokens(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	now := time.Now()
 	good := map[string]any{"iss": e.issuer.URL, "aud": e.resource, "sub": "mallory", "exp": now.Add(time.Hour).Unix()}
@@ -319,6 +312,7 @@ func TestAuthRefusesBadTokens(t *testing.T) {
 // with the scopes to ask for, before its handler runs; the same token calls other tools, and
 // a token with the scope calls it.
 func TestAuthToolScopes(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	read := e.token("alice", "weather:read")
 	sid := e.session(t, read)
@@ -348,6 +342,7 @@ func TestAuthToolScopes(t *testing.T) {
 // TestAuthServerScopes: ProtectedResource.Scopes are needed by every request and named in
 // the 401 challenge.
 func TestAuthServerScopes(t *testing.T) {
+	t.Parallel()
 	is, err := testissuer.Start()
 	require.NoError(t, err)
 	defer is.Close()
@@ -413,6 +408,7 @@ func TestAuthSessionBoundToIdentity(t *testing.T) {
 // TestAuthVerifierUnavailable: a verifier that cannot check tokens (its issuer is down) is a
 // 503, not a 401 that would send clients to log in again.
 func TestAuthVerifierUnavailable(t *testing.T) {
+	t.Parallel()
 	is, err := testissuer.Start()
 	require.NoError(t, err)
 	tok := is.Mint(map[string]any{"aud": "http://mcp.test/"})

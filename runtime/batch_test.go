@@ -126,6 +126,7 @@ func keys(m map[string]rpcResponse) []string {
 // run one after another, the batch could not finish. The answer is one JSON array holding the
 // three responses.
 func TestBatchRequests(t *testing.T) {
+	t.Parallel()
 	e := newBatchEnv(t)
 	ctx := testCtx(t)
 	sid := e.session(ctx, t, ProtocolVersion20250326)
@@ -153,6 +154,7 @@ func TestBatchRequests(t *testing.T) {
 // an SSE stream that carries the log message and the other request's response while the
 // first still runs (the test releases it only after reading them), then the first's response.
 func TestBatchStreams(t *testing.T) {
+	t.Parallel()
 	e := newBatchEnv(t)
 	ctx := testCtx(t)
 	sid := e.session(ctx, t, ProtocolVersion20250326)
@@ -190,6 +192,7 @@ func TestBatchStreams(t *testing.T) {
 // initialize and a client's response in batches; every request gets its response, the
 // response reaches the request waiting for it, and a batch of notifications only gets 202.
 func TestBatchMixed(t *testing.T) {
+	t.Parallel()
 	e := newBatchEnv(t)
 	ctx := testCtx(t)
 	sid := e.session(ctx, t, ProtocolVersion20250326)
@@ -257,6 +260,7 @@ func TestBatchMixed(t *testing.T) {
 // of versions that removed batching, without a session, empty, too many members, too many
 // bytes, not JSON. The session serves single messages afterwards.
 func TestBatchRefused(t *testing.T) {
+	t.Parallel()
 	e := newBatchEnv(t, WithMaxBatchSize(3), WithMaxBodyBytes(64<<10))
 	ctx := testCtx(t)
 	old := e.session(ctx, t, ProtocolVersion20250326)

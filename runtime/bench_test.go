@@ -19,6 +19,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net"
 	"net/http"
@@ -280,9 +281,7 @@ func benchmarkClientOn[Res any, PRes interface {
 	proto.Message
 }](b *testing.B, tool string, req proto.Message, result PRes, tr *memTransport, opts ...runtime.ClientOption) {
 	sc, err := protojson.Marshal(result)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	text, _ := json.Marshal(string(sc))
 	res := `{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + string(sc) + `}`
 	if tr.modern {
@@ -291,9 +290,7 @@ func benchmarkClientOn[Res any, PRes interface {
 	tr.result = res
 	c := runtime.NewClient("http://mem/mcp", append([]runtime.ClientOption{runtime.WithHTTPClient(&http.Client{Transport: tr})}, opts...)...)
 	ctx := context.Background()
-	if err := c.Connect(ctx); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, c.Connect(ctx))
 	b.Cleanup(func() { _ = c.Close(ctx) })
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -437,9 +434,7 @@ func newLoopbackEcho(b testing.TB) string {
 func BenchmarkClientEchoLoopback(b *testing.B) {
 	c := runtime.NewClient(newLoopbackEcho(b))
 	ctx := context.Background()
-	if err := c.Connect(ctx); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, c.Connect(ctx))
 	b.Cleanup(func() { _ = c.Close(ctx) })
 	in := &mcpv1.TextContent{Text: benchText}
 	b.ReportAllocs()

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net"
 	"net/http"
@@ -101,9 +102,7 @@ func heapNow() int64 {
 func (e *hardenEnv) stuckGET(sid string, hdr map[string]string) net.Conn {
 	e.t.Helper()
 	conn, err := net.Dial("tcp", e.hs.Listener.Addr().String())
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	require.NoError(e.t, err)
 	e.t.Cleanup(func() { conn.Close() })
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetReadBuffer(4096)
@@ -115,7 +114,7 @@ func (e *hardenEnv) stuckGET(sid string, hdr map[string]string) net.Conn {
 	}
 	b.WriteString("\r\n")
 	if _, err := conn.Write([]byte(b.String())); err != nil {
-		e.t.Fatal(err)
+		require.NoError(e.t, err)
 	}
 	return conn
 }
@@ -125,9 +124,7 @@ func checkGrowth(t *testing.T, what string, before, limit int64) {
 	t.Helper()
 	grown := heapNow() - before
 	t.Logf("%s: heap grew by %d KiB (limit %d KiB)", what, grown>>10, limit>>10)
-	if grown > limit {
-		t.Fatalf("%s: the heap grew by %d KiB, over the %d KiB allowed", what, grown>>10, limit>>10)
-	}
+	require.Falsef(t, grown > limit, "%s: the heap grew by %d KiB, over the %d KiB allowed", what, grown>>10, limit>>10)
 }
 
 // Resuming a stream replays its stored events event by event, a chunk at a time: GETs with
@@ -137,9 +134,7 @@ func TestBudgetReplayIsStreamed(t *testing.T) {
 	e, tap := newTappedEnv(t, WithEventStore(NewMemoryEventStore(32<<20)), WithEventRetention(time.Minute))
 	// 8 MiB of events on one stream, delivered and kept in the store for resumption.
 	c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "stream", `{"n":64,"size":131072,"tag":"big"}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n := 0
 	for {
 		if _, ok := c.next(); !ok {
@@ -148,9 +143,7 @@ func TestBudgetReplayIsStreamed(t *testing.T) {
 		n++
 	}
 	c.close()
-	if n != 65 {
-		t.Fatalf("read %d events, want 64 and the response", n)
-	}
+	require.Falsef(t, n != 65, "read %d events, want 64 and the response", n)
 	streamID, _, _ := parseEventID(c.lastID)
 
 	const gets = 8
@@ -160,7 +153,7 @@ func TestBudgetReplayIsStreamed(t *testing.T) {
 		e.stuckGET(e.sid, map[string]string{"Last-Event-ID": streamID + "_0"})
 	}
 	// Every GET has started writing its replay (and is blocked on a client that does not read).
-	if !waitFor(10*time.Second, func() bool {
+	require.True(t, waitFor(10*time.Second, func() bool {
 		conns := tap.since(seen)
 		if len(conns) < gets {
 			return false
@@ -171,9 +164,7 @@ func TestBudgetReplayIsStreamed(t *testing.T) {
 			}
 		}
 		return true
-	}) {
-		t.Fatal("the resuming GETs were not answered")
-	}
+	}), "the resuming GETs were not answered")
 	// Each holds at most a chunk and one event: 8 of them well under 4 MiB, where one
 	// buffer of the whole replay each would be 64 MiB.
 	checkGrowth(t, "8 stuck replays of an 8 MiB stream", before, 4<<20)
@@ -186,53 +177,45 @@ func TestBudgetReplayIsStreamed(t *testing.T) {
 func TestBudgetTakeoverClosesReplaced(t *testing.T) {
 	e, tap := newTappedEnv(t)
 	c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "stream", `{"n":64,"size":131072,"tag":"t","gate":true}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if _, ok := c.next(); !ok {
-		t.Fatal("no first event")
+		require.Fail(t, "no first event")
 	}
 	select {
 	case <-e.ctl.started:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the stream tool did not start")
+		require.Fail(t, "the stream tool did not start")
 	}
 	c.close()
 	streamID, _, _ := parseEventID(c.lastID)
-	if !waitFor(10*time.Second, func() bool { return !e.streamAttached(e.sid, streamID) }) {
-		t.Fatal("the server never noticed the client went away")
-	}
+	require.True(t, waitFor(10*time.Second, func() bool { return !e.streamAttached(e.sid, streamID) }), "the server never noticed the client went away")
 	e.ctl.open() // 8 MiB of events, queued for a client that is gone
 
 	seen := tap.count()
 	e.stuckGET(e.sid, map[string]string{"Last-Event-ID": c.lastID})
 	var stuck *tappedConn
-	if !waitFor(10*time.Second, func() bool {
+	require.True(t, waitFor(10*time.Second, func() bool {
 		conns := tap.since(seen)
 		if len(conns) == 0 || conns[0].written.Load() == 0 {
 			return false
 		}
 		stuck = conns[0]
 		return true
-	}) {
-		t.Fatal("the first resumption was not answered")
-	}
+	}), "the first resumption was not answered")
 	// A second resumption of the same stream: the stuck one must be closed.
 	done := make(chan *hardenResp, 1)
 	go func() {
 		r, _ := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": c.lastID})
 		done <- r
 	}()
-	if !waitFor(10*time.Second, stuck.closed.Load) {
-		t.Fatal("the connection that was taken over is still open")
-	}
+	require.True(t, waitFor(10*time.Second, stuck.closed.Load), "the connection that was taken over is still open")
 	select {
 	case r := <-done:
 		if r == nil || r.msg == nil || r.msg.Error != nil || len(r.events) != 65 {
-			t.Fatalf("the second resumption did not get every event and the response: %d events, %s", len(r.events), dump(r))
+			require.Fail(t, fmt.Sprintf("the second resumption did not get every event and the response: %d events, %s", len(r.events), dump(r)))
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatal("the second resumption never finished")
+		require.Fail(t, "the second resumption never finished")
 	}
 	e.mustWork(e.sid)
 }
@@ -247,9 +230,7 @@ func TestBudgetInitializeState(t *testing.T) {
 	const sessions = 20
 	for range sessions {
 		r, err := e.send(e.ctx(), http.MethodPost, "", body, nil)
-		if err != nil || r.status != 200 {
-			t.Fatalf("initialize: %v %s", err, dump(r))
-		}
+		require.Falsef(t, err != nil || r.status != 200, "initialize: %v %s", err, dump(r))
 	}
 	// Kept as decoded maps, 20 of these would hold hundreds of MiB.
 	checkGrowth(t, "20 sessions with 1.8 MiB of experimental capabilities", before, 2<<20)
@@ -266,33 +247,27 @@ func TestBudgetSubscriptions(t *testing.T) {
 		return nil
 	}))
 	r, err := e.call(e.ctx(), e.sid, "resources/subscribe", `{"uri":"forbidden:x"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	checkHostile(t, hostileCase{status: 200, code: CodeResourceNotFound, msg: "no such resource"}, r)
 	before := heapNow()
 	accepted := 0
 	for i := range 1000 {
 		r, err := e.call(e.ctx(), e.sid, "resources/subscribe", fmt.Sprintf(`{"uri":"test://r/%0100d"}`, i))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if r.msg != nil && r.msg.Error != nil {
 			checkHostile(t, hostileCase{status: 200, code: CodeInvalidParams, msg: "subscription refused"}, r)
 			break
 		}
 		accepted++
 	}
-	if accepted == 0 || accepted*(100+subscriptionOverhead) > 8<<10 {
-		t.Fatalf("%d subscriptions accepted within 8 KiB of state", accepted)
-	}
+	require.Falsef(t, accepted == 0 || accepted*(100+subscriptionOverhead) > 8<<10, "%d subscriptions accepted within 8 KiB of state", accepted)
 	checkGrowth(t, "subscriptions up to the state budget", before, 256<<10)
 	// Unsubscribing makes room again.
 	if r, err := e.call(e.ctx(), e.sid, "resources/unsubscribe", fmt.Sprintf(`{"uri":"test://r/%0100d"}`, 0)); err != nil || r.msg == nil || r.msg.Error != nil {
-		t.Fatalf("unsubscribe: %v %s", err, dump(r))
+		require.Fail(t, fmt.Sprintf("unsubscribe: %v %s", err, dump(r)))
 	}
 	if r, err := e.call(e.ctx(), e.sid, "resources/subscribe", `{"uri":"test://again"}`); err != nil || r.msg == nil || r.msg.Error != nil {
-		t.Fatalf("subscribe after unsubscribe: %v %s", err, dump(r))
+		require.Fail(t, fmt.Sprintf("subscribe after unsubscribe: %v %s", err, dump(r)))
 	}
 	e.mustWork(e.sid)
 }
@@ -302,30 +277,22 @@ func TestBudgetSubscriptions(t *testing.T) {
 func TestBudgetQueueBytes(t *testing.T) {
 	e := newHardenEnv(t, WithSessionBudget(1<<20))
 	c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "stream", `{"n":64,"size":65536,"tag":"q","gate":true}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if _, ok := c.next(); !ok {
-		t.Fatal("no first event")
+		require.Fail(t, "no first event")
 	}
 	<-e.ctl.started
 	c.close()
 	streamID, _, _ := parseEventID(c.lastID)
-	if !waitFor(10*time.Second, func() bool { return !e.streamAttached(e.sid, streamID) }) {
-		t.Fatal("the server never noticed the client went away")
-	}
+	require.True(t, waitFor(10*time.Second, func() bool { return !e.streamAttached(e.sid, streamID) }), "the server never noticed the client went away")
 	before := heapNow()
 	e.ctl.open() // 4 MiB of events for a client that is gone
-	if !waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }) {
-		t.Fatal("the handler never finished")
-	}
+	require.True(t, waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }), "the handler never finished")
 	checkGrowth(t, "4 MiB sent to a stream nobody reads, 1 MiB budget", before, 1<<20+512<<10)
 	r, err := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": c.lastID})
-	if err != nil || r.msg == nil {
-		t.Fatalf("resuming: %v %s", err, dump(r))
-	}
+	require.Falsef(t, err != nil || r.msg == nil, "resuming: %v %s", err, dump(r))
 	if res, err := toolResult(r); err != nil || !strings.Contains(res.Text(), "memory budget") {
-		t.Fatalf("the response does not say the budget was spent: %s", dump(r))
+		require.Fail(t, fmt.Sprintf("the response does not say the budget was spent: %s", dump(r)))
 	}
 	e.mustWork(e.sid)
 }
@@ -338,11 +305,9 @@ func TestBudgetOrphanResponses(t *testing.T) {
 	var ids []string
 	for i := range calls {
 		c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall(fmt.Sprint(100+i), "stream", `{"n":0,"items":20000,"tag":"o","gate":true}`), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if _, ok := c.next(); !ok {
-			t.Fatal("no first event")
+			require.Fail(t, "no first event")
 		}
 		<-e.ctl.started
 		c.close()
@@ -350,34 +315,24 @@ func TestBudgetOrphanResponses(t *testing.T) {
 	}
 	for _, id := range ids {
 		streamID, _, _ := parseEventID(id)
-		if !waitFor(10*time.Second, func() bool { return !e.streamAttached(e.sid, streamID) }) {
-			t.Fatal("the server never noticed a client went away")
-		}
+		require.True(t, waitFor(10*time.Second, func() bool { return !e.streamAttached(e.sid, streamID) }), "the server never noticed a client went away")
 	}
 	before := heapNow()
 	e.ctl.open() // 24 responses of ~400 KiB each, for clients that are gone
-	if !waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }) {
-		t.Fatal("the handlers never finished")
-	}
+	require.True(t, waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }), "the handlers never finished")
 	checkGrowth(t, "24 orphaned responses of 400 KiB, 1 MiB budget", before, 1<<20+512<<10)
-	if !strings.Contains(e.log.String(), "the response was dropped") {
-		t.Fatal("no dropped response was logged")
-	}
+	require.Contains(t, e.log.String(), "the response was dropped", "no dropped response was logged")
 	dropped := 0
 	for _, id := range ids {
 		r, err := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": id})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if r.status == http.StatusNotFound {
 			dropped++
 		} else if r.msg == nil || r.msg.Error != nil {
-			t.Fatalf("a kept response did not resume: %s", dump(r))
+			require.Fail(t, fmt.Sprintf("a kept response did not resume: %s", dump(r)))
 		}
 	}
-	if dropped == 0 || dropped == calls {
-		t.Fatalf("%d of %d responses dropped; want some kept, the rest dropped", dropped, calls)
-	}
+	require.Falsef(t, dropped == 0 || dropped == calls, "%d of %d responses dropped; want some kept, the rest dropped", dropped, calls)
 	e.mustWork(e.sid)
 }
 
@@ -397,15 +352,13 @@ func TestBudgetMetaDecodedOnce(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	for range calls {
 		r, err := e.send(e.ctx(), http.MethodPost, e.sid, body, nil)
-		if err != nil || r.msg == nil || r.msg.Error != nil {
-			t.Fatalf("call: %v %s", err, dump(r))
-		}
+		require.Falsef(t, err != nil || r.msg == nil || r.msg.Error != nil, "call: %v %s", err, dump(r))
 	}
 	runtime.ReadMemStats(&after)
 	per := float64(after.TotalAlloc-before.TotalAlloc) / calls / float64(meta.Len())
 	t.Logf("allocated %.1f bytes per byte of _meta", per)
 	if per > 30 { // once: about 20 (24 under -race); twice, as before: about 40
-		t.Fatalf("allocated %.1f bytes per byte of _meta: decoded more than once", per)
+		require.Fail(t, fmt.Sprintf("allocated %.1f bytes per byte of _meta: decoded more than once", per))
 	}
 }
 
@@ -424,22 +377,18 @@ func TestBudgetSessionTable(t *testing.T) {
 	e := newHardenEnv(t, WithMaxSessions(max), WithHandshakeTimeout(200*time.Millisecond))
 	live := e.initialize()
 	get, err := e.openSSE(e.ctx(), http.MethodGet, live, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer get.close()
 	initBody := req("1", "initialize", `{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}`)
 	ctx := e.ctx() // one for the whole flood: each e.ctx() is kept until the test ends
 	flood := func(n int, handshake bool) {
 		for range n {
 			r, err := e.send(ctx, http.MethodPost, "", initBody, nil)
-			if err != nil || r.status != http.StatusOK {
-				t.Fatalf("initialize %d under pressure: %v %s", n, err, dump(r))
-			}
+			require.Falsef(t, err != nil || r.status != http.StatusOK, "initialize %d under pressure: %v %s", n, err, dump(r))
 			if handshake {
 				sid := r.header.Get(headerSessionID)
 				if a, err := e.send(ctx, http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); err != nil || a.status != http.StatusAccepted {
-					t.Fatalf("notifications/initialized: %v %s", err, dump(a))
+					require.Fail(t, fmt.Sprintf("notifications/initialized: %v %s", err, dump(a)))
 				}
 			}
 		}
@@ -447,20 +396,20 @@ func TestBudgetSessionTable(t *testing.T) {
 	before := heapNow()
 	flood(1000, false) // initialize only: each evicts an older half-open one
 	if n := e.tableSize(); n > max {
-		t.Fatalf("%d sessions in a table of %d", n, max)
+		require.Fail(t, fmt.Sprintf("%d sessions in a table of %d", n, max))
 	}
 	e.mustWork(e.sid) // established sessions were not touched
 	e.mustWork(live)
 	flood(200, true) // complete handshakes: idle sessions go, least recently used first
 	if n := e.tableSize(); n > max {
-		t.Fatalf("%d sessions in a table of %d", n, max)
+		require.Fail(t, fmt.Sprintf("%d sessions in a table of %d", n, max))
 	}
 	e.mustWork(live) // the session with its GET stream open is at work: never evicted
 	// The test's log of the server holds a few hundred bytes per session started.
 	checkGrowth(t, "1200 initializes into a table of 20", before, 512<<10+2*int64(len(e.log.String())))
 	// Sessions that never complete the handshake expire on their own, fast.
 	flood(5, false)
-	if !waitFor(10*time.Second, func() bool {
+	require.True(t, waitFor(10*time.Second, func() bool {
 		e.srv.mu.RLock()
 		defer e.srv.mu.RUnlock()
 		for _, s := range e.srv.sessions {
@@ -469,9 +418,7 @@ func TestBudgetSessionTable(t *testing.T) {
 			}
 		}
 		return true
-	}) {
-		t.Fatal("sessions that never completed the handshake were not reaped")
-	}
+	}), "sessions that never completed the handshake were not reaped")
 	e.mustWork(live)
 }
 
@@ -479,45 +426,35 @@ func TestBudgetSessionTable(t *testing.T) {
 // oldest streams of any session go first, and resuming them is refused, never replayed
 // with a gap.
 func TestBudgetEventStoreTotal(t *testing.T) {
-	if NewMemoryEventStore(0).maxTotal != 256<<20 {
-		t.Fatal("the default total changed; update the README")
-	}
+	require.False(t, NewMemoryEventStore(0).maxTotal != 256<<20, "the default total changed; update the README")
 	store := NewMemoryEventStore(1<<20, WithMaxTotalEventBytes(2<<20))
 	ctx := context.Background()
 	before := heapNow()
 	for s := range 200 {
 		for seq := uint64(1); seq <= 4; seq++ {
 			data := make([]byte, 32<<10) // 128 KiB per session, 25 MiB in all
-			if err := store.Append(ctx, fmt.Sprint("s", s), "1", seq, data); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, store.Append(ctx, fmt.Sprint("s", s), "1", seq, data))
 		}
 	}
 	store.mu.Lock()
 	total, nstreams, order := store.total, store.nstreams, len(store.order)
 	store.mu.Unlock()
-	if total > 2<<20 {
-		t.Fatalf("the store holds %d bytes, over its total of 2 MiB", total)
-	}
-	if order > 2*nstreams+1024 {
-		t.Fatalf("the store's order has %d entries for %d streams", order, nstreams)
-	}
+	require.Falsef(t, total > 2<<20, "the store holds %d bytes, over its total of 2 MiB", total)
+	require.Falsef(t, order > 2*nstreams+1024, "the store's order has %d entries for %d streams", order, nstreams)
 	checkGrowth(t, "25 MiB appended to a store bounded at 2 MiB", before, 3<<20)
 	if err := store.Replay(ctx, "s0", "1", 0, func(uint64, []byte) error { return nil }); err != ErrEventsEvicted {
-		t.Fatalf("replay of the oldest session's evicted stream: %v", err)
+		require.Fail(t, fmt.Sprintf("replay of the oldest session's evicted stream: %v", err))
 	}
 	n := 0
 	if err := store.Replay(ctx, "s199", "1", 0, func(uint64, []byte) error { n++; return nil }); err != nil || n != 4 {
-		t.Fatalf("replay of the newest stream: %v, %d events", err, n)
+		require.Fail(t, fmt.Sprintf("replay of the newest stream: %v, %d events", err, n))
 	}
 	for s := range 200 {
 		_ = store.DeleteSession(ctx, fmt.Sprint("s", s))
 	}
 	store.mu.Lock()
 	defer store.mu.Unlock()
-	if store.total != 0 || store.nstreams != 0 {
-		t.Fatalf("after deleting every session: %d bytes, %d streams", store.total, store.nstreams)
-	}
+	require.Falsef(t, store.total != 0 || store.nstreams != 0, "after deleting every session: %d bytes, %d streams", store.total, store.nstreams)
 }
 
 // Ids are echoed in full only where JSON-RPC requires it (the response's own id): error
@@ -526,16 +463,10 @@ func TestBudgetLogsCutIDs(t *testing.T) {
 	e := newHardenEnv(t)
 	huge := strings.Repeat("i", 100<<10)
 	r, err := e.send(e.ctx(), http.MethodPost, e.sid, `{"jsonrpc":"2.0","id":"`+huge+`","result":{}}`, nil)
-	if err != nil || r.status != http.StatusBadRequest {
-		t.Fatalf("%v %s", err, dump(r))
-	}
+	require.Falsef(t, err != nil || r.status != http.StatusBadRequest, "%v %s", err, dump(r))
 	r, err = e.send(e.ctx(), http.MethodPost, e.sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`+huge+`"}}`, nil)
-	if err != nil || r.status != http.StatusAccepted {
-		t.Fatalf("%v %s", err, dump(r))
-	}
-	if strings.Contains(e.log.String(), strings.Repeat("i", 100)) {
-		t.Fatalf("the log echoes an attacker-sized id: %d bytes of log", len(e.log.String()))
-	}
+	require.Falsef(t, err != nil || r.status != http.StatusAccepted, "%v %s", err, dump(r))
+	require.NotContainsf(t, e.log.String(), strings.Repeat("i", 100), "the log echoes an attacker-sized id: %d bytes of log", len(e.log.String()))
 	e.mustWork(e.sid)
 }
 
@@ -544,12 +475,10 @@ func TestBudgetLogsCutIDs(t *testing.T) {
 func TestBudgetTakeoverClosesIdle(t *testing.T) {
 	e := newHardenEnv(t)
 	c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "stream", `{"n":1,"size":10,"tag":"i","gate":true}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.close()
 	if _, ok := c.next(); !ok {
-		t.Fatal("no first event")
+		require.Fail(t, "no first event")
 	}
 	<-e.ctl.started
 	last := c.lastID
@@ -570,16 +499,14 @@ func TestBudgetTakeoverClosesIdle(t *testing.T) {
 	select {
 	case <-ended:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the idle connection that was taken over is still open")
+		require.Fail(t, "the idle connection that was taken over is still open")
 	}
 	e.ctl.open()
 	select {
 	case r := <-done:
-		if r == nil || r.msg == nil || r.msg.Error != nil {
-			t.Fatalf("the resumption: %s", dump(r))
-		}
+		require.Falsef(t, r == nil || r.msg == nil || r.msg.Error != nil, "the resumption: %s", dump(r))
 	case <-time.After(10 * time.Second):
-		t.Fatal("the resumption never finished")
+		require.Fail(t, "the resumption never finished")
 	}
 	e.mustWork(e.sid)
 }
@@ -589,19 +516,13 @@ func TestBudgetTakeoverClosesIdle(t *testing.T) {
 func TestBudgetSlowBody(t *testing.T) {
 	e := newHardenEnv(t, WithBodyReadTimeout(200*time.Millisecond))
 	conn, err := net.Dial("tcp", e.hs.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer conn.Close()
 	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":", e.hs.Listener.Addr(), headerSessionID, e.sid)
 	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 	b, err := io.ReadAll(conn) // to EOF: the server closes the connection
-	if err != nil {
-		t.Fatalf("the slow request's connection was not closed: %v", err)
-	}
-	if !strings.HasPrefix(string(b), "HTTP/1.1 408") || !strings.Contains(string(b), "did not arrive within 200ms") {
-		t.Fatalf("want 408 naming the limit, got %q", truncate(string(b), 300))
-	}
+	require.NoError(t, err, "the slow request's connection was not closed")
+	require.Falsef(t, !strings.HasPrefix(string(b), "HTTP/1.1 408") || !strings.Contains(string(b), "did not arrive within 200ms"), "want 408 naming the limit, got %q", truncate(string(b), 300))
 	e.mustWork(e.sid)
 }
 
@@ -611,20 +532,16 @@ func TestBudgetReadTimeoutKeepsStreams(t *testing.T) {
 	const readTimeout = 100 * time.Millisecond
 	e := newHardenEnvOn(t, func(hs *httptest.Server) { hs.Config.ReadTimeout = readTimeout })
 	get, err := e.openSSE(e.ctx(), http.MethodGet, e.sid, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer get.close()
 	post, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "notify_block", `{"tag":"rt"}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer post.close()
 	<-e.ctl.started
 	time.Sleep(5 * readTimeout) // the streams must outlive the ReadTimeout
 	e.srv.AddTool(ToolSpec{Name: "late"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) { return nil, nil })
 	if d, ok := get.next(); !ok || !strings.Contains(d, "list_changed") {
-		t.Fatalf("the GET stream was cut: %q", d)
+		require.Fail(t, fmt.Sprintf("the GET stream was cut: %q", d))
 	}
 	e.ctl.open()
 	var last string
@@ -635,7 +552,5 @@ func TestBudgetReadTimeoutKeepsStreams(t *testing.T) {
 		}
 		last = d
 	}
-	if !strings.Contains(last, "released rt") {
-		t.Fatalf("the POST stream was cut before its response: last event %q", last)
-	}
+	require.Containsf(t, last, "released rt", "the POST stream was cut before its response: last event %q", last)
 }

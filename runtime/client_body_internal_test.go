@@ -14,6 +14,7 @@ import (
 // into one buffer and then to its end; one that disagrees with its Content-Length, or is larger
 // than the limit, is an error.
 func TestReadResponseBody(t *testing.T) {
+	t.Parallel()
 	const body = `{"jsonrpc":"2.0","id":1,"result":{}}`
 	n := int64(len(body))
 	for _, tc := range []struct {
@@ -70,6 +71,7 @@ func (e *eofReader) Read(p []byte) (int, error) {
 // a buffer larger than what is left (io.Discard reads 8 KiB at a time), and a read at the
 // limit fails with errDrainLimit.
 func TestStreamReaderDrainLimit(t *testing.T) {
+	t.Parallel()
 	sr := &streamReader{r: strings.NewReader(strings.Repeat(": c\n", 10<<10))}
 	_, err := io.ReadFull(sr, make([]byte, 100))
 	require.NoError(t, err)

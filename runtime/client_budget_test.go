@@ -3,8 +3,9 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -81,6 +82,7 @@ func closeClient(t *testing.T, c *Client) {
 // A redirect to another origin would carry the request's body, the session ID and the
 // WithHeader secrets there: it is refused by default.
 func TestClientRefusesCrossOriginRedirect(t *testing.T) {
+	t.Parallel()
 	var elsewhere atomic.Int32
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		elsewhere.Add(1)
@@ -96,23 +98,22 @@ func TestClientRefusesCrossOriginRedirect(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := c.Connect(ctx)
-	if !errors.Is(err, errCrossOriginRedirect) {
-		t.Fatalf("Connect through a cross-origin redirect: %v", err)
-	}
+	require.ErrorIs(t, err, errCrossOriginRedirect, "Connect through a cross-origin redirect")
 	if n := elsewhere.Load(); n != 0 {
-		t.Fatalf("the other origin received %d requests", n)
+		require.Fail(t, fmt.Sprintf("the other origin received %d requests", n))
 	}
 	// Allowed on request.
 	c2 := NewClient(redirector.URL, WithCrossOriginRedirects(), WithEra(EraLegacy)) // one request: initialize, no server/discover probe
 	defer closeClient(t, c2)
 	if err := c2.Connect(ctx); err == nil || elsewhere.Load() != 1 {
-		t.Fatalf("with WithCrossOriginRedirects: %v, %d requests elsewhere", err, elsewhere.Load())
+		require.Fail(t, fmt.Sprintf("with WithCrossOriginRedirects: %v, %d requests elsewhere", err, elsewhere.Load()))
 	}
 }
 
 // Requests from the server run at most WithMaxServerRequests at a time; the rest are answered
 // at once with an error, and the server goes on.
 func TestClientBoundsServerRequests(t *testing.T) {
+	t.Parallel()
 	const limit, asked = 4, 40
 	ts := newTestServer(t, WithCallerRequestTimeout(20*time.Second))
 	ts.srv.AddTool(ToolSpec{Name: "elicit_many"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
@@ -157,16 +158,14 @@ func TestClientBoundsServerRequests(t *testing.T) {
 	done := make(chan *CallToolResult, 1)
 	go func() {
 		res, err := c.CallTool(ctx, "elicit_many", nil)
-		if err != nil {
-			t.Errorf("call: %v", err)
-		}
+		assert.NoError(t, err, "call")
 		done <- res
 	}()
 	for range limit {
 		select {
 		case <-entered:
 		case <-ctx.Done():
-			t.Fatal("the handlers did not start")
+			require.Fail(t, "the handlers did not start")
 		}
 	}
 	close(release)
@@ -174,20 +173,18 @@ func TestClientBoundsServerRequests(t *testing.T) {
 	select {
 	case res = <-done:
 	case <-ctx.Done():
-		t.Fatal("the call never finished")
+		require.Fail(t, "the call never finished")
 	}
 	if p := peak.Load(); p > limit {
-		t.Fatalf("%d server requests handled at once, over the limit of %d", p, limit)
+		require.Fail(t, fmt.Sprintf("%d server requests handled at once, over the limit of %d", p, limit))
 	}
-	if res == nil || !strings.Contains(res.Text(), "refused=") || strings.Contains(res.Text(), "refused=0") {
-		t.Fatalf("no request was refused: %+v", res)
-	}
+	require.Falsef(t, res == nil || !strings.Contains(res.Text(), "refused=") || strings.Contains(res.Text(), "refused=0"), "no request was refused: %+v", res)
 }
 
 // Notifications whose callbacks do not keep up are bounded in bytes; and once Close has
 // stopped the client, no callback starts.
 func TestClientNotificationBudget(t *testing.T) {
-	ts := newTestServer(t, WithEventStore(nil)) // only the client's memory is measured
+	ts := newTestServer(t, WithEventStore(nil)) // no store: the server keeps nothing it has sent
 	filler := strings.Repeat("x", 64<<10)
 	ts.srv.AddTool(ToolSpec{Name: "chatty"}, func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
 		for range 200 { // 12.5 MiB of log messages
@@ -201,7 +198,8 @@ func TestClientNotificationBudget(t *testing.T) {
 	var closed atomic.Bool
 	var afterClose atomic.Int32
 	block := make(chan struct{})
-	c := NewClient(ts.url, WithEra(EraLegacy), WithHTTPClient(ts.hc), WithNotificationBudget(1<<20), WithCloseTimeout(200*time.Millisecond), WithDrainLimits(1<<20, 100*time.Millisecond),
+	bodies := &bodyTracker{rt: ts.tr}
+	c := NewClient(ts.url, WithEra(EraLegacy), WithHTTPClient(&http.Client{Transport: bodies}), WithNotificationBudget(1<<20), WithCloseTimeout(200*time.Millisecond), WithDrainLimits(1<<20, 100*time.Millisecond),
 		WithLogger(slogTo(logs)),
 		WithLogHandler(func(context.Context, *LogMessageParams) {
 			if closed.Load() {
@@ -217,33 +215,60 @@ func TestClientNotificationBudget(t *testing.T) {
 		defer close(done)
 		_, _ = c.CallTool(ctx, "chatty", nil)
 	}()
-	if !waitFor(10*time.Second, func() bool { return strings.Contains(logs.String(), "dropping notifications") }) {
-		t.Fatal("no notification was dropped")
-	}
-	// Every event written out: nothing left in the server's queue, all of it sent to the client.
-	if !waitFor(30*time.Second, func() bool { return ts.srv.held.Load() < 64<<10 }) {
-		t.Fatal("the client never read the tool's events")
-	}
-	if n := c.notifBytes.Load(); n > 1<<20 {
-		t.Fatalf("%d bytes of notifications queued, over the budget of 1 MiB", n)
-	}
-	// The budget, plus the decoded copy of what is queued, the reader's buffers and what is
-	// in flight between the server's writer and the client's reader.
-	checkGrowth(t, "12.5 MiB of notifications, 1 MiB budget", before, 6<<20)
+	require.True(t, waitFor(10*time.Second, func() bool { return strings.Contains(logs.String(), "dropping notifications") }), "no notification was dropped")
+	// The heap is the whole process's, so it is measured once nothing but the client's queue
+	// can hold the notifications: the client has read the call's whole stream (open since
+	// the drop above) and closed its body, so the server, the sockets and the client's reader
+	// hold none of them.
+	require.True(t, waitFor(30*time.Second, func() bool { return bodies.open.Load() == 0 }), "the client never finished reading the tool's stream")
+	require.LessOrEqual(t, c.notifBytes.Load(), int64(1<<20), "bytes of notifications queued, over the budget of 1 MiB")
+	// What the queue holds is the decoded params, about the bytes the budget counts; the rest
+	// is the client's session and pooled buffers.
+	checkGrowth(t, "12.5 MiB of notifications, 1 MiB budget", before, 2<<20)
 	cancel()
 	<-done
 	closeClient(t, c)
 	closed.Store(true)
 	close(block) // the callback running at Close ends; no other may start
 	c.bg.Wait()
-	if n := afterClose.Load(); n != 0 {
-		t.Fatalf("%d callbacks started after Close returned", n)
+	require.Zero(t, afterClose.Load(), "callbacks started after Close returned")
+}
+
+// bodyTracker is a client transport that counts the response bodies it returned that are
+// still open.
+type bodyTracker struct {
+	rt   http.RoundTripper
+	open atomic.Int32
+}
+
+// RoundTrip implements http.RoundTripper.
+func (b *bodyTracker) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := b.rt.RoundTrip(r)
+	if err != nil {
+		return nil, err
 	}
+	b.open.Add(1)
+	resp.Body = &trackedBody{ReadCloser: resp.Body, open: &b.open}
+	return resp, nil
+}
+
+// trackedBody is a response body that counts itself closed once.
+type trackedBody struct {
+	io.ReadCloser
+	once sync.Once
+	open *atomic.Int32
+}
+
+// Close implements io.Closer.
+func (b *trackedBody) Close() error {
+	b.once.Do(func() { b.open.Add(-1) })
+	return b.ReadCloser.Close()
 }
 
 // A server that ends the standalone stream at once with retry: 0 does not get a reconnect
 // storm: reconnections wait at least the floor, and longer while they keep ending quickly.
 func TestClientReconnectFloor(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var gets []time.Time
 	f := newFakeServer(t, &fakeServer{onGet: func(w http.ResponseWriter, r *http.Request) {
@@ -258,27 +283,22 @@ func TestClientReconnectFloor(t *testing.T) {
 	defer closeClient(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := c.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if !waitFor(15*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(gets) >= 4 }) {
-		t.Fatal("the client did not reconnect")
-	}
+	require.NoError(t, c.Connect(ctx))
+	require.True(t, waitFor(15*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(gets) >= 4 }), "the client did not reconnect")
 	mu.Lock()
 	defer mu.Unlock()
 	for i := 1; i < len(gets); i++ {
 		if gap := gets[i].Sub(gets[i-1]); gap < minReconnectDelay {
-			t.Fatalf("reconnection %d came %v after the previous one, under the floor of %v", i, gap, minReconnectDelay)
+			require.Fail(t, fmt.Sprintf("reconnection %d came %v after the previous one, under the floor of %v", i, gap, minReconnectDelay))
 		}
 	}
-	if gets[3].Sub(gets[2]) < 2*minReconnectDelay {
-		t.Fatalf("no backoff: %v between the third and fourth reconnections", gets[3].Sub(gets[2]))
-	}
+	require.Falsef(t, gets[3].Sub(gets[2]) < 2*minReconnectDelay, "no backoff: %v between the third and fourth reconnections", gets[3].Sub(gets[2]))
 }
 
 // The drain of a finished response stream counts every byte it reads, comment lines
 // included: a server that follows the response with endless comments is cut off at the limit.
 func TestClientDrainCountsComments(t *testing.T) {
+	t.Parallel()
 	var written atomic.Int64
 	finished := make(chan struct{})
 	f := newFakeServer(t, &fakeServer{onPost: func(w http.ResponseWriter, r *http.Request, m *wireMessage) {
@@ -300,22 +320,23 @@ func TestClientDrainCountsComments(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := c.CallTool(ctx, "any", nil); err != nil {
-		t.Fatal(err)
+		require.NoError(t, err)
 	}
 	select {
 	case <-finished:
 	case <-ctx.Done():
-		t.Fatal("the client never cut the endless stream off")
+		require.Fail(t, "the client never cut the endless stream off")
 	}
 	closeClient(t, c)
 	// The limit, plus what the kernel's buffers and the reader's held when it stopped.
 	if n := written.Load(); n > 16<<20 {
-		t.Fatalf("the client read %d MiB of comments past the response, with a drain limit of 64 KiB", n>>20)
+		require.Fail(t, fmt.Sprintf("the client read %d MiB of comments past the response, with a drain limit of 64 KiB", n>>20))
 	}
 }
 
 // A session ID with characters the transport does not allow fails initialization.
 func TestClientRejectsBadSessionID(t *testing.T) {
+	t.Parallel()
 	for _, id := range []string{"has space", "caf\u00e9", strings.Repeat("x", maxSessionIDLength+1)} {
 		f := newFakeServer(t, &fakeServer{sessionID: id})
 		c := NewClient(f.hs.URL, WithEra(EraLegacy))
@@ -323,14 +344,13 @@ func TestClientRejectsBadSessionID(t *testing.T) {
 		err := c.Connect(ctx)
 		cancel()
 		closeClient(t, c)
-		if err == nil || !strings.Contains(err.Error(), "invalid session ID") {
-			t.Fatalf("session ID %q: %v", truncate(id, 20), err)
-		}
+		require.Falsef(t, err == nil || !strings.Contains(err.Error(), "invalid session ID"), "session ID %q: %v", truncate(id, 20), err)
 	}
 }
 
 // Connect honours its context while another goroutine's initialize hangs.
 func TestClientConnectHonoursContext(t *testing.T) {
+	t.Parallel()
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -356,7 +376,7 @@ func TestClientConnectHonoursContext(t *testing.T) {
 	select {
 	case <-started:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the first initialize never reached the server")
+		require.Fail(t, "the first initialize never reached the server")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	second := make(chan error, 1)
@@ -364,11 +384,9 @@ func TestClientConnectHonoursContext(t *testing.T) {
 	cancel()
 	select {
 	case err := <-second:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("the second Connect: %v", err)
-		}
+		require.ErrorIs(t, err, context.Canceled, "the second Connect")
 	case <-time.After(10 * time.Second):
-		t.Fatal("the second Connect ignored its context while the first initialize hangs")
+		require.Fail(t, "the second Connect ignored its context while the first initialize hangs")
 	}
 	close(release)
 	<-first

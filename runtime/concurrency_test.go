@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net/http"
 	"strings"
@@ -78,6 +80,7 @@ func checkItems(res *CallToolResult, a itemsArgs) error {
 // progress notifications before the results. Every call must complete (no deadlock between
 // the handlers and the writers of their streams) and get its own result.
 func TestConcurrentCallsOneSession(t *testing.T) {
+	t.Parallel()
 	const calls = 64
 	sizes := []int{1, 3, 50, 500}
 	for _, mode := range []struct {
@@ -90,9 +93,7 @@ func TestConcurrentCallsOneSession(t *testing.T) {
 				ts := newTestServer(t, mode.opts...)
 				addItemsTool(ts.srv)
 				c := ts.newClient(t)
-				if err := c.Connect(ctx); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, c.Connect(ctx))
 				sid := c.SessionID()
 				var wg sync.WaitGroup
 				errs := make(chan error, calls)
@@ -130,17 +131,13 @@ func TestConcurrentCallsOneSession(t *testing.T) {
 				wg.Wait()
 				close(errs)
 				for err := range errs {
-					t.Error(err)
+					assert.NoError(t, err)
 				}
-				if c.SessionID() != sid {
-					t.Fatalf("the calls changed session: %q then %q", sid, c.SessionID())
-				}
+				require.Falsef(t, c.SessionID() != sid, "the calls changed session: %q then %q", sid, c.SessionID())
 				ts.srv.mu.RLock()
 				n := len(ts.srv.sessions)
 				ts.srv.mu.RUnlock()
-				if n != 1 {
-					t.Fatalf("server has %d sessions, want the one session all calls shared", n)
-				}
+				require.Falsef(t, n != 1, "server has %d sessions, want the one session all calls shared", n)
 			})
 		}
 	}
@@ -150,6 +147,7 @@ func TestConcurrentCallsOneSession(t *testing.T) {
 // notifications and never reads the SSE body. The handler is not held up by it, and other
 // requests on the same session, the session's GET stream and other sessions are served.
 func TestDeadStreamDoesNotBlockOthers(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	ts := newTestServer(t, WithSSEResponses())
 	addItemsTool(ts.srv)
@@ -172,19 +170,13 @@ func TestDeadStreamDoesNotBlockOthers(t *testing.T) {
 	dead := &testServer{url: ts.url, tr: deadTr, hc: &http.Client{Transport: deadTr}}
 	deadResp := dead.do(ctx, t, rawReq{session: sid, body: wireToolCallProgress("1", "flood", "", "flood")})
 	t.Cleanup(func() { deadResp.Body.Close() })
-	if deadResp.StatusCode != 200 {
-		t.Fatalf("flood call: %s", deadResp.Status)
-	}
-	if err := recvWithin(ctx, t, "the flood handler to finish while nobody reads its stream", floodDone); err != nil {
-		t.Fatalf("the flood handler could not queue its notifications: %v", err)
-	}
+	require.Falsef(t, deadResp.StatusCode != 200, "flood call: %s", deadResp.Status)
+	require.NoError(t, recvWithin(ctx, t, "the flood handler to finish while nobody reads its stream", floodDone), "the flood handler could not queue its notifications")
 
 	// The same session: plain requests and the GET stream.
 	get := ts.do(ctx, t, rawReq{method: http.MethodGet, session: sid})
 	defer get.Body.Close()
-	if get.StatusCode != 200 {
-		t.Fatalf("GET on the session with a dead stream: %s", get.Status)
-	}
+	require.Falsef(t, get.StatusCode != 200, "GET on the session with a dead stream: %s", get.Status)
 	getEvents := newSSEReader(get.Body)
 	checkPriming(t, mustNext(t, getEvents))
 	var wg sync.WaitGroup
@@ -224,7 +216,7 @@ func TestDeadStreamDoesNotBlockOthers(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Error(err)
+		assert.NoError(t, err)
 	}
 	if streamDetached(ts, sid, "1") {
 		// Not a failure of the server, but then the socket buffers took the whole flood and
@@ -234,13 +226,14 @@ func TestDeadStreamDoesNotBlockOthers(t *testing.T) {
 	// Broadcasts still reach the live GET stream of the session with the dead stream.
 	ts.srv.AddTool(ToolSpec{Name: "late"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) { return nil, nil })
 	if _, m := getEvents.nextMessage(t); m.Method != "notifications/tools/list_changed" {
-		t.Fatalf("want list_changed on the GET stream, got %+v", m)
+		require.Fail(t, fmt.Sprintf("want list_changed on the GET stream, got %+v", m))
 	}
 }
 
 // TestShutdownLetsInflightCallsFinish: Shutdown refuses new requests at once, and calls in
 // flight that finish before its deadline deliver their results.
 func TestShutdownLetsInflightCallsFinish(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name string
 		opts []ServerOption
@@ -261,9 +254,7 @@ func TestShutdownLetsInflightCallsFinish(t *testing.T) {
 				return &CallToolResult{Content: []Content{TextContent("done " + string(req.Arguments))}}, nil
 			})
 			c := ts.newClient(t)
-			if err := c.Connect(ctx); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, c.Connect(ctx))
 			sid := c.SessionID()
 			results := make(chan error, n)
 			for i := range n {
@@ -285,23 +276,17 @@ func TestShutdownLetsInflightCallsFinish(t *testing.T) {
 
 			resp := ts.do(ctx, t, rawReq{session: sid, body: `{"jsonrpc":"2.0","id":"late","method":"ping"}`})
 			body := readBody(t, resp)
-			if resp.StatusCode != http.StatusServiceUnavailable {
-				t.Fatalf("a request during shutdown: %s %s, want 503", resp.Status, body)
-			}
+			require.Falsef(t, resp.StatusCode != http.StatusServiceUnavailable, "a request during shutdown: %s %s, want 503", resp.Status, body)
 			select {
 			case err := <-shut:
-				t.Fatalf("Shutdown returned (%v) while calls were in flight", err)
+				require.Fail(t, fmt.Sprintf("Shutdown returned (%v) while calls were in flight", err))
 			default:
 			}
 			close(release)
 			for range n {
-				if err := recvWithin(ctx, t, "the in-flight calls", results); err != nil {
-					t.Errorf("in-flight call: %v", err)
-				}
+				assert.NoError(t, recvWithin(ctx, t, "the in-flight calls", results), "in-flight call")
 			}
-			if err := recvWithin(ctx, t, "Shutdown to return", shut); err != nil {
-				t.Fatalf("Shutdown: %v", err)
-			}
+			require.NoError(t, recvWithin(ctx, t, "Shutdown to return", shut), "Shutdown")
 		})
 	}
 }
@@ -310,6 +295,7 @@ func TestShutdownLetsInflightCallsFinish(t *testing.T) {
 // are cancelled (their handler's context ends), their clients get an error that says the
 // server is shutting down, and Shutdown reports the deadline.
 func TestShutdownCancelsCallsAfterDeadline(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name string
 		opts []ServerOption
@@ -359,21 +345,19 @@ func TestShutdownCancelsCallsAfterDeadline(t *testing.T) {
 			sctx, cancel := context.WithCancel(ctx)
 			cancel() // the deadline has passed
 			if err := ts.srv.Shutdown(sctx); !errors.Is(err, context.Canceled) {
-				t.Fatalf("Shutdown after its deadline: %v, want the context's error", err)
+				require.Fail(t, fmt.Sprintf("Shutdown after its deadline: %v, want the context's error", err))
 			}
 			for range 2 {
 				if err := recvWithin(ctx, t, "the handlers' contexts to end", handlerErr); !errors.Is(err, context.Canceled) {
-					t.Fatalf("the stuck handler's ctx: %v, want context.Canceled", err)
+					require.Fail(t, fmt.Sprintf("the stuck handler's ctx: %v, want context.Canceled", err))
 				}
 			}
 			var rpcErr *Error
 			if err := recvWithin(ctx, t, "the client's call", clientErr); !errors.As(err, &rpcErr) || !strings.Contains(rpcErr.Message, "shutting down") {
-				t.Fatalf("the client's call cancelled by shutdown returned %v; want a JSON-RPC error saying the server is shutting down", err)
+				require.Fail(t, fmt.Sprintf("the client's call cancelled by shutdown returned %v; want a JSON-RPC error saying the server is shutting down", err))
 			}
 			a := recvWithin(ctx, t, "the stuck call's answer", answers)
-			if a.err != nil {
-				t.Fatalf("the stuck call's answer: %v", a.err)
-			}
+			require.Falsef(t, a.err != nil, "the stuck call's answer: %v", a.err)
 			var m rpcResponse
 			if strings.HasPrefix(string(a.body), "{") {
 				m = decodeRPC(t, a.body)
@@ -385,9 +369,7 @@ func TestShutdownCancelsCallsAfterDeadline(t *testing.T) {
 					}
 				}
 			}
-			if m.Error == nil || string(m.ID) != `"stuck-1"` || !strings.Contains(m.Error.Message, "shutting down") {
-				t.Fatalf("the call cancelled by shutdown got HTTP %d %q; want a JSON-RPC error for its id saying the server is shutting down", a.status, a.body)
-			}
+			require.Falsef(t, m.Error == nil || string(m.ID) != `"stuck-1"` || !strings.Contains(m.Error.Message, "shutting down"), "the call cancelled by shutdown got HTTP %d %q; want a JSON-RPC error for its id saying the server is shutting down", a.status, a.body)
 		})
 	}
 }

@@ -44,7 +44,7 @@ func TestHandlerDeadline(t *testing.T) {
 	select {
 	case <-a.Done():
 	case <-time.After(10 * timeout):
-		t.Fatal("the handler's context did not end at its deadline")
+		require.Fail(t, "the handler's context did not end at its deadline")
 	}
 	assert.True(t, errors.Is(a.Err(), context.DeadlineExceeded), "a.Err() = %v", a.Err())
 	assert.True(t, errors.Is(derived.Err(), context.DeadlineExceeded), "a derived context's Err() = %v", derived.Err())
@@ -64,6 +64,7 @@ func TestHandlerDeadline(t *testing.T) {
 // TestHandlerDeadlineConcurrent: requests starting at once from many goroutines each get a
 // context that ends with its parent, and no more deadline contexts than windows are kept.
 func TestHandlerDeadlineConcurrent(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "deadline", Version: "0"}, WithLogger(discardLogger()))
 	defer s.Shutdown(context.Background())
 	var d deadlines

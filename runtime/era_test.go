@@ -174,6 +174,7 @@ func TestModernEraEndToEnd(t *testing.T) {
 // TestModernEraSameHandlerInSessionEra: the handler of TestModernEraEndToEnd answers the same
 // in the session era, where its questions are requests on the response stream.
 func TestModernEraSameHandlerInSessionEra(t *testing.T) {
+	t.Parallel()
 	e, tools := newEraServer(t, runtime.WithEra(runtime.EraLegacy))
 	var h inputHandlers
 	c := e.client(t, append(h.options(), runtime.WithEra(runtime.EraAuto))...)
@@ -194,6 +195,7 @@ func TestModernEraSameHandlerInSessionEra(t *testing.T) {
 // TestSessionEraArgumentsNamingTheMetaKey: a session-era request whose arguments happen to
 // contain the modern _meta key stays in the session era.
 func TestSessionEraArgumentsNamingTheMetaKey(t *testing.T) {
+	t.Parallel()
 	e, _ := newEraServer(t)
 	c := e.client(t) // the session era
 	res, err := c.CallTool(testCtx(t), "echo", json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`))
@@ -204,6 +206,7 @@ func TestSessionEraArgumentsNamingTheMetaKey(t *testing.T) {
 // TestModernEraMissingCapability: a handler's question needs a capability the request does
 // not declare: 400 and -32021 with data.requiredCapabilities.
 func TestModernEraMissingCapability(t *testing.T) {
+	t.Parallel()
 	e, _ := newEraServer(t)
 	c := e.client(t, runtime.WithEra(runtime.EraAuto))
 	_, err := c.CallTool(testCtx(t), "ask", nil)
@@ -221,6 +224,7 @@ func TestModernEraMissingCapability(t *testing.T) {
 // server takes as cancellation (spec 2026-07-28, Cancellation): the handler's context ends,
 // and no notifications/cancelled is sent.
 func TestModernEraCancelClosesStream(t *testing.T) {
+	t.Parallel()
 	for _, sse := range []bool{false, true} {
 		t.Run(fmt.Sprint("sse=", sse), func(t *testing.T) {
 			var opts []runtime.ServerOption
@@ -250,6 +254,7 @@ func TestModernEraCancelClosesStream(t *testing.T) {
 // TestModernOnlyServer: WithEra(EraModern) refuses initialize with the versions it speaks,
 // answers GET and DELETE with 405, and serves modern clients.
 func TestModernOnlyServer(t *testing.T) {
+	t.Parallel()
 	e, _ := newEraServer(t, runtime.WithEra(runtime.EraModern))
 	ctx := testCtx(t)
 	err := e.client(t).Connect(ctx) // a session-era client
@@ -296,6 +301,7 @@ func TestModernOnlyServer(t *testing.T) {
 // TestModernClientAgainstSessionOnlyServer: a client pinned to the modern era does not fall
 // back, and says why.
 func TestModernClientAgainstSessionOnlyServer(t *testing.T) {
+	t.Parallel()
 	e, _ := newEraServer(t, runtime.WithEra(runtime.EraLegacy))
 	err := e.client(t, runtime.WithEra(runtime.EraModern)).Connect(testCtx(t))
 	assert.ErrorContains(t, err, "server/discover", "Connect pinned to the modern era")
@@ -308,6 +314,7 @@ func TestModernClientAgainstSessionOnlyServer(t *testing.T) {
 // initializes a session against a server of both eras, with no server/discover first; without
 // it the same client speaks 2026-07-28.
 func TestPinnedLatestSessionVersion(t *testing.T) {
+	t.Parallel()
 	e, _ := newEraServer(t)
 	ctx := testCtx(t)
 	c := e.client(t, runtime.WithEra(runtime.EraAuto), runtime.WithProtocolVersion(runtime.LatestProtocolVersion))
@@ -324,6 +331,7 @@ func TestPinnedLatestSessionVersion(t *testing.T) {
 // notifications its filter asks for, each with the subscription ID, and ends with its result
 // when the server shuts down (spec 2026-07-28, Subscriptions).
 func TestModernListen(t *testing.T) {
+	t.Parallel()
 	e, _ := newEraServer(t)
 	ctx := testCtx(t)
 	body := `{"jsonrpc":"2.0","id":"sub-1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["res://a"]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
@@ -347,12 +355,10 @@ func TestModernListen(t *testing.T) {
 				continue
 			}
 			var m map[string]any
-			if err := json.Unmarshal([]byte(data), &m); err != nil {
-				t.Fatalf("event %q: %v", data, err)
-			}
+			require.NoErrorf(t, json.Unmarshal([]byte(data), &m), "event %q", data)
 			return m
 		}
-		t.Fatalf("the listen stream ended: %v", sc.Err())
+		require.Fail(t, fmt.Sprintf("the listen stream ended: %v", sc.Err()))
 		return nil
 	}
 	subID := func(m map[string]any) any {
@@ -389,21 +395,20 @@ func TestModernListen(t *testing.T) {
 // client's server/discover probe gets a session-era error, not a modern one, so that it falls
 // back to initialize (spec 2026-07-28, stdio, Backward Compatibility), which then works.
 func TestStdioProbeFallsBack(t *testing.T) {
+	t.Parallel()
 	srv := newStdioServer()
 	r := newRawStdio(srv)
 	r.send(t, `{"jsonrpc":"2.0","id":"probe","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	m := r.next(t)
 	e, _ := m["error"].(map[string]any)
-	if e == nil {
-		t.Fatalf("server/discover over stdio: %v, want an error", m)
-	}
+	require.Falsef(t, e == nil, "server/discover over stdio: %v, want an error", m)
 	if code := e["code"].(float64); code <= -32020 && code >= -32099 {
-		t.Fatalf("server/discover over stdio: modern error %v, want one a dual-era client falls back on", m)
+		require.Fail(t, fmt.Sprintf("server/discover over stdio: modern error %v, want one a dual-era client falls back on", m))
 	}
 	r.initialize(t)
 	r.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ok"}}}`)
 	if m := r.next(t); m["result"] == nil {
-		t.Fatalf("echo after the fallback: %v", m)
+		require.Fail(t, fmt.Sprintf("echo after the fallback: %v", m))
 	}
 	r.in.Close()
 	<-r.done
@@ -434,6 +439,7 @@ func TestModernEraStandaloneStream(t *testing.T) {
 // reach different replicas (no state stays on a server between rounds), provided they share
 // the requestState key; with keys of their own the second round is refused.
 func TestModernEraReplicasShareRequestStateKey(t *testing.T) {
+	t.Parallel()
 	for _, shared := range []bool{true, false} {
 		t.Run(fmt.Sprint("shared=", shared), func(t *testing.T) {
 			var replicas [2]*clientEnv
@@ -469,6 +475,7 @@ func TestModernEraReplicasShareRequestStateKey(t *testing.T) {
 // question that differs on every run (here, it counts the runs) is asked again each time,
 // until the client's bound on rounds stops it: what a handler asks must be deterministic.
 func TestModernEraQuestionThatChanges(t *testing.T) {
+	t.Parallel()
 	e := newClientEnv(t)
 	var runs atomic.Int64
 	e.srv.AddTool(runtime.ToolSpec{Name: "fickle", InputSchema: objSchema}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
@@ -490,6 +497,7 @@ func TestModernEraQuestionThatChanges(t *testing.T) {
 // the runtime answers itself, go through the server's interceptors too, which may refuse them
 // (an authorization check, say).
 func TestModernEraInterceptorsSeeEveryRequest(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var seen []string
 	guard := runtime.InterceptorFunc(func(next runtime.CallFunc) runtime.CallFunc {
@@ -525,6 +533,7 @@ const sqlSchema = `{"type":"object","properties":{"region":{"type":"string","x-m
 // against the body; the client learns them from tools/list, and after a HeaderMismatch it
 // lists the tools and sends the call again, with the headers, Base64-encoded where needed.
 func TestModernEraParamHeaders(t *testing.T) {
+	t.Parallel()
 	e, _ := newEraServer(t)
 	e.srv.AddTool(runtime.ToolSpec{Name: "sql", InputSchema: sqlSchema}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
 		h := runtime.CallerFrom(ctx).Header()
@@ -565,9 +574,7 @@ func TestModernEraParamHeaders(t *testing.T) {
 			req.Header.Set(k, v)
 		}
 		resp, err := e.dc.Client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer resp.Body.Close()
 		var m struct {
 			Error *runtime.Error `json:"error"`
@@ -630,9 +637,7 @@ func TestModernEraAuthorization(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer resp.Body.Close()
 		var m map[string]any
 		_ = json.NewDecoder(resp.Body).Decode(&m)
@@ -650,9 +655,7 @@ func TestModernEraAuthorization(t *testing.T) {
 	_, m = post(alice, "two_questions", `,"inputResponses":{"`+first+`":{"action":"accept","content":{"v":"a"}}}`)
 	second := inputKey(t, m)
 	state, _ := m["result"].(map[string]any)["requestState"].(string)
-	if state == "" {
-		t.Fatalf("round 2: no requestState: %v", m)
-	}
+	require.Falsef(t, state == "", "round 2: no requestState: %v", m)
 	retry := `,"requestState":"` + state + `","inputResponses":{"` + second + `":{"action":"accept","content":{"v":"b"}}}`
 	status, m = post(bob, "two_questions", retry)
 	assert.Equal(t, http.StatusBadRequest, status, "bob with alice's requestState: %v", m)
@@ -666,14 +669,12 @@ func TestModernEraAuthorization(t *testing.T) {
 func inputKey(t *testing.T, m map[string]any) string {
 	t.Helper()
 	res, _ := m["result"].(map[string]any)
-	if res["resultType"] != "input_required" {
-		t.Fatalf("want an InputRequiredResult: %v", m)
-	}
+	require.Falsef(t, res["resultType"] != "input_required", "want an InputRequiredResult: %v", m)
 	reqs, _ := res["inputRequests"].(map[string]any)
 	for k := range reqs {
 		return k
 	}
-	t.Fatalf("no inputRequests: %v", m)
+	require.Fail(t, fmt.Sprintf("no inputRequests: %v", m))
 	return ""
 }
 
@@ -682,6 +683,7 @@ func inputKey(t *testing.T, m map[string]any) string {
 // is given is its own: a handler that changes its copy (a capability filled in, an
 // experimental entry added) changes nothing that another client's request sees.
 func TestModernCapabilitiesAreTheRequests(t *testing.T) {
+	t.Parallel()
 	e := newClientEnv(t)
 	e.srv.AddTool(runtime.ToolSpec{Name: "caps", InputSchema: objSchema}, func(ctx context.Context, req *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
 		caps := runtime.CallerFrom(ctx).Capabilities()

@@ -40,6 +40,7 @@ func BenchmarkMemoryEventStoreSteady(b *testing.B) {
 // front, behind a long-lived stream, the back) leaves the others in age order: the per-session
 // bound then evicts the oldest of them first.
 func TestMemoryEventStoreDeleteKeepsOrder(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := NewMemoryEventStore(100) // ten 10-byte streams
 	data := make([]byte, 10)

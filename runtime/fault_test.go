@@ -30,20 +30,17 @@ func (e *hardenEnv) runningHandlers() int {
 // not a cancellation), it finishes, its stream waits to be resumed, and the session and the
 // server go on.
 func TestFaultClientDisconnectMidStream(t *testing.T) {
+	t.Parallel()
 	e := newHardenEnv(t)
 	c, err := e.openSSE(e.ctx(), http.MethodPost, e.sid, toolCall("1", "stream", `{"n":20,"size":100,"tag":"d","gate":true}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if _, ok := c.next(); !ok {
-		t.Fatal("no first event")
+		require.Fail(t, "no first event")
 	}
 	<-e.ctl.started
 	c.close()
 	e.ctl.open()
-	if !waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }) {
-		t.Fatal("the handler never finished after its client went away")
-	}
+	require.True(t, waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }), "the handler never finished after its client went away")
 	e.mustWork(e.sid)
 	// The abandoned stream can still be resumed, with everything after the first event.
 	r, err := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": c.lastID})
@@ -58,22 +55,17 @@ func TestFaultClientDisconnectMidStream(t *testing.T) {
 // stops the handler with an error that is logged; other sessions are served meanwhile; and
 // when the client finally goes, nothing is left running.
 func TestFaultSlowClient(t *testing.T) {
+	t.Parallel()
 	e := newHardenEnv(t, WithMaxQueuedEvents(16))
 	conn, err := net.Dial("tcp", e.hs.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer conn.Close()
 	body := toolCall("1", "stream", `{"n":2000,"size":65536,"tag":"slow"}`)
 	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\nContent-Length: %d\r\n\r\n%s",
 		e.hs.Listener.Addr(), headerSessionID, e.sid, len(body), body)
 	// The handler fills the socket buffers, then the queue, then fails.
-	if !waitFor(20*time.Second, func() bool { return strings.Contains(e.log.String(), "stream is full") }) {
-		t.Fatalf("the queue limit never kicked in:\n%s", truncate(e.log.String(), 4000))
-	}
-	if !waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }) {
-		t.Fatal("the slow client's handler never finished")
-	}
+	require.Truef(t, waitFor(20*time.Second, func() bool { return strings.Contains(e.log.String(), "stream is full") }), "the queue limit never kicked in:\n%s", truncate(e.log.String(), 4000))
+	require.True(t, waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }), "the slow client's handler never finished")
 	// Other sessions, and other requests of the same session, are not held up.
 	var wg sync.WaitGroup
 	for range 4 {
@@ -84,7 +76,7 @@ func TestFaultSlowClient(t *testing.T) {
 			for range 5 {
 				r, err := e.call(e.ctx(), sid, "tools/call", `{"name":"stream","arguments":{"n":3,"size":10,"items":50,"tag":"ok"}}`)
 				if err != nil || r.msg == nil || r.msg.Error != nil {
-					t.Errorf("a call beside the slow client failed: %v %s", err, dump(r))
+					assert.Fail(t, fmt.Sprintf("a call beside the slow client failed: %v %s", err, dump(r)))
 					return
 				}
 			}
@@ -96,9 +88,7 @@ func TestFaultSlowClient(t *testing.T) {
 	// response, which says the stream overflowed.
 	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 1<<20), 1<<20)
@@ -110,7 +100,7 @@ func TestFaultSlowClient(t *testing.T) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		t.Fatalf("reading the slow stream after %d events: %v; last %s\n%s", events, err, truncate(last, 200), truncate(e.log.String(), 3000))
+		require.Fail(t, fmt.Sprintf("reading the slow stream after %d events: %v; last %s\n%s", events, err, truncate(last, 200), truncate(e.log.String(), 3000)))
 	}
 	assert.Contains(t, last, `"id":1`, "the last event is not the response")
 	assert.Contains(t, last, "stream is full", "the last event does not report the overflow")
@@ -120,10 +110,9 @@ func TestFaultSlowClient(t *testing.T) {
 // with a clear error while it is down, and once it is back the client starts a new session
 // by itself and succeeds.
 func TestFaultServerRestart(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	addr := ln.Addr().String()
 	start := func(ln net.Listener) (*Server, *http.Server) {
 		srv := NewServer(Implementation{Name: "restart", Version: "1"}, WithLogger(discardLogger()))
@@ -144,7 +133,7 @@ func TestFaultServerRestart(t *testing.T) {
 	defer c.Close(context.Background())
 	ctx := testCtx(t)
 	if _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"n":1}`)); err != nil {
-		t.Fatal(err)
+		require.NoError(t, err)
 	}
 	first := c.SessionID()
 
@@ -172,6 +161,7 @@ func TestFaultServerRestart(t *testing.T) {
 // calls still running at the deadline are cancelled, and their clients get a clear error
 // rather than waiting.
 func TestFaultShutdownInFlight(t *testing.T) {
+	t.Parallel()
 	t.Run("finish within the deadline", func(t *testing.T) {
 		e := newHardenEnv(t)
 		c := NewClient(e.url, WithLogger(e.logger()))
@@ -194,20 +184,18 @@ func TestFaultShutdownInFlight(t *testing.T) {
 			shut <- e.srv.Shutdown(sctx)
 		}()
 		// New requests are refused while draining; the running ones then finish.
-		if !waitFor(5*time.Second, func() bool {
+		require.True(t, waitFor(5*time.Second, func() bool {
 			r, err := e.call(e.ctx(), e.sid, "ping", `{}`)
 			return err == nil && r.status == http.StatusServiceUnavailable
-		}) {
-			t.Fatal("the server kept taking requests while shutting down")
-		}
+		}), "the server kept taking requests while shutting down")
 		e.ctl.open()
 		for range 3 {
 			if err := <-errs; err != nil {
-				t.Errorf("a call that finished within the deadline failed: %v", err)
+				assert.Fail(t, fmt.Sprintf("a call that finished within the deadline failed: %v", err))
 			}
 		}
 		if err := <-shut; err != nil {
-			t.Fatalf("Shutdown: %v", err)
+			require.Fail(t, fmt.Sprintf("Shutdown: %v", err))
 		}
 	})
 	t.Run("cancelled after the deadline", func(t *testing.T) {
@@ -232,14 +220,14 @@ func TestFaultShutdownInFlight(t *testing.T) {
 			select {
 			case err := <-errs:
 				if err == nil {
-					t.Error("a call cancelled by shutdown succeeded")
+					assert.Fail(t, "a call cancelled by shutdown succeeded")
 				} else if ctx.Err() != nil {
-					t.Errorf("a call cancelled by shutdown only ended with its context: %v", err)
+					assert.Fail(t, fmt.Sprintf("a call cancelled by shutdown only ended with its context: %v", err))
 				} else if !strings.Contains(err.Error(), "shutting down") {
-					t.Errorf("unclear error for a call cancelled by shutdown: %v", err)
+					assert.Fail(t, fmt.Sprintf("unclear error for a call cancelled by shutdown: %v", err))
 				}
 			case <-time.After(15 * time.Second):
-				t.Fatal("a call cancelled by shutdown never returned")
+				require.Fail(t, "a call cancelled by shutdown never returned")
 			}
 		}
 		assert.Zero(t, e.runningHandlers(), "handlers still running after Shutdown")
@@ -268,6 +256,7 @@ func (w *cutWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // with GET and Last-Event-ID and sees every notification exactly once, in order, then the
 // result.
 func TestFaultResumeAfterDrop(t *testing.T) {
+	t.Parallel()
 	for cut := 1; cut <= 3; cut++ {
 		t.Run(fmt.Sprintf("cut after %d writes", cut), func(t *testing.T) {
 			ctl := &hardenCtl{started: make(chan string, 8), release: make(chan struct{})}
@@ -318,9 +307,7 @@ func TestFaultResumeAfterDrop(t *testing.T) {
 			}()
 			const n = 40
 			res, err := c.CallTool(ctx, "stream", json.RawMessage(fmt.Sprintf(`{"n":%d,"size":200,"tag":"r","gate":true,"items":3}`, n)))
-			if err != nil {
-				t.Fatalf("the call did not survive the dropped connection: %v\n%s", err, truncate(log.String(), 4000))
-			}
+			require.NoErrorf(t, err, "the call did not survive the dropped connection: %v\n%s", err, truncate(log.String(), 4000))
 			assert.Contains(t, res.Text(), "r-2", "result")
 			mu.Lock()
 			defer mu.Unlock()

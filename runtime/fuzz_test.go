@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"github.com/stretchr/testify/require"
 	"io"
 	"testing"
 	"time"
@@ -33,19 +35,15 @@ func FuzzDecodeMessage(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, rpcErr := decodeMessage(data)
-		if !json.Valid(data) && (rpcErr == nil || rpcErr.Code != CodeParseError) {
-			t.Fatalf("invalid JSON %q not refused as a parse error: %v", data, rpcErr)
-		}
+		require.Falsef(t, !json.Valid(data) && (rpcErr == nil || rpcErr.Code != CodeParseError), "invalid JSON %q not refused as a parse error: %v", data, rpcErr)
 		if rpcErr != nil {
-			if rpcErr.Code != CodeParseError && rpcErr.Code != CodeInvalidRequest {
-				t.Fatalf("error code %d", rpcErr.Code)
-			}
+			require.Falsef(t, rpcErr.Code != CodeParseError && rpcErr.Code != CodeInvalidRequest, "error code %d", rpcErr.Code)
 			var id *ID
 			if m != nil {
 				id = m.ID
 			}
 			if b := encodeResponse(id, nil, rpcErr); !json.Valid(b) {
-				t.Fatalf("error response is not JSON: %q", b)
+				require.Fail(t, fmt.Sprintf("error response is not JSON: %q", b))
 			}
 			return
 		}
@@ -55,30 +53,20 @@ func FuzzDecodeMessage(f *testing.F) {
 				kinds++
 			}
 		}
-		if kinds != 1 {
-			t.Fatalf("a message that is %d kinds at once: %+v", kinds, m)
-		}
-		if m.JSONRPC != jsonrpcVersion {
-			t.Fatalf("accepted jsonrpc %q", m.JSONRPC)
-		}
+		require.Falsef(t, kinds != 1, "a message that is %d kinds at once: %+v", kinds, m)
+		require.Falsef(t, m.JSONRPC != jsonrpcVersion, "accepted jsonrpc %q", m.JSONRPC)
 		if m.ID != nil {
-			if !json.Valid([]byte(m.ID.raw)) || (m.ID.raw[0] != '"' && m.ID.raw[0] != '-' && (m.ID.raw[0] < '0' || m.ID.raw[0] > '9')) {
-				t.Fatalf("accepted id %q", m.ID.raw)
-			}
+			require.Falsef(t, !json.Valid([]byte(m.ID.raw)) || (m.ID.raw[0] != '"' && m.ID.raw[0] != '-' && (m.ID.raw[0] < '0' || m.ID.raw[0] > '9')), "accepted id %q", m.ID.raw)
 			if b := encodeResponse(m.ID, json.RawMessage(`{}`), nil); !json.Valid(b) {
-				t.Fatalf("response is not JSON: %q", b)
+				require.Fail(t, fmt.Sprintf("response is not JSON: %q", b))
 			}
 		}
-		if len(m.Params) > 0 && m.Params[0] != '{' && string(m.Params) != "null" {
-			t.Fatalf("accepted params %q", m.Params)
-		}
+		require.Falsef(t, len(m.Params) > 0 && m.Params[0] != '{' && string(m.Params) != "null", "accepted params %q", m.Params)
 		// What was accepted survives a round trip.
 		out, err := json.Marshal(m)
-		if err != nil {
-			t.Fatalf("re-encode: %v", err)
-		}
+		require.NoError(t, err, "re-encode")
 		if _, e := decodeMessage(out); e != nil {
-			t.Fatalf("re-encoded message %s refused: %s", out, e.Message)
+			require.Fail(t, fmt.Sprintf("re-encoded message %s refused: %s", out, e.Message))
 		}
 	})
 }
@@ -128,11 +116,9 @@ func FuzzClientSSE(f *testing.F) {
 		}()
 		select {
 		case o := <-ch:
-			if o.done && o.err == nil && len(o.raw) > 0 && !json.Valid(o.raw) {
-				t.Fatalf("returned a result that is not JSON: %q", o.raw)
-			}
+			require.Falsef(t, o.done && o.err == nil && len(o.raw) > 0 && !json.Valid(o.raw), "returned a result that is not JSON: %q", o.raw)
 		case <-time.After(10 * time.Second):
-			t.Fatal("the client's SSE reader hung on this body")
+			require.Fail(t, "the client's SSE reader hung on this body")
 		}
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"io"
 	"log/slog"
 	"net/http"
@@ -348,17 +350,11 @@ func (e *hardenEnv) ctx() context.Context {
 func (e *hardenEnv) initialize() string {
 	e.t.Helper()
 	r, err := e.send(e.ctx(), http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"hostile","version":"0"}}}`, nil)
-	if err != nil || r.status != http.StatusOK {
-		e.t.Fatalf("initialize: %v %+v", err, r)
-	}
+	require.Falsef(e.t, err != nil || r.status != http.StatusOK, "initialize: %v %+v", err, r)
 	sid := r.header.Get(headerSessionID)
-	if sid == "" {
-		e.t.Fatal("initialize: no session ID")
-	}
+	require.False(e.t, sid == "", "initialize: no session ID")
 	r, err = e.send(e.ctx(), http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil)
-	if err != nil || r.status != http.StatusAccepted {
-		e.t.Fatalf("notifications/initialized: %v %+v", err, r)
-	}
+	require.Falsef(e.t, err != nil || r.status != http.StatusAccepted, "notifications/initialized: %v %+v", err, r)
 	return sid
 }
 
@@ -372,13 +368,9 @@ func (e *hardenEnv) call(ctx context.Context, sid, method, params string) (*hard
 func (e *hardenEnv) mustWork(sid string) {
 	e.t.Helper()
 	r, err := e.call(e.ctx(), sid, "ping", `{}`)
-	if err != nil || r.status != http.StatusOK || r.msg == nil || r.msg.Error != nil || r.msg.Result == nil {
-		e.t.Fatalf("ping after the hostile input failed: %v %s", err, dump(r))
-	}
+	require.Falsef(e.t, err != nil || r.status != http.StatusOK || r.msg == nil || r.msg.Error != nil || r.msg.Result == nil, "ping after the hostile input failed: %v %s", err, dump(r))
 	r, err = e.call(e.ctx(), sid, "tools/call", `{"name":"echo","arguments":{"still":"alive"}}`)
-	if err != nil || r.status != http.StatusOK || r.msg == nil || r.msg.Error != nil || !bytes.Contains(r.msg.Result, []byte(`still`)) {
-		e.t.Fatalf("tools/call after the hostile input failed: %v %s", err, dump(r))
-	}
+	require.Falsef(e.t, err != nil || r.status != http.StatusOK || r.msg == nil || r.msg.Error != nil || !bytes.Contains(r.msg.Result, []byte(`still`)), "tools/call after the hostile input failed: %v %s", err, dump(r))
 }
 
 func dump(r *hardenResp) string {
@@ -626,18 +618,14 @@ func modernHdr(method, name string) map[string]string {
 func runBatch(body string) func(t *testing.T, e *hardenEnv) *hardenResp {
 	return func(t *testing.T, e *hardenEnv) *hardenResp {
 		r, err := e.send(e.ctx(), http.MethodPost, "", req("1", "initialize", `{"protocolVersion":"`+ProtocolVersion20250326+`","capabilities":{},"clientInfo":{"name":"hostile","version":"0"}}`), nil)
-		if err != nil || r.status != http.StatusOK {
-			t.Fatalf("initialize: %v %s", err, dump(r))
-		}
+		require.Falsef(t, err != nil || r.status != http.StatusOK, "initialize: %v %s", err, dump(r))
 		sid := r.header.Get(headerSessionID)
 		noVersion := map[string]string{headerProtocolVersion: ""} // 2025-03-26 had no such header
 		if r, err := e.send(e.ctx(), http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, noVersion); err != nil || r.status != http.StatusAccepted {
-			t.Fatalf("notifications/initialized: %v %s", err, dump(r))
+			require.Fail(t, fmt.Sprintf("notifications/initialized: %v %s", err, dump(r)))
 		}
 		r, err = e.send(e.ctx(), http.MethodPost, sid, body, noVersion)
-		if err != nil {
-			t.Fatalf("batch: %v", err)
-		}
+		require.NoError(t, err, "batch")
 		return r
 	}
 }
@@ -647,28 +635,22 @@ func runDuplicateID(t *testing.T, e *hardenEnv) *hardenResp {
 	first := make(chan *hardenResp, 1)
 	go func() {
 		r, err := e.send(e.ctx(), http.MethodPost, e.sid, body, nil)
-		if err != nil {
-			t.Errorf("first request: %v", err)
-		}
+		assert.NoError(t, err, "first request")
 		first <- r
 	}()
 	select {
 	case <-e.ctl.started:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the blocking tool did not start")
+		require.Fail(t, "the blocking tool did not start")
 	}
 	r, err := e.send(e.ctx(), http.MethodPost, e.sid, toolCall(`"dup"`, "echo", `{}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.ctl.open()
 	select {
 	case f := <-first:
-		if f == nil || f.status != 200 || f.msg == nil || !bytes.Contains(f.msg.Result, []byte("released dup")) {
-			t.Errorf("the first request did not get its own answer: %s", dump(f))
-		}
+		assert.Falsef(t, f == nil || f.status != 200 || f.msg == nil || !bytes.Contains(f.msg.Result, []byte("released dup")), "the first request did not get its own answer: %s", dump(f))
 	case <-time.After(10 * time.Second):
-		t.Fatal("the first request never finished")
+		require.Fail(t, "the first request never finished")
 	}
 	return r
 }
@@ -683,13 +665,9 @@ func runExpiredSession(t *testing.T, _ *hardenEnv) *hardenResp {
 		defer short.srv.mu.RUnlock()
 		return short.srv.sessions[short.sid] == nil
 	})
-	if !ok {
-		t.Fatal("the idle session was never reaped")
-	}
+	require.True(t, ok, "the idle session was never reaped")
 	r, err := short.send(short.ctx(), http.MethodPost, short.sid, req("1", "ping", ""), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// The same server still takes a new session.
 	short.mustWork(short.initialize())
 	return r
@@ -731,26 +709,20 @@ func runForeignLastEventID(t *testing.T, e *hardenEnv) *hardenResp {
 	select {
 	case <-e.ctl.started:
 	case <-time.After(10 * time.Second):
-		t.Fatal("notify_block did not start")
+		require.Fail(t, "notify_block did not start")
 	}
 	select {
 	case eventID = <-done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("no event from notify_block")
+		require.Fail(t, "no event from notify_block")
 	}
 	cancel()
-	if eventID == "" {
-		t.Fatal("notify_block's event had no ID")
-	}
+	require.False(t, eventID == "", "notify_block's event had no ID")
 	// The main session asks for that stream, from before its first event.
 	streamID, _, _ := parseEventID(eventID)
 	r, err := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{"Last-Event-ID": streamID + "_0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(r.body, []byte("secret-of-other")) {
-		t.Fatalf("an event of another session was replayed: %s", r.body)
-	}
+	require.NoError(t, err)
+	require.Falsef(t, bytes.Contains(r.body, []byte("secret-of-other")), "an event of another session was replayed: %s", r.body)
 	// The owner can still resume it and gets the event, then the response once released.
 	rch := make(chan *hardenResp, 1)
 	go func() {
@@ -760,11 +732,9 @@ func runForeignLastEventID(t *testing.T, e *hardenEnv) *hardenResp {
 	e.ctl.open()
 	select {
 	case rr := <-rch:
-		if rr == nil || !bytes.Contains(rr.body, []byte("secret-of-other")) || rr.msg == nil {
-			t.Errorf("the owning session could not resume its stream: %s", dump(rr))
-		}
+		assert.Falsef(t, rr == nil || !bytes.Contains(rr.body, []byte("secret-of-other")) || rr.msg == nil, "the owning session could not resume its stream: %s", dump(rr))
 	case <-time.After(10 * time.Second):
-		t.Fatal("the owner's resumption never finished")
+		require.Fail(t, "the owner's resumption never finished")
 	}
 	return r
 }
@@ -772,10 +742,9 @@ func runForeignLastEventID(t *testing.T, e *hardenEnv) *hardenResp {
 // TestHostileInputs sends each hostile input to a real server on loopback and checks the
 // exact answer; after each, a ping and a tool call on the main session must still succeed.
 func TestHostileInputs(t *testing.T) {
+	t.Parallel()
 	cases := hostileCases()
-	if len(cases) < 40 {
-		t.Fatalf("the table has %d rows; it must keep at least 40", len(cases))
-	}
+	require.Falsef(t, len(cases) < 40, "the table has %d rows; it must keep at least 40", len(cases))
 	e := newHardenEnv(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -791,16 +760,12 @@ func TestHostileInputs(t *testing.T) {
 					sid = "0123456789abcdef0123456789abcdef"
 				case sessionUninit:
 					r, err := e.send(e.ctx(), http.MethodPost, "", req("1", "initialize", `{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"x","version":"0"}}`), nil)
-					if err != nil || r.status != 200 {
-						t.Fatalf("initialize: %v %s", err, dump(r))
-					}
+					require.Falsef(t, err != nil || r.status != 200, "initialize: %v %s", err, dump(r))
 					sid = r.header.Get(headerSessionID)
 				case sessionDeleted:
 					sid = e.initialize()
 					d, err := e.send(e.ctx(), http.MethodDelete, sid, "", nil)
-					if err != nil || d.status != http.StatusOK {
-						t.Fatalf("DELETE: %v %s", err, dump(d))
-					}
+					require.Falsef(t, err != nil || d.status != http.StatusOK, "DELETE: %v %s", err, dump(d))
 				}
 				method := tc.method
 				if method == "" {
@@ -808,9 +773,7 @@ func TestHostileInputs(t *testing.T) {
 				}
 				var err error
 				r, err = e.send(e.ctx(), method, sid, tc.body, tc.hdr)
-				if err != nil {
-					t.Fatalf("request failed: %v", err)
-				}
+				require.NoError(t, err, "request failed")
 			}
 			checkHostile(t, tc, r)
 			e.mustWork(e.sid)
@@ -823,55 +786,29 @@ func TestHostileInputs(t *testing.T) {
 
 func checkHostile(t *testing.T, tc hostileCase, r *hardenResp) {
 	t.Helper()
-	if r == nil {
-		t.Fatal("no response")
-	}
-	if r.status != tc.status {
-		t.Fatalf("HTTP status %d, want %d: %s", r.status, tc.status, dump(r))
-	}
+	require.False(t, r == nil, "no response")
+	require.Falsef(t, r.status != tc.status, "HTTP status %d, want %d: %s", r.status, tc.status, dump(r))
 	if tc.status == http.StatusAccepted {
-		if len(r.body) != 0 {
-			t.Fatalf("202 with a body: %s", dump(r))
-		}
+		require.Falsef(t, len(r.body) != 0, "202 with a body: %s", dump(r))
 		return
 	}
-	if r.msg == nil {
-		t.Fatalf("no JSON-RPC message in the answer: %s", dump(r))
-	}
-	if r.msg.JSONRPC != "2.0" {
-		t.Fatalf("answer without jsonrpc 2.0: %s", dump(r))
-	}
+	require.Falsef(t, r.msg == nil, "no JSON-RPC message in the answer: %s", dump(r))
+	require.Falsef(t, r.msg.JSONRPC != "2.0", "answer without jsonrpc 2.0: %s", dump(r))
 	switch {
 	case tc.code != 0:
-		if r.msg.Error == nil {
-			t.Fatalf("want JSON-RPC error %d, got a result: %s", tc.code, dump(r))
-		}
-		if r.msg.Error.Code != tc.code {
-			t.Fatalf("JSON-RPC error code %d, want %d: %s", r.msg.Error.Code, tc.code, dump(r))
-		}
-		if !strings.Contains(r.msg.Error.Message, tc.msg) {
-			t.Fatalf("error message %q does not contain %q", truncate(r.msg.Error.Message, 300), truncate(tc.msg, 100))
-		}
-		if len(r.msg.Error.Message) > 1024 {
-			t.Fatalf("error message of %d bytes: unbounded echo of the input", len(r.msg.Error.Message))
-		}
+		require.Falsef(t, r.msg.Error == nil, "want JSON-RPC error %d, got a result: %s", tc.code, dump(r))
+		require.Falsef(t, r.msg.Error.Code != tc.code, "JSON-RPC error code %d, want %d: %s", r.msg.Error.Code, tc.code, dump(r))
+		require.Containsf(t, r.msg.Error.Message, tc.msg, "error message %q does not contain %q", truncate(r.msg.Error.Message, 300), truncate(tc.msg, 100))
+		require.Falsef(t, len(r.msg.Error.Message) > 1024, "error message of %d bytes: unbounded echo of the input", len(r.msg.Error.Message))
 	case tc.isError:
 		res, err := toolResult(r)
-		if err != nil {
-			t.Fatalf("want a tool error result: %v: %s", err, dump(r))
-		}
-		if !res.IsError {
-			t.Fatalf("want isError: %s", dump(r))
-		}
-		if !strings.Contains(res.Text(), tc.msg) {
-			t.Fatalf("tool error %q does not contain %q", truncate(res.Text(), 300), tc.msg)
-		}
+		require.NoErrorf(t, err, "want a tool error result: %v: %s", err, dump(r))
+		require.Truef(t, res.IsError, "want isError: %s", dump(r))
+		require.Containsf(t, res.Text(), tc.msg, "tool error %q does not contain %q", truncate(res.Text(), 300), tc.msg)
 	default:
 		if r.msg.Error != nil {
-			t.Fatalf("want a result, got error %d %s", r.msg.Error.Code, r.msg.Error.Message)
+			require.Fail(t, fmt.Sprintf("want a result, got error %d %s", r.msg.Error.Code, r.msg.Error.Message))
 		}
-		if !strings.Contains(string(r.msg.Result), tc.msg) {
-			t.Fatalf("result %s does not contain %q", truncate(string(r.msg.Result), 300), tc.msg)
-		}
+		require.Containsf(t, string(r.msg.Result), tc.msg, "result %s does not contain %q", truncate(string(r.msg.Result), 300), tc.msg)
 	}
 }

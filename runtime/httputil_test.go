@@ -1,11 +1,14 @@
 package runtime
 
 import (
+	"fmt"
+	"github.com/stretchr/testify/assert"
 	"net/http"
 	"testing"
 )
 
 func TestAcceptsJSONAndSSE(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		accept []string
 		want   bool
@@ -27,7 +30,7 @@ func TestAcceptsJSONAndSSE(t *testing.T) {
 			r.Header.Add("Accept", v)
 		}
 		if got := acceptsJSONAndSSE(r); got != tc.want {
-			t.Errorf("Accept %q: got %v, want %v", tc.accept, got, tc.want)
+			assert.Fail(t, fmt.Sprintf("Accept %q: got %v, want %v", tc.accept, got, tc.want))
 		}
 	}
 }
@@ -35,6 +38,7 @@ func TestAcceptsJSONAndSSE(t *testing.T) {
 // TestHostAllowedRemembersOnlyAllowedHosts checks the DNS rebinding check's memory of the last
 // Host it allowed: a refused Host between allowed ones is refused every time.
 func TestHostAllowedRemembersOnlyAllowedHosts(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, WithAllowedHosts("mcp.example.com"))
 	for range 2 {
 		for _, tc := range []struct {
@@ -50,7 +54,7 @@ func TestHostAllowedRemembersOnlyAllowedHosts(t *testing.T) {
 			{"evil.example", false},
 		} {
 			if got := s.hostAllowed(tc.host); got != tc.want {
-				t.Errorf("hostAllowed(%q) = %v, want %v", tc.host, got, tc.want)
+				assert.Fail(t, fmt.Sprintf("hostAllowed(%q) = %v, want %v", tc.host, got, tc.want))
 			}
 		}
 	}

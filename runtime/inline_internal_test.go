@@ -2,6 +2,9 @@ package runtime
 
 import (
 	"context"
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,6 +18,7 @@ import (
 // primingDelay after its start, however many wait together and however their starts are
 // spread: the server's one timer re-arms for each. Then every answer arrives.
 func TestPrimingEventsWhileHandlersRun(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	ts := newTestServer(t, WithSSEResponses())
 	gate := make(chan struct{})
@@ -75,7 +79,7 @@ func TestPrimingEventsWhileHandlersRun(t *testing.T) {
 	waitGroupOrFail(ctx, t, &answered, "every answer")
 	close(errs)
 	for e := range errs {
-		t.Error(e)
+		assert.Fail(t, fmt.Sprint(e))
 	}
 }
 
@@ -87,6 +91,6 @@ func waitGroupOrFail(ctx context.Context, t *testing.T, wg *sync.WaitGroup, what
 	select {
 	case <-done:
 	case <-ctx.Done():
-		t.Fatalf("timed out waiting for %s", what)
+		require.Fail(t, fmt.Sprintf("timed out waiting for %s", what))
 	}
 }

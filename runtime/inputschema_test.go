@@ -16,6 +16,7 @@ import (
 // checks that arguments breaking its input schema come back as a tool error naming the path
 // and the reason, without the handler running, and that conforming arguments reach it.
 func TestRawToolInputSchema(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	var calls atomic.Int32
 	const schema = `{"type":"object",
@@ -89,6 +90,7 @@ func TestRawToolInputSchema(t *testing.T) {
 // TestRawToolInputSchemaRegistration checks that a schema that does not compile, or refers to
 // another document, is refused when the tool is registered, with a message saying so.
 func TestRawToolInputSchemaRegistration(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ name, schema, want string }{
 		{"unknown type", `{"type":"object","properties":{"a":{"type":"nosuchtype"}}}`, `tool "t": input schema does not compile`},
 		{"keyword of the wrong type", `{"type":"object","required":"a"}`, `tool "t": input schema does not compile`},
@@ -129,7 +131,7 @@ func BenchmarkCheckInputSchema(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if msg := checkInputSchema(schema, args); msg != "" {
-			b.Fatal(msg) // a benchmark of the valid path
+			require.Fail(b, msg) // a benchmark of the valid path
 		}
 	}
 }

@@ -8,6 +8,8 @@ package runtime_test
 import (
 	"context"
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/http"
 	"testing"
 
@@ -28,9 +30,7 @@ func TestObservingInterceptorCostsNoAllocation(t *testing.T) {
 		})
 	}
 	base, with := serverAllocs(), serverAllocs(runtime.WithInterceptors(noopInterceptor))
-	if with > base {
-		t.Errorf("server: %.1f allocations per call with a no-op interceptor, %.1f without", with, base)
-	}
+	assert.Falsef(t, with > base, "server: %.1f allocations per call with a no-op interceptor, %.1f without", with, base)
 	t.Logf("server: %.1f allocations per call without an interceptor, %.1f with one", base, with)
 
 	clientAllocs := func(opts ...runtime.ClientOption) float64 {
@@ -42,13 +42,11 @@ func TestObservingInterceptorCostsNoAllocation(t *testing.T) {
 		req := &mcpv1.TextContent{Text: "hi"}
 		return testing.AllocsPerRun(200, func() {
 			if _, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", req); err != nil {
-				t.Fatal(err)
+				require.NoError(t, err)
 			}
 		})
 	}
 	base, with = clientAllocs(), clientAllocs(runtime.WithInterceptors(noopInterceptor))
-	if with > base {
-		t.Errorf("client: %.1f allocations per call with a no-op interceptor, %.1f without", with, base)
-	}
+	assert.Falsef(t, with > base, "client: %.1f allocations per call with a no-op interceptor, %.1f without", with, base)
 	t.Logf("client: %.1f allocations per call without an interceptor, %.1f with one", base, with)
 }

@@ -151,7 +151,7 @@ func TestInterceptorOrderAndWhatTheySee(t *testing.T) {
 	assert.Equal(t, runtime.LatestProtocolVersion, sr.ProtocolVersion, "server's Request.ProtocolVersion")
 	assert.False(t, sr.ID.IsZero(), "server's Request.ID is zero")
 	if diff := cmp.Diff(&mcpv1.TextContent{Text: "hello"}, smsg, protocmp.Transform()); diff != "" {
-		t.Errorf("server's Request.Message is not the decoded request (-want +got):\n%s", diff)
+		assert.Fail(t, fmt.Sprintf("server's Request.Message is not the decoded request (-want +got):\n%s", diff))
 	}
 	assert.Equal(t, c.SessionID(), sr.Header.Get("Mcp-Session-Id"), "server's Request.Header")
 	assert.Contains(t, string(sr.Params), `"hello"`, "server's Request.Params")
@@ -162,7 +162,7 @@ func TestInterceptorOrderAndWhatTheySee(t *testing.T) {
 	assert.Equal(t, sr.ID.String(), cr.ID.String(), "client's Request.ID against the server's")
 	require.NotNil(t, cresp, "client's Response")
 	if diff := cmp.Diff(&mcpv1.TextContent{Text: "hello"}, cresp.Message, protocmp.Transform()); diff != "" {
-		t.Errorf("client's Response.Message is not the typed response (-want +got):\n%s", diff)
+		assert.Fail(t, fmt.Sprintf("client's Response.Message is not the typed response (-want +got):\n%s", diff))
 	}
 
 	// Methods without a registration pass through the server's and client's interceptors only.
@@ -252,7 +252,7 @@ func TestInterceptorReplacesResult(t *testing.T) {
 		{"client", "replaced by the client"},
 	} {
 		if got, err := echo(ctx, c, tc.in); err != nil || got != tc.want {
-			t.Errorf("echo(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+			assert.Fail(t, fmt.Sprintf("echo(%q) = %q, %v; want %q", tc.in, got, err, tc.want))
 		}
 	}
 	var te *runtime.ToolError
@@ -291,11 +291,9 @@ func TestInterceptorPanicsAreContained(t *testing.T) {
 	ctx := testCtx(t)
 	for _, in := range []string{"boom", "late", "inner"} {
 		_, err := echo(ctx, c, in)
-		if runtime.CodeOf(err) != runtime.CodeInternalError || !strings.Contains(err.Error(), `tool "echo"`) {
-			t.Errorf("echo(%q) = %v; want an internal error naming the tool", in, err)
-		}
+		assert.Falsef(t, runtime.CodeOf(err) != runtime.CodeInternalError || !strings.Contains(err.Error(), `tool "echo"`), "echo(%q) = %v; want an internal error naming the tool", in, err)
 		if got, err := echo(ctx, c, "after"); err != nil || got != "after" {
-			t.Fatalf("the server stopped serving after a panic in an interceptor: %q, %v", got, err)
+			require.Fail(t, fmt.Sprintf("the server stopped serving after a panic in an interceptor: %q, %v", got, err))
 		}
 	}
 	e.closeAll(t, c, leaks)
@@ -333,9 +331,7 @@ func TestClientInterceptorRetries(t *testing.T) {
 	require.Equal(t, "third time", out.GetText(), "flaky")
 	assert.EqualValues(t, 3, calls.Load(), "handler runs")
 	assert.Len(t, ids, 3, "attempts the interceptor saw")
-	if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
-		t.Errorf("attempts reused request IDs: %v", ids)
-	}
+	assert.Falsef(t, len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids), "attempts reused request IDs: %v", ids)
 	e.closeAll(t, c, leaks)
 }
 
@@ -397,6 +393,7 @@ func TestClientMetaAndHeadersReachTheServer(t *testing.T) {
 }
 
 func TestCodeOf(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		want runtime.Code
@@ -409,7 +406,7 @@ func TestCodeOf(t *testing.T) {
 		{errors.New("plain"), runtime.CodeInternalError},
 	} {
 		if got := runtime.CodeOf(tc.err); got != tc.want {
-			t.Errorf("CodeOf(%v) = %v; want %v", tc.err, got, tc.want)
+			assert.Fail(t, fmt.Sprintf("CodeOf(%v) = %v; want %v", tc.err, got, tc.want))
 		}
 	}
 	assert.Equal(t, "invalid_params", runtime.CodeInvalidParams.String())
@@ -417,6 +414,7 @@ func TestCodeOf(t *testing.T) {
 }
 
 func TestCallerOutsideHandler(t *testing.T) {
+	t.Parallel()
 	c := runtime.CallerFrom(context.Background())
 	require.Nil(t, c, "CallerFrom(background)")
 	assert.Error(t, c.Ping(context.Background()), "Ping on a nil Caller")

@@ -15,6 +15,7 @@ import (
 // TestListsAndIterators checks that the four list methods have one shape (a page and its
 // NextCursor) and that the iterators follow every page.
 func TestListsAndIterators(t *testing.T) {
+	t.Parallel()
 	e := newClientEnv(t, runtime.WithPageSize(2))
 	var tools, prompts, resources, templates []string
 	for i := range 5 {
@@ -106,6 +107,7 @@ func TestListsAndIterators(t *testing.T) {
 // TestDuplicateRegistrationPanics checks that tools, prompts, resources and templates all
 // refuse a second registration under the same name, as http.ServeMux does.
 func TestDuplicateRegistrationPanics(t *testing.T) {
+	t.Parallel()
 	s := runtime.NewServer(runtime.Implementation{Name: "dup"}, runtime.WithLogger(discardLogger()))
 	tool := func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) { return nil, nil }
 	prompt := func(context.Context, map[string]string) (*runtime.GetPromptResult, error) { return nil, nil }
@@ -123,9 +125,7 @@ func TestDuplicateRegistrationPanics(t *testing.T) {
 		func() {
 			defer func() {
 				p := recover()
-				if p == nil || !strings.Contains(fmt.Sprint(p), "already registered") {
-					t.Errorf("second %s registration: panic %v; want 'already registered'", tc.what, p)
-				}
+				assert.Falsef(t, p == nil || !strings.Contains(fmt.Sprint(p), "already registered"), "second %s registration: panic %v; want 'already registered'", tc.what, p)
 			}()
 			tc.add()
 		}()

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
@@ -29,9 +31,7 @@ func TestLoad(t *testing.T) {
 	}
 	if v := os.Getenv("PROTOMCP_SOAK"); v != "" {
 		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("PROTOMCP_SOAK=%q: %v", v, err)
-		}
+		require.NoErrorf(t, err, "PROTOMCP_SOAK=%q", v)
 		dur = d
 	}
 	const (
@@ -131,20 +131,16 @@ func TestLoad(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(dur + 2*callTimeout):
-		t.Fatal("callers still running long after the load ended: a hang")
+		require.Fail(t, "callers still running long after the load ended: a hang")
 	}
 
 	for _, c := range cs {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := c.Close(ctx); err != nil {
-			t.Errorf("client close: %v", err)
-		}
+		assert.NoError(t, c.Close(ctx), "client close")
 		cancel()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	if err := srv.Shutdown(ctx); err != nil {
-		t.Errorf("shutdown: %v", err)
-	}
+	assert.NoError(t, srv.Shutdown(ctx), "shutdown")
 	cancel()
 	hs.CloseClientConnections()
 	hs.Close()
@@ -167,22 +163,16 @@ func TestLoad(t *testing.T) {
 		dur, calls.Load(), float64(calls.Load())/dur.Seconds(), aborted.Load(), abortedDone.Load(), hangs.Load(), unexpected.Load(),
 		pct(0.50), pct(0.99), baseG, g, float64(baseHeap)/(1<<20), float64(heap)/(1<<20))
 	for _, e := range firstErrs {
-		t.Errorf("unexpected: %s", e)
+		assert.Fail(t, fmt.Sprintf("unexpected: %s", e))
 	}
-	if hangs.Load() != 0 || unexpected.Load() != 0 {
-		t.Fatalf("%d hangs and %d unexpected errors", hangs.Load(), unexpected.Load())
-	}
-	if calls.Load() < callers || aborted.Load() == 0 {
-		t.Fatalf("too little load to mean anything: %d calls, %d aborted", calls.Load(), aborted.Load())
-	}
+	require.Falsef(t, hangs.Load() != 0 || unexpected.Load() != 0, "%d hangs and %d unexpected errors", hangs.Load(), unexpected.Load())
+	require.Falsef(t, calls.Load() < callers || aborted.Load() == 0, "too little load to mean anything: %d calls, %d aborted", calls.Load(), aborted.Load())
 	if !back {
 		buf := make([]byte, 1<<20)
 		n := goruntime.Stack(buf, true)
-		t.Fatalf("goroutines did not return to the baseline (%d, then %d):\n%s", baseG, g, buf[:n])
+		require.Fail(t, fmt.Sprintf("goroutines did not return to the baseline (%d, then %d):\n%s", baseG, g, buf[:n]))
 	}
-	if heap > baseHeap+64<<20 {
-		t.Fatalf("heap grew from %d to %d bytes after the load", baseHeap, heap)
-	}
+	require.Falsef(t, heap > baseHeap+64<<20, "heap grew from %d to %d bytes after the load", baseHeap, heap)
 }
 
 // settle collects garbage and returns the number of goroutines and the live heap.

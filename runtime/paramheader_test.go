@@ -1,12 +1,15 @@
 package runtime
 
 import (
+	"fmt"
+	"github.com/stretchr/testify/assert"
 	"strings"
 	"testing"
 )
 
 // The constraints on x-mcp-header values (spec 2026-07-28, Streamable HTTP, Schema Extension).
 func TestParamHeadersConstraints(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		schema, err string
 		n           int
@@ -23,17 +26,18 @@ func TestParamHeadersConstraints(t *testing.T) {
 		anns, err := paramHeaders([]byte(tc.schema))
 		switch {
 		case tc.err == "" && err != nil:
-			t.Errorf("%s: %v", tc.schema, err)
+			assert.Fail(t, fmt.Sprintf("%s: %v", tc.schema, err))
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%s: error %v, want one containing %q", tc.schema, err, tc.err)
+			assert.Fail(t, fmt.Sprintf("%s: error %v, want one containing %q", tc.schema, err, tc.err))
 		case tc.err == "" && len(anns) != tc.n:
-			t.Errorf("%s: %d annotations, want %d", tc.schema, len(anns), tc.n)
+			assert.Fail(t, fmt.Sprintf("%s: %d annotations, want %d", tc.schema, len(anns), tc.n))
 		}
 	}
 }
 
 // Header values are encoded as the spec's Value Encoding table shows, and decoded back.
 func TestHeaderValueEncoding(t *testing.T) {
+	t.Parallel()
 	for v, want := range map[string]string{
 		"us-west1":           "us-west1",
 		"Hello, 世界":          "=?base64?SGVsbG8sIOS4lueVjA==?=",
@@ -42,10 +46,10 @@ func TestHeaderValueEncoding(t *testing.T) {
 		"=?base64?literal?=": "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=",
 	} {
 		if got := encodeHeaderValue(v); got != want {
-			t.Errorf("encode %q = %q, want %q", v, got, want)
+			assert.Fail(t, fmt.Sprintf("encode %q = %q, want %q", v, got, want))
 		}
 		if back, ok := decodeHeaderValue(want); !ok || back != v {
-			t.Errorf("decode %q = %q, %v; want %q", want, back, ok, v)
+			assert.Fail(t, fmt.Sprintf("decode %q = %q, %v; want %q", want, back, ok, v))
 		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 // structuredContent is the protojson of the message and whose text mirrors it exactly,
 // whatever the characters, and whose size hint does not change the bytes.
 func TestMessageResultEncoding(t *testing.T) {
+	t.Parallel()
 	var enc resultEncoding
 	for _, text := range []string{"", "plain", `quote " backslash \ slash /`, "ctl \x00\x01\x1f\t\r\n end", "ünïcødé ✓ \u2028 <&>", string(make([]byte, 5000))} {
 		msg := &mcpv1.TextContent{Text: text}
@@ -43,7 +44,7 @@ func TestMessageResultEncoding(t *testing.T) {
 			back := &mcpv1.TextContent{}
 			require.NoError(t, protojson.Unmarshal(got.StructuredContent, back), "%q: structuredContent %s", text, got.StructuredContent)
 			if diff := cmp.Diff(msg, back, protocmp.Transform()); diff != "" {
-				t.Fatalf("%q: structuredContent %s decodes to another message (-want +got):\n%s", text, got.StructuredContent, diff)
+				require.Fail(t, fmt.Sprintf("%q: structuredContent %s decodes to another message (-want +got):\n%s", text, got.StructuredContent, diff))
 			}
 		}
 	}
@@ -52,6 +53,7 @@ func TestMessageResultEncoding(t *testing.T) {
 // TestPooledResultsUnderConcurrency checks that reused result buffers never leak one call's
 // answer into another's: concurrent calls of different sizes each get exactly their own.
 func TestPooledResultsUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "pool", Version: "1"})
 	AddTool(s, ToolSpec{Name: "echo", InputSchema: `{"type":"object"}`, OutputSchema: `{"type":"object"}`},
 		func(_ context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
@@ -81,7 +83,7 @@ func TestPooledResultsUnderConcurrency(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Error(err)
+		assert.NoError(t, err)
 	}
 }
 
@@ -89,6 +91,7 @@ func TestPooledResultsUnderConcurrency(t *testing.T) {
 // protojsonfast writes a result type follows the type: an interceptor may replace a tool's
 // result with another type, which must not be written with the first type's answer.
 func TestResultEncodingFollowsTheResultType(t *testing.T) {
+	t.Parallel()
 	var enc resultEncoding
 	fast := &weatherv1.GetForecastResponse{}
 	slow, err := structpb.NewStruct(map[string]any{"a": 1})

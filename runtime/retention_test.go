@@ -17,6 +17,7 @@ import (
 // streams than its ring starts with and than one batch of deletions holds, and again after the
 // timer went idle.
 func TestDeliveredStreamsForgottenAfterRetention(t *testing.T) {
+	t.Parallel()
 	const retain = 300 * time.Millisecond
 	store := NewMemoryEventStore(0)
 	ts := newTestServer(t, WithSSEResponses(), WithEventStore(store), WithEventRetention(retain))

@@ -11,6 +11,7 @@ import (
 
 // TestEqualFoldASCII: member names match as encoding/json matches them to fields.
 func TestEqualFoldASCII(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		key, name string
 		want      bool
@@ -103,15 +104,12 @@ func normalize(b []byte) string {
 // one, as to any []byte a handler is given, must not write over the params after it, as it
 // cannot with encoding/json's copies.
 func TestRequestMetaValuesDoNotAliasParams(t *testing.T) {
+	t.Parallel()
 	params := []byte(`{"_meta":{"progressToken":"p","trace":"t"},"arguments":{"text":"hello"}}`)
 	orig := string(params)
 	m, rpcErr := requestMeta(params)
-	if rpcErr != nil || m == nil {
-		t.Fatalf("requestMeta: %v", rpcErr)
-	}
+	require.Falsef(t, rpcErr != nil || m == nil, "requestMeta: %v", rpcErr)
 	_ = append(m.Other["trace"], `,"arguments":{"text":"overwritten"}}`...)
 	_ = append(m.ProgressToken, `XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX`...)
-	if string(params) != orig {
-		t.Errorf("params changed by appending to their _meta's values:\n got %s\nwant %s", params, orig)
-	}
+	assert.Falsef(t, string(params) != orig, "params changed by appending to their _meta's values:\n got %s\nwant %s", params, orig)
 }

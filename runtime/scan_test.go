@@ -3,6 +3,8 @@ package runtime
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"github.com/stretchr/testify/require"
 	"testing"
 	"unicode/utf8"
 )
@@ -35,25 +37,17 @@ func FuzzScanCallToolParams(f *testing.F) {
 			return
 		}
 		var want CallToolParams
-		if err := json.Unmarshal(params, &want); err != nil {
-			t.Fatalf("the scanner accepted %q, which encoding/json rejects: %v", params, err)
-		}
-		if got.Name != want.Name {
-			t.Fatalf("name %q, encoding/json %q, in %q", got.Name, want.Name, params)
-		}
-		if !sameJSON(got.Arguments, want.Arguments) {
-			t.Fatalf("arguments %q, encoding/json %q, in %q", got.Arguments, want.Arguments, params)
-		}
+		require.NoErrorf(t, json.Unmarshal(params, &want), "the scanner accepted %q, which encoding/json rejects", params)
+		require.Falsef(t, got.Name != want.Name, "name %q, encoding/json %q, in %q", got.Name, want.Name, params)
+		require.Truef(t, sameJSON(got.Arguments, want.Arguments), "arguments %q, encoding/json %q, in %q", got.Arguments, want.Arguments, params)
 		// _meta is left to requestMeta, which finds it with scanMember and decodes it once.
-		if got.Meta != nil {
-			t.Fatalf("the scanner decoded _meta a second time: %+v", got.Meta)
-		}
+		require.Falsef(t, got.Meta != nil, "the scanner decoded _meta a second time: %+v", got.Meta)
 		var wantMeta struct {
 			Meta json.RawMessage `json:"_meta"`
 		}
 		_ = json.Unmarshal(params, &wantMeta)
 		if raw, _, ok := scanMember(params, "_meta"); ok && !sameJSON(raw, wantMeta.Meta) {
-			t.Fatalf("_meta %q, encoding/json %q, in %q", raw, wantMeta.Meta, params)
+			require.Fail(t, fmt.Sprintf("_meta %q, encoding/json %q, in %q", raw, wantMeta.Meta, params))
 		}
 	})
 }
@@ -110,9 +104,7 @@ func FuzzScanMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, ok := scanMessage(data)
 		if !json.Valid(data) {
-			if ok {
-				t.Fatalf("scanned %q, which is not JSON: %+v", data, got)
-			}
+			require.Falsef(t, ok, "scanned %q, which is not JSON: %+v", data, got)
 			return
 		}
 		if !ok || !utf8.Valid(data) {
@@ -120,22 +112,12 @@ func FuzzScanMessage(f *testing.F) {
 		}
 		gotErr := got.validate()
 		want, wantErr := decodeMessageJSON(data)
-		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Message != wantErr.Message {
-			t.Fatalf("error %v, encoding/json %v, in %q", gotErr, wantErr, data)
-		}
-		if want == nil {
-			t.Fatalf("the scanner decoded %q, which encoding/json's path rejects with no message: %v", data, wantErr)
-		}
-		if got.JSONRPC != want.JSONRPC || got.Method != want.Method || (got.ID == nil) != (want.ID == nil) ||
-			got.ID != nil && got.ID.raw != want.ID.raw || got.Error != nil {
-			t.Fatalf("scanned %+v, encoding/json %+v, in %q", got, want, data)
-		}
-		if !bytes.Equal(got.Params, want.Params) || (got.Params == nil) != (want.Params == nil) {
-			t.Fatalf("params %q, encoding/json %q, in %q", got.Params, want.Params, data)
-		}
-		if !bytes.Equal(got.Result, want.Result) || (got.Result == nil) != (want.Result == nil) {
-			t.Fatalf("result %q, encoding/json %q, in %q", got.Result, want.Result, data)
-		}
+		require.Falsef(t, (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Message != wantErr.Message, "error %v, encoding/json %v, in %q", gotErr, wantErr, data)
+		require.Falsef(t, want == nil, "the scanner decoded %q, which encoding/json's path rejects with no message: %v", data, wantErr)
+		require.Falsef(t, got.JSONRPC != want.JSONRPC || got.Method != want.Method || (got.ID == nil) != (want.ID == nil) ||
+			got.ID != nil && got.ID.raw != want.ID.raw || got.Error != nil, "scanned %+v, encoding/json %+v, in %q", got, want, data)
+		require.Falsef(t, !bytes.Equal(got.Params, want.Params) || (got.Params == nil) != (want.Params == nil), "params %q, encoding/json %q, in %q", got.Params, want.Params, data)
+		require.Falsef(t, !bytes.Equal(got.Result, want.Result) || (got.Result == nil) != (want.Result == nil), "result %q, encoding/json %q, in %q", got.Result, want.Result, data)
 	})
 }
 
@@ -168,11 +150,7 @@ func FuzzScanToolResult(f *testing.F) {
 			StructuredContent json.RawMessage `json:"structuredContent"`
 			IsError           bool            `json:"isError"`
 		}
-		if err := json.Unmarshal(obj, &want); err != nil {
-			t.Fatalf("the scanner accepted %q, which encoding/json rejects: %v", obj, err)
-		}
-		if isError != want.IsError || !bytes.Equal(sc, want.StructuredContent) || (sc == nil) != (want.StructuredContent == nil) {
-			t.Fatalf("scanned %q %v, encoding/json %q %v, in %q", sc, isError, want.StructuredContent, want.IsError, obj)
-		}
+		require.NoErrorf(t, json.Unmarshal(obj, &want), "the scanner accepted %q, which encoding/json rejects", obj)
+		require.Falsef(t, isError != want.IsError || !bytes.Equal(sc, want.StructuredContent) || (sc == nil) != (want.StructuredContent == nil), "scanned %q %v, encoding/json %q %v, in %q", sc, isError, want.StructuredContent, want.IsError, obj)
 	})
 }

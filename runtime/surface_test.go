@@ -81,7 +81,7 @@ func TestPromptFromProto(t *testing.T) {
 			direct, err := (&weather.Service{Now: func() time.Time { return surfaceNow }}).PlanTrip(ctx, &weatherv1.PlanTripRequest{City: "Paris", Activity: weatherv1.Activity_ACTIVITY_HIKING, Days: 2})
 			require.NoError(t, err)
 			if diff := cmp.Diff(direct, res, protocmp.Transform()); diff != "" {
-				t.Fatalf("PlanTrip through the client (-direct +client):\n%s", diff)
+				require.Fail(t, fmt.Sprintf("PlanTrip through the client (-direct +client):\n%s", diff))
 			}
 			assert.Contains(t, res.GetMessages()[0].GetContent().GetText().GetText(), "2-day trip to Paris, FR for hiking", "prompt text")
 
@@ -161,7 +161,7 @@ func TestResourceTemplateFromProto(t *testing.T) {
 			require.NoError(t, err)
 			direct, _ := svc.GetStation(ctx, &weatherv1.GetStationRequest{Id: "tokyo-otemachi"})
 			if diff := cmp.Diff(direct, got, protocmp.Transform()); diff != "" {
-				t.Fatalf("GetStation through the client (-direct +client):\n%s", diff)
+				require.Fail(t, fmt.Sprintf("GetStation through the client (-direct +client):\n%s", diff))
 			}
 
 			// The wire form: a resources/read of the URI, answered with JSON text.
@@ -215,9 +215,7 @@ func TestStreamingToolFromProto(t *testing.T) {
 				progress = append(progress, *p)
 				mu.Unlock()
 			})).All() {
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				got = append(got, msg)
 			}
 			require.Len(t, got, 5, "messages")
@@ -317,22 +315,18 @@ func TestStreamingToolSlowConsumer(t *testing.T) {
 			select {
 			case <-h.sentAll:
 			case <-ctx.Done():
-				t.Fatal("the handler did not send every message while the consumer was not reading")
+				require.Fail(t, "the handler did not send every message while the consumer was not reading")
 			}
 			for i := range n {
 				m, err := stream.Recv()
-				if err != nil {
-					t.Fatalf("Recv %d: %v", i, err)
-				}
-				if m.GetProgress() != int32(i+1) {
-					t.Fatalf("message %d has progress %d: lost or reordered", i, m.GetProgress())
-				}
+				require.NoErrorf(t, err, "Recv %d", i)
+				require.Falsef(t, m.GetProgress() != int32(i+1), "message %d has progress %d: lost or reordered", i, m.GetProgress())
 			}
 			if m, err := stream.Recv(); !errors.Is(err, io.EOF) {
-				t.Fatalf("after %d messages: %v, %v; want io.EOF", n, m, err)
+				require.Fail(t, fmt.Sprintf("after %d messages: %v, %v; want io.EOF", n, m, err))
 			}
 			if err := <-h.ended; err != nil {
-				t.Errorf("handler: %v", err)
+				assert.Fail(t, fmt.Sprintf("handler: %v", err))
 			}
 			e.closeAll(t, c, leaks)
 		})
@@ -360,7 +354,7 @@ func TestStreamingToolCancelMidway(t *testing.T) {
 							if how == "cancel" && errors.Is(err, context.Canceled) {
 								break
 							}
-							t.Fatalf("after %v: %v", got, err)
+							require.Fail(t, fmt.Sprintf("after %v: %v", got, err))
 						}
 						got = append(got, m.GetProgress())
 						if len(got) == 3 {
@@ -377,7 +371,7 @@ func TestStreamingToolCancelMidway(t *testing.T) {
 					// waited to send message 4.
 					assert.ErrorIs(t, <-h.ended, context.Canceled, "how the handler ended")
 					if m, err := stream.Recv(); m != nil || err == nil || errors.Is(err, io.EOF) {
-						t.Errorf("Recv after the end = %v, %v; want the cancellation", m, err)
+						assert.Fail(t, fmt.Sprintf("Recv after the end = %v, %v; want the cancellation", m, err))
 					}
 					e.closeAll(t, c, leaks)
 				})
@@ -413,6 +407,7 @@ func TestUnimplementedRPCsAreNotListed(t *testing.T) {
 }
 
 func TestPromptResultConversions(t *testing.T) {
+	t.Parallel()
 	in := &mcpv1.PromptResult{Description: "d", Messages: []*mcpv1.PromptMessage{
 		{Role: mcpv1.Role_ROLE_ASSISTANT, Content: &mcpv1.Content{Kind: &mcpv1.Content_Image{Image: &mcpv1.ImageContent{Data: []byte{1, 2}, MimeType: "image/png"}}}},
 		{Content: &mcpv1.Content{Kind: &mcpv1.Content_Text{Text: &mcpv1.TextContent{Text: "t"}}}},
@@ -427,11 +422,12 @@ func TestPromptResultConversions(t *testing.T) {
 	require.NoError(t, err)
 	in.Messages[1].Role = mcpv1.Role_ROLE_USER
 	if diff := cmp.Diff(in, back, protocmp.Transform()); diff != "" {
-		t.Errorf("round trip (-want +got):\n%s", diff)
+		assert.Fail(t, fmt.Sprintf("round trip (-want +got):\n%s", diff))
 	}
 }
 
 func TestExpandURITemplate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		tmpl string
 		msg  proto.Message
@@ -442,9 +438,7 @@ func TestExpandURITemplate(t *testing.T) {
 		{"weather://about", nil, "weather://about"},
 	} {
 		got, err := runtime.ExpandURITemplate(tc.tmpl, tc.msg)
-		if err != nil || got != tc.want {
-			t.Errorf("ExpandURITemplate(%q, %v) = %q, %v; want %q", tc.tmpl, tc.msg, got, err, tc.want)
-		}
+		assert.Falsef(t, err != nil || got != tc.want, "ExpandURITemplate(%q, %v) = %q, %v; want %q", tc.tmpl, tc.msg, got, err, tc.want)
 	}
 }
 
@@ -465,13 +459,11 @@ func TestStreamingToolOverStdio(t *testing.T) {
 	select {
 	case <-h.sentAll:
 	case <-ctx.Done():
-		t.Fatal("the handler did not send every message while the consumer was not reading")
+		require.Fail(t, "the handler did not send every message while the consumer was not reading")
 	}
 	var got []int32
 	for m, err := range stream.All() {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got = append(got, m.GetProgress())
 	}
 	want := make([]int32, n)
@@ -485,7 +477,7 @@ func TestStreamingToolOverStdio(t *testing.T) {
 	stream = client.ExportForecast(ctx, &weatherv1.ExportForecastRequest{City: "Paris"})
 	h.step <- struct{}{}
 	if m, err := stream.Recv(); err != nil || m.GetProgress() != 1 {
-		t.Fatalf("Recv = %v, %v", m, err)
+		require.Fail(t, fmt.Sprintf("Recv = %v, %v", m, err))
 	}
 	stream.Close()
 	assert.ErrorIs(t, <-h.ended, context.Canceled, "how the handler ended")
@@ -516,26 +508,24 @@ func TestTypedPromptArgumentKinds(t *testing.T) {
 	_, err := runtime.GetPrompt(ctx, c, "link", &mcpv1.ResourceLink{Uri: "a://b", Size: &size, MimeType: "text/plain"})
 	require.NoError(t, err)
 	if diff := cmp.Diff(&mcpv1.ResourceLink{Uri: "a://b", Size: &size, MimeType: "text/plain"}, got, protocmp.Transform()); diff != "" {
-		t.Errorf("the handler got (-want +got):\n%s", diff)
+		assert.Fail(t, fmt.Sprintf("the handler got (-want +got):\n%s", diff))
 	}
 	// The proto name works too; a number that is not one is refused, naming the argument.
 	if _, err := c.GetPrompt(ctx, "link", map[string]string{"uri": "a://b", "mime_type": "x/y"}); err != nil || got.GetMimeType() != "x/y" {
-		t.Errorf("proto name: %v, %v", got, err)
+		assert.Fail(t, fmt.Sprintf("proto name: %v, %v", got, err))
 	}
 	if _, err := c.GetPrompt(ctx, "link", map[string]string{"uri": "a://b", "size": "big"}); err == nil || !strings.Contains(err.Error(), "size") {
-		t.Errorf("size=big: %v", err)
+		assert.Fail(t, fmt.Sprintf("size=big: %v", err))
 	}
 	for value, want := range map[string]string{"true": "true", "false": "false"} {
 		res, err := c.GetPrompt(ctx, "result", map[string]string{"isError": value})
-		if err != nil || res.Description != want {
-			t.Errorf("isError=%s: %+v, %v", value, res, err)
-		}
+		assert.Falsef(t, err != nil || res.Description != want, "isError=%s: %+v, %v", value, res, err)
 	}
 	for args, want := range map[string]string{`{"isError":"yes"}`: "want true or false", `{"content":"x"}`: `unknown argument "content"`} {
 		var m map[string]string
 		_ = json.Unmarshal([]byte(args), &m)
 		if _, err := c.GetPrompt(ctx, "result", m); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want an error mentioning %q", args, err, want)
+			assert.Fail(t, fmt.Sprintf("%s: %v, want an error mentioning %q", args, err, want))
 		}
 	}
 	e.closeAll(t, c, leaks)

@@ -51,6 +51,7 @@ type viaInterface struct {
 }
 
 func TestUnimplementedMethods(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		h    any

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"math"
 	"strings"
 	"testing"
@@ -294,20 +295,14 @@ func scalar(f *fuzzBytes, fd protoreflect.FieldDescriptor) protoreflect.Value {
 func compileFuzzSchema(t *testing.T, text string) *jsonschema.Schema {
 	t.Helper()
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
-		t.Fatalf("schema is not JSON: %v\n%s", err, text)
-	}
+	require.NoErrorf(t, err, "schema is not JSON: %v\n%s", err, text)
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
 	c.AssertContent()
-	if err := c.AddResource("mem:///schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, c.AddResource("mem:///schema.json", doc))
 	s, err := c.Compile("mem:///schema.json")
-	if err != nil {
-		t.Fatalf("schema does not compile: %v\n%s", err, text)
-	}
+	require.NoErrorf(t, err, "schema does not compile: %v\n%s", err, text)
 	return s
 }
 
@@ -335,7 +330,7 @@ func FuzzSchemaBuilder(f *testing.F) {
 			in, inErr := messageSchema(md, input)
 			out, outErr := messageSchema(md, output)
 			if (inErr == nil) != (outErr == nil) {
-				t.Fatalf("%s: input error %v, output error %v", md.FullName(), inErr, outErr)
+				require.Fail(t, fmt.Sprintf("%s: input error %v, output error %v", md.FullName(), inErr, outErr))
 			}
 			if inErr != nil {
 				continue // a generate-time error with a message is a fine answer
@@ -345,26 +340,22 @@ func FuzzSchemaBuilder(f *testing.F) {
 			for _, s := range []string{in.String(), out.String()} {
 				var root map[string]any
 				if err := json.Unmarshal([]byte(s), &root); err != nil || root["type"] != "object" {
-					t.Fatalf("%s: the root schema is not an object: %s", md.FullName(), s)
+					require.Fail(t, fmt.Sprintf("%s: the root schema is not an object: %s", md.FullName(), s))
 				}
 			}
 			msg := dynamicpb.NewMessage(md)
 			fill(src, msg, 3)
 			b, err := protojson.MarshalOptions{Resolver: types}.Marshal(msg)
-			if err != nil {
-				t.Fatalf("marshal: %v", err)
-			}
+			require.NoError(t, err, "marshal")
 			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(b)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if err := outSchema.Validate(inst); err != nil {
-				t.Fatalf("%s: output schema rejects protojson %s: %v\nschema: %s", md.FullName(), b, err, out.String())
+				require.Fail(t, fmt.Sprintf("%s: output schema rejects protojson %s: %v\nschema: %s", md.FullName(), b, err, out.String()))
 			}
 			// Input schemas leave out the _UNSPECIFIED zero value of enums on purpose (a
 			// model should not pick it), although protojson writes it for fields with presence.
 			if err := inSchema.Validate(inst); err != nil && !strings.Contains(string(b), "_UNSPECIFIED") {
-				t.Fatalf("%s: input schema rejects protojson %s: %v\nschema: %s", md.FullName(), b, err, in.String())
+				require.Fail(t, fmt.Sprintf("%s: input schema rejects protojson %s: %v\nschema: %s", md.FullName(), b, err, in.String()))
 			}
 		}
 	})

@@ -37,9 +37,7 @@ var loadImage = sync.OnceValues(func() (*descriptorpb.FileDescriptorSet, error) 
 func image(t *testing.T) *descriptorpb.FileDescriptorSet {
 	t.Helper()
 	set, err := loadImage()
-	if err != nil {
-		t.Fatalf("load test image (run make testimage): %v", err)
-	}
+	require.NoError(t, err, "load test image (run make testimage)")
 	return set
 }
 
@@ -93,37 +91,29 @@ func TestGolden(t *testing.T) {
 			assert.Equal(t, int32(descriptorpb.Edition_EDITION_2024), resp.GetMaximumEdition(), "maximum edition")
 			dir := filepath.Join("testdata", "golden", tc.name)
 			if *update {
-				if err := os.RemoveAll(dir); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, os.RemoveAll(dir))
 			}
 			got := map[string]bool{}
 			for _, f := range resp.File {
 				got[f.GetName()] = true
 				content := []byte(f.GetContent())
 				if formatted, err := format.Source(content); err != nil {
-					t.Errorf("%s does not parse: %v", f.GetName(), err)
+					assert.Fail(t, fmt.Sprintf("%s does not parse: %v", f.GetName(), err))
 				} else if !bytes.Equal(formatted, content) {
-					t.Errorf("%s is not gofmt-clean", f.GetName())
+					assert.Fail(t, fmt.Sprintf("%s is not gofmt-clean", f.GetName()))
 				}
 				path := filepath.Join(dir, filepath.FromSlash(f.GetName()))
 				if *update {
-					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, content, 0o644); err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+					require.NoError(t, os.WriteFile(path, content, 0o644))
 					continue
 				}
 				golden, err := os.ReadFile(path)
 				if err != nil {
-					t.Errorf("%s: %v (run go test -update)", f.GetName(), err)
+					assert.Fail(t, fmt.Sprintf("%s: %v (run go test -update)", f.GetName(), err))
 					continue
 				}
-				if !bytes.Equal(golden, content) {
-					t.Errorf("%s differs from %s (run go test -update and review the diff):\n%s", f.GetName(), path, firstDiff(string(golden), string(content)))
-				}
+				assert.Truef(t, bytes.Equal(golden, content), "%s differs from %s (run go test -update and review the diff):\n%s", f.GetName(), path, firstDiff(string(golden), string(content)))
 			}
 			// No golden may be left without a generated file.
 			_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
@@ -131,9 +121,7 @@ func TestGolden(t *testing.T) {
 					return nil
 				}
 				rel, _ := filepath.Rel(dir, path)
-				if !got[filepath.ToSlash(rel)] {
-					t.Errorf("golden %s was not generated", path)
-				}
+				assert.Truef(t, got[filepath.ToSlash(rel)], "golden %s was not generated", path)
 				return nil
 			})
 		})
@@ -227,7 +215,7 @@ func TestSnakeCase(t *testing.T) {
 		"ToolResultJSON": "tool_result_json",
 	} {
 		if got := snakeCase(in); got != want {
-			t.Errorf("snakeCase(%q) = %q, want %q", in, got, want)
+			assert.Fail(t, fmt.Sprintf("snakeCase(%q) = %q, want %q", in, got, want))
 		}
 	}
 }
@@ -241,7 +229,7 @@ func TestUnexport(t *testing.T) {
 		"already":        "already",
 	} {
 		if got := unexport(in); got != want {
-			t.Errorf("unexport(%q) = %q, want %q", in, got, want)
+			assert.Fail(t, fmt.Sprintf("unexport(%q) = %q, want %q", in, got, want))
 		}
 	}
 }
@@ -254,7 +242,7 @@ func TestCleanComment(t *testing.T) {
 
 func TestRawString(t *testing.T) {
 	if got, want := rawString("a `b` c"), "`a ` + \"`\" + `b` + \"`\" + ` c`"; got != want {
-		t.Errorf("rawString = %s, want %s", got, want)
+		assert.Fail(t, fmt.Sprintf("rawString = %s, want %s", got, want))
 	}
 }
 

@@ -80,9 +80,7 @@ func TestSchemasCompile(t *testing.T) {
 		}
 		return true
 	})
-	if n < 8 {
-		t.Errorf("compiled the schemas of %d tools; the image should hold more", n)
-	}
+	assert.Falsef(t, n < 8, "compiled the schemas of %d tools; the image should hold more", n)
 }
 
 // TestSchemaPayloads validates JSON payloads against generated input schemas and checks that
@@ -224,25 +222,15 @@ func TestSchemaPayloads(t *testing.T) {
 		schema := compileSchema(t, schemaText(t, md, input))
 		for _, p := range payloads {
 			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(p.json))
-			if err != nil {
-				t.Fatalf("%s: bad test payload %s: %v", name, p.json, err)
-			}
+			require.NoErrorf(t, err, "%s: bad test payload %s", name, p.json)
 			err = schema.Validate(inst)
-			if p.valid && err != nil {
-				t.Errorf("%s: schema rejects %s: %v", name, p.json, err)
-			}
-			if !p.valid && err == nil {
-				t.Errorf("%s: schema accepts %s", name, p.json)
-			}
+			assert.Falsef(t, p.valid && err != nil, "%s: schema rejects %s: %v", name, p.json, err)
+			assert.Falsef(t, !p.valid && err == nil, "%s: schema accepts %s", name, p.json)
 			msg := dynamicpb.NewMessage(md)
 			perr := protojson.UnmarshalOptions{Resolver: types}.Unmarshal([]byte(p.json), msg)
 			protojsonValid := (p.valid || p.schemaOnly) && !p.serverOnly
-			if protojsonValid && perr != nil {
-				t.Errorf("%s: protojson rejects %s: %v", name, p.json, perr)
-			}
-			if !protojsonValid && perr == nil {
-				t.Errorf("%s: protojson accepts %s, which the schema rejects", name, p.json)
-			}
+			assert.Falsef(t, protojsonValid && perr != nil, "%s: protojson rejects %s: %v", name, p.json, perr)
+			assert.Falsef(t, !protojsonValid && perr == nil, "%s: protojson accepts %s, which the schema rejects", name, p.json)
 		}
 	}
 }
@@ -293,21 +281,13 @@ func TestOutputSchemas(t *testing.T) {
 		schema := compileSchema(t, schemaText(t, md, output))
 		for _, p := range payloads {
 			msg := dynamicpb.NewMessage(md)
-			if err := (protojson.UnmarshalOptions{Resolver: types}).Unmarshal([]byte(p), msg); err != nil {
-				t.Fatalf("%s: bad test payload %s: %v", name, p, err)
-			}
+			require.NoErrorf(t, (protojson.UnmarshalOptions{Resolver: types}).Unmarshal([]byte(p), msg), "%s: bad test payload %s", name, p)
 			for _, opts := range []protojson.MarshalOptions{{Resolver: types}, {Resolver: types, Multiline: true}} {
 				out, err := opts.Marshal(msg)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(out)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := schema.Validate(inst); err != nil {
-					t.Errorf("%s: output schema rejects protojson %s: %v", name, out, err)
-				}
+				require.NoError(t, err)
+				assert.NoErrorf(t, schema.Validate(inst), "%s: output schema rejects protojson %s", name, out)
 			}
 		}
 	}
@@ -448,18 +428,14 @@ func TestSchemasPortable(t *testing.T) {
 						}
 					}
 					var doc any
-					if err := json.Unmarshal([]byte(schemaText(t, md, dir)), &doc); err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, json.Unmarshal([]byte(schemaText(t, md, dir)), &doc))
 					var findings []lintFinding
 					lintSchema(doc, "", "", &findings)
 					for _, f := range findings {
-						if dir == input || f.err {
-							t.Errorf("%s %v schema: %s at %q", m.FullName(), dir, f.rule, f.path)
-						}
+						assert.Falsef(t, dir == input || f.err, "%s %v schema: %s at %q", m.FullName(), dir, f.rule, f.path)
 					}
 					if s := schemaText(t, md, dir); dir == input && strings.Contains(s, `"dependentSchemas"`) {
-						t.Errorf("%s: input schema uses dependentSchemas", m.FullName())
+						assert.Fail(t, fmt.Sprintf("%s: input schema uses dependentSchemas", m.FullName()))
 					}
 				}
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,7 +43,7 @@ func TestSkeletonCompilesAndServes(t *testing.T) {
 	bin := filepath.Join(dir, "server")
 	build := exec.Command("go", "build", "-overlay", filepath.Join(dir, "overlay.json"), "-o", bin, "./testdata/skeletonbuild")
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("the skeleton does not build: %v\n%s", err, out)
+		require.Fail(t, fmt.Sprintf("the skeleton does not build: %v\n%s", err, out))
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -34,9 +34,7 @@ func TestUserModule(t *testing.T) {
 		cmd.Dir = wd
 		cmd.Env = env
 		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-		}
+		require.NoErrorf(t, err, "%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 		return string(out)
 	}
 

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net/http"
 	"os/exec"
@@ -43,14 +45,12 @@ func (lw *lineWaiter) wait(ctx context.Context, t *testing.T, what string, match
 	for {
 		select {
 		case line, ok := <-lw.lines:
-			if !ok {
-				t.Fatalf("the process ended before %s", what)
-			}
+			require.Truef(t, ok, "the process ended before %s", what)
 			if v := match(line); v != "" {
 				return v
 			}
 		case <-ctx.Done():
-			t.Fatalf("no %s: %v", what, ctx.Err())
+			require.Fail(t, fmt.Sprintf("no %s: %v", what, ctx.Err()))
 		}
 	}
 }
@@ -60,28 +60,23 @@ func (lw *lineWaiter) wait(ctx context.Context, t *testing.T, what string, match
 // issuer (the test plays the browser: it opens the URL the client prints) and calls every
 // tool. Server, client and issuer are real processes and servers on loopback.
 func TestAuthorizationCodeLoginBinaries(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	dir := t.TempDir()
 	for _, b := range []string{"server", "client"} {
 		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, b), "./"+b).CombinedOutput(); err != nil {
-			t.Fatalf("go build ./%s: %v\n%s", b, err, out)
+			require.Fail(t, fmt.Sprintf("go build ./%s: %v\n%s", b, err, out))
 		}
 	}
 	is, err := testissuer.Start(testissuer.WithSubject("weather-fan"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer is.Close()
 
 	srv := exec.CommandContext(ctx, filepath.Join(dir, "server"), "-addr", "127.0.0.1:0", "-auth-issuer", is.URL)
 	stderr, err := srv.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, srv.Start())
 	defer func() {
 		_ = srv.Process.Kill()
 		_ = srv.Wait()
@@ -96,21 +91,15 @@ func TestAuthorizationCodeLoginBinaries(t *testing.T) {
 
 	// Without -login: the 401 is the client's error.
 	out, err := exec.CommandContext(ctx, filepath.Join(dir, "client"), "-url", url, "-timeout", "20s").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "401") {
-		t.Fatalf("a client without a token: %v\n%s", err, out)
-	}
+	require.Falsef(t, err == nil || !strings.Contains(string(out), "401"), "a client without a token: %v\n%s", err, out)
 
 	// With -login: the client prints the authorization URL and waits for the redirect.
 	cl := exec.CommandContext(ctx, filepath.Join(dir, "client"), "-url", url, "-login", "-timeout", "60s")
 	var stdout bytes.Buffer
 	cl.Stdout = &stdout
 	clErr, err := cl.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, cl.Start())
 	clLog := watchLines(clErr)
 	authURL := clLog.wait(ctx, t, "authorization URL", func(l string) string {
 		if strings.HasPrefix(l, is.URL+"/authorize?") {
@@ -120,21 +109,15 @@ func TestAuthorizationCodeLoginBinaries(t *testing.T) {
 	})
 	// The browser: the issuer approves and redirects to the client's loopback listener.
 	resp, err := http.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Authorization complete") {
-		t.Fatalf("the redirect page: %s %s", resp.Status, page)
-	}
+	require.Falsef(t, resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Authorization complete"), "the redirect page: %s %s", resp.Status, page)
 	for range clLog.lines {
 		// the rest of the client's log, until it exits
 	}
 	if err := cl.Wait(); err != nil {
-		t.Fatalf("client: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), clLog.all.String())
+		require.Fail(t, fmt.Sprintf("client: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), clLog.all.String()))
 	}
-	if !strings.Contains(stdout.String(), "Forecast for") || !strings.Contains(stdout.String(), "Chart:") {
-		t.Fatalf("client output:\n%s", stdout.String())
-	}
+	require.Falsef(t, !strings.Contains(stdout.String(), "Forecast for") || !strings.Contains(stdout.String(), "Chart:"), "client output:\n%s", stdout.String())
 }

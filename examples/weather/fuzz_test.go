@@ -3,6 +3,8 @@ package weather_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"github.com/stretchr/testify/require"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -67,9 +69,7 @@ func FuzzToolArguments(f *testing.F) {
 	}
 	w := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+runtime.LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"fuzz","version":"0"}}}`)
 	sid := w.Header().Get("Mcp-Session-Id")
-	if w.Code != 200 || sid == "" {
-		f.Fatalf("initialize: %d %s", w.Code, w.Body)
-	}
+	require.Falsef(f, w.Code != 200 || sid == "", "initialize: %d %s", w.Code, w.Body)
 	tools := []string{weatherv1mcp.WeatherServiceGetForecastToolName, weatherv1mcp.WeatherServiceListAlertsToolName, weatherv1mcp.WeatherServiceRenderForecastChartToolName}
 
 	f.Fuzz(func(t *testing.T, tool byte, args string) {
@@ -86,42 +86,34 @@ func FuzzToolArguments(f *testing.F) {
 		select {
 		case w = <-done:
 		case <-time.After(10 * time.Second):
-			t.Fatal("tools/call hung")
+			require.Fail(t, "tools/call hung")
 		}
 		if w.Code == http.StatusBadRequest {
 			// Only for messages that are not valid JSON-RPC; the error says what is wrong.
 			var m struct {
 				Error *runtime.Error `json:"error"`
 			}
-			if json.Unmarshal(w.Body.Bytes(), &m) != nil || m.Error == nil || m.Error.Message == "" {
-				t.Fatalf("400 without a JSON-RPC error: %s", w.Body)
-			}
+			require.Falsef(t, json.Unmarshal(w.Body.Bytes(), &m) != nil || m.Error == nil || m.Error.Message == "", "400 without a JSON-RPC error: %s", w.Body)
 			return
 		}
-		if w.Code != http.StatusOK {
-			t.Fatalf("HTTP %d: %s", w.Code, w.Body)
-		}
+		require.Falsef(t, w.Code != http.StatusOK, "HTTP %d: %s", w.Code, w.Body)
 		var m struct {
 			Error  *runtime.Error          `json:"error"`
 			Result *runtime.CallToolResult `json:"result"`
 		}
 		if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil {
-			t.Fatalf("answer is not JSON: %v: %s", err, w.Body)
+			require.Fail(t, fmt.Sprintf("answer is not JSON: %v: %s", err, w.Body))
 		}
 		if m.Error != nil {
-			if m.Error.Code == runtime.CodeInternalError {
-				t.Fatalf("internal error for arguments %q: %s", args, m.Error.Message)
-			}
+			require.Falsef(t, m.Error.Code == runtime.CodeInternalError, "internal error for arguments %q: %s", args, m.Error.Message)
 			return
 		}
-		if m.Result == nil {
-			t.Fatalf("no result: %s", w.Body)
-		}
+		require.Falsef(t, m.Result == nil, "no result: %s", w.Body)
 		// protojson also takes enum numbers and 32-bit integers as strings, which the input
 		// schema does not allow: the runtime refuses them, saying so.
 		strict := strings.Contains(m.Result.Text(), "is an enum number") || strings.Contains(m.Result.Text(), "a 32-bit integer must be a JSON number")
 		if m.Result.IsError && strings.Contains(m.Result.Text(), "invalid arguments") && !strict && acceptedByProtojson(name, args) {
-			t.Fatalf("arguments that protojson accepts were refused: %q: %s", args, m.Result.Text())
+			require.Fail(t, fmt.Sprintf("arguments that protojson accepts were refused: %q: %s", args, m.Result.Text()))
 		}
 	})
 }

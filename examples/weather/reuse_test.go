@@ -2,6 +2,9 @@ package weather_test
 
 import (
 	"context"
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -13,9 +16,9 @@ import (
 	"github.com/protomcp/protomcp/runtime"
 )
 
-// reuseCalls is how many sequential calls TestConnectionReuse* make: the 10,000 of issue 4,
-// or 1,000 under the race detector, where 10,000 take about 45 s on two cores. `make test`
-// runs both: the race-enabled suite, then these tests again without -race.
+// reuseCalls is how many sequential calls TestConnectionReuse* make: 10,000, or 1,000 under
+// the race detector, where 10,000 take about 45 s on two cores. `make test` runs both: the
+// race-enabled suite, then these tests again without -race.
 func reuseCalls() int {
 	if raceEnabled {
 		return 1000
@@ -61,41 +64,29 @@ func testConnectionReuse(t *testing.T, n int, era runtime.Era, opts ...runtime.S
 	start := time.Now()
 	for i := range n {
 		res, err := client.GetForecast(ctx, req)
-		if err != nil {
-			t.Fatalf("call %d: %v", i, err)
-		}
-		if len(res.GetDays()) != 3 {
-			t.Fatalf("call %d: %d days", i, len(res.GetDays()))
-		}
-		if i == 0 && cc.Dials.Load() != 1 {
-			t.Errorf("after the first call (server/discover or initialize, notifications/initialized, tools/call): %d dials, want 1", cc.Dials.Load())
-		}
+		require.NoErrorf(t, err, "call %d", i)
+		require.Falsef(t, len(res.GetDays()) != 3, "call %d: %d days", i, len(res.GetDays()))
+		assert.Falsef(t, i == 0 && cc.Dials.Load() != 1, "after the first call (server/discover or initialize, notifications/initialized, tools/call): %d dials, want 1", cc.Dials.Load())
 		if i == 0 {
 			want := runtime.ProtocolVersion20260728
 			if era == runtime.EraLegacy {
 				want = runtime.LatestProtocolVersion
 			}
 			if v := c.ProtocolVersion(); v != want {
-				t.Fatalf("negotiated protocol version %q, want %q", v, want)
+				require.Fail(t, fmt.Sprintf("negotiated protocol version %q, want %q", v, want))
 			}
 		}
 	}
 	elapsed := time.Since(start)
-	if err := c.Close(ctx); err != nil {
-		t.Errorf("close: %v", err)
-	}
+	assert.NoError(t, c.Close(ctx), "close")
 	_ = srv.Shutdown(ctx)
 	dials, retired, abandoned := cc.Dials.Load(), cc.Closes.Load(), cc.Abandoned.Load()
 	t.Logf("%d calls in %v: %d dials, %d connections retired by the transport, %d bodies abandoned", n, elapsed, dials, retired, abandoned)
-	if abandoned != 0 {
-		t.Errorf("the client closed %d response bodies before their end, which closes their connections", abandoned)
-	}
+	assert.Falsef(t, abandoned != 0, "the client closed %d response bodies before their end, which closes their connections", abandoned)
 	if retired > 0 {
 		t.Logf("the transport retired %d connections on its own (see the test's comment)", retired)
 	}
-	if dials > 1+retired {
-		t.Errorf("%d sequential calls dialed %d TCP connections, want 1 (plus %d the transport retired on its own)", n, dials, retired)
-	}
+	assert.Falsef(t, dials > 1+retired, "%d sequential calls dialed %d TCP connections, want 1 (plus %d the transport retired on its own)", n, dials, retired)
 }
 
 func TestConnectionReuseJSON(t *testing.T) { testConnectionReuse(t, reuseCalls(), runtime.EraLegacy) }

@@ -2,6 +2,7 @@ package weather_test
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -19,9 +20,10 @@ import (
 // unchanged: every tool answers, and Close ends the process cleanly (it exits on stdin's end,
 // before any signal).
 func TestStdioServerBinary(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "weather-server")
 	if out, err := exec.Command("go", "build", "-o", bin, "./server").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./server: %v\n%s", err, out)
+		require.Fail(t, fmt.Sprintf("go build ./server: %v\n%s", err, out))
 	}
 	cmd := exec.Command(bin, "-stdio")
 	c, err := runtime.NewCommandClient(cmd, runtime.WithStdioShutdown(10*time.Second, time.Second))

@@ -3,6 +3,7 @@ package weather_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image/png"
 	"net/http/httptest"
 	"testing"
@@ -32,9 +33,7 @@ func start(t *testing.T) (weatherv1mcp.WeatherServiceClient, *runtime.Client) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := c.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
+		assert.NoError(t, c.Close(ctx), "close")
 	})
 	return weatherv1mcp.NewWeatherServiceClient(c), c
 }
@@ -50,6 +49,7 @@ func testCtx(t *testing.T) context.Context {
 // Each rpc, through the generated client and a real server, returns what the handler returns
 // when called directly.
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	client, _ := start(t)
 	direct := &weather.Service{Now: func() time.Time { return fixedNow }}
 
@@ -63,7 +63,7 @@ func TestRoundTrip(t *testing.T) {
 	require.NoError(t, err, "GetForecast")
 	want, _ := direct.GetForecast(context.Background(), fcReq)
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
-		t.Errorf("GetForecast through the client (-direct +client):\n%s", diff)
+		assert.Fail(t, fmt.Sprintf("GetForecast through the client (-direct +client):\n%s", diff))
 	}
 	assert.Len(t, got.GetDays(), 5, "GetForecast days")
 	assert.Equal(t, fixedNow.Truncate(time.Hour), got.GetIssuedAt().AsTime(), "GetForecast issued at")
@@ -75,7 +75,7 @@ func TestRoundTrip(t *testing.T) {
 	require.NoError(t, err, "GetForecast(coordinates)")
 	want, _ = direct.GetForecast(context.Background(), coordReq)
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
-		t.Errorf("GetForecast(coordinates) through the client (-direct +client):\n%s", diff)
+		assert.Fail(t, fmt.Sprintf("GetForecast(coordinates) through the client (-direct +client):\n%s", diff))
 	}
 
 	alReq := &weatherv1.ListAlertsRequest{Regions: []string{"FR", "DE", "JP", "US"}}
@@ -83,7 +83,7 @@ func TestRoundTrip(t *testing.T) {
 	require.NoError(t, err, "ListAlerts")
 	wantAlerts, _ := direct.ListAlerts(context.Background(), alReq)
 	if diff := cmp.Diff(wantAlerts, alerts, protocmp.Transform()); diff != "" {
-		t.Errorf("ListAlerts through the client (-direct +client):\n%s", diff)
+		assert.Fail(t, fmt.Sprintf("ListAlerts through the client (-direct +client):\n%s", diff))
 	}
 	assert.NotEmpty(t, alerts.GetAlerts(), "ListAlerts: at least the FR alert")
 	// regions is REQUIRED (google.api.field_behavior): an empty list is "not set" (AIP-203),
@@ -105,13 +105,14 @@ func TestRoundTrip(t *testing.T) {
 	assert.NoError(t, err, "chart image is not a PNG")
 	wantChart, _ := direct.RenderForecastChart(context.Background(), &weatherv1.RenderForecastChartRequest{City: "Tokyo"})
 	if diff := cmp.Diff(wantChart, chart, protocmp.Transform()); diff != "" {
-		t.Errorf("RenderForecastChart through the client (-direct +client):\n%s", diff)
+		assert.Fail(t, fmt.Sprintf("RenderForecastChart through the client (-direct +client):\n%s", diff))
 	}
 }
 
 // A broken buf.validate rule (checked by protovalidate before the handler runs) and a handler
 // error reach the typed client as a *runtime.ToolError carrying the message.
 func TestToolError(t *testing.T) {
+	t.Parallel()
 	client, _ := start(t)
 	days := int32(40)
 	_, err := client.GetForecast(testCtx(t), &weatherv1.GetForecastRequest{
@@ -134,6 +135,7 @@ func TestToolError(t *testing.T) {
 // tools/list advertises the generated names, schemas and annotations; the rich-result tool
 // has no outputSchema.
 func TestListTools(t *testing.T) {
+	t.Parallel()
 	_, c := start(t)
 	res, err := c.ListTools(testCtx(t), "")
 	require.NoError(t, err)
@@ -161,6 +163,7 @@ func TestListTools(t *testing.T) {
 
 // GetForecast reports one progress step per day to a client that asks for progress.
 func TestForecastProgress(t *testing.T) {
+	t.Parallel()
 	client, _ := start(t)
 	days := int32(4)
 	var got []float64
@@ -168,9 +171,7 @@ func TestForecastProgress(t *testing.T) {
 		Location: &weatherv1.GetForecastRequest_City{City: "Berlin"},
 		Days:     &days,
 	}, runtime.WithProgress(func(p *runtime.ProgressParams) {
-		if p.Total == nil || *p.Total != float64(days) {
-			t.Errorf("progress %v: total %v, want %d", p.Progress, p.Total, days)
-		}
+		assert.Falsef(t, p.Total == nil || *p.Total != float64(days), "progress %v: total %v, want %d", p.Progress, p.Total, days)
 		got = append(got, p.Progress)
 	}))
 	require.NoError(t, err, "GetForecast")

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -68,9 +69,7 @@ func newFixture(t *testing.T, h contractv1mcp.ContractServiceHandler, register .
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				t.Errorf("read body: %v", err)
-			}
+			assert.NoError(t, err, "read body")
 			var m struct {
 				Method string `json:"method"`
 				Params struct {
@@ -140,13 +139,9 @@ func (f *fixture) lastArgs(t *testing.T) json.RawMessage {
 func (f *fixture) checkCall(t *testing.T, tool string, res *runtime.CallToolResult) {
 	t.Helper()
 	args := f.lastArgs(t)
-	if err := validate(f.inputs[tool], args); err != nil {
-		t.Errorf("%s: the typed client sent arguments its input schema refuses: %s\n%v", tool, args, err)
-	}
+	assert.NoErrorf(t, validate(f.inputs[tool], args), "%s: the typed client sent arguments its input schema refuses: %s\n", tool, args)
 	if res != nil && f.outputs[tool] != nil {
-		if err := validate(f.outputs[tool], res.StructuredContent); err != nil {
-			t.Errorf("%s: the server wrote a result its output schema refuses: %s\n%v", tool, res.StructuredContent, err)
-		}
+		assert.NoErrorf(t, validate(f.outputs[tool], res.StructuredContent), "%s: the server wrote a result its output schema refuses: %s\n", tool, res.StructuredContent)
 	}
 }
 
@@ -159,6 +154,7 @@ func minimal() *contractv1.EchoRequest {
 // TestTypedClientSendsRequiredZeroValues: a required field whose value is the zero value goes
 // on the wire, and the server takes it.
 func TestTypedClientSendsRequiredZeroValues(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, echo{})
 	ctx := context.Background()
 	res, err := f.typed.Echo(ctx, minimal())
@@ -183,6 +179,7 @@ func TestTypedClientSendsRequiredZeroValues(t *testing.T) {
 // TestRequiredAtEveryDepth: the server refuses arguments without a required field at any
 // depth, or with a required enum's placeholder, or an empty required list, naming the path.
 func TestRequiredAtEveryDepth(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, echo{})
 	ctx := context.Background()
 	base := `"count": 1, "flag": true, "name": "n", "big": "1", "color": "COLOR_RED", "mode": "MODE_FIRST", "tags": ["t"]`
@@ -240,6 +237,7 @@ func asToolError(err error, target **runtime.ToolError) bool {
 // TestExtremeValues calls every tool through the typed client with extreme values and checks
 // every request and result against the schemas.
 func TestExtremeValues(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, echo{})
 	ctx := context.Background()
 	ratio := math.MaxFloat64
@@ -256,7 +254,7 @@ func TestExtremeValues(t *testing.T) {
 	res, err := f.typed.Echo(ctx, req)
 	require.NoError(t, err)
 	if diff := cmp.Diff(req, res.GetRequest(), protocmp.Transform()); diff != "" {
-		t.Errorf("the echoed request differs (-sent +echoed):\n%s", diff)
+		assert.Fail(t, fmt.Sprintf("the echoed request differs (-sent +echoed):\n%s", diff))
 	}
 	raw, err := f.client.CallTool(ctx, "echo", f.lastArgs(t))
 	require.NoError(t, err)
@@ -274,6 +272,7 @@ func (f *fixture) callRaw(t *testing.T, tool, args string) *runtime.CallToolResu
 // TestNullArguments: null is "not set" for every field that is not required, in the input
 // schema and on the server alike.
 func TestNullArguments(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, echo{})
 	args := `{"count": 1, "flag": true, "name": "n", "big": "1", "color": "COLOR_RED", "mode": "MODE_FIRST", "tags": ["t"],
 		"home": null, "others": null, "byName": null, "tree": null, "ratio": null, "weight": null, "total": null,
@@ -286,14 +285,13 @@ func TestNullArguments(t *testing.T) {
 	res = f.callRaw(t, "known", known)
 	assert.False(t, res.IsError, "the server refuses null well-known types: %s", res.Text())
 	assert.NoError(t, validate(f.outputs["known"], res.StructuredContent), "output %s", res.StructuredContent)
-	if strings.Contains(string(res.StructuredContent), "null") && !strings.Contains(string(res.StructuredContent), `"value":null`) {
-		t.Errorf("the server wrote null: %s", res.StructuredContent)
-	}
+	assert.Falsef(t, strings.Contains(string(res.StructuredContent), "null") && !strings.Contains(string(res.StructuredContent), `"value":null`), "the server wrote null: %s", res.StructuredContent)
 }
 
 // TestOneofRule: the input schema states the oneof rule in its descriptions rather than with
 // keywords, and the server enforces it, naming the field.
 func TestOneofRule(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, echo{})
 	args := `{"count": 1, "flag": true, "name": "n", "big": "1", "color": "COLOR_RED", "mode": "MODE_FIRST", "tags": ["t"],
 		"email": "a@example.com", "postal": {"city": "c"}}`
@@ -325,6 +323,7 @@ func (unknownColor) Echo(_ context.Context, req *contractv1.EchoRequest) (*contr
 // TestOutputAcceptsUnknownEnumNumbers: an open enum's unknown number, which protojson writes
 // as a number, is valid against the output schema, and the typed client decodes it.
 func TestOutputAcceptsUnknownEnumNumbers(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, unknownColor{})
 	res, err := f.typed.Echo(context.Background(), minimal())
 	require.NoError(t, err)
@@ -353,13 +352,14 @@ func validRequest() *contractv1.ValidatedRequest {
 // protovalidate enforces every one on the server before the handler, answering a tool error
 // that lists each violation's field path (in JSON names) and message.
 func TestValidateRules(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, echo{})
 	ctx := context.Background()
 	sent := validRequest()
 	res, err := f.typed.Validated(ctx, sent)
 	require.NoError(t, err, "a valid request was refused")
 	if diff := cmp.Diff(sent, res.GetRequest(), protocmp.Transform()); diff != "" {
-		t.Errorf("the echoed request differs (-sent +echoed):\n%s", diff)
+		assert.Fail(t, fmt.Sprintf("the echoed request differs (-sent +echoed):\n%s", diff))
 	}
 	raw := f.callRaw(t, "validated", string(f.lastArgs(t)))
 	f.checkCall(t, "validated", raw)
@@ -409,6 +409,7 @@ func TestValidateRules(t *testing.T) {
 // field masks), come back as a tool error that names the field's path, and the input schema
 // refuses them as well.
 func TestErrorsNameTheField(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, echo{})
 	base := `"count": 1, "flag": true, "name": "n", "big": "1", "color": "COLOR_RED", "mode": "MODE_FIRST", "tags": ["t"]`
 	cases := []struct{ tool, args, want string }{
@@ -455,6 +456,7 @@ func legacyFixture(t *testing.T) *fixture {
 // with an extension, an OUTPUT_ONLY field and a closed enum number validate against the output
 // schema; OUTPUT_ONLY fields are not in the input schema, and defaults are.
 func TestProto2AndEditions(t *testing.T) {
+	t.Parallel()
 	f := legacyFixture(t)
 	ctx := context.Background()
 	legacy := contractv1mcp.NewLegacyServiceClient(f.client)
@@ -480,9 +482,9 @@ func TestProto2AndEditions(t *testing.T) {
 	fast := f.callRaw(t, "legacy_echo", `{"id": "x", "tags": ["t"], "speed": "SPEED_FAST"}`)
 	numbered := strings.Replace(string(fast.StructuredContent), `"speed":"SPEED_FAST"`, `"speed":9`, 1)
 	if numbered == string(fast.StructuredContent) {
-		t.Errorf("no speed in %s", fast.StructuredContent)
+		assert.Fail(t, fmt.Sprintf("no speed in %s", fast.StructuredContent))
 	} else if err := validate(f.outputs["legacy_echo"], []byte(numbered)); err != nil {
-		t.Errorf("output schema refuses %s: %v", numbered, err)
+		assert.Fail(t, fmt.Sprintf("output schema refuses %s: %v", numbered, err))
 	}
 	// Required at depth, and proto2 required with presence.
 	raw = f.callRaw(t, "legacy_echo", `{"id": "x", "tags": ["t"], "inner": {}}`)
@@ -499,9 +501,7 @@ func TestProto2AndEditions(t *testing.T) {
 	for _, tool := range list.Tools {
 		if tool.Name == "legacy_echo" {
 			_ = json.Unmarshal(tool.InputSchema, &in)
-			if !strings.Contains(string(tool.OutputSchema), `"readOnly": true`) && !strings.Contains(string(tool.OutputSchema), `"readOnly":true`) {
-				t.Errorf("output schema marks no field readOnly: %s", tool.OutputSchema)
-			}
+			assert.Falsef(t, !strings.Contains(string(tool.OutputSchema), `"readOnly": true`) && !strings.Contains(string(tool.OutputSchema), `"readOnly":true`), "output schema marks no field readOnly: %s", tool.OutputSchema)
 		}
 	}
 	assert.NotContains(t, in.Properties, "etag", "the OUTPUT_ONLY etag is in the input schema")

@@ -8,6 +8,7 @@ import (
 )
 
 func TestValueEnd(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want int // the index just past the value starting at 0
@@ -28,6 +29,7 @@ func TestValueEnd(t *testing.T) {
 }
 
 func TestIsInt64(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]bool{
 		"0": true, "-1": true, "9223372036854775807": true, "-9223372036854775808": true,
 		"9223372036854775808": false, "1.5": false, "": false, "-": false, "1e3": false,
@@ -38,6 +40,7 @@ func TestIsInt64(t *testing.T) {
 }
 
 func TestMembers(t *testing.T) {
+	t.Parallel()
 	type member struct{ key, val string }
 	for _, tc := range []struct {
 		in   string
@@ -58,12 +61,8 @@ func TestMembers(t *testing.T) {
 			got = append(got, member{string(k), string(v)})
 			return true
 		})
-		if ok != tc.ok || fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("Members(%q) = %v %v, want %v %v", tc.in, got, ok, tc.want, tc.ok)
-		}
+		assert.Falsef(t, ok != tc.ok || fmt.Sprint(got) != fmt.Sprint(tc.want), "Members(%q) = %v %v, want %v %v", tc.in, got, ok, tc.want, tc.ok)
 	}
 	n := 0
-	if Members([]byte(`{"a":1,"b":2}`), func(_, _ []byte) bool { n++; return false }) || n != 1 {
-		t.Errorf("a callback returning false stops the walk: %d calls", n)
-	}
+	assert.Falsef(t, Members([]byte(`{"a":1,"b":2}`), func(_, _ []byte) bool { n++; return false }) || n != 1, "a callback returning false stops the walk: %d calls", n)
 }

@@ -2,6 +2,8 @@ package jsonscan
 
 import (
 	"encoding/json"
+	"fmt"
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 
@@ -21,6 +23,7 @@ var validSeeds = []string{
 }
 
 func TestValid(t *testing.T) {
+	t.Parallel()
 	for _, in := range validSeeds {
 		assert.Equal(t, json.Valid([]byte(in)), Valid([]byte(in)), "Valid(%q)", in)
 	}
@@ -42,7 +45,7 @@ func FuzzValid(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if got, want := Valid(b), json.Valid(b); got != want {
-			t.Fatalf("Valid(%q) = %v, encoding/json.Valid says %v", b, got, want)
+			require.Fail(t, fmt.Sprintf("Valid(%q) = %v, encoding/json.Valid says %v", b, got, want))
 		}
 	})
 }

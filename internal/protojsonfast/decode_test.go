@@ -2,6 +2,7 @@ package protojsonfast
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,6 +20,7 @@ import (
 // TestDecoder: the common forms are decoded without protojson, to what protojson decodes;
 // everything else is refused, for protojson to decode.
 func TestDecoder(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		msg  proto.Message
@@ -102,11 +104,9 @@ func FuzzDecoderMatchesProtojson(f *testing.F) {
 			return
 		}
 		want := m.ProtoReflect().New().Interface()
-		if err := protojson.Unmarshal([]byte(s), want); err != nil {
-			t.Fatalf("the decoder took %s, which protojson refuses: %v", s, err)
-		}
+		require.NoErrorf(t, protojson.Unmarshal([]byte(s), want), "the decoder took %s, which protojson refuses", s)
 		if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
-			t.Fatalf("%s: the decoder and protojson differ (-protojson +decoder):\n%s", s, diff)
+			require.Fail(t, fmt.Sprintf("%s: the decoder and protojson differ (-protojson +decoder):\n%s", s, diff))
 		}
 	})
 }
@@ -118,7 +118,7 @@ func BenchmarkDecoder(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if !d.Unmarshal(data, &mcpv1.TextContent{}) {
-				b.Fatal("refused")
+				b.Fatal("refused") // if and b.Fatal: testify's call would be measured
 			}
 		}
 	})

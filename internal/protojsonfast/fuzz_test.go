@@ -2,6 +2,7 @@ package protojsonfast
 
 import (
 	"encoding/json"
+	"github.com/stretchr/testify/require"
 	"reflect"
 	"testing"
 
@@ -29,9 +30,7 @@ func FuzzResultJSONMatchesProtojson(f *testing.F) {
 	}
 	for i, m := range seeds {
 		b, err := proto.Marshal(m)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		f.Add(uint8(i), b)
 	}
 	f.Fuzz(func(t *testing.T, kind uint8, wire []byte) {
@@ -51,21 +50,13 @@ func FuzzResultJSONMatchesProtojson(f *testing.F) {
 		}
 		want, wantErr := protojson.Marshal(m)
 		got, gotErr := Append(nil, m)
-		if (wantErr != nil) != (gotErr != nil) {
-			t.Fatalf("protojson error %v, Append error %v, for %v", wantErr, gotErr, m)
-		}
+		require.Falsef(t, (wantErr != nil) != (gotErr != nil), "protojson error %v, Append error %v, for %v", wantErr, gotErr, m)
 		if wantErr != nil {
 			return
 		}
 		var w, g any
-		if err := json.Unmarshal(want, &w); err != nil {
-			t.Fatalf("protojson wrote invalid JSON %q: %v", want, err)
-		}
-		if err := json.Unmarshal(got, &g); err != nil {
-			t.Fatalf("Append wrote invalid JSON %q: %v", got, err)
-		}
-		if !reflect.DeepEqual(w, g) {
-			t.Fatalf("Append differs from protojson:\n got %s\nwant %s", got, want)
-		}
+		require.NoErrorf(t, json.Unmarshal(want, &w), "protojson wrote invalid JSON %q", want)
+		require.NoErrorf(t, json.Unmarshal(got, &g), "Append wrote invalid JSON %q", got)
+		require.Truef(t, reflect.DeepEqual(w, g), "Append differs from protojson:\n got %s\nwant %s", got, want)
 	})
 }

@@ -1,6 +1,8 @@
 package protojsonfast
 
 import (
+	"fmt"
+	"github.com/stretchr/testify/assert"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -67,6 +69,7 @@ var kindValues = []string{
 // the JSON name, the proto name and a json_name, what the Decoder takes protojson takes too,
 // with the same message.
 func TestDecoderMatchesProtojsonOnEveryKind(t *testing.T) {
+	t.Parallel()
 	md := allKinds(t)
 	d := NewDecoder(md)
 	require.NotNil(t, d)
@@ -84,11 +87,11 @@ func TestDecoderMatchesProtojsonOnEveryKind(t *testing.T) {
 				taken++
 				want := dynamicpb.NewMessage(md)
 				if err := protojson.Unmarshal([]byte(s), want); err != nil {
-					t.Errorf("%s (%s): the decoder took what protojson refuses: %v", s, fd.Kind(), err)
+					assert.Fail(t, fmt.Sprintf("%s (%s): the decoder took what protojson refuses: %v", s, fd.Kind(), err))
 					continue
 				}
 				if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
-					t.Errorf("%s (%s): the decoder and protojson differ (-protojson +decoder):\n%s", s, fd.Kind(), diff)
+					assert.Fail(t, fmt.Sprintf("%s (%s): the decoder and protojson differ (-protojson +decoder):\n%s", s, fd.Kind(), diff))
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package protojsonfast
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ import (
 // TestResultJSONMatchesProtojson checks that Append writes what protojson.Marshal
 // writes (the same members and values), or fails where protojson fails.
 func TestResultJSONMatchesProtojson(t *testing.T) {
+	t.Parallel()
 	size := int64(0)
 	forecast := &weatherv1.GetForecastResponse{
 		Place: &weatherv1.Place{Name: "Zürich \"HB\" \\ \t\n\u2028 <&>", Coordinates: &weatherv1.Coordinates{Latitude: 47.378, Longitude: math.Copysign(0, -1)}, TimeZone: "Europe/Zurich"},
@@ -71,7 +73,7 @@ func TestResultJSONMatchesProtojson(t *testing.T) {
 			require.True(t, ok, "the prefix was not kept: %s", got)
 			// Numbers are compared as written (json.Number), not as float64.
 			if diff := cmp.Diff(decodeAny(t, want), decodeAny(t, got)); diff != "" {
-				t.Fatalf("different JSON (-protojson +Append):\n%s\n got %s\nwant %s", diff, got, want)
+				require.Fail(t, fmt.Sprintf("different JSON (-protojson +Append):\n%s\n got %s\nwant %s", diff, got, want))
 			}
 			back := c.m.ProtoReflect().Type().New().Interface()
 			require.NoError(t, protojson.Unmarshal(got, back), "protojson cannot read %s", got)
@@ -79,7 +81,7 @@ func TestResultJSONMatchesProtojson(t *testing.T) {
 				return // NaN != NaN
 			}
 			if diff := cmp.Diff(c.m, back, protocmp.Transform()); diff != "" {
-				t.Fatalf("round trip (-want +got):\n%s", diff)
+				require.Fail(t, fmt.Sprintf("round trip (-want +got):\n%s", diff))
 			}
 		})
 	}

@@ -88,12 +88,8 @@ func checkUnmarshal(t *testing.T, md protoreflect.MessageDescriptor, in []byte) 
 		for _, o := range []protojson.UnmarshalOptions{{}, {DiscardUnknown: true}} {
 			got, want := newMsg(), newMsg()
 			gotErr, wantErr := Unmarshal(o, in, got), o.Unmarshal(in, want)
-			if (gotErr == nil) != (wantErr == nil) {
-				t.Fatalf("Unmarshal(%q) into %s: error %v, protojson's %v", in, got.ProtoReflect().Descriptor().FullName(), gotErr, wantErr)
-			}
-			if gotErr == nil && !proto.Equal(got, want) {
-				t.Fatalf("Unmarshal(%q) into %s: %v, protojson's %v", in, got.ProtoReflect().Descriptor().FullName(), got, want)
-			}
+			require.Falsef(t, (gotErr == nil) != (wantErr == nil), "Unmarshal(%q) into %s: error %v, protojson's %v", in, got.ProtoReflect().Descriptor().FullName(), gotErr, wantErr)
+			require.Falsef(t, gotErr == nil && !proto.Equal(got, want), "Unmarshal(%q) into %s: %v, protojson's %v", in, got.ProtoReflect().Descriptor().FullName(), got, want)
 		}
 		if newMsg().ProtoReflect().Descriptor() == md {
 			simple = NewDecoder(md).Unmarshal(in, dynamicpb.NewMessage(md))
@@ -103,6 +99,7 @@ func checkUnmarshal(t *testing.T, md protoreflect.MessageDescriptor, in []byte) 
 }
 
 func TestUnmarshalMatchesProtojson(t *testing.T) {
+	t.Parallel()
 	md := scalarsDescriptor(t)
 	for _, in := range unmarshalSeeds {
 		checkUnmarshal(t, md, []byte(in))

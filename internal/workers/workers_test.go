@@ -12,6 +12,7 @@ import (
 // The pool runs every job, concurrently when they overlap (no job waits for another), reuses
 // idle workers, and lets them go after the idle timeout or at stop.
 func TestWorkers(t *testing.T) {
+	t.Parallel()
 	p := &Pool{IdleTimeout: 50 * time.Millisecond}
 	const n = 64
 	var ran atomic.Int32

@@ -98,6 +98,7 @@ func textOf(res *mcp.CallToolResult) string {
 // The go-sdk client, with its default options, against the weather example server: it
 // negotiates 2026-07-28 with server/discover and calls every tool statelessly.
 func TestGoSDKClientAgainstWeatherServer(t *testing.T) {
+	t.Parallel()
 	var rec eraRecorder
 	srv := runtime.NewServer(runtime.Implementation{Name: "weather", Version: "1"}, runtime.WithInterceptors(rec.interceptor()))
 	weatherv1mcp.RegisterWeatherServiceHandler(srv, &weather.Service{})
@@ -178,6 +179,7 @@ func startConformanceServer(t *testing.T) string {
 // elicit and sample, which the server answers with InputRequiredResults that the go-sdk
 // client fulfils and retries.
 func TestGoSDKClientAgainstConformanceServer(t *testing.T) {
+	t.Parallel()
 	url := startConformanceServer(t)
 	var mu sync.Mutex
 	elicits, samples := 0, 0
@@ -284,6 +286,7 @@ func callBoth(t *testing.T, c *runtime.Client) {
 // protomcp's client against a go-sdk server in 2026-07-28 mode (Stateless): it finds the
 // modern era with server/discover, keeps no session, and answers the server's input request.
 func TestClientAgainstGoSDKStatelessServer(t *testing.T) {
+	t.Parallel()
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newSDKServer() }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	defer hs.Close()
 	c := protomcpClient(t, hs.URL)
@@ -302,6 +305,7 @@ func TestClientAgainstGoSDKStatelessServer(t *testing.T) {
 // protomcp's client against a go-sdk server in its session mode: server/discover fails and the
 // client falls back to initialize, 2025-11-25 and a session.
 func TestClientAgainstGoSDKSessionServer(t *testing.T) {
+	t.Parallel()
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newSDKServer() }, nil))
 	defer hs.Close()
 	c := protomcpClient(t, hs.URL)
@@ -317,6 +321,7 @@ func TestClientAgainstGoSDKSessionServer(t *testing.T) {
 // The go-sdk client with a tools list_changed handler opens subscriptions/listen on connect;
 // a tool added on the server reaches the handler through it.
 func TestGoSDKClientListensForToolChanges(t *testing.T) {
+	t.Parallel()
 	srv := runtime.NewServer(runtime.Implementation{Name: "weather", Version: "1"})
 	weatherv1mcp.RegisterWeatherServiceHandler(srv, &weather.Service{})
 	hs := httptest.NewServer(srv)
@@ -348,6 +353,7 @@ const paramSchema = `{"type":"object","properties":{"region":{"type":"string","x
 // Mcp-Param-Region for our server, which checks it; our client does the same for a go-sdk
 // server, which checks it too.
 func TestParamHeadersBothWays(t *testing.T) {
+	t.Parallel()
 	t.Run("go-sdk client", func(t *testing.T) {
 		srv := runtime.NewServer(runtime.Implementation{Name: "params", Version: "1"})
 		srv.AddTool(runtime.ToolSpec{Name: "where", InputSchema: paramSchema}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {

@@ -160,6 +160,7 @@ func oauthClient(t *testing.T, serverURL string, store oauth.TokenStore) (*runti
 // code with PKCE and the resource, then the token is used until it expires and is refreshed
 // without asking the user again.
 func TestOAuthAuthorizationCode(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	e := newAuthEnv(t)
 	store := new(oauth.MemoryTokenStore)
@@ -196,6 +197,7 @@ func TestOAuthAuthorizationCode(t *testing.T) {
 // TestOAuthStepUp: a tool needing a scope the token lacks gets 403 insufficient_scope; the
 // client re-authorizes with the scopes of the challenge, keeping those it had, and retries.
 func TestOAuthStepUp(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	e := newAuthEnvWith(t, nil, func(pr *runtime.ProtectedResource) { pr.ScopesSupported = []string{"weather:read"} })
 	c, b := oauthClient(t, e.url, nil)
@@ -214,6 +216,7 @@ func TestOAuthStepUp(t *testing.T) {
 // TestOAuthStepUpBounded: a server that keeps answering 403 insufficient_scope gets a
 // bounded number of re-authorizations, then the 403 is the call's error.
 func TestOAuthStepUpBounded(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	is, err := testissuer.Start()
 	require.NoError(t, err)
@@ -246,6 +249,7 @@ func TestOAuthStepUpBounded(t *testing.T) {
 // TestOAuthClientCredentials: a client acting on its own behalf gets its token with the
 // client_credentials grant and its secret; the server sees the client as the subject.
 func TestOAuthClientCredentials(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	e := newAuthEnvWith(t, []testissuer.Option{testissuer.WithClient("reporter", "s3cret")}, nil)
 	c := runtime.NewClient(e.url, oauth.WithOAuth(oauth.Config{
@@ -270,6 +274,7 @@ func TestOAuthClientCredentials(t *testing.T) {
 // TestOAuthRefusesForeignResource: metadata naming another resource stops the client before
 // it asks anyone for a token.
 func TestOAuthRefusesForeignResource(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	var srvURL string
 	e := newAuthEnvWith(t, nil, func(pr *runtime.ProtectedResource) {
@@ -288,6 +293,7 @@ func TestOAuthRefusesForeignResource(t *testing.T) {
 // TestOAuthPrivateKeyJWT: client_credentials with a private_key_jwt client assertion (RFC
 // 7523 Section 2.2) instead of a secret.
 func TestOAuthPrivateKeyJWT(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -317,6 +323,7 @@ func TestOAuthPrivateKeyJWT(t *testing.T) {
 // exchanged there for an ID-JAG (RFC 8693), which the MCP server's authorization server takes
 // in the JWT bearer grant (RFC 7523); the server sees the IdP's user.
 func TestOAuthEnterpriseManaged(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	idp, err := testissuer.Start(testissuer.WithSubject("erin"), testissuer.WithClient("mcp-at-idp", "idp-secret"))
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -16,6 +17,7 @@ import (
 )
 
 func TestParseBearerChallenge(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want map[string]string
@@ -31,13 +33,12 @@ func TestParseBearerChallenge(t *testing.T) {
 		{`Bearer scope="unterminated`, map[string]string{"scope": "unterminated"}, true},
 	} {
 		got, ok := parseBearerChallenge(tc.in)
-		if ok != tc.ok || (ok && !maps.Equal(got, tc.want)) {
-			t.Errorf("parseBearerChallenge(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
+		assert.Falsef(t, ok != tc.ok || (ok && !maps.Equal(got, tc.want)), "parseBearerChallenge(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
 	}
 }
 
 func TestResourceCovers(t *testing.T) {
+	t.Parallel()
 	server, _ := url.Parse("https://mcp.example.com/api/mcp")
 	for resource, want := range map[string]bool{
 		"https://mcp.example.com/api/mcp":  true,
@@ -54,7 +55,7 @@ func TestResourceCovers(t *testing.T) {
 		"::not a url":                      false,
 	} {
 		if got := resourceCovers(resource, server); got != want {
-			t.Errorf("resourceCovers(%q) = %v, want %v", resource, got, want)
+			assert.Fail(t, fmt.Sprintf("resourceCovers(%q) = %v, want %v", resource, got, want))
 		}
 	}
 }

@@ -1,14 +1,14 @@
 // Command client calls every tool, the prompt and the resource template of the example
 // WeatherService through the generated typed client and prints the results. It exits with a non-zero status on any error.
 //
-//	go run ./examples/weather/client -url http://127.0.0.1:8080/mcp
+//	go run ./examples/weather/client -url http://127.0.0.1:8081/mcp
 //	go run ./examples/weather/client -stdio -- go run ./examples/weather/server -stdio
 //
 // With -login, it logs in to a protected server (one started with -auth-issuer) with the
 // OAuth authorization code grant: it prints the authorization URL to open in a browser and
 // receives the redirect on a loopback port.
 //
-//	go run ./examples/weather/client -url http://127.0.0.1:8080/mcp -login
+//	go run ./examples/weather/client -url http://127.0.0.1:8081/mcp -login
 package main
 
 import (
@@ -28,7 +28,7 @@ import (
 )
 
 func main() {
-	url := flag.String("url", "http://127.0.0.1:8080/mcp", "URL of the MCP endpoint")
+	url := flag.String("url", "http://127.0.0.1:8081/mcp", "URL of the MCP endpoint (the weather server's default)")
 	timeout := flag.Duration("timeout", 30*time.Second, "time allowed for all calls")
 	stdio := flag.Bool("stdio", false, "launch the server command given after -- and speak stdio to it")
 	login := flag.Bool("login", false, "log in with OAuth when the server requires it (prints the URL to open in a browser)")

@@ -1,7 +1,7 @@
 // Command server serves the example WeatherService as an MCP server over Streamable HTTP, or
 // over stdio for a host that launches it (Claude Desktop, VS Code, the MCP Inspector).
 //
-//	go run ./examples/weather/server -addr 127.0.0.1:8080 -path /mcp
+//	go run ./examples/weather/server -addr 127.0.0.1:8081 -path /mcp
 //	go run ./examples/weather/server -stdio
 //
 // With -auth-issuer, it is an OAuth 2.1 protected resource: every request needs a JWT access

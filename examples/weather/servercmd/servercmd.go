@@ -4,7 +4,7 @@
 // variant adds flags and server options through Extension (the replica-set server of the
 // redis module adds -redis that way, keeping go-redis out of the root module).
 //
-//	go run ./examples/weather/server -addr 127.0.0.1:8080 -path /mcp
+//	go run ./examples/weather/server -addr 127.0.0.1:8081 -path /mcp
 //	go run ./examples/weather/server -stdio
 //
 // With -auth-issuer, it is an OAuth 2.1 protected resource: every request needs a JWT access
@@ -54,7 +54,7 @@ func Main(ext Extension) {
 	if ext.Flags != nil {
 		ext.Flags(flag.CommandLine)
 	}
-	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
+	addr := flag.String("addr", "127.0.0.1:8081", "address to listen on (its own port, so that the other examples can run beside it; port 0 picks a free one)")
 	path := flag.String("path", "/mcp", "URL path of the MCP endpoint")
 	stdio := flag.Bool("stdio", false, "serve over stdin and stdout instead of HTTP (logs go to stderr)")
 	var auth authFlags

@@ -4,7 +4,7 @@
 // HTTP client span per HTTP request, and mcp.client.operation.duration. Exporters come from
 // the environment (go.opentelemetry.io/contrib/exporters/autoexport):
 //
-//	OTEL_TRACES_EXPORTER=console OTEL_METRICS_EXPORTER=none go run ./examples/weather-client -url http://127.0.0.1:8080/mcp
+//	OTEL_TRACES_EXPORTER=console OTEL_METRICS_EXPORTER=none go run ./examples/weather-client -url http://127.0.0.1:8082/mcp
 package main
 
 import (
@@ -29,7 +29,7 @@ import (
 )
 
 func main() {
-	url := flag.String("url", "http://127.0.0.1:8080/mcp", "URL of the MCP endpoint")
+	url := flag.String("url", "http://127.0.0.1:8082/mcp", "URL of the MCP endpoint (the traced weather server's default)")
 	city := flag.String("city", "Paris, FR", "city of the forecast")
 	timeout := flag.Duration("timeout", 30*time.Second, "time allowed for all calls")
 	flag.Parse()

@@ -33,7 +33,7 @@ import (
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
+	addr := flag.String("addr", "127.0.0.1:8082", "address to listen on (its own port, so that the other examples can run beside it; port 0 picks a free one)")
 	path := flag.String("path", "/mcp", "URL path of the MCP endpoint")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))

@@ -68,7 +68,9 @@ func breaking(old, cur []manifest.Loaded, cfg *RuleConfig) ([]Finding, error) {
 	compareTools(was, now, add)
 	comparePrompts(was, now, add)
 	compareResources(was, now, add)
-	return cfg.apply(out), nil
+	out = cfg.apply(out)
+	sortFindings(out)
+	return out, nil
 }
 
 type addFunc func(rule string, f Finding)

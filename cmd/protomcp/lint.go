@@ -189,7 +189,9 @@ func lint(ms []manifest.Loaded, cfg *RuleConfig, only []string) ([]Finding, erro
 			out = append(out, f)
 		}
 	}
-	return cfg.apply(out), nil
+	out = cfg.apply(out)
+	sortFindings(out)
+	return out, nil
 }
 
 func contains(list []string, s string) bool {

@@ -41,12 +41,25 @@ type node struct {
 // subschemaKeywords lists the keywords whose values are schemas, and how: a single schema,
 // an array of schemas, or a map of names to schemas.
 var subschemaKeywords = map[string]string{
-	"items": "one", "additionalProperties": "one", "not": "one", "if": "one", "then": "one",
-	"else": "one", "contains": "one", "propertyNames": "one", "unevaluatedItems": "one",
+	"additionalProperties":  "one",
+	"contains":              "one",
+	"else":                  "one",
+	"if":                    "one",
+	"items":                 "one",
+	"not":                   "one",
+	"propertyNames":         "one",
+	"then":                  "one",
+	"unevaluatedItems":      "one",
 	"unevaluatedProperties": "one",
-	"anyOf":                 "array", "oneOf": "array", "allOf": "array", "prefixItems": "array",
-	"properties": "map", "patternProperties": "map", "$defs": "map", "definitions": "map",
-	"dependentSchemas": "map",
+	"allOf":                 "array",
+	"anyOf":                 "array",
+	"oneOf":                 "array",
+	"prefixItems":           "array",
+	"$defs":                 "map",
+	"definitions":           "map",
+	"dependentSchemas":      "map",
+	"patternProperties":     "map",
+	"properties":            "map",
 }
 
 // walk visits root and every schema under it, in a stable order (keywords and names

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/protomcp/protomcp/internal/manifest"
@@ -172,7 +173,7 @@ func runLint(args []string, stdout, stderr io.Writer) error {
 	var c commonFlags
 	c.register(fs)
 	var provs listFlag
-	fs.Var(&provs, "provider", "check only these providers' rules: openai, anthropic, gemini (repeatable, or comma-separated; default all)")
+	fs.Var(&provs, "provider", "check only these providers' rules: openai, anthropic, gemini, or none (repeatable, or comma-separated; default all)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: protomcp lint [flags] MANIFEST...")
 		fs.PrintDefaults()
@@ -184,9 +185,15 @@ func runLint(args []string, stdout, stderr io.Writer) error {
 	if len(paths) == 0 {
 		return fmt.Errorf("%w: lint needs manifest files or directories", errUsage)
 	}
+	var only []string
 	for _, p := range provs {
-		if !contains(providers, p) {
-			return fmt.Errorf("%w: unknown provider %q (known: %s)", errUsage, p, strings.Join(providers, ", "))
+		switch {
+		case p == "none":
+			only = []string{}
+		case contains(providers, p):
+			only = append(only, p)
+		default:
+			return fmt.Errorf("%w: unknown provider %q (known: %s, or none)", errUsage, p, strings.Join(providers, ", "))
 		}
 	}
 	rc, err := c.ruleConfig(func(cfg *Config) *RuleConfig { return &cfg.Lint }, "lint", lintRuleIDs())
@@ -196,10 +203,6 @@ func runLint(args []string, stdout, stderr io.Writer) error {
 	ms, err := loadManifests(paths...)
 	if err != nil {
 		return err
-	}
-	var only []string
-	if len(provs) > 0 {
-		only = provs
 	}
 	findings, err := lint(ms, rc, only)
 	if err != nil {
@@ -219,6 +222,7 @@ func runBreaking(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c commonFlags
 	c.register(fs)
+	oldName := fs.String("old-name", "", "name OLD's files by this and their paths under NEW in the output, e.g. HEAD~1 when OLD is a checkout of it")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: protomcp breaking [flags] OLD NEW")
 		fs.PrintDefaults()
@@ -245,6 +249,14 @@ func runBreaking(args []string, stdout, stderr io.Writer) error {
 	findings, err := breaking(old, cur, rc)
 	if err != nil {
 		return err
+	}
+	if *oldName != "" {
+		for i, f := range findings {
+			if rel, err := filepath.Rel(paths[0], f.File); err == nil && !strings.HasPrefix(rel, "..") {
+				// The same file under NEW is the natural name of the old one: HEAD~1:gen/x.mcp.json.
+				findings[i].File = *oldName + ":" + filepath.ToSlash(filepath.Join(paths[1], rel))
+			}
+		}
 	}
 	if err := report(stdout, c.format, findings); err != nil {
 		return err

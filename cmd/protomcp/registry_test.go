@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const sha = "fe333e598595000ae021bd27117db32ec69af6987f507ba7a63c90638ff633ce"
+
+// Every server.json registry writes validates against the registry's schema: the command
+// validates before it prints, and the test validates what it printed again.
+func TestRegistry(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		// check looks at the decoded server.json.
+		check func(t *testing.T, s map[string]any)
+	}{
+		{"remote", []string{"--url", "https://weather.example.com/mcp", "--repository", "https://github.com/protomcp/protomcp", "--repository-subfolder", "examples/weather"},
+			func(t *testing.T, s map[string]any) {
+				remotes := s["remotes"].([]any)
+				require.Len(t, remotes, 1)
+				assert.Equal(t, map[string]any{"type": "streamable-http", "url": "https://weather.example.com/mcp"}, remotes[0])
+				assert.Equal(t, "github", s["repository"].(map[string]any)["source"])
+				assert.Equal(t, "WeatherService answers questions about the weather: forecasts, active alerts and charts.", s["description"], "the service's comment")
+			}},
+		{"oci", []string{"--oci", "ghcr.io/protomcp/weather:0.1.0", "--stdio-arg", "-stdio", "--title", "Weather"},
+			func(t *testing.T, s map[string]any) {
+				p := s["packages"].([]any)[0].(map[string]any)
+				assert.Equal(t, "oci", p["registryType"])
+				assert.Equal(t, map[string]any{"type": "stdio"}, p["transport"])
+				assert.Equal(t, []any{map[string]any{"type": "positional", "value": "-stdio"}}, p["packageArguments"])
+			}},
+		{"mcpb", []string{"--mcpb", "https://github.com/protomcp/protomcp/releases/download/v0.1.0/weather.mcpb", "--mcpb-sha256", sha, "--description", "Forecasts and alerts."},
+			func(t *testing.T, s map[string]any) {
+				p := s["packages"].([]any)[0].(map[string]any)
+				assert.Equal(t, "mcpb", p["registryType"])
+				assert.Equal(t, sha, p["fileSha256"])
+				assert.Equal(t, "Forecasts and alerts.", s["description"])
+				meta := s["_meta"].(map[string]any)["io.modelcontextprotocol.registry/publisher-provided"].(map[string]any)
+				assert.Equal(t, []any{"export_forecast", "forecast_chart", "get_forecast", "list_alerts"}, meta["tools"])
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"registry", "--name", "io.github.protomcp/weather", "--version", "0.1.0", "../../gen/weather"}, c.args...)
+			status, out, errOut := runCmd(t, args...)
+			require.Equal(t, 0, status, errOut)
+			require.NoError(t, validateServerJSON([]byte(out)))
+			var s map[string]any
+			require.NoError(t, json.Unmarshal([]byte(out), &s))
+			assert.Equal(t, serverSchemaURL, s["$schema"])
+			assert.Equal(t, "io.github.protomcp/weather", s["name"])
+			assert.Equal(t, "0.1.0", s["version"])
+			c.check(t, s)
+		})
+	}
+}
+
+func TestRegistryRefuses(t *testing.T) {
+	base := []string{"registry", "../../gen/weather"}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"no name", []string{"--version", "1", "--url", "https://x.example/mcp"}},
+		{"name without namespace", []string{"--name", "weather", "--version", "1", "--url", "https://x.example/mcp"}},
+		{"no version", []string{"--name", "io.github.o/w", "--url", "https://x.example/mcp"}},
+		{"nowhere to run", []string{"--name", "io.github.o/w", "--version", "1"}},
+		{"description too long", []string{"--name", "io.github.o/w", "--version", "1", "--url", "https://x.example/mcp",
+			"--description", "A server that answers every question about the weather, with forecasts, alerts, charts and much more."}},
+		{"mcpb without hash", []string{"--name", "io.github.o/w", "--version", "1", "--mcpb", "https://github.com/o/w/releases/download/v1/w.mcpb"}},
+		// Caught by the registry's schema, not by the command's own checks.
+		{"bad hash", []string{"--name", "io.github.o/w", "--version", "1", "--mcpb", "https://github.com/o/w/releases/download/v1/w.mcpb", "--mcpb-sha256", "abc"}},
+		{"remote not http", []string{"--name", "io.github.o/w", "--version", "1", "--url", "ftp://x.example/mcp"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			status, out, errOut := runCmd(t, append(base, c.args...)...)
+			assert.Equal(t, 2, status)
+			assert.Empty(t, out, "nothing invalid is printed")
+			assert.NotEmpty(t, errOut)
+		})
+	}
+}
+
+// The schema copy rejects what the registry documents as invalid, and accepts its minimal
+// example (docs/reference/server-json/examples of github.com/modelcontextprotocol/registry).
+func TestServerSchema(t *testing.T) {
+	assert.NoError(t, validateServerJSON([]byte(`{
+	  "$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
+	  "name": "io.github.example/minimal",
+	  "description": "A minimal server.",
+	  "version": "1.0.0"
+	}`)))
+	assert.Error(t, validateServerJSON([]byte(`{"description": "No name.", "version": "1.0.0"}`)))
+	assert.Error(t, validateServerJSON([]byte(`{"name": "no-slash", "description": "d", "version": "1.0.0"}`)))
+	assert.Error(t, validateServerJSON([]byte(`{"name": "io.github.e/p", "description": "d", "version": "1.0.0",
+	  "packages": [{"registryType": "npm", "identifier": "p", "version": "latest", "transport": {"type": "stdio"}}]}`)))
+}

@@ -8,8 +8,9 @@
 //	protomcp rules                                lists the lint and breaking rules
 //
 // Each MANIFEST, OLD and NEW is a manifest file or a directory searched for *.mcp.json. lint
-// and breaking exit with status 1 when they find an error-level problem, 2 on a usage error;
-// --format json prints the findings as JSON. Rules are configured per rule in protomcp.json
+// and breaking exit with status 1 when they find an error-level problem (registry when the
+// registry's schema would refuse its result), 2 on a usage or input error; --format json
+// prints the findings as JSON. Rules are configured per rule in protomcp.json
 // (or --config), and with --only and --except; see docs/contract.md.
 //
 // Install it with

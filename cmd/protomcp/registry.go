@@ -138,6 +138,7 @@ func runRegistry(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.mcpb, "mcpb", "", "an HTTPS URL of an MCPB bundle that runs the server over stdio (GitHub or GitLab release asset)")
 	fs.StringVar(&f.mcpbSHA256, "mcpb-sha256", "", "the SHA-256 of the MCPB bundle, in hex (required with --mcpb)")
 	fs.Var(&f.stdioArgs, "stdio-arg", "an argument of the packaged command that makes it serve stdio, e.g. -stdio (repeatable)")
+	format := fs.String("format", "json", "output format: json, the only one (server.json is JSON)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: protomcp registry [flags] MANIFEST...")
 		fs.PrintDefaults()
@@ -148,6 +149,9 @@ func runRegistry(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(paths) == 0 {
 		return fmt.Errorf("%w: registry needs manifest files or directories", errUsage)
+	}
+	if *format != "json" {
+		return fmt.Errorf("%w: --format is json, not %q", errUsage, *format)
 	}
 	ms, err := loadManifests(paths...)
 	if err != nil {
@@ -163,7 +167,9 @@ func runRegistry(args []string, stdout, stderr io.Writer) error {
 	}
 	b = append(b, '\n')
 	if err := validateServerJSON(b); err != nil {
-		return err
+		// The flags made a server.json the registry would refuse: a finding, like lint's.
+		fmt.Fprintln(stderr, "protomcp registry:", err)
+		return errFindings
 	}
 	if _, err := stdout.Write(b); err != nil {
 		return fmt.Errorf("write server.json: %w", err)

@@ -67,24 +67,20 @@ func TestRegistryRefuses(t *testing.T) {
 		args   []string
 		status int // 2 for the command's own checks, 1 when the registry's schema refuses the result
 	}{
-		{"no name", []string{"--version", "1", "--url", "https://x.example/mcp"}, 0},
-		{"name without namespace", []string{"--name", "weather", "--version", "1", "--url", "https://x.example/mcp"}, 0},
-		{"no version", []string{"--name", "io.github.o/w", "--url", "https://x.example/mcp"}, 0},
-		{"nowhere to run", []string{"--name", "io.github.o/w", "--version", "1"}, 0},
+		{"no name", []string{"--version", "1", "--url", "https://x.example/mcp"}, 2},
+		{"name without namespace", []string{"--name", "weather", "--version", "1", "--url", "https://x.example/mcp"}, 2},
+		{"no version", []string{"--name", "io.github.o/w", "--url", "https://x.example/mcp"}, 2},
+		{"nowhere to run", []string{"--name", "io.github.o/w", "--version", "1"}, 2},
 		{"description too long", []string{"--name", "io.github.o/w", "--version", "1", "--url", "https://x.example/mcp",
-			"--description", "A server that answers every question about the weather, with forecasts, alerts, charts and much more."}, 0},
-		{"mcpb without hash", []string{"--name", "io.github.o/w", "--version", "1", "--mcpb", "https://github.com/o/w/releases/download/v1/w.mcpb"}, 0},
+			"--description", "A server that answers every question about the weather, with forecasts, alerts, charts and much more."}, 2},
+		{"mcpb without hash", []string{"--name", "io.github.o/w", "--version", "1", "--mcpb", "https://github.com/o/w/releases/download/v1/w.mcpb"}, 2},
 		// Caught by the registry's schema, not by the command's own checks.
 		{"bad hash", []string{"--name", "io.github.o/w", "--version", "1", "--mcpb", "https://github.com/o/w/releases/download/v1/w.mcpb", "--mcpb-sha256", "abc"}, 1},
 		{"remote not http", []string{"--name", "io.github.o/w", "--version", "1", "--url", "ftp://x.example/mcp"}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			status, out, errOut := runCmd(t, append(base, c.args...)...)
-			want := c.status
-			if want == 0 {
-				want = 2
-			}
-			assert.Equal(t, want, status)
+			assert.Equal(t, c.status, status)
 			assert.Empty(t, out, "nothing invalid is printed")
 			assert.NotEmpty(t, errOut)
 		})

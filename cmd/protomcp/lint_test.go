@@ -240,3 +240,39 @@ func TestLintProvidersAndConfig(t *testing.T) {
 	assert.Error(t, (&RuleConfig{Except: map[string]string{"TOOL_NAME": ""}}).check("lint", lintRuleIDs()), "a rule turned off needs a reason")
 	assert.Error(t, (&RuleConfig{Severity: map[string]Severity{"TOOL_NAME": "fatal"}}).check("lint", lintRuleIDs()))
 }
+
+// Each provider's documented example is accepted by every rule of that provider, and the
+// schema that made Anthropic, OpenAI and Bedrock refuse whole servers (a top-level anyOf, in
+// the form Go JSON Schema generators emit for "one of these arguments") is refused.
+func TestProviderDocumentedExamples(t *testing.T) {
+	// Gemini's function calling example: "type: OBJECT properties: param1: type: STRING
+	// param2: type: INTEGER required: - param1"
+	// (https://cloud.google.com/vertex-ai/docs/reference/rest/v1beta1/FunctionDeclaration).
+	const geminiDocExample = `{"type":"object","properties":{"param1":{"type":"string","description":"p1"},
+		"param2":{"type":"integer","description":"p2"}},"required":["param1"]}`
+	const topLevelAnyOf = `{"type":"object","properties":{"id":{"type":"string","description":"ID."},
+		"name":{"type":"string","description":"Name."}},"additionalProperties":false,"required":["id","name"],
+		"anyOf":[{"required":["id"]},{"required":["name"]}]}`
+	for _, c := range []struct {
+		provider string
+		schema   string
+		want     []string // the rules that fire; none for an accepted example
+	}{
+		{"openai", strictOK, nil},
+		{"anthropic", anthropicDocExample, nil},
+		{"gemini", geminiDocExample, nil},
+		{"anthropic", topLevelAnyOf, []string{"ANTHROPIC_TOP_LEVEL_COMBINATOR"}},
+		{"openai", topLevelAnyOf, []string{"OPENAI_STRICT_ROOT"}},
+	} {
+		ms := writeManifests(t, fixture{tools: []manifest.Tool{tool("get_weather", "Gets the weather.", c.schema)}})
+		fs, err := lint(ms, &RuleConfig{}, []string{c.provider})
+		require.NoError(t, err)
+		var got []string
+		for _, f := range fs {
+			if f.Provider != "" {
+				got = append(got, f.Rule)
+			}
+		}
+		assert.Equal(t, c.want, got, "%s on %s", c.provider, c.schema)
+	}
+}

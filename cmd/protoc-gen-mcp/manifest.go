@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/proto"
 
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 	"github.com/protomcp/protomcp/internal/manifest"
 )
 
@@ -59,6 +61,15 @@ func (c *config) writeManifests(gen *protogen.Plugin) error {
 // code declares them.
 func fileManifest(f *protogen.File, services []*service) *manifest.File {
 	m := &manifest.File{Source: f.Desc.Path(), Package: string(f.Desc.Package())}
+	if opts, _ := proto.GetExtension(f.Desc.Options(), mcpv1.E_Server).(*mcpv1.ServerOptions); opts != nil {
+		srv := manifest.Server{
+			Name: opts.GetName(), Title: opts.GetTitle(), Description: opts.GetDescription(),
+			WebsiteURL: opts.GetWebsiteUrl(), RepositoryURL: opts.GetRepositoryUrl(),
+		}
+		if srv != (manifest.Server{}) {
+			m.Server = &srv
+		}
+	}
 	for _, s := range services {
 		m.Services = append(m.Services, manifest.Service{
 			Name:        string(s.Desc.FullName()),

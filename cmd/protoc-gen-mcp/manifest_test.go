@@ -110,3 +110,18 @@ func TestManifestNoServices(t *testing.T) {
 	files := runWithManifest(t, "paths=source_relative,manifest=true", "google/api/field_behavior.proto")
 	assert.Empty(t, files, "a file without services has no manifest")
 }
+
+func TestManifestServerOption(t *testing.T) {
+	files := runWithManifest(t, "paths=source_relative,manifest=true", "test/server/v1/server.proto")
+	const name = "test/server/v1/serverv1mcp/server.mcp.json"
+	require.Contains(t, files, name)
+	m, err := manifest.Unmarshal([]byte(files[name]))
+	require.NoError(t, err)
+	assert.Equal(t, &manifest.Server{
+		Name: "io.github.protomcp/echo", Title: "Echo", Description: "Echoes what it is sent.",
+		WebsiteURL: "https://example.com/echo", RepositoryURL: "https://github.com/protomcp/protomcp",
+	}, m.Server)
+
+	weather := runWithManifest(t, "paths=source_relative,manifest=true", "weather/v1/weather.proto")
+	assert.NotContains(t, weather["weather/v1/weatherv1mcp/weather.mcp.json"], `"server"`, "no option, no server")
+}

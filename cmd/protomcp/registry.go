@@ -109,7 +109,8 @@ type publisherMeta struct {
 	Resources []string `json:"resources,omitempty"`
 }
 
-// registryFlags are what the proto does not say about a release.
+// registryFlags are what the proto does not say about a release, or overrides of what its
+// (mcp.v1.server) option says.
 type registryFlags struct {
 	name, title, description, version, website string
 	repo, repoSource, repoSubfolder            string
@@ -125,10 +126,10 @@ func runRegistry(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("protomcp registry", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f registryFlags
-	fs.StringVar(&f.name, "name", "", "server name in reverse-DNS form, e.g. io.github.owner/weather (required)")
+	fs.StringVar(&f.name, "name", "", "server name in reverse-DNS form, e.g. io.github.owner/weather (required unless (mcp.v1.server).name says it)")
 	fs.StringVar(&f.version, "version", "", "the release's version, e.g. 1.2.0 (required)")
 	fs.StringVar(&f.title, "title", "", "display title")
-	fs.StringVar(&f.description, "description", "", "what the server does, 100 characters at most (default: the comment of the manifests' one service)")
+	fs.StringVar(&f.description, "description", "", "what the server does, 100 characters at most (default: (mcp.v1.server).description, else the comment of the manifests' one service)")
 	fs.StringVar(&f.website, "website", "", "the server's homepage or documentation URL")
 	fs.StringVar(&f.repo, "repository", "", "source repository URL, e.g. https://github.com/owner/repo")
 	fs.StringVar(&f.repoSource, "repository-source", "", "repository host: github, gitlab... (default: from the URL's host)")
@@ -177,8 +178,49 @@ func runRegistry(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// buildServerJSON makes the server.json of the server the manifests describe.
+// fromProto fills the flags left empty from the manifests' (mcp.v1.server) options. Files
+// that set one field to different values conflict unless a flag settles it.
+func (f *registryFlags) fromProto(ms []manifest.Loaded) error {
+	for _, field := range []struct {
+		flag, option string
+		to           *string
+		get          func(*manifest.Server) string
+	}{
+		{"--name", "name", &f.name, func(s *manifest.Server) string { return s.Name }},
+		{"--title", "title", &f.title, func(s *manifest.Server) string { return s.Title }},
+		{"--description", "description", &f.description, func(s *manifest.Server) string { return s.Description }},
+		{"--website", "website_url", &f.website, func(s *manifest.Server) string { return s.WebsiteURL }},
+		{"--repository", "repository_url", &f.repo, func(s *manifest.Server) string { return s.RepositoryURL }},
+	} {
+		if *field.to != "" {
+			continue
+		}
+		from := ""
+		for _, m := range ms {
+			if m.Server == nil {
+				continue
+			}
+			v := field.get(m.Server)
+			switch {
+			case v == "":
+			case *field.to == "":
+				*field.to, from = v, m.Path
+			case v != *field.to:
+				return fmt.Errorf("%w: (mcp.v1.server).%s is %q in %s but %q in %s: set %s", errUsage, field.option, *field.to, from, v, m.Path, field.flag)
+			}
+		}
+	}
+	return nil
+}
+
+// buildServerJSON makes the server.json of the server the manifests describe: from the
+// flags, then the proto's (mcp.v1.server) options, then its service comment.
 func buildServerJSON(ms []manifest.Loaded, f *registryFlags) (*serverJSON, error) {
+	flags := *f
+	f = &flags
+	if err := f.fromProto(ms); err != nil {
+		return nil, err
+	}
 	if !serverName.MatchString(f.name) {
 		return nil, fmt.Errorf("%w: --name %q is not a registry server name (reverse-DNS namespace/name, e.g. io.github.owner/weather)", errUsage, f.name)
 	}

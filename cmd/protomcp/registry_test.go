@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/protomcp/protomcp/internal/manifest"
 )
 
 const sha = "fe333e598595000ae021bd27117db32ec69af6987f507ba7a63c90638ff633ce"
@@ -100,4 +104,41 @@ func TestServerSchema(t *testing.T) {
 	assert.Error(t, validateServerJSON([]byte(`{"name": "no-slash", "description": "d", "version": "1.0.0"}`)))
 	assert.Error(t, validateServerJSON([]byte(`{"name": "io.github.e/p", "description": "d", "version": "1.0.0",
 	  "packages": [{"registryType": "npm", "identifier": "p", "version": "latest", "transport": {"type": "stdio"}}]}`)))
+}
+
+// The proto's (mcp.v1.server) option fills what the flags leave out; files that disagree need
+// the flag.
+func TestRegistryFromProto(t *testing.T) {
+	srv := func(name, desc string) *manifest.Server {
+		return &manifest.Server{Name: name, Title: "Echo", Description: desc, RepositoryURL: "https://gitlab.com/o/echo"}
+	}
+	dir := t.TempDir()
+	write := func(file string, s *manifest.Server) {
+		b, err := manifest.Marshal(&manifest.File{Source: file, Package: "p", Server: s,
+			Tools: []manifest.Tool{{Name: "echo_" + file[:1], RPC: "p.S/E", Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`)}}})
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, file+manifest.Suffix), b, 0o644))
+	}
+	write("a", srv("io.gitlab.o/echo", "Echoes."))
+	write("b", nil)
+
+	status, out, errOut := runCmd(t, "registry", "--version", "1.0.0", "--url", "https://echo.example/mcp", dir)
+	require.Equal(t, 0, status, errOut)
+	var s map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &s))
+	assert.Equal(t, "io.gitlab.o/echo", s["name"])
+	assert.Equal(t, "Echo", s["title"])
+	assert.Equal(t, "Echoes.", s["description"])
+	assert.Equal(t, map[string]any{"url": "https://gitlab.com/o/echo", "source": "gitlab"}, s["repository"])
+
+	status, out, errOut = runCmd(t, "registry", "--version", "1.0.0", "--url", "https://echo.example/mcp", "--name", "io.gitlab.o/other", dir)
+	require.Equal(t, 0, status, errOut)
+	assert.Contains(t, out, `"name": "io.gitlab.o/other"`, "the flag wins")
+
+	write("b", srv("io.gitlab.o/echo", "Echoes, differently."))
+	status, _, errOut = runCmd(t, "registry", "--version", "1.0.0", "--url", "https://echo.example/mcp", dir)
+	assert.Equal(t, 2, status)
+	assert.Contains(t, errOut, "set --description")
+	status, _, errOut = runCmd(t, "registry", "--version", "1.0.0", "--url", "https://echo.example/mcp", "--description", "Echoes.", dir)
+	assert.Equal(t, 0, status, errOut)
 }

@@ -33,6 +33,9 @@ type File struct {
 	Source string `json:"source"`
 	// Package is the proto package, e.g. "weather.v1".
 	Package string `json:"package"`
+	// Server is the file's (mcp.v1.server) option: how its server is listed in the MCP
+	// registry.
+	Server *Server `json:"server,omitempty"`
 	// Services are the file's services that expose something, sorted by full name.
 	Services []Service `json:"services,omitempty"`
 	// Tools are every service's tools, sorted by name.
@@ -42,6 +45,15 @@ type File struct {
 	// Resources are every service's resources and resource templates, sorted by URI or URI
 	// template.
 	Resources []Resource `json:"resources,omitempty"`
+}
+
+// Server describes the server for the MCP registry, from the file option (mcp.v1.server).
+type Server struct {
+	Name          string `json:"name,omitempty"`
+	Title         string `json:"title,omitempty"`
+	Description   string `json:"description,omitempty"`
+	WebsiteURL    string `json:"websiteUrl,omitempty"`
+	RepositoryURL string `json:"repositoryUrl,omitempty"`
 }
 
 // Service is a protobuf service: the unit that one Register function adds to a server.

@@ -49,11 +49,11 @@ type File struct {
 
 // Server describes the server for the MCP registry, from the file option (mcp.v1.server).
 type Server struct {
-	Name          string `json:"name,omitempty"`
-	Title         string `json:"title,omitempty"`
-	Description   string `json:"description,omitempty"`
-	WebsiteURL    string `json:"websiteUrl,omitempty"`
-	RepositoryURL string `json:"repositoryUrl,omitempty"`
+	Name          string `json:"name,omitempty"`          // reverse-DNS, e.g. io.github.owner/weather
+	Title         string `json:"title,omitempty"`         // a display title
+	Description   string `json:"description,omitempty"`   // what the server does
+	WebsiteURL    string `json:"websiteUrl,omitempty"`    // its homepage or documentation
+	RepositoryURL string `json:"repositoryUrl,omitempty"` // its source repository
 }
 
 // Service is a protobuf service: the unit that one Register function adds to a server.
@@ -113,33 +113,33 @@ func (a *Annotations) Effective() (readOnly, destructive, idempotent, openWorld 
 
 // Prompt is one rpc exposed as an MCP prompt (spec 2025-11-25, Server Features, Prompts).
 type Prompt struct {
-	Name        string     `json:"name"`
-	RPC         string     `json:"rpc"`
-	Title       string     `json:"title,omitempty"`
-	Description string     `json:"description"`
+	Name        string     `json:"name"`                // the MCP prompt name
+	RPC         string     `json:"rpc"`                 // "pkg.Service/Method"
+	Title       string     `json:"title,omitempty"`     // the human-readable title, if any
+	Description string     `json:"description"`         // what the prompt is for
 	Arguments   []Argument `json:"arguments,omitempty"` // in the request's field order
 }
 
 // Argument is one prompt argument.
 type Argument struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Required    bool   `json:"required,omitempty"`
+	Name        string `json:"name"`               // the request field's JSON name
+	Description string `json:"description"`        // the field's comment
+	Required    bool   `json:"required,omitempty"` // prompts/get refuses a call without it
 }
 
 // Resource is a fixed resource or a resource template (spec 2025-11-25, Server Features,
 // Resources): an rpc with (mcp.v1.resource), or a static resource of (mcp.v1.service).
 type Resource struct {
-	Name        string `json:"name"`
+	Name        string `json:"name"`                  // the resource's name
 	URI         string `json:"uri,omitempty"`         // a fixed resource
 	URITemplate string `json:"uriTemplate,omitempty"` // a resource template
 	// RPC serves the resource; empty for a static resource, whose text is in the proto.
 	RPC string `json:"rpc,omitempty"`
 	// Service declares a static resource.
 	Service     string `json:"service,omitempty"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description"`
-	MIMEType    string `json:"mimeType,omitempty"`
+	Title       string `json:"title,omitempty"`    // the human-readable title, if any
+	Description string `json:"description"`        // what the resource holds
+	MIMEType    string `json:"mimeType,omitempty"` // the contents' MIME type
 }
 
 // Key is what identifies the resource on the wire: its URI or URI template.
@@ -181,7 +181,7 @@ func Unmarshal(b []byte) (*File, error) {
 
 // Loaded is a manifest and the file it was read from.
 type Loaded struct {
-	Path string
+	Path string // the manifest file's path, as found from Load's argument
 	*File
 }
 

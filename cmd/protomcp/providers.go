@@ -230,15 +230,16 @@ func checkGeminiParameterName(s *surface) []Finding {
 }
 
 // geminiSchemaFields are the fields of the Schema object of FunctionDeclaration.parameters,
-// "a select subset of an OpenAPI 3.0 schema object"
-// (https://ai.google.dev/api/caching#Schema; Vertex AI:
-// https://cloud.google.com/vertex-ai/docs/reference/rest/v1/Schema). The API decodes
-// parameters as that message, so another keyword ($ref, $defs, additionalProperties,
-// examples, const, oneOf, allOf, exclusiveMinimum...) is refused with 400 INVALID_ARGUMENT
-// ("Invalid JSON payload received. Unknown name ..."), and type must be one value, not an
-// array. Newer API versions take FunctionDeclaration.parametersJsonSchema instead, which
-// accepts JSON Schema (https://ai.google.dev/api/caching#FunctionDeclaration): a client that
-// sends MCP schemas there is not affected, hence the rule's default severity, warning.
+// "a select subset of an OpenAPI 3.0 schema object", as the Gemini API documents it
+// (https://ai.google.dev/api/caching#Schema). The API decodes parameters as that message,
+// so a keyword outside it ($ref, $defs, additionalProperties, examples, const, oneOf,
+// exclusiveMinimum...) is refused with 400 INVALID_ARGUMENT ("Invalid JSON payload received.
+// Unknown name ..."), and type must be one value, not an array. The subset grows by API and
+// version: Vertex AI's Schema (https://cloud.google.com/vertex-ai/docs/reference/rest/v1/Schema)
+// has added additionalProperties, and ref and defs spelled without "$"; and
+// FunctionDeclaration.parametersJsonSchema (https://ai.google.dev/api/caching#FunctionDeclaration)
+// takes JSON Schema as it is. A client that sends MCP schemas there is not affected, hence
+// the rule's default severity, warning.
 var geminiSchemaFields = []string{
 	"anyOf", "default", "description", "enum", "example", "format", "items", "maxItems",
 	"maxLength", "maxProperties", "maximum", "minItems", "minLength", "minProperties",
@@ -257,7 +258,7 @@ func checkGeminiOpenAPISubset(s *surface) []Finding {
 		var out []Finding
 		if len(bad) > 0 {
 			sort.Strings(bad)
-			out = append(out, toolFinding(t, n.path, "%s: not in the OpenAPI 3.0 subset of Gemini's FunctionDeclaration.parameters, which refuses them (parametersJsonSchema accepts them)", strings.Join(bad, ", ")))
+			out = append(out, toolFinding(t, n.path, "%s: outside the OpenAPI 3.0 subset of Gemini's FunctionDeclaration.parameters, which may refuse them (parametersJsonSchema accepts them)", strings.Join(bad, ", ")))
 		}
 		if _, isArray := n.s["type"].([]any); isArray {
 			out = append(out, toolFinding(t, n.path+"/type", "type is an array: Gemini's parameters take one type (use nullable or anyOf)"))

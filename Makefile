@@ -57,6 +57,37 @@ lint: bufcheck
 	cd interop/gosdk && $(GO) vet ./...
 	cd redis && $(GO) vet ./...
 	$(BUF) lint
+	$(MAKE) lintcontract
+
+# The examples' MCP surface (docs/contract.md), from the manifests protoc-gen-mcp writes
+# into gen/: protomcp lint on each example (protomcp.json says which rules are off, and why;
+# the conformance and contract services exist to exercise the protocol and every proto type,
+# so only the rules that are not a provider's apply to them), then protomcp breaking against
+# the manifests of BREAKING_AGAINST (the previous commit: in CI's fresh clone, the change
+# under test). When that commit is not in the clone (a shallow clone, or the first commit)
+# or has no manifests, the comparison is skipped with a note: it cannot fail for want of a
+# baseline.
+BREAKING_AGAINST ?= HEAD~1
+CONTRACT_MANIFESTS := gen/weather gen/conformance gen/contract
+.PHONY: lintcontract
+lintcontract:
+	$(GO) build -o bin/protomcp ./cmd/protomcp
+	bin/protomcp lint gen/weather
+	bin/protomcp lint --provider none gen/conformance
+	bin/protomcp lint --provider none gen/contract
+	@if ! git rev-parse -q --verify '$(BREAKING_AGAINST)^{commit}' >/dev/null; then \
+		echo "protomcp breaking: $(BREAKING_AGAINST) is not in this clone (shallow, or the first commit): not compared"; \
+		exit 0; \
+	fi; \
+	old=$$(mktemp -d); trap 'rm -rf $$old' EXIT; \
+	git archive '$(BREAKING_AGAINST)' gen | tar -x -C $$old || exit 1; \
+	for d in $(CONTRACT_MANIFESTS); do \
+		if [ -z "$$(find $$old/$$d -name '*.mcp.json' 2>/dev/null)" ]; then \
+			echo "protomcp breaking: $(BREAKING_AGAINST) has no manifests in $$d: not compared"; continue; \
+		fi; \
+		echo "bin/protomcp breaking $(BREAKING_AGAINST):$$d $$d"; \
+		bin/protomcp breaking --old-name $(BREAKING_AGAINST) $$old/$$d $$d || exit 1; \
+	done
 
 # Says so before a go tool buf that is not in the Go build cache yet: its build compiles
 # hundreds of packages for a few minutes and prints nothing. go build -n lists a compile only

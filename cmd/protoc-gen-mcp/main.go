@@ -22,6 +22,9 @@
 //	                    is a generate-time error
 //	skeleton=true       also write <file>.skeleton.go.txt beside the generated code: a starter
 //	                    server (every method stubbed, a main serving HTTP or stdio) to copy out
+//	manifest=true       also write <file>.mcp.json beside <file>.mcp.go: every tool, prompt and
+//	                    resource with its schemas, for the protomcp command (lint, breaking,
+//	                    registry); see docs/contract.md
 package main
 
 import (
@@ -43,12 +46,12 @@ func main() {
 	}
 	if len(os.Args) == 2 && (os.Args[1] == "--help" || os.Args[1] == "-h") {
 		fmt.Fprintln(os.Stderr, "protoc-gen-mcp is a protoc/buf plugin; run it through buf generate or protoc --mcp_out.")
-		fmt.Fprintln(os.Stderr, "Parameters: package_suffix=<suffix> (default \"mcp\"), paths=import|source_relative, max_schema_bytes=<n> (default 262144), skeleton=true|false.")
+		fmt.Fprintln(os.Stderr, "Parameters: package_suffix=<suffix> (default \"mcp\"), paths=import|source_relative, max_schema_bytes=<n> (default 262144), skeleton=true|false, manifest=true|false.")
 		os.Exit(2)
 	}
 	var flags flag.FlagSet
 	cfg := newConfig(&flags)
-	protogen.Options{ParamFunc: flags.Set}.Run(cfg.generate)
+	protogen.Options{ParamFunc: flags.Set}.Run(withManifest(&flags, cfg))
 }
 
 func buildVersion() string {

@@ -528,6 +528,93 @@ func (x *ResourceOptions) GetMimeType() string {
 	return ""
 }
 
+// ServerOptions describe the MCP server that serves a file's services, for its listing in the
+// MCP registry: protoc-gen-mcp copies them into the file's manifest (manifest=true), and
+// protomcp registry writes them into server.json. Its flags override them; the version is a
+// release's, never the proto's.
+type ServerOptions struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The server's name in the registry: a reverse-DNS namespace, a slash and a name, e.g.
+	// "io.github.owner/weather".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// A human-readable title, e.g. "Weather".
+	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	// What the server does, in 100 characters at most. Default: the comment of the file's
+	// service.
+	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// The server's homepage or documentation.
+	WebsiteUrl string `protobuf:"bytes,4,opt,name=website_url,json=websiteUrl,proto3" json:"website_url,omitempty"`
+	// The source repository, e.g. "https://github.com/owner/weather".
+	RepositoryUrl string `protobuf:"bytes,5,opt,name=repository_url,json=repositoryUrl,proto3" json:"repository_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServerOptions) Reset() {
+	*x = ServerOptions{}
+	mi := &file_mcp_v1_options_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServerOptions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServerOptions) ProtoMessage() {}
+
+func (x *ServerOptions) ProtoReflect() protoreflect.Message {
+	mi := &file_mcp_v1_options_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServerOptions.ProtoReflect.Descriptor instead.
+func (*ServerOptions) Descriptor() ([]byte, []int) {
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ServerOptions) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ServerOptions) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *ServerOptions) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *ServerOptions) GetWebsiteUrl() string {
+	if x != nil {
+		return x.WebsiteUrl
+	}
+	return ""
+}
+
+func (x *ServerOptions) GetRepositoryUrl() string {
+	if x != nil {
+		return x.RepositoryUrl
+	}
+	return ""
+}
+
 var file_mcp_v1_options_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -569,6 +656,14 @@ var file_mcp_v1_options_proto_extTypes = []protoimpl.ExtensionInfo{
 		Tag:           "bytes,51707,opt,name=field",
 		Filename:      "mcp/v1/options.proto",
 	},
+	{
+		ExtendedType:  (*descriptorpb.FileOptions)(nil),
+		ExtensionType: (*ServerOptions)(nil),
+		Field:         51707,
+		Name:          "mcp.v1.server",
+		Tag:           "bytes,51707,opt,name=server",
+		Filename:      "mcp/v1/options.proto",
+	},
 }
 
 // Extension fields to descriptorpb.MethodOptions.
@@ -601,6 +696,14 @@ var (
 	//
 	// optional mcp.v1.FieldOptions field = 51707;
 	E_Field = &file_mcp_v1_options_proto_extTypes[4]
+)
+
+// Extension fields to descriptorpb.FileOptions.
+var (
+	// How the server that serves this file's services is listed in the MCP registry.
+	//
+	// optional mcp.v1.ServerOptions server = 51707;
+	E_Server = &file_mcp_v1_options_proto_extTypes[5]
 )
 
 var File_mcp_v1_options_proto protoreflect.FileDescriptor
@@ -646,12 +749,20 @@ const file_mcp_v1_options_proto_rawDesc = "" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x04 \x01(\tR\x05title\x12 \n" +
 	"\vdescription\x18\x05 \x01(\tR\vdescription\x12\x1b\n" +
-	"\tmime_type\x18\x06 \x01(\tR\bmimeType:I\n" +
+	"\tmime_type\x18\x06 \x01(\tR\bmimeType\"\xa3\x01\n" +
+	"\rServerOptions\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x1f\n" +
+	"\vwebsite_url\x18\x04 \x01(\tR\n" +
+	"websiteUrl\x12%\n" +
+	"\x0erepository_url\x18\x05 \x01(\tR\rrepositoryUrl:I\n" +
 	"\x04tool\x12\x1e.google.protobuf.MethodOptions\x18\xfb\x93\x03 \x01(\v2\x13.mcp.v1.ToolOptionsR\x04tool:O\n" +
 	"\x06prompt\x12\x1e.google.protobuf.MethodOptions\x18\xfc\x93\x03 \x01(\v2\x15.mcp.v1.PromptOptionsR\x06prompt:U\n" +
 	"\bresource\x12\x1e.google.protobuf.MethodOptions\x18\xfd\x93\x03 \x01(\v2\x17.mcp.v1.ResourceOptionsR\bresource:S\n" +
 	"\aservice\x12\x1f.google.protobuf.ServiceOptions\x18\xfb\x93\x03 \x01(\v2\x16.mcp.v1.ServiceOptionsR\aservice:K\n" +
-	"\x05field\x12\x1d.google.protobuf.FieldOptions\x18\xfb\x93\x03 \x01(\v2\x14.mcp.v1.FieldOptionsR\x05fieldB/Z-github.com/protomcp/protomcp/gen/mcp/v1;mcpv1b\x06proto3"
+	"\x05field\x12\x1d.google.protobuf.FieldOptions\x18\xfb\x93\x03 \x01(\v2\x14.mcp.v1.FieldOptionsR\x05field:M\n" +
+	"\x06server\x12\x1c.google.protobuf.FileOptions\x18\xfb\x93\x03 \x01(\v2\x15.mcp.v1.ServerOptionsR\x06serverB/Z-github.com/protomcp/protomcp/gen/mcp/v1;mcpv1b\x06proto3"
 
 var (
 	file_mcp_v1_options_proto_rawDescOnce sync.Once
@@ -665,7 +776,7 @@ func file_mcp_v1_options_proto_rawDescGZIP() []byte {
 	return file_mcp_v1_options_proto_rawDescData
 }
 
-var file_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_mcp_v1_options_proto_goTypes = []any{
 	(*ToolOptions)(nil),                 // 0: mcp.v1.ToolOptions
 	(*ServiceOptions)(nil),              // 1: mcp.v1.ServiceOptions
@@ -673,26 +784,30 @@ var file_mcp_v1_options_proto_goTypes = []any{
 	(*FieldOptions)(nil),                // 3: mcp.v1.FieldOptions
 	(*PromptOptions)(nil),               // 4: mcp.v1.PromptOptions
 	(*ResourceOptions)(nil),             // 5: mcp.v1.ResourceOptions
-	(*descriptorpb.MethodOptions)(nil),  // 6: google.protobuf.MethodOptions
-	(*descriptorpb.ServiceOptions)(nil), // 7: google.protobuf.ServiceOptions
-	(*descriptorpb.FieldOptions)(nil),   // 8: google.protobuf.FieldOptions
+	(*ServerOptions)(nil),               // 6: mcp.v1.ServerOptions
+	(*descriptorpb.MethodOptions)(nil),  // 7: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 8: google.protobuf.ServiceOptions
+	(*descriptorpb.FieldOptions)(nil),   // 9: google.protobuf.FieldOptions
+	(*descriptorpb.FileOptions)(nil),    // 10: google.protobuf.FileOptions
 }
 var file_mcp_v1_options_proto_depIdxs = []int32{
 	2,  // 0: mcp.v1.ServiceOptions.resources:type_name -> mcp.v1.StaticResource
-	6,  // 1: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
-	6,  // 2: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
-	6,  // 3: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
-	7,  // 4: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
-	8,  // 5: mcp.v1.field:extendee -> google.protobuf.FieldOptions
-	0,  // 6: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
-	4,  // 7: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
-	5,  // 8: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
-	1,  // 9: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
-	3,  // 10: mcp.v1.field:type_name -> mcp.v1.FieldOptions
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	6,  // [6:11] is the sub-list for extension type_name
-	1,  // [1:6] is the sub-list for extension extendee
+	7,  // 1: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
+	7,  // 2: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
+	7,  // 3: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
+	8,  // 4: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
+	9,  // 5: mcp.v1.field:extendee -> google.protobuf.FieldOptions
+	10, // 6: mcp.v1.server:extendee -> google.protobuf.FileOptions
+	0,  // 7: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
+	4,  // 8: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
+	5,  // 9: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
+	1,  // 10: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
+	3,  // 11: mcp.v1.field:type_name -> mcp.v1.FieldOptions
+	6,  // 12: mcp.v1.server:type_name -> mcp.v1.ServerOptions
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	7,  // [7:13] is the sub-list for extension type_name
+	1,  // [1:7] is the sub-list for extension extendee
 	0,  // [0:1] is the sub-list for field type_name
 }
 
@@ -708,8 +823,8 @@ func file_mcp_v1_options_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcp_v1_options_proto_rawDesc), len(file_mcp_v1_options_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
-			NumExtensions: 5,
+			NumMessages:   7,
+			NumExtensions: 6,
 			NumServices:   0,
 		},
 		GoTypes:           file_mcp_v1_options_proto_goTypes,

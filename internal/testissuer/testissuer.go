@@ -47,7 +47,44 @@ type Issuer struct {
 	clients map[string]*client
 	codes   map[string]*grant
 	refresh map[string]*grant
+	regs    []Registration
+	grants  map[string]int // token requests by grant_type
 }
+
+// Registration is a client's Dynamic Client Registration request (RFC 7591 Section 2), as
+// the issuer received it.
+type Registration struct {
+	// ClientID is the client_id the issuer gave the client.
+	ClientID string
+	// ClientName, RedirectURIs, AuthMethod and ApplicationType are the client metadata
+	// fields client_name, redirect_uris, token_endpoint_auth_method and application_type
+	// (OpenID Connect Dynamic Client Registration 1.0 Section 2); ApplicationType is empty
+	// when the client omitted it.
+	ClientName      string
+	RedirectURIs    []string
+	AuthMethod      string
+	ApplicationType string
+}
+
+// IssMode is what the issuer's authorization responses say about their issuer (RFC 9207).
+type IssMode int
+
+const (
+	// IssCorrect sends iss, the issuer identifier, and advertises it in the metadata with
+	// authorization_response_iss_parameter_supported (the default).
+	IssCorrect IssMode = iota
+	// IssUnadvertised sends the correct iss without advertising it.
+	IssUnadvertised
+	// IssOmitted advertises iss but leaves it out of the responses.
+	IssOmitted
+	// IssNone neither advertises nor sends iss.
+	IssNone
+	// IssWrong advertises iss and sends another issuer's.
+	IssWrong
+	// IssTrailingSlash advertises iss and sends the issuer with a trailing slash: equal
+	// after URL normalization, which RFC 9207 Section 2.4 does not allow.
+	IssTrailingSlash
+)
 
 type client struct {
 	id, secret   string
@@ -70,6 +107,7 @@ type config struct {
 	keyClient *client
 	addr      string
 	trusts    *Issuer // accepts ID-JAGs it issued in the JWT bearer grant
+	iss       IssMode
 }
 
 // Option configures an Issuer.
@@ -102,6 +140,10 @@ func WithKeyClient(id string, key crypto.PublicKey) Option {
 // exchange.
 func WithAssertionIssuer(idp *Issuer) Option { return func(c *config) { c.trusts = idp } }
 
+// WithIss sets what the authorization responses carry as iss and whether the metadata
+// advertises it (default IssCorrect).
+func WithIss(mode IssMode) Option { return func(c *config) { c.iss = mode } }
+
 // WithAddr sets the address to listen on (default 127.0.0.1:0, a free loopback port).
 func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
 
@@ -129,6 +171,7 @@ func Start(opts ...Option) (*Issuer, error) {
 		URL: "http://" + ln.Addr().String(), key: key, kid: kid, signer: signer, ln: ln, cfg: cfg,
 		done:    make(chan struct{}),
 		clients: map[string]*client{}, codes: map[string]*grant{}, refresh: map[string]*grant{},
+		grants: map[string]int{},
 	}
 	for _, c := range []*client{cfg.preClient, cfg.keyClient} {
 		if c != nil {
@@ -182,8 +225,23 @@ func (is *Issuer) Mint(claims map[string]any) string {
 	return tok
 }
 
+// TokenRequests returns how many token requests of the grant type the issuer received,
+// answered or refused.
+func (is *Issuer) TokenRequests(grantType string) int {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return is.grants[grantType]
+}
+
+// Registrations returns the Dynamic Client Registration requests received, in order.
+func (is *Issuer) Registrations() []Registration {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return slices.Clone(is.regs)
+}
+
 func (is *Issuer) serveMetadata(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	md := map[string]any{
 		"issuer":                   is.URL,
 		"authorization_endpoint":   is.URL + "/authorize",
 		"token_endpoint":           is.URL + "/token",
@@ -197,7 +255,25 @@ func (is *Issuer) serveMetadata(w http.ResponseWriter, _ *http.Request) {
 		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post", "private_key_jwt"},
 		"id_token_signing_alg_values_supported": []string{"ES256"},
 		"subject_types_supported":               []string{"public"},
-	})
+	}
+	switch is.cfg.iss {
+	case IssCorrect, IssOmitted, IssWrong, IssTrailingSlash:
+		md["authorization_response_iss_parameter_supported"] = true // RFC 9207 Section 3
+	}
+	writeJSON(w, http.StatusOK, md)
+}
+
+// respIss is the iss of an authorization response, or "" for none (RFC 9207 Section 2).
+func (is *Issuer) respIss() string {
+	switch is.cfg.iss {
+	case IssCorrect, IssUnadvertised:
+		return is.URL
+	case IssWrong:
+		return "https://evil.example.com"
+	case IssTrailingSlash:
+		return is.URL + "/"
+	}
+	return ""
 }
 
 func (is *Issuer) serveJWKS(w http.ResponseWriter, _ *http.Request) {
@@ -208,12 +284,28 @@ func (is *Issuer) serveJWKS(w http.ResponseWriter, _ *http.Request) {
 
 func (is *Issuer) serveRegister(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		RedirectURIs []string `json:"redirect_uris"`
-		AuthMethod   string   `json:"token_endpoint_auth_method"`
-		ClientName   string   `json:"client_name"`
+		RedirectURIs    []string `json:"redirect_uris"`
+		AuthMethod      string   `json:"token_endpoint_auth_method"`
+		ClientName      string   `json:"client_name"`
+		ApplicationType string   `json:"application_type"`
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "the body must be a JSON client metadata document")
+		return
+	}
+	switch req.ApplicationType {
+	case "", "web":
+	case "native":
+		// OpenID Connect Dynamic Client Registration 1.0 Section 2: native clients use
+		// private-use schemes or http on loopback.
+		for _, ru := range req.RedirectURIs {
+			if u, err := url.Parse(ru); err != nil || u.Scheme == "https" || (u.Scheme == "http" && !isLoopback(u.Hostname())) {
+				oauthError(w, http.StatusBadRequest, "invalid_redirect_uri", "a native client's redirect URI must use a private-use scheme or http on loopback: "+ru)
+				return
+			}
+		}
+	default:
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "application_type must be native or web")
 		return
 	}
 	if req.AuthMethod == "" {
@@ -230,6 +322,10 @@ func (is *Issuer) serveRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	is.mu.Lock()
 	is.clients[c.id] = c
+	is.regs = append(is.regs, Registration{
+		ClientID: c.id, ClientName: req.ClientName, RedirectURIs: req.RedirectURIs,
+		AuthMethod: c.authMethod, ApplicationType: req.ApplicationType,
+	})
 	is.mu.Unlock()
 	writeJSON(w, http.StatusCreated, resp)
 }
@@ -247,7 +343,9 @@ func (is *Issuer) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	back := func(params url.Values) {
 		u, _ := url.Parse(redirect)
 		params.Set("state", q.Get("state"))
-		params.Set("iss", is.URL)
+		if iss := is.respIss(); iss != "" {
+			params.Set("iss", iss)
+		}
 		u.RawQuery = params.Encode()
 		http.Redirect(w, r, u.String(), http.StatusFound)
 	}
@@ -275,7 +373,7 @@ func (c *client) allowsRedirect(uri string) bool {
 	}
 	// Loopback redirects may use any port (RFC 8252 Section 7.3).
 	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "http" || (u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost" && u.Hostname() != "::1") {
+	if err != nil || u.Scheme != "http" || !isLoopback(u.Hostname()) {
 		return false
 	}
 	for _, reg := range c.redirectURIs {
@@ -287,11 +385,18 @@ func (c *client) allowsRedirect(uri string) bool {
 	return c.secret != "" && len(c.redirectURIs) == 0 // a pre-registered client
 }
 
+func isLoopback(host string) bool {
+	return host == "127.0.0.1" || host == "localhost" || host == "::1"
+}
+
 func (is *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_request", "the body must be form-encoded")
 		return
 	}
+	is.mu.Lock()
+	is.grants[r.PostForm.Get("grant_type")]++
+	is.mu.Unlock()
 	c, ok := is.authenticateClient(r)
 	if !ok {
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "client authentication failed")

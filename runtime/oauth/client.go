@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -55,6 +56,13 @@ type Config struct {
 	ClientMetadataURL string
 	// ClientName is the client_name to register dynamically (default "protomcp client").
 	ClientName string
+	// ApplicationType is the application_type to register dynamically: "native" for
+	// desktop, mobile and command-line clients and web applications served from localhost,
+	// "web" for browser-based applications served from a remote host (spec 2026-07-28,
+	// Authorization, Client Registration, Application Type and Redirect URI Constraints).
+	// By default it is "native" when RedirectURL is a loopback or private-use scheme URI
+	// (RFC 8252 Sections 7.1 and 7.3), else "web".
+	ApplicationType string
 	// TokenEndpointAuthMethod forces how the client authenticates at the token endpoint
 	// ("none", "client_secret_basic", "client_secret_post", "private_key_jwt"). By default it
 	// picks one the authorization server supports.
@@ -148,6 +156,9 @@ type AuthServerMetadata struct {
 	// ClientIDMetadataDocumentSupported says the server accepts a metadata document URL as
 	// client_id.
 	ClientIDMetadataDocumentSupported bool `json:"client_id_metadata_document_supported,omitempty"`
+	// AuthorizationResponseISSParameterSupported says the server's authorization responses
+	// carry iss (RFC 9207 Section 3), which the client then requires.
+	AuthorizationResponseISSParameterSupported bool `json:"authorization_response_iss_parameter_supported,omitempty"`
 }
 
 // ErrOAuth is wrapped by the errors of a Client's OAuth authorization: discovery,
@@ -640,6 +651,7 @@ func (t *oauthTransport) ensureClient(ctx context.Context) error {
 	method := t.pickAuthMethod(false)
 	reg := map[string]any{
 		"client_name":                t.cfg.ClientName,
+		"application_type":           t.applicationType(),
 		"redirect_uris":              []string{t.cfg.RedirectURL},
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
@@ -676,6 +688,42 @@ func (t *oauthTransport) ensureClient(ctx context.Context) error {
 		t.authMethod = out.AuthMethod
 	}
 	return nil
+}
+
+// applicationType is the application_type to register: the configured one, else "native"
+// for a loopback or private-use scheme redirect URI and "web" otherwise. The spec requires
+// one (spec 2026-07-28, Authorization, Client Registration, Application Type and Redirect
+// URI Constraints): an OpenID Connect server defaults an omitted one to "web", which
+// conflicts with a native client's loopback redirect.
+func (t *oauthTransport) applicationType() string {
+	if t.cfg.ApplicationType != "" {
+		return t.cfg.ApplicationType
+	}
+	u, err := url.Parse(t.cfg.RedirectURL)
+	if err != nil {
+		return "web"
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		if isLoopbackHost(u.Hostname()) {
+			return "native"
+		}
+		return "web"
+	case "":
+		return "web"
+	default:
+		return "native" // a private-use URI scheme (RFC 8252 Section 7.1)
+	}
+}
+
+// isLoopbackHost reports whether host names the local machine: localhost or a loopback IP
+// address.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // pickAuthMethod chooses a token endpoint authentication method the server supports.
@@ -754,6 +802,10 @@ func (t *oauthTransport) authorizationCode(ctx context.Context, scopes []string)
 	}
 	verifier := oauth2.GenerateVerifier()
 	state := randomState()
+	// The issuer is recorded with the verifier and the state, from the validated metadata,
+	// before the user is sent to the authorization server (spec 2026-07-28, Authorization,
+	// Authorization Response Validation).
+	issuer, issRequired := t.as.Issuer, t.as.AuthorizationResponseISSParameterSupported
 	authURL := conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", t.resource))
 	back, err := t.cfg.Authorize(ctx, authURL)
 	if err != nil {
@@ -766,11 +818,11 @@ func (t *oauthTransport) authorizationCode(ctx context.Context, scopes []string)
 	if q.Get("state") != state {
 		return nil, oauthErrorf("authorization: the redirect's state does not match the request's (a forged or stale redirect)")
 	}
+	if err := checkResponseIssuer(q, issuer, issRequired); err != nil {
+		return nil, err
+	}
 	if e := q.Get("error"); e != "" {
 		return nil, oauthErrorf("authorization refused: %s %s", e, q.Get("error_description"))
-	}
-	if iss := q.Get("iss"); iss != "" && strings.TrimSuffix(iss, "/") != strings.TrimSuffix(t.as.Issuer, "/") {
-		return nil, oauthErrorf("authorization: the redirect comes from issuer %q, not %q (RFC 9207)", iss, t.as.Issuer)
 	}
 	code := q.Get("code")
 	if code == "" {
@@ -789,6 +841,24 @@ func (t *oauthTransport) authorizationCode(ctx context.Context, scopes []string)
 		return nil, oauthErrorf("token request at %s: %w", t.as.TokenEndpoint, err)
 	}
 	return tok, nil
+}
+
+// checkResponseIssuer validates the authorization response's iss against the issuer
+// recorded for the request, before the code goes to any token endpoint and before an error
+// in the response is acted on (spec 2026-07-28, Authorization, Authorization Response
+// Validation; RFC 9207 Section 2.4): a present iss must equal it by simple string comparison,
+// without normalizing case, default ports, trailing slashes or percent-encoding (RFC 3986
+// Section 6.2.1), whether or not the server advertised iss; an absent one is refused only
+// when the server advertised it.
+func checkResponseIssuer(q url.Values, issuer string, required bool) error {
+	iss, present := q["iss"]
+	switch {
+	case present && (len(iss) != 1 || iss[0] != issuer):
+		return oauthErrorf("authorization: the response comes from issuer %q, not %q: refusing it (a mix-up attack? RFC 9207)", strings.Join(iss, ","), issuer)
+	case !present && required:
+		return oauthErrorf("authorization: the response has no iss though the authorization server %s advertises it: refusing it (RFC 9207 Section 2.4)", issuer)
+	}
+	return nil
 }
 
 // tokenRequest sends a token request of any grant through x/oauth2 (whose client

@@ -42,6 +42,7 @@ func testCtx(t *testing.T) context.Context {
 // authEnv is a Server protected by a JWT verifier trusting a real test issuer, on loopback:
 // the resource server the OAuth client authorizes against.
 type authEnv struct {
+	issuer   *testissuer.Issuer
 	url      string // the MCP endpoint
 	resource string
 	calls    atomic.Int64 // handler invocations of every tool
@@ -60,7 +61,7 @@ func newAuthEnvWith(t *testing.T, issOpts []testissuer.Option, edit func(*runtim
 	is, err := testissuer.Start(append([]testissuer.Option{testissuer.WithScopes("weather:read", "weather:write")}, issOpts...)...)
 	require.NoError(t, err, "test issuer")
 	t.Cleanup(is.Close)
-	e := new(authEnv)
+	e := &authEnv{issuer: is}
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
 	e.url = ts.URL + "/mcp"

@@ -49,7 +49,17 @@ type Config struct {
 	// ClientID and ClientSecret are a client pre-registered with the authorization server.
 	// Without a ClientID, the client uses ClientMetadataURL when the server supports Client
 	// ID Metadata Documents, otherwise Dynamic Client Registration (RFC 7591).
+	//
+	// Client credentials are bound to the authorization server that issued them (spec
+	// 2026-07-28, Authorization, Client Registration, Authorization Server Binding): when the
+	// protected resource's metadata names another authorization server, the client
+	// registers again there and never presents the first server's credentials or tokens to
+	// it; pre-registered credentials are then an error.
 	ClientID, ClientSecret string
+	// ClientIssuer is the issuer identifier of the authorization server ClientID is
+	// registered with. When set, the client refuses to present ClientID to any other; when
+	// empty, ClientID is bound to the first authorization server the client uses.
+	ClientIssuer string
 	// ClientMetadataURL is the https URL of the client's metadata document, used as its
 	// client_id with authorization servers that advertise
 	// client_id_metadata_document_supported.
@@ -201,10 +211,14 @@ type oauthTransport struct {
 	prm      *runtime.ProtectedResourceMetadata
 	as       *AuthServerMetadata
 	resource string
-	// The registered client.
+	// The registered client, for the authorization server as; regs keeps those of other
+	// authorization servers, by issuer.
 	clientID, clientSecret, authMethod string
-	scopes                             []string // the scopes of the current token's request
-	tok                                *oauth2.Token
+	regs                               map[string]registration
+	// preIssuer is the issuer the pre-registered client (Config.ClientID) is bound to.
+	preIssuer string
+	scopes    []string // the scopes of the current token's request
+	tok       *oauth2.Token
 }
 
 func newOAuthTransport(cfg Config, base http.RoundTripper, serverURL string, log *slog.Logger) *oauthTransport {
@@ -222,7 +236,13 @@ func newOAuthTransport(cfg Config, base http.RoundTripper, serverURL string, log
 		hc = &http.Client{Timeout: 30 * time.Second, Transport: base}
 	}
 	return &oauthTransport{cfg: cfg, base: base, serverURL: serverURL, log: log, hc: hc,
-		clientID: cfg.ClientID, clientSecret: cfg.ClientSecret}
+		clientID: cfg.ClientID, clientSecret: cfg.ClientSecret, regs: map[string]registration{},
+		preIssuer: cfg.ClientIssuer}
+}
+
+// registration is a client's credentials at one authorization server.
+type registration struct {
+	clientID, clientSecret, authMethod string
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -420,12 +440,22 @@ func (t *oauthTransport) authorize(ctx context.Context, failed *oauth2.Token, ch
 	if !stepUp && t.tok != nil && (failed == nil || t.tok.AccessToken != failed.AccessToken) {
 		return t.tok, nil // another request authorized meanwhile
 	}
-	if t.as == nil {
-		if err := t.discover(ctx, ch); err != nil {
+	asChanged := false
+	if t.as == nil || (failed != nil && !stepUp) {
+		// Before the first token, and when a token is refused: the resource's metadata may
+		// name another authorization server now (spec 2026-07-28, Authorization, Client
+		// Registration, Authorization Server Binding).
+		prev := t.as
+		as, err := t.discover(ctx, ch)
+		if err != nil {
 			return nil, err
 		}
+		if err := t.useAuthServer(as); err != nil {
+			return nil, err
+		}
+		asChanged = prev != nil && prev.Issuer != as.Issuer
 	}
-	if !stepUp && failed != nil && failed.RefreshToken != "" {
+	if !stepUp && !asChanged && failed != nil && failed.RefreshToken != "" {
 		if tok, err := t.refresh(ctx, failed); err == nil {
 			return tok, nil
 		}
@@ -489,11 +519,46 @@ func union(a, b []string) []string {
 	return out
 }
 
-// discover finds the resource's metadata and its authorization server's.
-func (t *oauthTransport) discover(ctx context.Context, ch challenge) error {
+// useAuthServer makes as the authorization server of the next flows, with the client
+// credentials it issued: credentials are bound to their authorization server, never
+// presented to another, and the client registers again with a new one (spec 2026-07-28,
+// Authorization, Client Registration, Authorization Server Binding). Pre-registered
+// credentials bound to another server are an error.
+func (t *oauthTransport) useAuthServer(as *AuthServerMetadata) error {
+	if t.as != nil && t.as.Issuer == as.Issuer {
+		t.as = as
+		return nil
+	}
+	if t.cfg.ClientID != "" {
+		if t.preIssuer == "" {
+			t.preIssuer = as.Issuer
+		}
+		if t.preIssuer != as.Issuer {
+			t.as = nil
+			return oauthErrorf("the resource's authorization server is %s, but oauth.Config.ClientID is registered with %s: refusing to present it to another authorization server", as.Issuer, t.preIssuer)
+		}
+		t.as = as
+		return nil
+	}
+	if t.as != nil {
+		t.log.Info("mcp: oauth: the resource's authorization server changed; registering with the new one", "from", t.as.Issuer, "to", as.Issuer)
+		if t.clientID != "" {
+			t.regs[t.as.Issuer] = registration{t.clientID, t.clientSecret, t.authMethod}
+		}
+		t.tok = nil // issued by the other authorization server
+	}
+	r := t.regs[as.Issuer]
+	t.clientID, t.clientSecret, t.authMethod = r.clientID, r.clientSecret, r.authMethod
+	t.as = as
+	return nil
+}
+
+// discover finds the resource's metadata and its authorization server's: the current one
+// when the metadata still names it.
+func (t *oauthTransport) discover(ctx context.Context, ch challenge) (*AuthServerMetadata, error) {
 	server, err := url.Parse(t.serverURL)
 	if err != nil {
-		return oauthErrorf("server URL %q: %w", t.serverURL, err)
+		return nil, oauthErrorf("server URL %q: %w", t.serverURL, err)
 	}
 	origin := server.Scheme + "://" + server.Host
 	var candidates []string
@@ -514,42 +579,47 @@ func (t *oauthTransport) discover(ctx context.Context, ch challenge) error {
 			continue
 		}
 		if prm.Resource == "" {
-			return oauthErrorf("the protected resource metadata at %s has no resource", u)
+			return nil, oauthErrorf("the protected resource metadata at %s has no resource", u)
 		}
 		if !resourceCovers(prm.Resource, server) {
-			return oauthErrorf("the protected resource metadata at %s is for %q, not for this server %q: refusing to authorize (RFC 9728 Section 3.3)", u, prm.Resource, t.serverURL)
+			return nil, oauthErrorf("the protected resource metadata at %s is for %q, not for this server %q: refusing to authorize (RFC 9728 Section 3.3)", u, prm.Resource, t.serverURL)
 		}
 		if len(prm.AuthorizationServers) == 0 {
-			return oauthErrorf("the protected resource metadata at %s names no authorization server", u)
+			return nil, oauthErrorf("the protected resource metadata at %s names no authorization server", u)
 		}
 		t.prm, t.resource = &prm, prm.Resource
+		if t.as != nil && slices.Contains(prm.AuthorizationServers, t.as.Issuer) {
+			return t.as, nil
+		}
 		var errs []error
 		for _, issuer := range prm.AuthorizationServers {
 			as, err := t.discoverAS(ctx, issuer)
 			if err == nil {
-				t.as = as
-				return nil
+				return as, nil
 			}
 			errs = append(errs, err)
 		}
-		return oauthErrorf("no usable authorization server: %w", errors.Join(errs...))
+		return nil, oauthErrorf("no usable authorization server: %w", errors.Join(errs...))
 	}
 	// The 2025-03-26 spec: no resource metadata; the authorization server is at the MCP
 	// server's origin, with its metadata there or, failing that, the default endpoints.
 	t.resource = canonicalResource(server)
+	if t.as != nil {
+		// Rediscovery found no resource metadata this time: keep the authorization server
+		// (and its credentials) found before.
+		return t.as, nil
+	}
 	var as AuthServerMetadata
 	if err := t.getJSON(ctx, origin+"/.well-known/oauth-authorization-server", &as); err == nil && as.TokenEndpoint != "" {
-		t.as = &as
-		return nil
+		return &as, nil
 	}
-	t.as = &AuthServerMetadata{
+	t.log.Debug("mcp: oauth: no metadata; using the 2025-03-26 default endpoints", "origin", origin)
+	return &AuthServerMetadata{
 		Issuer:                origin,
 		AuthorizationEndpoint: origin + "/authorize",
 		TokenEndpoint:         origin + "/token",
 		RegistrationEndpoint:  origin + "/register",
-	}
-	t.log.Debug("mcp: oauth: no metadata; using the 2025-03-26 default endpoints", "origin", origin)
-	return nil
+	}, nil
 }
 
 // resourceCovers reports whether the resource identifier names the server's endpoint: the

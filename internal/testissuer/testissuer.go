@@ -107,6 +107,7 @@ type config struct {
 	keyClient *client
 	addr      string
 	trusts    *Issuer // accepts ID-JAGs it issued in the JWT bearer grant
+	workloads *Issuer // accepts the workload JWTs it signs in the JWT bearer grant
 	iss       IssMode
 }
 
@@ -139,6 +140,11 @@ func WithKeyClient(id string, key crypto.PublicKey) Option {
 // Identity Assertion Authorization Grants (ID-JAGs, SEP-990) that idp issues by token
 // exchange.
 func WithAssertionIssuer(idp *Issuer) Option { return func(c *config) { c.trusts = idp } }
+
+// WithWorkloadIssuer makes the issuer accept, in the JWT bearer grant (RFC 7523 Section
+// 2.1), JWTs that wl signs (Mint) for this issuer's audience: workload identity federation,
+// where a workload's platform-issued identity token is its grant.
+func WithWorkloadIssuer(wl *Issuer) Option { return func(c *config) { c.workloads = wl } }
 
 // WithIss sets what the authorization responses carry as iss and whether the metadata
 // advertises it (default IssCorrect).
@@ -579,12 +585,21 @@ func (is *Issuer) tokenExchange(w http.ResponseWriter, r *http.Request, c *clien
 // jwtBearer accepts an ID-JAG from the trusted identity provider (RFC 7523 Section 2.1).
 func (is *Issuer) jwtBearer(w http.ResponseWriter, r *http.Request, c *client) *grant {
 	idp := is.cfg.trusts
-	if idp == nil {
+	if idp == nil && is.cfg.workloads == nil {
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "this issuer trusts no identity provider")
 		return nil
 	}
 	tok, err := jwt.ParseSigned(r.PostForm.Get("assertion"), []jose.SignatureAlgorithm{jose.ES256})
-	if err != nil || len(tok.Headers) != 1 || tok.Headers[0].ExtraHeaders["typ"] != "oauth-id-jag+jwt" {
+	if err == nil && is.cfg.workloads != nil && len(tok.Headers) == 1 && tok.Headers[0].ExtraHeaders["typ"] != "oauth-id-jag+jwt" {
+		var claims jwt.Claims
+		if tok.Claims(is.cfg.workloads.PublicKey(), &claims) != nil || claims.Expiry == nil ||
+			claims.Validate(jwt.Expected{Issuer: is.cfg.workloads.URL, AnyAudience: jwt.Audience{is.URL}, Time: time.Now()}) != nil {
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the workload JWT is not valid for this issuer")
+			return nil
+		}
+		return &grant{clientID: c.id, subject: claims.Subject, scope: r.PostForm.Get("scope"), resource: r.PostForm.Get("resource")}
+	}
+	if err != nil || idp == nil || len(tok.Headers) != 1 || tok.Headers[0].ExtraHeaders["typ"] != "oauth-id-jag+jwt" {
 		oauthError(w, http.StatusBadRequest, "invalid_grant", "the assertion is not an ID-JAG")
 		return nil
 	}

@@ -274,20 +274,37 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			drainClose(resp)
 			reauthorized = true
 			if tok, err = t.authorize(ctx, tok, ch, false); err != nil {
-				return nil, err
+				return nil, refused(err, resp)
 			}
 		case resp.StatusCode == http.StatusForbidden && isChallenge && ch.params["error"] == "insufficient_scope" && stepUps < t.cfg.MaxStepUps:
 			drainClose(resp)
 			stepUps++
 			t.log.Debug("mcp: oauth step-up", "scope", ch.params["scope"], "attempt", stepUps)
 			if tok, err = t.authorize(ctx, tok, ch, true); err != nil {
-				return nil, err
+				return nil, refused(err, resp)
 			}
 		default:
 			return resp, nil
 		}
 	}
 }
+
+// refusedError is a failed authorization after the server refused a request: it is the
+// OAuth error, and also the server's refusal (a *runtime.HTTPError with its status), so that
+// the Client treats it as the server's answer (not, for example, as a sign of an older
+// server to retry in another way, which would run the flow again: a second consent, a
+// second assertion after a refused one).
+type refusedError struct {
+	err  error
+	resp *runtime.HTTPError
+}
+
+func refused(err error, resp *http.Response) error {
+	return &refusedError{err: err, resp: &runtime.HTTPError{StatusCode: resp.StatusCode, Status: resp.Status}}
+}
+
+func (e *refusedError) Error() string   { return e.err.Error() }
+func (e *refusedError) Unwrap() []error { return []error{e.err, e.resp} }
 
 // sameOrigin reports whether u is on the MCP server's origin.
 func (t *oauthTransport) sameOrigin(u *url.URL) bool {

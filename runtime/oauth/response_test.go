@@ -105,16 +105,20 @@ func TestOAuthAuthorizationResponseIssuer(t *testing.T) {
 			e := newAuthEnvWith(t, []testissuer.Option{testissuer.WithIss(tc.mode)}, nil)
 			c, b := oauthClient(t, e.url, nil)
 			res, err := c.CallTool(ctx, "whoami", nil)
-			require.NotEmpty(t, b.authorizations(), "authorizations")
+			// One authorization: a refused response is the call's error, not a reason to try
+			// again.
+			require.Len(t, b.authorizations(), 1, "authorizations")
 			if tc.error == "" {
 				require.NoError(t, err)
-				assert.Len(t, b.authorizations(), 1, "authorizations")
 				assert.Equal(t, "alice", resultText(t, res), "whoami")
 				assert.Equal(t, 1, e.issuer.TokenRequests("authorization_code"), "code redemptions")
 				return
 			}
 			require.ErrorIs(t, err, oauth.ErrOAuth)
 			assert.ErrorContains(t, err, tc.error)
+			var he *runtime.HTTPError
+			require.ErrorAs(t, err, &he, "the server's refusal")
+			assert.Equal(t, http.StatusUnauthorized, he.StatusCode, "the server's refusal")
 			assert.Zero(t, e.issuer.TokenRequests("authorization_code"), "the code went to the token endpoint")
 			assert.Zero(t, e.calls.Load(), "handler runs")
 		})

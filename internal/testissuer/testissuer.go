@@ -17,6 +17,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -97,6 +98,7 @@ type grant struct {
 	clientID, subject, scope, resource string
 	redirectURI, challenge             string
 	expires                            time.Time
+	jkt                                string // the DPoP key the grant is bound to (RFC 9449 Sections 5 and 10)
 }
 
 type config struct {
@@ -109,6 +111,8 @@ type config struct {
 	trusts    *Issuer // accepts ID-JAGs it issued in the JWT bearer grant
 	workloads *Issuer // accepts the workload JWTs it signs in the JWT bearer grant
 	iss       IssMode
+	dpop      bool   // binds tokens to the key of the token request's DPoP proof
+	dpopNonce string // the nonce DPoP proofs at the token endpoint must carry, if any
 }
 
 // Option configures an Issuer.
@@ -145,6 +149,16 @@ func WithAssertionIssuer(idp *Issuer) Option { return func(c *config) { c.trusts
 // 2.1), JWTs that wl signs (Mint) for this issuer's audience: workload identity federation,
 // where a workload's platform-issued identity token is its grant.
 func WithWorkloadIssuer(wl *Issuer) Option { return func(c *config) { c.workloads = wl } }
+
+// WithDPoP makes the issuer bind access tokens to the key of the token request's DPoP proof
+// (RFC 9449 Section 5): it advertises dpop_signing_alg_values_supported, verifies the proof,
+// issues token_type DPoP with the key's thumbprint as cnf.jkt, and holds the authorization
+// code (dpop_jkt) and the refresh token to the key. With a nonce, a proof without it is
+// answered use_dpop_nonce with the nonce (RFC 9449 Section 8). Requests without a proof
+// get bearer tokens.
+func WithDPoP(nonce string) Option {
+	return func(c *config) { c.dpop, c.dpopNonce = true, nonce }
+}
 
 // WithIss sets what the authorization responses carry as iss and whether the metadata
 // advertises it (default IssCorrect).
@@ -262,6 +276,9 @@ func (is *Issuer) serveMetadata(w http.ResponseWriter, _ *http.Request) {
 		"id_token_signing_alg_values_supported": []string{"ES256"},
 		"subject_types_supported":               []string{"public"},
 	}
+	if is.cfg.dpop {
+		md["dpop_signing_alg_values_supported"] = []string{"ES256"} // RFC 9449 Section 5.1
+	}
 	switch is.cfg.iss {
 	case IssCorrect, IssOmitted, IssWrong, IssTrailingSlash:
 		md["authorization_response_iss_parameter_supported"] = true // RFC 9207 Section 3
@@ -369,6 +386,9 @@ func (is *Issuer) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		clientID: c.id, subject: is.cfg.subject, scope: q.Get("scope"), resource: q.Get("resource"),
 		redirectURI: redirect, challenge: q.Get("code_challenge"), expires: time.Now().Add(time.Minute),
 	}
+	if is.cfg.dpop {
+		is.codes[code].jkt = q.Get("dpop_jkt")
+	}
 	is.mu.Unlock()
 	back(url.Values{"code": {code}})
 }
@@ -403,6 +423,20 @@ func (is *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 	is.mu.Lock()
 	is.grants[r.PostForm.Get("grant_type")]++
 	is.mu.Unlock()
+	jkt := ""
+	if p := r.Header.Values("DPoP"); is.cfg.dpop && len(p) > 0 {
+		var err error
+		jkt, _, err = VerifyDPoPProof(p, http.MethodPost, is.URL+"/token", "", is.cfg.dpopNonce)
+		if errors.Is(err, ErrDPoPNonce) {
+			w.Header().Set("DPoP-Nonce", is.cfg.dpopNonce)
+			oauthError(w, http.StatusBadRequest, "use_dpop_nonce", "the authorization server requires a DPoP nonce")
+			return
+		}
+		if err != nil {
+			oauthError(w, http.StatusBadRequest, "invalid_dpop_proof", err.Error())
+			return
+		}
+	}
 	c, ok := is.authenticateClient(r)
 	if !ok {
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "client authentication failed")
@@ -457,6 +491,12 @@ func (is *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type "+r.PostForm.Get("grant_type")+" is not supported")
 		return
 	}
+	if g.jkt != "" && g.jkt != jkt {
+		// A code or refresh token bound to a key is redeemed only with a proof of it (RFC
+		// 9449 Sections 5 and 10).
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "the grant is bound to another DPoP key")
+		return
+	}
 	claims := map[string]any{"sub": g.subject, "client_id": g.clientID}
 	if g.resource != "" {
 		claims["aud"] = g.resource
@@ -464,8 +504,14 @@ func (is *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 	if g.scope != "" {
 		claims["scope"] = g.scope
 	}
+	tokenType := "Bearer"
+	if jkt != "" {
+		claims["cnf"] = map[string]string{"jkt": jkt} // RFC 9449 Section 6.1
+		tokenType = "DPoP"
+		g.jkt = jkt
+	}
 	resp := map[string]any{
-		"access_token": is.Mint(claims), "token_type": "Bearer", "expires_in": int(is.cfg.ttl.Seconds()),
+		"access_token": is.Mint(claims), "token_type": tokenType, "expires_in": int(is.cfg.ttl.Seconds()),
 	}
 	if g.scope != "" {
 		resp["scope"] = g.scope

@@ -3,6 +3,7 @@ package oauth
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -105,6 +106,15 @@ type Config struct {
 	// MaxStepUps bounds the re-authorizations for one request answered 403
 	// insufficient_scope (default 2).
 	MaxStepUps int
+
+	// DPoPKey, when set, sender-constrains the access tokens with DPoP (RFC 9449; the MCP
+	// DPoP extension, SEP-1932): every token request carries a proof signed with the key, the
+	// authorization code is bound to it (dpop_jkt), and a token the authorization server
+	// issues as DPoP-bound is presented with the DPoP scheme and a fresh proof on every
+	// request, with the nonce a server asks for. An authorization server without DPoP
+	// issues bearer tokens, which are used as such. It must be an ECDSA P-256 key (ES256),
+	// and the same across runs that share a TokenStore: the stored tokens are bound to it.
+	DPoPKey crypto.Signer
 }
 
 // TokenStore keeps a Client's OAuth tokens, keyed by the resource they are for.
@@ -219,6 +229,10 @@ type oauthTransport struct {
 	preIssuer string
 	scopes    []string // the scopes of the current token's request
 	tok       *oauth2.Token
+
+	dpop    *dpopSigner  // nil without Config.DPoPKey
+	tokenHC *http.Client // the client of token requests: hc, with DPoP proofs
+	initErr error        // an unusable Config, returned by every request
 }
 
 func newOAuthTransport(cfg Config, base http.RoundTripper, serverURL string, log *slog.Logger) *oauthTransport {
@@ -235,9 +249,16 @@ func newOAuthTransport(cfg Config, base http.RoundTripper, serverURL string, log
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second, Transport: base}
 	}
-	return &oauthTransport{cfg: cfg, base: base, serverURL: serverURL, log: log, hc: hc,
+	t := &oauthTransport{cfg: cfg, base: base, serverURL: serverURL, log: log, hc: hc, tokenHC: hc,
 		clientID: cfg.ClientID, clientSecret: cfg.ClientSecret, regs: map[string]registration{},
 		preIssuer: cfg.ClientIssuer}
+	if cfg.DPoPKey != nil {
+		t.dpop, t.initErr = newDPoPSigner(cfg.DPoPKey)
+		if t.dpop != nil {
+			t.tokenHC = tokenHTTPClient(hc, t.dpop)
+		}
+	}
+	return t
 }
 
 // registration is a client's credentials at one authorization server.
@@ -252,6 +273,9 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// Passthrough and Access Token Privilege Restriction), so it goes without one.
 		return t.base.RoundTrip(req)
 	}
+	if t.initErr != nil {
+		return nil, t.initErr
+	}
 	ctx := req.Context()
 	body, err := replayableBody(req)
 	if err != nil {
@@ -262,14 +286,20 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	stepUps := 0
-	reauthorized := false
+	reauthorized, nonceRetried := false, false
 	for {
 		resp, err := t.send(req, body, tok)
 		if err != nil {
 			return nil, err
 		}
+		freshNonce := t.dpop != nil && t.dpop.noteNonce(resp)
 		ch, isChallenge := challengeOf(resp)
 		switch {
+		case resp.StatusCode == http.StatusUnauthorized && freshNonce && !nonceRetried && ch.params["error"] == "use_dpop_nonce":
+			// The server wants its nonce in the proof (RFC 9449 Section 9): the same
+			// request again, once, with the same token.
+			drainClose(resp)
+			nonceRetried = true
 		case resp.StatusCode == http.StatusUnauthorized && !reauthorized:
 			drainClose(resp)
 			reauthorized = true
@@ -346,7 +376,16 @@ func (t *oauthTransport) send(req *http.Request, body []byte, tok *oauth2.Token)
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		r.ContentLength = int64(len(body))
 	}
-	if tok != nil {
+	switch {
+	case tok != nil && t.dpop != nil && isDPoP(tok):
+		// RFC 9449 Section 7.1: the DPoP scheme, and a fresh proof naming the token.
+		p, err := t.dpop.proof(r.Method, r.URL, tok.AccessToken)
+		if err != nil {
+			return nil, err
+		}
+		r.Header.Set("Authorization", "DPoP "+tok.AccessToken)
+		r.Header.Set("DPoP", p)
+	case tok != nil:
 		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 	}
 	return t.base.RoundTrip(r)
@@ -393,12 +432,13 @@ func (t *oauthTransport) currentToken(ctx context.Context) (*oauth2.Token, error
 	return tok, nil
 }
 
-// challenge is a parsed WWW-Authenticate Bearer challenge (RFC 6750 Section 3).
+// challenge is a parsed WWW-Authenticate Bearer (RFC 6750 Section 3) or DPoP (RFC 9449
+// Section 7.1) challenge.
 type challenge struct {
 	params map[string]string
 }
 
-// challengeOf parses the response's Bearer challenge.
+// challengeOf parses the response's Bearer or DPoP challenge.
 func challengeOf(resp *http.Response) (challenge, bool) {
 	for _, v := range resp.Header.Values("WWW-Authenticate") {
 		if p, ok := parseBearerChallenge(v); ok {
@@ -408,11 +448,12 @@ func challengeOf(resp *http.Response) (challenge, bool) {
 	return challenge{params: map[string]string{}}, false
 }
 
-// parseBearerChallenge parses `Bearer k="v", k2=v2` (RFC 9110 Section 11.6.1).
+// parseBearerChallenge parses `Bearer k="v", k2=v2` (RFC 9110 Section 11.6.1), or the same
+// with the DPoP scheme, whose parameters are the same (RFC 9449 Section 7.1).
 func parseBearerChallenge(h string) (map[string]string, bool) {
 	s := strings.TrimSpace(h)
 	scheme, rest, _ := strings.Cut(s, " ")
-	if !strings.EqualFold(scheme, "Bearer") {
+	if !strings.EqualFold(scheme, "Bearer") && !strings.EqualFold(scheme, "DPoP") {
 		return nil, false
 	}
 	params := map[string]string{}
@@ -716,7 +757,7 @@ func (t *oauthTransport) getJSON(ctx context.Context, u string, out any) error {
 
 // oauthCtx carries the HTTP client x/oauth2 uses for token requests.
 func (t *oauthTransport) oauthCtx(ctx context.Context) context.Context {
-	return context.WithValue(ctx, oauth2.HTTPClient, t.hc)
+	return context.WithValue(ctx, oauth2.HTTPClient, t.tokenHC)
 }
 
 // ensureClient registers the client if it has no client_id: by its metadata document when
@@ -893,7 +934,13 @@ func (t *oauthTransport) authorizationCode(ctx context.Context, scopes []string)
 	// before the user is sent to the authorization server (spec 2026-07-28, Authorization,
 	// Authorization Response Validation).
 	issuer, issRequired := t.as.Issuer, t.as.AuthorizationResponseISSParameterSupported
-	authURL := conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", t.resource))
+	authOpts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", t.resource)}
+	if t.dpop != nil {
+		// RFC 9449 Section 10: the code is bound to the key, so that only this client
+		// can redeem it.
+		authOpts = append(authOpts, oauth2.SetAuthURLParam("dpop_jkt", t.dpop.jkt))
+	}
+	authURL := conf.AuthCodeURL(state, authOpts...)
 	back, err := t.cfg.Authorize(ctx, authURL)
 	if err != nil {
 		return nil, oauthErrorf("authorization: %w", err)

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,11 +78,18 @@ func oauthConfig(scenario, rawCtx string, log *slog.Logger) (oauth.Config, error
 			return oauth.Config{}, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
 	}
+	// A DPoP key (RFC 9449): tokens are sender-constrained where the authorization server
+	// binds them (auth/dpop, auth/dpop-nonce), and bearer tokens elsewhere.
+	dpopKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return oauth.Config{}, err
+	}
 	cfg := oauth.Config{
 		ClientName:        "protomcp-conformance-client",
 		ClientMetadataURL: clientMetadataURL,
 		RedirectURL:       redirectURL,
 		Authorize:         headlessAuthorize(log),
+		DPoPKey:           dpopKey,
 	}
 	switch {
 	case cc.IdPIDToken != "":

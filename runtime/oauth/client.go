@@ -292,7 +292,7 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		freshNonce := t.dpop != nil && t.dpop.noteNonce(resp)
+		freshNonce := t.dpop != nil && t.dpop.noteNonce(req.URL, resp)
 		ch, isChallenge := challengeOf(resp)
 		switch {
 		case resp.StatusCode == http.StatusUnauthorized && freshNonce && !nonceRetried && ch.params["error"] == "use_dpop_nonce":

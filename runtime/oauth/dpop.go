@@ -106,14 +106,14 @@ func (d *dpopSigner) proof(method string, u *url.URL, accessToken string) (strin
 	return input + "." + b64(raw), nil
 }
 
-// noteNonce keeps the nonce a response supplies, for the next proofs to its server (RFC 9449
-// Sections 8 and 9), and reports whether it is a new one.
-func (d *dpopSigner) noteNonce(resp *http.Response) bool {
+// noteNonce keeps the nonce a response from u's server supplies, for the next proofs to
+// that server (RFC 9449 Sections 8 and 9), and reports whether it is a new one.
+func (d *dpopSigner) noteNonce(u *url.URL, resp *http.Response) bool {
 	n := resp.Header.Get("DPoP-Nonce")
-	if n == "" || resp.Request == nil {
+	if n == "" {
 		return false
 	}
-	o := originOf(resp.Request.URL)
+	o := originOf(u)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.nonces[o] == n {
@@ -156,7 +156,7 @@ func (tt *dpopTokenTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		if err != nil {
 			return nil, err
 		}
-		fresh := tt.d.noteNonce(resp)
+		fresh := tt.d.noteNonce(r.URL, resp)
 		if attempt == 0 && fresh && resp.StatusCode == http.StatusBadRequest && tokenErrorIs(resp, "use_dpop_nonce") {
 			drainClose(resp)
 			continue

@@ -1,8 +1,12 @@
 // Package testissuer is a small OAuth 2.1 authorization server for tests and examples: it
 // publishes its metadata (RFC 8414) and keys (a JWKS), registers clients dynamically (RFC
-// 7591), runs the authorization code grant with PKCE S256 (approving every request at once,
-// as the configured user), the refresh_token grant and the client_credentials grant, and
-// issues ES256-signed JWT access tokens whose audience is the requested resource (RFC 8707).
+// 7591, recording what they ask), runs the authorization code grant with PKCE S256
+// (approving every request at once, as the configured user, with iss in the response as RFC
+// 9207 says, or wrongly on request), the refresh_token grant, the client_credentials grant
+// and the JWT bearer grant (ID-JAGs of a trusted identity provider, workload JWTs of a
+// trusted platform), and issues ES256-signed JWT access tokens whose audience is the
+// requested resource (RFC 8707), bound to a DPoP key on request (RFC 9449; DPoPResource is
+// the matching check at a resource server).
 //
 // It keeps everything in memory and is meant for loopback use only.
 package testissuer

@@ -179,6 +179,9 @@ type AuthServerMetadata struct {
 	// AuthorizationResponseISSParameterSupported says the server's authorization responses
 	// carry iss (RFC 9207 Section 3), which the client then requires.
 	AuthorizationResponseISSParameterSupported bool `json:"authorization_response_iss_parameter_supported,omitempty"`
+	// DPoPSigningAlgValuesSupported are the algorithms of the DPoP proofs the server accepts,
+	// when it supports DPoP (RFC 9449 Section 5.1).
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 // ErrOAuth is wrapped by the errors of a Client's OAuth authorization: discovery,
@@ -935,9 +938,10 @@ func (t *oauthTransport) authorizationCode(ctx context.Context, scopes []string)
 	// Authorization Response Validation).
 	issuer, issRequired := t.as.Issuer, t.as.AuthorizationResponseISSParameterSupported
 	authOpts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", t.resource)}
-	if t.dpop != nil {
+	if t.dpop != nil && slices.Contains(t.as.DPoPSigningAlgValuesSupported, "ES256") {
 		// RFC 9449 Section 10: the code is bound to the key, so that only this client
-		// can redeem it.
+		// can redeem it; asked only of a server that says it does DPoP, as a parameter
+		// others do not know.
 		authOpts = append(authOpts, oauth2.SetAuthURLParam("dpop_jkt", t.dpop.jkt))
 	}
 	authURL := conf.AuthCodeURL(state, authOpts...)

@@ -92,13 +92,16 @@ func TestOAuthDPoPBearerServer(t *testing.T) {
 	require.NoError(t, err)
 	e := newAuthEnv(t)
 	store := new(oauth.MemoryTokenStore)
-	c, _ := dpopClient(t, e.url, store, key)
+	c, b := dpopClient(t, e.url, store, key)
 	res, err := c.CallTool(ctx, "whoami", nil)
 	require.NoError(t, err)
 	require.Equal(t, "alice", resultText(t, res), "whoami")
 	tok, _ := store.Token(ctx, e.resource)
 	require.NotNil(t, tok)
 	assert.Equal(t, "Bearer", tok.TokenType, "token type")
+	auths := b.authorizations()
+	require.Len(t, auths, 1, "authorizations")
+	assert.False(t, auths[0].Query().Has("dpop_jkt"), "dpop_jkt asked of a server without DPoP: %v", auths[0])
 }
 
 // TestOAuthDPoPKey: a key DPoP cannot use with ES256 is an error of every request.

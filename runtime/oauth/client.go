@@ -109,7 +109,8 @@ type Config struct {
 
 	// DPoPKey, when set, sender-constrains the access tokens with DPoP (RFC 9449; the MCP
 	// DPoP extension, SEP-1932): every token request carries a proof signed with the key, the
-	// authorization code is bound to it (dpop_jkt), and a token the authorization server
+	// authorization code is bound to it (dpop_jkt, asked of authorization servers that list
+	// ES256 in dpop_signing_alg_values_supported), and a token the authorization server
 	// issues as DPoP-bound is presented with the DPoP scheme and a fresh proof on every
 	// request, with the nonce a server asks for. An authorization server without DPoP
 	// issues bearer tokens, which are used as such. It must be an ECDSA P-256 key (ES256),

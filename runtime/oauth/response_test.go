@@ -3,6 +3,7 @@ package oauth_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"testing"
@@ -123,4 +124,32 @@ func TestOAuthAuthorizationResponseIssuer(t *testing.T) {
 			assert.Zero(t, e.calls.Load(), "handler runs")
 		})
 	}
+}
+
+// TestLoopbackPageSaysNoError: the loopback page is served before the client checks the
+// response's iss, so it shows nothing of the response's error (spec 2026-07-28,
+// Authorization, Authorization Response Validation); the client gets the whole redirect.
+func TestLoopbackPageSaysNoError(t *testing.T) {
+	ctx := testCtx(t)
+	lr, err := oauth.NewLoopbackRedirect("/callback")
+	require.NoError(t, err)
+	defer lr.Close()
+	back := lr.RedirectURL() + "?error=access_denied&error_description=call+evil.example.com&state=s&iss=https%3A%2F%2Fevil.example.com"
+	var page string
+	got, err := lr.Authorize(func(string) error {
+		resp, err := http.Get(back)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		page = string(b)
+		return err
+	})(ctx, "https://as.example.com/authorize")
+	require.NoError(t, err)
+	assert.Equal(t, "access_denied", got.Query().Get("error"), "the redirect the client gets")
+	assert.Equal(t, "https://evil.example.com", got.Query().Get("iss"), "the redirect the client gets")
+	assert.Contains(t, page, "Authorization complete")
+	assert.NotContains(t, page, "access_denied")
+	assert.NotContains(t, page, "evil.example.com")
 }

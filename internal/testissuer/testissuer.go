@@ -1,8 +1,12 @@
 // Package testissuer is a small OAuth 2.1 authorization server for tests and examples: it
 // publishes its metadata (RFC 8414) and keys (a JWKS), registers clients dynamically (RFC
-// 7591), runs the authorization code grant with PKCE S256 (approving every request at once,
-// as the configured user), the refresh_token grant and the client_credentials grant, and
-// issues ES256-signed JWT access tokens whose audience is the requested resource (RFC 8707).
+// 7591, recording what they ask), runs the authorization code grant with PKCE S256
+// (approving every request at once, as the configured user, with iss in the response as RFC
+// 9207 says, or wrongly on request), the refresh_token grant, the client_credentials grant
+// and the JWT bearer grant (ID-JAGs of a trusted identity provider, workload JWTs of a
+// trusted platform), and issues ES256-signed JWT access tokens whose audience is the
+// requested resource (RFC 8707), bound to a DPoP key on request (RFC 9449; DPoPResource is
+// the matching check at a resource server).
 //
 // It keeps everything in memory and is meant for loopback use only.
 package testissuer
@@ -17,6 +21,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -47,7 +52,44 @@ type Issuer struct {
 	clients map[string]*client
 	codes   map[string]*grant
 	refresh map[string]*grant
+	regs    []Registration
+	grants  map[string]int // token requests by grant_type
 }
+
+// Registration is a client's Dynamic Client Registration request (RFC 7591 Section 2), as
+// the issuer received it.
+type Registration struct {
+	// ClientID is the client_id the issuer gave the client.
+	ClientID string
+	// ClientName, RedirectURIs, AuthMethod and ApplicationType are the client metadata
+	// fields client_name, redirect_uris, token_endpoint_auth_method and application_type
+	// (OpenID Connect Dynamic Client Registration 1.0 Section 2); ApplicationType is empty
+	// when the client omitted it.
+	ClientName      string
+	RedirectURIs    []string
+	AuthMethod      string
+	ApplicationType string
+}
+
+// IssMode is what the issuer's authorization responses say about their issuer (RFC 9207).
+type IssMode int
+
+const (
+	// IssCorrect sends iss, the issuer identifier, and advertises it in the metadata with
+	// authorization_response_iss_parameter_supported (the default).
+	IssCorrect IssMode = iota
+	// IssUnadvertised sends the correct iss without advertising it.
+	IssUnadvertised
+	// IssOmitted advertises iss but leaves it out of the responses.
+	IssOmitted
+	// IssNone neither advertises nor sends iss.
+	IssNone
+	// IssWrong advertises iss and sends another issuer's.
+	IssWrong
+	// IssTrailingSlash advertises iss and sends the issuer with a trailing slash: equal
+	// after URL normalization, which RFC 9207 Section 2.4 does not allow.
+	IssTrailingSlash
+)
 
 type client struct {
 	id, secret   string
@@ -60,6 +102,7 @@ type grant struct {
 	clientID, subject, scope, resource string
 	redirectURI, challenge             string
 	expires                            time.Time
+	jkt                                string // the DPoP key the grant is bound to (RFC 9449 Sections 5 and 10)
 }
 
 type config struct {
@@ -70,6 +113,10 @@ type config struct {
 	keyClient *client
 	addr      string
 	trusts    *Issuer // accepts ID-JAGs it issued in the JWT bearer grant
+	workloads *Issuer // accepts the workload JWTs it signs in the JWT bearer grant
+	iss       IssMode
+	dpop      bool   // binds tokens to the key of the token request's DPoP proof
+	dpopNonce string // the nonce DPoP proofs at the token endpoint must carry, if any
 }
 
 // Option configures an Issuer.
@@ -102,6 +149,25 @@ func WithKeyClient(id string, key crypto.PublicKey) Option {
 // exchange.
 func WithAssertionIssuer(idp *Issuer) Option { return func(c *config) { c.trusts = idp } }
 
+// WithWorkloadIssuer makes the issuer accept, in the JWT bearer grant (RFC 7523 Section
+// 2.1), JWTs that wl signs (Mint) for this issuer's audience: workload identity federation,
+// where a workload's platform-issued identity token is its grant.
+func WithWorkloadIssuer(wl *Issuer) Option { return func(c *config) { c.workloads = wl } }
+
+// WithDPoP makes the issuer bind access tokens to the key of the token request's DPoP proof
+// (RFC 9449 Section 5): it advertises dpop_signing_alg_values_supported, verifies the proof,
+// issues token_type DPoP with the key's thumbprint as cnf.jkt, and holds the authorization
+// code (dpop_jkt) and the refresh token to the key. With a nonce, a proof without it is
+// answered use_dpop_nonce with the nonce (RFC 9449 Section 8). Requests without a proof
+// get bearer tokens.
+func WithDPoP(nonce string) Option {
+	return func(c *config) { c.dpop, c.dpopNonce = true, nonce }
+}
+
+// WithIss sets what the authorization responses carry as iss and whether the metadata
+// advertises it (default IssCorrect).
+func WithIss(mode IssMode) Option { return func(c *config) { c.iss = mode } }
+
 // WithAddr sets the address to listen on (default 127.0.0.1:0, a free loopback port).
 func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
 
@@ -129,6 +195,7 @@ func Start(opts ...Option) (*Issuer, error) {
 		URL: "http://" + ln.Addr().String(), key: key, kid: kid, signer: signer, ln: ln, cfg: cfg,
 		done:    make(chan struct{}),
 		clients: map[string]*client{}, codes: map[string]*grant{}, refresh: map[string]*grant{},
+		grants: map[string]int{},
 	}
 	for _, c := range []*client{cfg.preClient, cfg.keyClient} {
 		if c != nil {
@@ -182,8 +249,23 @@ func (is *Issuer) Mint(claims map[string]any) string {
 	return tok
 }
 
+// TokenRequests returns how many token requests of the grant type the issuer received,
+// answered or refused.
+func (is *Issuer) TokenRequests(grantType string) int {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return is.grants[grantType]
+}
+
+// Registrations returns the Dynamic Client Registration requests received, in order.
+func (is *Issuer) Registrations() []Registration {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return slices.Clone(is.regs)
+}
+
 func (is *Issuer) serveMetadata(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	md := map[string]any{
 		"issuer":                   is.URL,
 		"authorization_endpoint":   is.URL + "/authorize",
 		"token_endpoint":           is.URL + "/token",
@@ -197,7 +279,28 @@ func (is *Issuer) serveMetadata(w http.ResponseWriter, _ *http.Request) {
 		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post", "private_key_jwt"},
 		"id_token_signing_alg_values_supported": []string{"ES256"},
 		"subject_types_supported":               []string{"public"},
-	})
+	}
+	if is.cfg.dpop {
+		md["dpop_signing_alg_values_supported"] = []string{"ES256"} // RFC 9449 Section 5.1
+	}
+	switch is.cfg.iss {
+	case IssCorrect, IssOmitted, IssWrong, IssTrailingSlash:
+		md["authorization_response_iss_parameter_supported"] = true // RFC 9207 Section 3
+	}
+	writeJSON(w, http.StatusOK, md)
+}
+
+// respIss is the iss of an authorization response, or "" for none (RFC 9207 Section 2).
+func (is *Issuer) respIss() string {
+	switch is.cfg.iss {
+	case IssCorrect, IssUnadvertised:
+		return is.URL
+	case IssWrong:
+		return "https://evil.example.com"
+	case IssTrailingSlash:
+		return is.URL + "/"
+	}
+	return ""
 }
 
 func (is *Issuer) serveJWKS(w http.ResponseWriter, _ *http.Request) {
@@ -208,12 +311,28 @@ func (is *Issuer) serveJWKS(w http.ResponseWriter, _ *http.Request) {
 
 func (is *Issuer) serveRegister(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		RedirectURIs []string `json:"redirect_uris"`
-		AuthMethod   string   `json:"token_endpoint_auth_method"`
-		ClientName   string   `json:"client_name"`
+		RedirectURIs    []string `json:"redirect_uris"`
+		AuthMethod      string   `json:"token_endpoint_auth_method"`
+		ClientName      string   `json:"client_name"`
+		ApplicationType string   `json:"application_type"`
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "the body must be a JSON client metadata document")
+		return
+	}
+	switch req.ApplicationType {
+	case "", "web":
+	case "native":
+		// OpenID Connect Dynamic Client Registration 1.0 Section 2: native clients use
+		// private-use schemes or http on loopback.
+		for _, ru := range req.RedirectURIs {
+			if u, err := url.Parse(ru); err != nil || u.Scheme == "https" || (u.Scheme == "http" && !isLoopback(u.Hostname())) {
+				oauthError(w, http.StatusBadRequest, "invalid_redirect_uri", "a native client's redirect URI must use a private-use scheme or http on loopback: "+ru)
+				return
+			}
+		}
+	default:
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "application_type must be native or web")
 		return
 	}
 	if req.AuthMethod == "" {
@@ -230,6 +349,10 @@ func (is *Issuer) serveRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	is.mu.Lock()
 	is.clients[c.id] = c
+	is.regs = append(is.regs, Registration{
+		ClientID: c.id, ClientName: req.ClientName, RedirectURIs: req.RedirectURIs,
+		AuthMethod: c.authMethod, ApplicationType: req.ApplicationType,
+	})
 	is.mu.Unlock()
 	writeJSON(w, http.StatusCreated, resp)
 }
@@ -247,7 +370,9 @@ func (is *Issuer) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	back := func(params url.Values) {
 		u, _ := url.Parse(redirect)
 		params.Set("state", q.Get("state"))
-		params.Set("iss", is.URL)
+		if iss := is.respIss(); iss != "" {
+			params.Set("iss", iss)
+		}
 		u.RawQuery = params.Encode()
 		http.Redirect(w, r, u.String(), http.StatusFound)
 	}
@@ -265,6 +390,9 @@ func (is *Issuer) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		clientID: c.id, subject: is.cfg.subject, scope: q.Get("scope"), resource: q.Get("resource"),
 		redirectURI: redirect, challenge: q.Get("code_challenge"), expires: time.Now().Add(time.Minute),
 	}
+	if is.cfg.dpop {
+		is.codes[code].jkt = q.Get("dpop_jkt")
+	}
 	is.mu.Unlock()
 	back(url.Values{"code": {code}})
 }
@@ -275,7 +403,7 @@ func (c *client) allowsRedirect(uri string) bool {
 	}
 	// Loopback redirects may use any port (RFC 8252 Section 7.3).
 	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "http" || (u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost" && u.Hostname() != "::1") {
+	if err != nil || u.Scheme != "http" || !isLoopback(u.Hostname()) {
 		return false
 	}
 	for _, reg := range c.redirectURIs {
@@ -287,10 +415,31 @@ func (c *client) allowsRedirect(uri string) bool {
 	return c.secret != "" && len(c.redirectURIs) == 0 // a pre-registered client
 }
 
+func isLoopback(host string) bool {
+	return host == "127.0.0.1" || host == "localhost" || host == "::1"
+}
+
 func (is *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_request", "the body must be form-encoded")
 		return
+	}
+	is.mu.Lock()
+	is.grants[r.PostForm.Get("grant_type")]++
+	is.mu.Unlock()
+	jkt := ""
+	if p := r.Header.Values("DPoP"); is.cfg.dpop && len(p) > 0 {
+		var err error
+		jkt, _, err = VerifyDPoPProof(p, http.MethodPost, is.URL+"/token", "", is.cfg.dpopNonce)
+		if errors.Is(err, ErrDPoPNonce) {
+			w.Header().Set("DPoP-Nonce", is.cfg.dpopNonce)
+			oauthError(w, http.StatusBadRequest, "use_dpop_nonce", "the authorization server requires a DPoP nonce")
+			return
+		}
+		if err != nil {
+			oauthError(w, http.StatusBadRequest, "invalid_dpop_proof", err.Error())
+			return
+		}
 	}
 	c, ok := is.authenticateClient(r)
 	if !ok {
@@ -346,6 +495,12 @@ func (is *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type "+r.PostForm.Get("grant_type")+" is not supported")
 		return
 	}
+	if g.jkt != "" && g.jkt != jkt {
+		// A code or refresh token bound to a key is redeemed only with a proof of it (RFC
+		// 9449 Sections 5 and 10).
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "the grant is bound to another DPoP key")
+		return
+	}
 	claims := map[string]any{"sub": g.subject, "client_id": g.clientID}
 	if g.resource != "" {
 		claims["aud"] = g.resource
@@ -353,8 +508,14 @@ func (is *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 	if g.scope != "" {
 		claims["scope"] = g.scope
 	}
+	tokenType := "Bearer"
+	if jkt != "" {
+		claims["cnf"] = map[string]string{"jkt": jkt} // RFC 9449 Section 6.1
+		tokenType = "DPoP"
+		g.jkt = jkt
+	}
 	resp := map[string]any{
-		"access_token": is.Mint(claims), "token_type": "Bearer", "expires_in": int(is.cfg.ttl.Seconds()),
+		"access_token": is.Mint(claims), "token_type": tokenType, "expires_in": int(is.cfg.ttl.Seconds()),
 	}
 	if g.scope != "" {
 		resp["scope"] = g.scope
@@ -474,12 +635,21 @@ func (is *Issuer) tokenExchange(w http.ResponseWriter, r *http.Request, c *clien
 // jwtBearer accepts an ID-JAG from the trusted identity provider (RFC 7523 Section 2.1).
 func (is *Issuer) jwtBearer(w http.ResponseWriter, r *http.Request, c *client) *grant {
 	idp := is.cfg.trusts
-	if idp == nil {
+	if idp == nil && is.cfg.workloads == nil {
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "this issuer trusts no identity provider")
 		return nil
 	}
 	tok, err := jwt.ParseSigned(r.PostForm.Get("assertion"), []jose.SignatureAlgorithm{jose.ES256})
-	if err != nil || len(tok.Headers) != 1 || tok.Headers[0].ExtraHeaders["typ"] != "oauth-id-jag+jwt" {
+	if err == nil && is.cfg.workloads != nil && len(tok.Headers) == 1 && tok.Headers[0].ExtraHeaders["typ"] != "oauth-id-jag+jwt" {
+		var claims jwt.Claims
+		if tok.Claims(is.cfg.workloads.PublicKey(), &claims) != nil || claims.Expiry == nil ||
+			claims.Validate(jwt.Expected{Issuer: is.cfg.workloads.URL, AnyAudience: jwt.Audience{is.URL}, Time: time.Now()}) != nil {
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the workload JWT is not valid for this issuer")
+			return nil
+		}
+		return &grant{clientID: c.id, subject: claims.Subject, scope: r.PostForm.Get("scope"), resource: r.PostForm.Get("resource")}
+	}
+	if err != nil || idp == nil || len(tok.Headers) != 1 || tok.Headers[0].ExtraHeaders["typ"] != "oauth-id-jag+jwt" {
 		oauthError(w, http.StatusBadRequest, "invalid_grant", "the assertion is not an ID-JAG")
 		return nil
 	}

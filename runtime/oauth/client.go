@@ -3,6 +3,7 @@ package oauth
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -48,13 +50,30 @@ type Config struct {
 	// ClientID and ClientSecret are a client pre-registered with the authorization server.
 	// Without a ClientID, the client uses ClientMetadataURL when the server supports Client
 	// ID Metadata Documents, otherwise Dynamic Client Registration (RFC 7591).
+	//
+	// Client credentials are bound to the authorization server that issued them (spec
+	// 2026-07-28, Authorization, Client Registration, Authorization Server Binding): when the
+	// protected resource's metadata names another authorization server, the client
+	// registers again there and never presents the first server's credentials or tokens to
+	// it; pre-registered credentials are then an error.
 	ClientID, ClientSecret string
+	// ClientIssuer is the issuer identifier of the authorization server ClientID is
+	// registered with. When set, the client refuses to present ClientID to any other; when
+	// empty, ClientID is bound to the first authorization server the client uses.
+	ClientIssuer string
 	// ClientMetadataURL is the https URL of the client's metadata document, used as its
 	// client_id with authorization servers that advertise
 	// client_id_metadata_document_supported.
 	ClientMetadataURL string
 	// ClientName is the client_name to register dynamically (default "protomcp client").
 	ClientName string
+	// ApplicationType is the application_type to register dynamically: "native" for
+	// desktop, mobile and command-line clients and web applications served from localhost,
+	// "web" for browser-based applications served from a remote host (spec 2026-07-28,
+	// Authorization, Client Registration, Application Type and Redirect URI Constraints).
+	// By default it is "native" when RedirectURL is a loopback or private-use scheme URI
+	// (RFC 8252 Sections 7.1 and 7.3), else "web".
+	ApplicationType string
 	// TokenEndpointAuthMethod forces how the client authenticates at the token endpoint
 	// ("none", "client_secret_basic", "client_secret_post", "private_key_jwt"). By default it
 	// picks one the authorization server supports.
@@ -87,6 +106,16 @@ type Config struct {
 	// MaxStepUps bounds the re-authorizations for one request answered 403
 	// insufficient_scope (default 2).
 	MaxStepUps int
+
+	// DPoPKey, when set, sender-constrains the access tokens with DPoP (RFC 9449; the MCP
+	// DPoP extension, SEP-1932): every token request carries a proof signed with the key, the
+	// authorization code is bound to it (dpop_jkt, asked of authorization servers that list
+	// ES256 in dpop_signing_alg_values_supported), and a token the authorization server
+	// issues as DPoP-bound is presented with the DPoP scheme and a fresh proof on every
+	// request, with the nonce a server asks for. An authorization server without DPoP
+	// issues bearer tokens, which are used as such. It must be an ECDSA P-256 key (ES256),
+	// and the same across runs that share a TokenStore: the stored tokens are bound to it.
+	DPoPKey crypto.Signer
 }
 
 // TokenStore keeps a Client's OAuth tokens, keyed by the resource they are for.
@@ -148,6 +177,12 @@ type AuthServerMetadata struct {
 	// ClientIDMetadataDocumentSupported says the server accepts a metadata document URL as
 	// client_id.
 	ClientIDMetadataDocumentSupported bool `json:"client_id_metadata_document_supported,omitempty"`
+	// AuthorizationResponseISSParameterSupported says the server's authorization responses
+	// carry iss (RFC 9207 Section 3), which the client then requires.
+	AuthorizationResponseISSParameterSupported bool `json:"authorization_response_iss_parameter_supported,omitempty"`
+	// DPoPSigningAlgValuesSupported are the algorithms of the DPoP proofs the server accepts,
+	// when it supports DPoP (RFC 9449 Section 5.1).
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 // ErrOAuth is wrapped by the errors of a Client's OAuth authorization: discovery,
@@ -190,10 +225,18 @@ type oauthTransport struct {
 	prm      *runtime.ProtectedResourceMetadata
 	as       *AuthServerMetadata
 	resource string
-	// The registered client.
+	// The registered client, for the authorization server as; regs keeps those of other
+	// authorization servers, by issuer.
 	clientID, clientSecret, authMethod string
-	scopes                             []string // the scopes of the current token's request
-	tok                                *oauth2.Token
+	regs                               map[string]registration
+	// preIssuer is the issuer the pre-registered client (Config.ClientID) is bound to.
+	preIssuer string
+	scopes    []string // the scopes of the current token's request
+	tok       *oauth2.Token
+
+	dpop    *dpopSigner  // nil without Config.DPoPKey
+	tokenHC *http.Client // the client of token requests: hc, with DPoP proofs
+	initErr error        // an unusable Config, returned by every request
 }
 
 func newOAuthTransport(cfg Config, base http.RoundTripper, serverURL string, log *slog.Logger) *oauthTransport {
@@ -210,8 +253,21 @@ func newOAuthTransport(cfg Config, base http.RoundTripper, serverURL string, log
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second, Transport: base}
 	}
-	return &oauthTransport{cfg: cfg, base: base, serverURL: serverURL, log: log, hc: hc,
-		clientID: cfg.ClientID, clientSecret: cfg.ClientSecret}
+	t := &oauthTransport{cfg: cfg, base: base, serverURL: serverURL, log: log, hc: hc, tokenHC: hc,
+		clientID: cfg.ClientID, clientSecret: cfg.ClientSecret, regs: map[string]registration{},
+		preIssuer: cfg.ClientIssuer}
+	if cfg.DPoPKey != nil {
+		t.dpop, t.initErr = newDPoPSigner(cfg.DPoPKey)
+		if t.dpop != nil {
+			t.tokenHC = tokenHTTPClient(hc, t.dpop)
+		}
+	}
+	return t
+}
+
+// registration is a client's credentials at one authorization server.
+type registration struct {
+	clientID, clientSecret, authMethod string
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -220,6 +276,9 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A redirect elsewhere: the token is for the MCP server only (the spec's Token
 		// Passthrough and Access Token Privilege Restriction), so it goes without one.
 		return t.base.RoundTrip(req)
+	}
+	if t.initErr != nil {
+		return nil, t.initErr
 	}
 	ctx := req.Context()
 	body, err := replayableBody(req)
@@ -231,32 +290,55 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	stepUps := 0
-	reauthorized := false
+	reauthorized, nonceRetried := false, false
 	for {
 		resp, err := t.send(req, body, tok)
 		if err != nil {
 			return nil, err
 		}
+		freshNonce := t.dpop != nil && t.dpop.noteNonce(req.URL, resp)
 		ch, isChallenge := challengeOf(resp)
 		switch {
+		case resp.StatusCode == http.StatusUnauthorized && freshNonce && !nonceRetried && ch.params["error"] == "use_dpop_nonce":
+			// The server wants its nonce in the proof (RFC 9449 Section 9): the same
+			// request again, once, with the same token.
+			drainClose(resp)
+			nonceRetried = true
 		case resp.StatusCode == http.StatusUnauthorized && !reauthorized:
 			drainClose(resp)
 			reauthorized = true
 			if tok, err = t.authorize(ctx, tok, ch, false); err != nil {
-				return nil, err
+				return nil, refused(err, resp)
 			}
 		case resp.StatusCode == http.StatusForbidden && isChallenge && ch.params["error"] == "insufficient_scope" && stepUps < t.cfg.MaxStepUps:
 			drainClose(resp)
 			stepUps++
 			t.log.Debug("mcp: oauth step-up", "scope", ch.params["scope"], "attempt", stepUps)
 			if tok, err = t.authorize(ctx, tok, ch, true); err != nil {
-				return nil, err
+				return nil, refused(err, resp)
 			}
 		default:
 			return resp, nil
 		}
 	}
 }
+
+// refusedError is a failed authorization after the server refused a request: it is the
+// OAuth error, and also the server's refusal (a *runtime.HTTPError with its status), so that
+// the Client treats it as the server's answer (not, for example, as a sign of an older
+// server to retry in another way, which would run the flow again: a second consent, a
+// second assertion after a refused one).
+type refusedError struct {
+	err  error
+	resp *runtime.HTTPError
+}
+
+func refused(err error, resp *http.Response) error {
+	return &refusedError{err: err, resp: &runtime.HTTPError{StatusCode: resp.StatusCode, Status: resp.Status}}
+}
+
+func (e *refusedError) Error() string   { return e.err.Error() }
+func (e *refusedError) Unwrap() []error { return []error{e.err, e.resp} }
 
 // sameOrigin reports whether u is on the MCP server's origin.
 func (t *oauthTransport) sameOrigin(u *url.URL) bool {
@@ -298,7 +380,16 @@ func (t *oauthTransport) send(req *http.Request, body []byte, tok *oauth2.Token)
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		r.ContentLength = int64(len(body))
 	}
-	if tok != nil {
+	switch {
+	case tok != nil && t.dpop != nil && isDPoP(tok):
+		// RFC 9449 Section 7.1: the DPoP scheme, and a fresh proof naming the token.
+		p, err := t.dpop.proof(r.Method, r.URL, tok.AccessToken)
+		if err != nil {
+			return nil, err
+		}
+		r.Header.Set("Authorization", "DPoP "+tok.AccessToken)
+		r.Header.Set("DPoP", p)
+	case tok != nil:
 		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 	}
 	return t.base.RoundTrip(r)
@@ -345,12 +436,13 @@ func (t *oauthTransport) currentToken(ctx context.Context) (*oauth2.Token, error
 	return tok, nil
 }
 
-// challenge is a parsed WWW-Authenticate Bearer challenge (RFC 6750 Section 3).
+// challenge is a parsed WWW-Authenticate Bearer (RFC 6750 Section 3) or DPoP (RFC 9449
+// Section 7.1) challenge.
 type challenge struct {
 	params map[string]string
 }
 
-// challengeOf parses the response's Bearer challenge.
+// challengeOf parses the response's Bearer or DPoP challenge.
 func challengeOf(resp *http.Response) (challenge, bool) {
 	for _, v := range resp.Header.Values("WWW-Authenticate") {
 		if p, ok := parseBearerChallenge(v); ok {
@@ -360,11 +452,12 @@ func challengeOf(resp *http.Response) (challenge, bool) {
 	return challenge{params: map[string]string{}}, false
 }
 
-// parseBearerChallenge parses `Bearer k="v", k2=v2` (RFC 9110 Section 11.6.1).
+// parseBearerChallenge parses `Bearer k="v", k2=v2` (RFC 9110 Section 11.6.1), or the same
+// with the DPoP scheme, whose parameters are the same (RFC 9449 Section 7.1).
 func parseBearerChallenge(h string) (map[string]string, bool) {
 	s := strings.TrimSpace(h)
 	scheme, rest, _ := strings.Cut(s, " ")
-	if !strings.EqualFold(scheme, "Bearer") {
+	if !strings.EqualFold(scheme, "Bearer") && !strings.EqualFold(scheme, "DPoP") {
 		return nil, false
 	}
 	params := map[string]string{}
@@ -409,12 +502,22 @@ func (t *oauthTransport) authorize(ctx context.Context, failed *oauth2.Token, ch
 	if !stepUp && t.tok != nil && (failed == nil || t.tok.AccessToken != failed.AccessToken) {
 		return t.tok, nil // another request authorized meanwhile
 	}
-	if t.as == nil {
-		if err := t.discover(ctx, ch); err != nil {
+	asChanged := false
+	if t.as == nil || (failed != nil && !stepUp) {
+		// Before the first token, and when a token is refused: the resource's metadata may
+		// name another authorization server now (spec 2026-07-28, Authorization, Client
+		// Registration, Authorization Server Binding).
+		prev := t.as
+		as, err := t.discover(ctx, ch)
+		if err != nil {
 			return nil, err
 		}
+		if err := t.useAuthServer(as); err != nil {
+			return nil, err
+		}
+		asChanged = prev != nil && prev.Issuer != as.Issuer
 	}
-	if !stepUp && failed != nil && failed.RefreshToken != "" {
+	if !stepUp && !asChanged && failed != nil && failed.RefreshToken != "" {
 		if tok, err := t.refresh(ctx, failed); err == nil {
 			return tok, nil
 		}
@@ -478,11 +581,46 @@ func union(a, b []string) []string {
 	return out
 }
 
-// discover finds the resource's metadata and its authorization server's.
-func (t *oauthTransport) discover(ctx context.Context, ch challenge) error {
+// useAuthServer makes as the authorization server of the next flows, with the client
+// credentials it issued: credentials are bound to their authorization server, never
+// presented to another, and the client registers again with a new one (spec 2026-07-28,
+// Authorization, Client Registration, Authorization Server Binding). Pre-registered
+// credentials bound to another server are an error.
+func (t *oauthTransport) useAuthServer(as *AuthServerMetadata) error {
+	if t.as != nil && t.as.Issuer == as.Issuer {
+		t.as = as
+		return nil
+	}
+	if t.cfg.ClientID != "" {
+		if t.preIssuer == "" {
+			t.preIssuer = as.Issuer
+		}
+		if t.preIssuer != as.Issuer {
+			t.as = nil
+			return oauthErrorf("the resource's authorization server is %s, but oauth.Config.ClientID is registered with %s: refusing to present it to another authorization server", as.Issuer, t.preIssuer)
+		}
+		t.as = as
+		return nil
+	}
+	if t.as != nil {
+		t.log.Info("mcp: oauth: the resource's authorization server changed; registering with the new one", "from", t.as.Issuer, "to", as.Issuer)
+		if t.clientID != "" {
+			t.regs[t.as.Issuer] = registration{t.clientID, t.clientSecret, t.authMethod}
+		}
+		t.tok = nil // issued by the other authorization server
+	}
+	r := t.regs[as.Issuer]
+	t.clientID, t.clientSecret, t.authMethod = r.clientID, r.clientSecret, r.authMethod
+	t.as = as
+	return nil
+}
+
+// discover finds the resource's metadata and its authorization server's: the current one
+// when the metadata still names it.
+func (t *oauthTransport) discover(ctx context.Context, ch challenge) (*AuthServerMetadata, error) {
 	server, err := url.Parse(t.serverURL)
 	if err != nil {
-		return oauthErrorf("server URL %q: %w", t.serverURL, err)
+		return nil, oauthErrorf("server URL %q: %w", t.serverURL, err)
 	}
 	origin := server.Scheme + "://" + server.Host
 	var candidates []string
@@ -503,42 +641,47 @@ func (t *oauthTransport) discover(ctx context.Context, ch challenge) error {
 			continue
 		}
 		if prm.Resource == "" {
-			return oauthErrorf("the protected resource metadata at %s has no resource", u)
+			return nil, oauthErrorf("the protected resource metadata at %s has no resource", u)
 		}
 		if !resourceCovers(prm.Resource, server) {
-			return oauthErrorf("the protected resource metadata at %s is for %q, not for this server %q: refusing to authorize (RFC 9728 Section 3.3)", u, prm.Resource, t.serverURL)
+			return nil, oauthErrorf("the protected resource metadata at %s is for %q, not for this server %q: refusing to authorize (RFC 9728 Section 3.3)", u, prm.Resource, t.serverURL)
 		}
 		if len(prm.AuthorizationServers) == 0 {
-			return oauthErrorf("the protected resource metadata at %s names no authorization server", u)
+			return nil, oauthErrorf("the protected resource metadata at %s names no authorization server", u)
 		}
 		t.prm, t.resource = &prm, prm.Resource
+		if t.as != nil && slices.Contains(prm.AuthorizationServers, t.as.Issuer) {
+			return t.as, nil
+		}
 		var errs []error
 		for _, issuer := range prm.AuthorizationServers {
 			as, err := t.discoverAS(ctx, issuer)
 			if err == nil {
-				t.as = as
-				return nil
+				return as, nil
 			}
 			errs = append(errs, err)
 		}
-		return oauthErrorf("no usable authorization server: %w", errors.Join(errs...))
+		return nil, oauthErrorf("no usable authorization server: %w", errors.Join(errs...))
 	}
 	// The 2025-03-26 spec: no resource metadata; the authorization server is at the MCP
 	// server's origin, with its metadata there or, failing that, the default endpoints.
 	t.resource = canonicalResource(server)
+	if t.as != nil {
+		// Rediscovery found no resource metadata this time: keep the authorization server
+		// (and its credentials) found before.
+		return t.as, nil
+	}
 	var as AuthServerMetadata
 	if err := t.getJSON(ctx, origin+"/.well-known/oauth-authorization-server", &as); err == nil && as.TokenEndpoint != "" {
-		t.as = &as
-		return nil
+		return &as, nil
 	}
-	t.as = &AuthServerMetadata{
+	t.log.Debug("mcp: oauth: no metadata; using the 2025-03-26 default endpoints", "origin", origin)
+	return &AuthServerMetadata{
 		Issuer:                origin,
 		AuthorizationEndpoint: origin + "/authorize",
 		TokenEndpoint:         origin + "/token",
 		RegistrationEndpoint:  origin + "/register",
-	}
-	t.log.Debug("mcp: oauth: no metadata; using the 2025-03-26 default endpoints", "origin", origin)
-	return nil
+	}, nil
 }
 
 // resourceCovers reports whether the resource identifier names the server's endpoint: the
@@ -618,7 +761,7 @@ func (t *oauthTransport) getJSON(ctx context.Context, u string, out any) error {
 
 // oauthCtx carries the HTTP client x/oauth2 uses for token requests.
 func (t *oauthTransport) oauthCtx(ctx context.Context) context.Context {
-	return context.WithValue(ctx, oauth2.HTTPClient, t.hc)
+	return context.WithValue(ctx, oauth2.HTTPClient, t.tokenHC)
 }
 
 // ensureClient registers the client if it has no client_id: by its metadata document when
@@ -640,6 +783,7 @@ func (t *oauthTransport) ensureClient(ctx context.Context) error {
 	method := t.pickAuthMethod(false)
 	reg := map[string]any{
 		"client_name":                t.cfg.ClientName,
+		"application_type":           t.applicationType(),
 		"redirect_uris":              []string{t.cfg.RedirectURL},
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
@@ -676,6 +820,42 @@ func (t *oauthTransport) ensureClient(ctx context.Context) error {
 		t.authMethod = out.AuthMethod
 	}
 	return nil
+}
+
+// applicationType is the application_type to register: the configured one, else "native"
+// for a loopback or private-use scheme redirect URI and "web" otherwise. The spec requires
+// one (spec 2026-07-28, Authorization, Client Registration, Application Type and Redirect
+// URI Constraints): an OpenID Connect server defaults an omitted one to "web", which
+// conflicts with a native client's loopback redirect.
+func (t *oauthTransport) applicationType() string {
+	if t.cfg.ApplicationType != "" {
+		return t.cfg.ApplicationType
+	}
+	u, err := url.Parse(t.cfg.RedirectURL)
+	if err != nil {
+		return "web"
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		if isLoopbackHost(u.Hostname()) {
+			return "native"
+		}
+		return "web"
+	case "":
+		return "web"
+	default:
+		return "native" // a private-use URI scheme (RFC 8252 Section 7.1)
+	}
+}
+
+// isLoopbackHost reports whether host names the local machine: localhost or a loopback IP
+// address.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // pickAuthMethod chooses a token endpoint authentication method the server supports.
@@ -754,7 +934,18 @@ func (t *oauthTransport) authorizationCode(ctx context.Context, scopes []string)
 	}
 	verifier := oauth2.GenerateVerifier()
 	state := randomState()
-	authURL := conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", t.resource))
+	// The issuer is recorded with the verifier and the state, from the validated metadata,
+	// before the user is sent to the authorization server (spec 2026-07-28, Authorization,
+	// Authorization Response Validation).
+	issuer, issRequired := t.as.Issuer, t.as.AuthorizationResponseISSParameterSupported
+	authOpts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", t.resource)}
+	if t.dpop != nil && slices.Contains(t.as.DPoPSigningAlgValuesSupported, "ES256") {
+		// RFC 9449 Section 10: the code is bound to the key, so that only this client
+		// can redeem it; asked only of a server that says it does DPoP, as a parameter
+		// others do not know.
+		authOpts = append(authOpts, oauth2.SetAuthURLParam("dpop_jkt", t.dpop.jkt))
+	}
+	authURL := conf.AuthCodeURL(state, authOpts...)
 	back, err := t.cfg.Authorize(ctx, authURL)
 	if err != nil {
 		return nil, oauthErrorf("authorization: %w", err)
@@ -766,11 +957,11 @@ func (t *oauthTransport) authorizationCode(ctx context.Context, scopes []string)
 	if q.Get("state") != state {
 		return nil, oauthErrorf("authorization: the redirect's state does not match the request's (a forged or stale redirect)")
 	}
+	if err := checkResponseIssuer(q, issuer, issRequired); err != nil {
+		return nil, err
+	}
 	if e := q.Get("error"); e != "" {
 		return nil, oauthErrorf("authorization refused: %s %s", e, q.Get("error_description"))
-	}
-	if iss := q.Get("iss"); iss != "" && strings.TrimSuffix(iss, "/") != strings.TrimSuffix(t.as.Issuer, "/") {
-		return nil, oauthErrorf("authorization: the redirect comes from issuer %q, not %q (RFC 9207)", iss, t.as.Issuer)
 	}
 	code := q.Get("code")
 	if code == "" {
@@ -789,6 +980,24 @@ func (t *oauthTransport) authorizationCode(ctx context.Context, scopes []string)
 		return nil, oauthErrorf("token request at %s: %w", t.as.TokenEndpoint, err)
 	}
 	return tok, nil
+}
+
+// checkResponseIssuer validates the authorization response's iss against the issuer
+// recorded for the request, before the code goes to any token endpoint and before an error
+// in the response is acted on (spec 2026-07-28, Authorization, Authorization Response
+// Validation; RFC 9207 Section 2.4): a present iss must equal it by simple string comparison,
+// without normalizing case, default ports, trailing slashes or percent-encoding (RFC 3986
+// Section 6.2.1), whether or not the server advertised iss; an absent one is refused only
+// when the server advertised it.
+func checkResponseIssuer(q url.Values, issuer string, required bool) error {
+	iss, present := q["iss"]
+	switch {
+	case present && (len(iss) != 1 || iss[0] != issuer):
+		return oauthErrorf("authorization: the response comes from issuer %q, not %q: refusing it (a mix-up attack? RFC 9207)", strings.Join(iss, ","), issuer)
+	case !present && required:
+		return oauthErrorf("authorization: the response has no iss though the authorization server %s advertises it: refusing it (RFC 9207 Section 2.4)", issuer)
+	}
+	return nil
 }
 
 // tokenRequest sends a token request of any grant through x/oauth2 (whose client

@@ -42,6 +42,7 @@ func testCtx(t *testing.T) context.Context {
 // authEnv is a Server protected by a JWT verifier trusting a real test issuer, on loopback:
 // the resource server the OAuth client authorizes against.
 type authEnv struct {
+	issuer   *testissuer.Issuer
 	url      string // the MCP endpoint
 	resource string
 	calls    atomic.Int64 // handler invocations of every tool
@@ -53,14 +54,14 @@ func newAuthEnv(t *testing.T) *authEnv {
 }
 
 // newAuthEnvWith is newAuthEnv with more options for the issuer and the protected resource's
-// description changed by edit. Its tools whoami (any token) and set_forecast (scope
-// weather:write) answer with the token's subject.
-func newAuthEnvWith(t *testing.T, issOpts []testissuer.Option, edit func(*runtime.ProtectedResource)) *authEnv {
+// description changed by edit, and its handler wrapped by wrap, if given. Its tools whoami
+// (any token) and set_forecast (scope weather:write) answer with the token's subject.
+func newAuthEnvWith(t *testing.T, issOpts []testissuer.Option, edit func(*runtime.ProtectedResource), wrap ...func(http.Handler) http.Handler) *authEnv {
 	t.Helper()
 	is, err := testissuer.Start(append([]testissuer.Option{testissuer.WithScopes("weather:read", "weather:write")}, issOpts...)...)
 	require.NoError(t, err, "test issuer")
 	t.Cleanup(is.Close)
-	e := new(authEnv)
+	e := &authEnv{issuer: is}
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
 	e.url = ts.URL + "/mcp"
@@ -83,7 +84,11 @@ func newAuthEnvWith(t *testing.T, issOpts []testissuer.Option, edit func(*runtim
 	}
 	srv.AddTool(runtime.ToolSpec{Name: "whoami"}, whoami)
 	srv.AddTool(runtime.ToolSpec{Name: "set_forecast", Scopes: []string{"weather:write"}}, whoami)
-	mux.Handle("/mcp", srv)
+	var h http.Handler = srv
+	for _, w := range wrap {
+		h = w(h)
+	}
+	mux.Handle("/mcp", h)
 	mux.Handle(pr.MetadataPath(), pr.MetadataHandler())
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -4,8 +4,13 @@
 // OpenID Connect Discovery), client registration (pre-registered, Client ID Metadata
 // Documents, or Dynamic Client Registration, RFC 7591), the authorization code grant with
 // PKCE, the client_credentials grant, the JWT bearer grant with enterprise-managed
-// authorization (token exchange for an ID-JAG, SEP-990), refresh, and step-up on
-// insufficient_scope.
+// authorization (token exchange for an ID-JAG, SEP-990) or workload identity federation
+// (AssertionFile), refresh, and step-up on insufficient_scope. It does what spec 2026-07-28
+// adds: an application_type in Dynamic Client Registration, RFC 9207 validation of the
+// authorization response's iss, and client credentials bound to the authorization server
+// that issued them (a new registration when the resource moves to another). With
+// Config.DPoPKey it sender-constrains the tokens with DPoP (RFC 9449, the MCP DPoP
+// extension).
 //
 // It plugs into a Client as one option:
 //

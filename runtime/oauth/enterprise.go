@@ -7,9 +7,30 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 )
+
+// AssertionFile returns a Config.JWTBearerAssertion that reads the assertion from a file at
+// each token request, for workload identity federation: the platform (Kubernetes' projected
+// service account tokens, a CI system's OIDC token) writes a short-lived JWT for the
+// authorization server's audience there and rotates it, and the client presents it in the
+// JWT bearer grant (RFC 7523 Section 2.1). A refused assertion is the request's error: the
+// client tries no other grant.
+func AssertionFile(path string) func(ctx context.Context, as *AuthServerMetadata, resource string) (string, error) {
+	return func(context.Context, *AuthServerMetadata, string) (string, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("workload assertion: %w", err)
+		}
+		a := strings.TrimSpace(string(b))
+		if a == "" {
+			return "", fmt.Errorf("workload assertion: %s is empty", path)
+		}
+		return a, nil
+	}
+}
 
 // IDJAGConfig configures IDJAGAssertion: the enterprise identity provider's token endpoint
 // and how the client is known there.

@@ -2,6 +2,9 @@ package oauth_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"fmt"
 	"log"
 	"os"
@@ -39,6 +42,26 @@ func ExampleNewLoopbackRedirect() {
 			fmt.Fprintln(os.Stderr, "Open this URL to log in:", authURL)
 			return nil
 		}),
+	}))
+	defer c.Close(context.Background())
+	if err := c.Connect(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// A workload (a CI job, a Kubernetes pod) authorized by workload identity federation: the
+// platform's identity token for the authorization server is the JWT bearer grant, and the
+// tokens are DPoP-bound to a key of the process, useless to anyone who copies them.
+func ExampleAssertionFile() {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c := runtime.NewClient("https://mcp.example.com/mcp", oauth.WithOAuth(oauth.Config{
+		Grant:              oauth.GrantJWTBearer,
+		ClientID:           "deploy-bot",
+		JWTBearerAssertion: oauth.AssertionFile("/var/run/secrets/tokens/mcp-token"),
+		DPoPKey:            key,
 	}))
 	defer c.Close(context.Background())
 	if err := c.Connect(context.Background()); err != nil {

@@ -31,9 +31,40 @@ func TestParseBearerChallenge(t *testing.T) {
 		{`Bearer`, map[string]string{}, true},
 		{`Basic realm="x"`, nil, false},
 		{`Bearer scope="unterminated`, map[string]string{"scope": "unterminated"}, true},
+		{`DPoP error="use_dpop_nonce", error_description="nonce", algs="ES256"`,
+			map[string]string{"error": "use_dpop_nonce", "error_description": "nonce", "algs": "ES256"}, true},
 	} {
 		got, ok := parseBearerChallenge(tc.in)
 		assert.Falsef(t, ok != tc.ok || (ok && !maps.Equal(got, tc.want)), "parseBearerChallenge(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+	}
+}
+
+// TestCheckResponseIssuer: the table of spec 2026-07-28, Authorization, Authorization
+// Response Validation, with RFC 9207's simple string comparison, for success and error
+// responses alike.
+func TestCheckResponseIssuer(t *testing.T) {
+	const issuer = "https://as.example.com"
+	for _, tc := range []struct {
+		query      string
+		advertised bool
+		ok         bool
+	}{
+		{"code=c&iss=https%3A%2F%2Fas.example.com", true, true},
+		{"code=c", true, false},
+		{"code=c&iss=https%3A%2F%2Fas.example.com", false, true},
+		{"code=c", false, true},
+		{"code=c&iss=https%3A%2F%2Fevil.example.com", false, false},
+		{"code=c&iss=https%3A%2F%2Fas.example.com%2F", true, false},    // trailing slash
+		{"code=c&iss=https%3A%2F%2FAS.example.com", true, false},       // host case
+		{"code=c&iss=https%3A%2F%2Fas.example.com%3A443", true, false}, // default port
+		{"code=c&iss=https%3A%2F%2Fas.example.com&iss=x", true, false}, // two
+		{"error=access_denied&iss=https%3A%2F%2Fevil.example.com", false, false},
+		{"error=access_denied", true, false},
+	} {
+		q, err := url.ParseQuery(tc.query)
+		require.NoError(t, err)
+		err = checkResponseIssuer(q, issuer, tc.advertised)
+		assert.Equal(t, tc.ok, err == nil, "%s (advertised %v): %v", tc.query, tc.advertised, err)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"net"
 	"net/http"
 	"net/url"
@@ -63,12 +62,12 @@ func (lr *LoopbackRedirect) serve(w http.ResponseWriter, r *http.Request) {
 	case lr.got <- &u:
 	default: // a redirect nobody waits for
 	}
+	// The page says nothing of the response's error: it is shown only once the client has
+	// checked the response's iss, which a mixed-up response fails (spec 2026-07-28,
+	// Authorization, Authorization Response Validation: no error of a mismatched response is
+	// displayed).
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	msg := "Authorization complete: you can close this window."
-	if e := r.URL.Query().Get("error"); e != "" {
-		msg = "Authorization failed: " + e + " " + r.URL.Query().Get("error_description")
-	}
-	_, _ = fmt.Fprintf(w, "<!doctype html><title>MCP authorization</title><p>%s</p>", html.EscapeString(msg))
+	_, _ = fmt.Fprint(w, "<!doctype html><title>MCP authorization</title><p>Authorization complete: you can close this window and return to the application, which tells the outcome.</p>")
 }
 
 // Authorize returns an Config.Authorize that calls open with the authorization URL (to

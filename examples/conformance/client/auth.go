@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +31,8 @@ type conformanceContext struct {
 	IdPIDToken       string `json:"idp_id_token"`
 	IdPIssuer        string `json:"idp_issuer"`
 	IdPTokenEndpoint string `json:"idp_token_endpoint"`
+	// ValidJWT is the workload's identity token (auth/wif-jwt-bearer).
+	ValidJWT string `json:"valid_jwt"`
 }
 
 // clientMetadataURL is the Client ID Metadata Document URL the suite expects as client_id
@@ -73,11 +78,18 @@ func oauthConfig(scenario, rawCtx string, log *slog.Logger) (oauth.Config, error
 			return oauth.Config{}, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
 	}
+	// A DPoP key (RFC 9449): tokens are sender-constrained where the authorization server
+	// binds them (auth/dpop, auth/dpop-nonce), and bearer tokens elsewhere.
+	dpopKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return oauth.Config{}, err
+	}
 	cfg := oauth.Config{
 		ClientName:        "protomcp-conformance-client",
 		ClientMetadataURL: clientMetadataURL,
 		RedirectURL:       redirectURL,
 		Authorize:         headlessAuthorize(log),
+		DPoPKey:           dpopKey,
 	}
 	switch {
 	case cc.IdPIDToken != "":
@@ -90,6 +102,11 @@ func oauthConfig(scenario, rawCtx string, log *slog.Logger) (oauth.Config, error
 			ClientID:      cc.IdPClientID,
 			IDToken:       func(context.Context) (string, error) { return cc.IdPIDToken, nil },
 		})
+	case cc.ValidJWT != "":
+		// Workload identity federation: the workload's platform-issued JWT is the grant
+		// (RFC 7523); a refusal ends the run, with no other grant tried.
+		cfg.Grant, cfg.ClientID, cfg.ClientSecret = oauth.GrantJWTBearer, cc.ClientID, cc.ClientSecret
+		cfg.JWTBearerAssertion = func(context.Context, *oauth.AuthServerMetadata, string) (string, error) { return cc.ValidJWT, nil }
 	case cc.PrivateKeyPEM != "":
 		key, err := jwtauth.ParsePrivateKeyPEM([]byte(cc.PrivateKeyPEM))
 		if err != nil {

@@ -40,8 +40,7 @@ type clientConfig struct {
 	listen          bool
 	interceptors    []Interceptor
 	era             Era // WithEra
-	// A stdio client's: ends its transport (Close), and the waits of its process's shutdown.
-	onClose                      func(context.Context) error
+	// A command client's: the waits of its process's shutdown.
 	stdioExitWait, stdioTermWait time.Duration
 
 	maxServerRequests    int

@@ -19,10 +19,11 @@ import (
 	sse "github.com/tmaxmax/go-sse"
 )
 
-// roundTrip POSTs one request and reads its answer, JSON or SSE. It returns the raw result, or
-// the JSON-RPC error as an *Error. It gives the request a new ID (r.ID) and sends r.Params
-// with r.Meta as their _meta, and r.Header besides the client's own headers.
-func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, co *callOptions) (json.RawMessage, http.Header, error) {
+// roundTrip sends one request on the client's transport and reads its answer. It returns the
+// raw result, or the JSON-RPC error as an *Error, and for initialize the session ID the server
+// assigned. It gives the request a new ID (r.ID) and sends r.Params with r.Meta as their
+// _meta (and, over HTTP, r.Header besides the client's own headers).
+func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, co *callOptions) (json.RawMessage, string, error) {
 	method := r.Method
 	id := IntID(c.nextID.Add(1))
 	r.ID = id
@@ -44,12 +45,18 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 		params, err = withMeta(r.Params, meta)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode %s params: %w", method, err)
+		return nil, "", fmt.Errorf("encode %s params: %w", method, err)
 	}
 	body, err := encodeRequest(&id, method, params)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", err
 	}
+	return c.tr.exchange(ctx, st, r, id, body, co)
+}
+
+// httpExchange POSTs one request, encoded in body with id, and reads its answer, JSON or SSE.
+func (c *Client) httpExchange(ctx context.Context, st *clientSession, r *Request, id ID, body []byte, co *callOptions) (json.RawMessage, http.Header, error) {
+	method := r.Method
 	// The session's headers, shared when nothing adds to them and the transport is net/http's
 	// (which never modifies a request), else copied at once; r.Header's where the session has
 	// none.
@@ -409,7 +416,7 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 		case m.isRequest():
 			c.serveRequest(ctx, st, m)
 		default:
-			c.dispatchNotification(disp, m, co)
+			c.dispatchNotification(disp, m, co, true)
 		}
 		if resp != nil {
 			break
@@ -635,7 +642,10 @@ func (c *Client) enqueue(d *dispatcher, size int64, f func()) {
 	}()
 }
 
-func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOptions) {
+// dispatchNotification hands a notification to its callbacks through d. inline says that the
+// caller reads one call's messages alone, so that a typed stream's progress callback may run
+// on it, slowing only that call's reads; a reader shared by every call queues it instead.
+func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOptions, inline bool) {
 	ctx := c.baseCtx
 	switch m.Method {
 	case notifCancelled:
@@ -649,7 +659,7 @@ func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOpt
 			break
 		}
 		fn := co.onProgress
-		if co.progressSync {
+		if co.progressSync && inline {
 			fn(&p) // a typed stream's bounded buffer: back-pressure on this call's reads
 			break
 		}

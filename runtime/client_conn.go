@@ -86,6 +86,8 @@ type connCall struct {
 	done chan struct{} // closed once resp or err is set
 	resp *wireMessage
 	err  error
+	id   string
+	st   *clientSession
 	co   *callOptions
 	disp dispatcher // the call's progress callbacks, in order
 }
@@ -115,7 +117,7 @@ func newConnClient(m *msgConn, r io.Reader, cfg clientConfig, shutdown func(cont
 }
 
 func (m *msgConn) exchange(ctx context.Context, st *clientSession, r *Request, id ID, body []byte, co *callOptions) (json.RawMessage, string, error) {
-	call := &connCall{done: make(chan struct{}), co: co}
+	call := &connCall{done: make(chan struct{}), id: id.raw, st: st, co: co}
 	token := ""
 	if co != nil && co.onProgress != nil && len(co.progressToken) > 0 {
 		token = string(co.progressToken)
@@ -311,10 +313,30 @@ func (m *msgConn) route(line []byte) {
 		}
 	}
 	if call != nil {
-		c.dispatchNotification(&call.disp, msg, call.co, false)
+		if c.dispatchNotification(&call.disp, msg, call.co, false) {
+			m.overflow(call)
+		}
 	} else {
 		c.dispatchNotification(&m.disp, msg, nil, false)
 	}
+}
+
+// overflow fails a call whose streamed messages are not read while more arrive, past the
+// client's notification budget: a stream loses none, so the call ends, and the server is told.
+func (m *msgConn) overflow(call *connCall) {
+	m.mu.Lock()
+	live := m.calls[call.id] == call
+	if live {
+		delete(m.calls, call.id)
+	}
+	m.mu.Unlock()
+	if !live {
+		return
+	}
+	id := ID{raw: call.id}
+	m.c.cancelRemote(call.st, methodToolsCall, &id, context.Background())
+	call.err = fmt.Errorf("more than %d bytes of the call's streamed messages are waiting to be read (see WithNotificationBudget)", m.c.cfg.notificationBudget)
+	close(call.done)
 }
 
 // hold counts the reader's handling of a message in the client's background work, unless the

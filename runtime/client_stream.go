@@ -598,22 +598,30 @@ func (d *dispatcher) wait(ctx context.Context) {
 // enqueue queues f, which holds size bytes, within the client's notification budget; beyond
 // it the notification is dropped (logged once per stream).
 func (c *Client) enqueue(d *dispatcher, size int64, f func()) {
+	if c.tryEnqueue(d, size, f) {
+		return
+	}
+	d.mu.Lock()
+	first := !d.dropped
+	d.dropped = true
+	d.mu.Unlock()
+	if first {
+		c.cfg.logger.Warn("mcp: dropping notifications: their callbacks are not keeping up (see WithNotificationBudget)", "budget", c.cfg.notificationBudget)
+	}
+}
+
+// tryEnqueue queues f, which holds size bytes, if the client's notification budget has room
+// for it, and reports whether it did.
+func (c *Client) tryEnqueue(d *dispatcher, size int64, f func()) bool {
 	if c.notifBytes.Add(size) > c.cfg.notificationBudget {
 		c.notifBytes.Add(-size)
-		d.mu.Lock()
-		first := !d.dropped
-		d.dropped = true
-		d.mu.Unlock()
-		if first {
-			c.cfg.logger.Warn("mcp: dropping notifications: their callbacks are not keeping up (see WithNotificationBudget)", "budget", c.cfg.notificationBudget)
-		}
-		return
+		return false
 	}
 	d.mu.Lock()
 	d.queue = append(d.queue, queuedCallback{f: f, size: size})
 	if d.running {
 		d.mu.Unlock()
-		return
+		return true
 	}
 	d.running = true
 	idle := make(chan struct{})
@@ -640,12 +648,15 @@ func (c *Client) enqueue(d *dispatcher, size int64, f func()) {
 			c.notifBytes.Add(-cb.size)
 		}
 	}()
+	return true
 }
 
 // dispatchNotification hands a notification to its callbacks through d. inline says that the
 // caller reads one call's messages alone, so that a typed stream's progress callback may run
-// on it, slowing only that call's reads; a reader shared by every call queues it instead.
-func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOptions, inline bool) {
+// on it, slowing only that call's reads; a reader shared by every call queues it instead, and
+// reports with overflow that it could not, the notification budget being spent: a typed
+// stream loses no message, so the call is to fail.
+func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOptions, inline bool) (overflow bool) {
 	ctx := c.baseCtx
 	switch m.Method {
 	case notifCancelled:
@@ -663,6 +674,10 @@ func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOpt
 			fn(&p) // a typed stream's bounded buffer: back-pressure on this call's reads
 			break
 		}
+		if co.progressSync {
+			overflow = !c.tryEnqueue(d, int64(len(m.Params)), func() { fn(&p) })
+			break
+		}
 		c.enqueue(d, int64(len(m.Params)), func() { fn(&p) })
 	case notifMessage:
 		if c.cfg.onLog != nil {
@@ -677,4 +692,5 @@ func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOpt
 		method, params := m.Method, m.Params
 		c.enqueue(d, int64(len(params)), func() { h(ctx, method, params) })
 	}
+	return overflow
 }

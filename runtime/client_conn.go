@@ -167,7 +167,7 @@ func (m *msgConn) silence(method string, err error) error {
 	hint := fmt.Sprintf("%s has written nothing to its stdout: was it started in its stdio mode?", m.peer.name)
 	if m.peer.stderr != nil {
 		if tail := m.peer.stderr(); tail != "" {
-			hint += " Its stderr ends with: " + tail
+			hint += " Its stderr: " + tail
 		}
 	}
 	return fmt.Errorf("%w (%s)", err, hint)

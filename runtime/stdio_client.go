@@ -84,7 +84,7 @@ func NewCommandClient(cmd *exec.Cmd, opts ...ClientOption) (*Client, error) {
 		},
 	}
 	if stderr != nil {
-		peer.stderr = stderr.tail
+		peer.stderr = stderr.excerpt
 	}
 	m := newMsgConn(stdin, &cfg, peer)
 	shutdown := func(ctx context.Context) error {
@@ -201,7 +201,9 @@ type lineLogger struct {
 	log  *slog.Logger
 	attr slog.Attr
 	buf  []byte
-	last []string // the last lines written, for tail
+	// For excerpt: the first lines written, the last ones after those, and how many.
+	head, last []string
+	lines      int
 }
 
 // Write implements io.Writer.
@@ -227,32 +229,50 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 func (l *lineLogger) emit(line []byte) {
 	if s := strings.TrimRight(string(line), "\r"); s != "" {
 		l.log.Info("mcp: stdio server stderr", l.attr, slog.String("line", s))
-		if len(l.last) == stderrTailLines {
-			copy(l.last, l.last[1:])
-			l.last = l.last[:stderrTailLines-1]
-		}
-		l.last = append(l.last, truncate(s, stderrTailBytes))
+		l.keep(s)
 	}
 }
 
-// The end of a child's stderr that errors quote: its last lines, each cut to a length.
+// What errors quote of a child's stderr: its first lines (a usage error, a panic's message)
+// and its last (the log lines before it exited), each cut to a length.
 const (
-	stderrTailLines = 5
-	stderrTailBytes = 300
+	stderrHeadLines = 2
+	stderrTailLines = 4
+	stderrLineBytes = 300
 )
 
-// tail returns the last lines the process wrote to stderr, joined by "; ".
-func (l *lineLogger) tail() string {
+// keep records a line for excerpt; l.mu is held.
+func (l *lineLogger) keep(s string) {
+	s = truncate(strings.Join(strings.Fields(s), " "), stderrLineBytes)
+	if s == "" {
+		return
+	}
+	l.lines++
+	if len(l.head) < stderrHeadLines {
+		l.head = append(l.head, s)
+		return
+	}
+	if len(l.last) == stderrTailLines {
+		copy(l.last, l.last[1:])
+		l.last = l.last[:stderrTailLines-1]
+	}
+	l.last = append(l.last, s)
+}
+
+// excerpt returns the first and the last lines the process wrote to stderr, joined by "; ",
+// with "..." where lines were left out.
+func (l *lineLogger) excerpt() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	last := l.last
-	if s := strings.TrimSpace(string(l.buf)); s != "" { // a last line without its newline
-		last = append(last[:len(last):len(last)], truncate(s, stderrTailBytes))
-		if len(last) > stderrTailLines {
-			last = last[1:]
-		}
+	parts := append([]string(nil), l.head...)
+	if l.lines > len(l.head)+len(l.last) {
+		parts = append(parts, "...")
 	}
-	return strings.Join(last, "; ")
+	parts = append(parts, l.last...)
+	if s := strings.Join(strings.Fields(string(l.buf)), " "); s != "" { // a last line without its newline
+		parts = append(parts, truncate(s, stderrLineBytes))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (l *lineLogger) flush() {

@@ -18,11 +18,13 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Client is an MCP client speaking Streamable HTTP. It initializes lazily on its first call
-// (or explicitly with Connect), sends the session ID and protocol version on every request,
-// reads JSON and SSE answers alike, and reads every response stream that finished normally to
-// its end, so that its keep-alive connection goes back to the pool: after warm-up, calls open
-// no new TCP connections. A Client is safe for concurrent use.
+// Client is an MCP client. NewClient's speaks Streamable HTTP; NewCommandClient's,
+// NewStdioClient's and NewInMemoryClient's speak the stdio transport's messages. It
+// initializes lazily on its first call (or explicitly with Connect). Over HTTP it sends the
+// session ID and protocol version on every request, reads JSON and SSE answers alike, and
+// reads every response stream that finished normally to its end, so that its keep-alive
+// connection goes back to the pool: after warm-up, calls open no new TCP connections. A Client
+// is safe for concurrent use.
 type Client struct {
 	url  string
 	cfg  clientConfig

@@ -31,6 +31,10 @@ const (
 // process writes to stderr is logged, line by line, at info level with the client's logger,
 // unless cmd.Stderr is set.
 //
+// A process that exits fails the calls with its exit status and the first and last lines of
+// its stderr. Options of HTTP (WithHTTPClient, WithHeader, WithOAuth, WithStandaloneStream)
+// have no effect here, nor do those of the 2026-07-28 era: the session is a 2025-11-25 one.
+//
 // Close ends the process as the spec describes: it closes the process's stdin, waits for it
 // to exit, then sends SIGTERM, then SIGKILL (see WithStdioShutdown for the waits).
 func NewCommandClient(cmd *exec.Cmd, opts ...ClientOption) (*Client, error) {

@@ -64,9 +64,15 @@ const exitWait = 2 * time.Second
 type msgConn struct {
 	c       *Client
 	w       io.Writer
-	wmu     sync.Mutex
 	maxLine int
 	peer    connPeer
+
+	// The writer goroutine writes what wq brings, in order, until stop is closed; then it
+	// writes what is queued and closes wdone. A write that blocks (a server that does not
+	// read its input) blocks it alone: callers wait for a place in wq within their context.
+	wq    chan outMsg
+	stop  chan struct{}
+	wdone chan struct{}
 
 	mu       sync.Mutex
 	calls    map[string]*connCall // by request ID
@@ -92,11 +98,24 @@ type connCall struct {
 	disp dispatcher // the call's progress callbacks, in order
 }
 
+// outMsg is a message for the writer, and the call it starts (nil for a notification or a
+// response), which fails if the write does.
+type outMsg struct {
+	msg  []byte
+	call *connCall
+}
+
+// writeQueue is how many messages may wait for the writer.
+const writeQueue = 64
+
 func newMsgConn(w io.Writer, cfg *clientConfig, peer connPeer) *msgConn {
 	return &msgConn{
 		w:        w,
 		maxLine:  cfg.maxEventSize,
 		peer:     peer,
+		wq:       make(chan outMsg, writeQueue),
+		stop:     make(chan struct{}),
+		wdone:    make(chan struct{}),
 		calls:    make(map[string]*connCall),
 		progress: make(map[string]*connCall),
 		done:     make(chan struct{}),
@@ -113,6 +132,7 @@ func newConnClient(m *msgConn, r io.Reader, cfg clientConfig, shutdown func(cont
 	m.c = c
 	m.shutdown = shutdown
 	go m.read(r)
+	go m.writeLoop()
 	return c
 }
 
@@ -133,9 +153,9 @@ func (m *msgConn) exchange(ctx context.Context, st *clientSession, r *Request, i
 		m.progress[token] = call
 	}
 	m.mu.Unlock()
-	if err := m.write(body); err != nil {
+	if err := m.enqueue(ctx, outMsg{msg: body, call: call}); err != nil {
 		m.forget(id.raw, token)
-		return nil, "", m.writeErr(err)
+		return nil, "", err
 	}
 	select {
 	case <-call.done:
@@ -173,17 +193,98 @@ func (m *msgConn) silence(method string, err error) error {
 	return fmt.Errorf("%w (%s)", err, hint)
 }
 
-func (m *msgConn) post(_ context.Context, _ *clientSession, body []byte) error {
+// post queues a notification or a response for the writer; a failed write is logged.
+func (m *msgConn) post(ctx context.Context, _ *clientSession, body []byte) error {
 	m.mu.Lock()
 	err := m.err
 	m.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	if err := m.write(body); err != nil {
-		return m.writeErr(err)
+	return m.enqueue(ctx, outMsg{msg: body})
+}
+
+// enqueue hands a message to the writer, within ctx.
+func (m *msgConn) enqueue(ctx context.Context, out outMsg) error {
+	select {
+	case <-m.stop:
+		return errConnClosed
+	case m.wq <- out:
+		return nil
+	default:
 	}
-	return nil
+	select {
+	case m.wq <- out:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-m.stop:
+		return errConnClosed
+	}
+}
+
+// writeLoop writes the queued messages in order, until the connection is shut down.
+func (m *msgConn) writeLoop() {
+	defer close(m.wdone)
+	for {
+		select {
+		case out := <-m.wq:
+			m.writeOut(out)
+		case <-m.stop:
+			for {
+				select {
+				case out := <-m.wq:
+					m.writeOut(out)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// writeOut writes one message; a failed write fails the call it starts.
+func (m *msgConn) writeOut(out outMsg) {
+	err := m.write(out.msg)
+	if err == nil {
+		return
+	}
+	if out.call == nil {
+		m.c.cfg.logger.Debug("mcp: could not write a message to the server", "server", m.peer.name, "error", err)
+		return
+	}
+	m.mu.Lock()
+	waiting := m.calls[out.call.id] == out.call
+	m.mu.Unlock()
+	if !waiting {
+		return // the call has returned, or the reader has failed it
+	}
+	err = m.writeErr(err)
+	m.mu.Lock()
+	live := m.calls[out.call.id] == out.call
+	if live {
+		delete(m.calls, out.call.id)
+	}
+	m.mu.Unlock()
+	if live {
+		out.call.err = err
+		close(out.call.done)
+	}
+}
+
+// flushWait bounds how long a shutdown waits for the writer to write what is queued before it
+// closes the server's input (which ends a write that blocks).
+const flushWait = time.Second
+
+// stopWriter makes the writer write what is queued and return, waiting up to flushWait for
+// it; a write that blocks longer ends when the caller closes the output.
+func (m *msgConn) stopWriter(ctx context.Context) {
+	select {
+	case <-m.stop:
+	default:
+		close(m.stop)
+	}
+	waitOr(m.wdone, flushWait, ctx)
 }
 
 // listen has nothing to do: the reader routes what the server sends outside calls.
@@ -213,7 +314,7 @@ func (m *msgConn) forget(id, token string) {
 	}
 }
 
-// write writes one message and its newline. A message with line breaks in it (whitespace of
+// write writes one message and its newline (on the writer goroutine). A message with line breaks in it (whitespace of
 // JSON a caller wrote) is compacted first: a message is one line (spec 2025-11-25, Transports,
 // stdio).
 func (m *msgConn) write(msg []byte) error {
@@ -227,10 +328,7 @@ func (m *msgConn) write(msg []byte) error {
 	}
 	// The newline goes in the message's spare capacity when it has some: its encoder made
 	// it for this write alone.
-	line := append(msg, '\n')
-	m.wmu.Lock()
-	defer m.wmu.Unlock()
-	_, err := m.w.Write(line)
+	_, err := m.w.Write(append(msg, '\n'))
 	return err
 }
 

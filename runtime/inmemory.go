@@ -44,7 +44,9 @@ func NewInMemoryClient(ctx context.Context, s *Server, opts ...ClientOption) (*C
 	m := newMsgConn(c2sW, &cfg, connPeer{name: "the in-memory server"})
 	shutdown := func(ctx context.Context) error {
 		defer cancel()
+		m.stopWriter(ctx)
 		_ = c2sW.Close() // the server's input ends: it ends the session
+		defer func() { <-m.wdone }() // a write in progress has failed
 		t := time.NewTimer(cfg.closeTimeout)
 		defer t.Stop()
 		select {

@@ -94,6 +94,7 @@ func NewCommandClient(cmd *exec.Cmd, opts ...ClientOption) (*Client, error) {
 	shutdown := func(ctx context.Context) error {
 		// Spec 2025-11-25, Lifecycle, Shutdown, stdio: close the server's input, wait for it
 		// to exit, then SIGTERM, then SIGKILL.
+		m.stopWriter(ctx)
 		_ = stdin.Close()
 		killed := false
 		if !waitOr(exited, cfg.stdioExitWait, ctx) {
@@ -111,6 +112,7 @@ func NewCommandClient(cmd *exec.Cmd, opts ...ClientOption) (*Client, error) {
 			<-m.done
 		}
 		stdout.Close()
+		<-m.wdone // its input closed: a write in progress has failed
 		if killed {
 			return fmt.Errorf("mcp: stdio server %s ignored stdin's end and SIGTERM; killed", cmd.Path)
 		}
@@ -129,8 +131,11 @@ func NewStdioClient(r io.Reader, w io.WriteCloser, opts ...ClientOption) *Client
 	}
 	m := newMsgConn(w, &cfg, connPeer{name: "the stdio server"})
 	shutdown := func(ctx context.Context) error {
+		m.stopWriter(ctx)
 		_ = w.Close()
-		if waitOr(m.done, cfg.closeTimeout, ctx) {
+		ended := waitOr(m.done, cfg.closeTimeout, ctx)
+		waitOr(m.wdone, cfg.closeTimeout, ctx)
+		if ended {
 			return nil
 		}
 		return fmt.Errorf("mcp: the stdio server's output did not end within %s of closing its input", cfg.closeTimeout)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os/exec"
 	"strings"
 	"sync"
@@ -271,4 +272,25 @@ func TestInMemoryClientServerContextEnds(t *testing.T) {
 func echoTool(ctx context.Context, c *runtime.Client, name string) (string, error) {
 	out, err := runtime.CallTool[mcpv1.TextContent](ctx, c, name, &mcpv1.TextContent{})
 	return out.GetText(), err
+}
+
+// A server that does not read its input blocks the client's writes: a call still returns at
+// its deadline, and Close still ends the connection.
+func TestStdioClientServerNotReading(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	inR, inW := io.Pipe() // nobody reads what the client writes
+	outR, outW := io.Pipe()
+	c := runtime.NewStdioClient(outR, inW, runtime.WithLogger(discardLogger()), runtime.WithCloseTimeout(time.Second))
+	for range 2 {
+		ctx, cancel := context.WithTimeout(testCtx(t), 200*time.Millisecond)
+		start := time.Now()
+		err := c.Connect(ctx)
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Less(t, time.Since(start), 5*time.Second)
+	}
+	outW.Close()
+	require.NoError(t, c.Close(testCtx(t)))
+	inR.Close()
+	goleak.VerifyNone(t, leaks)
 }

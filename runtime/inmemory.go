@@ -45,7 +45,7 @@ func NewInMemoryClient(ctx context.Context, s *Server, opts ...ClientOption) (*C
 	shutdown := func(ctx context.Context) error {
 		defer cancel()
 		m.stopWriter(ctx)
-		_ = c2sW.Close() // the server's input ends: it ends the session
+		_ = c2sW.Close()             // the server's input ends: it ends the session
 		defer func() { <-m.wdone }() // a write in progress has failed
 		t := time.NewTimer(cfg.closeTimeout)
 		defer t.Stop()

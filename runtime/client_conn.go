@@ -179,9 +179,9 @@ func (m *msgConn) exchange(ctx context.Context, st *clientSession, r *Request, i
 }
 
 // silence adds to err, the end of a call's context, what a user needs to know when the server
-// has not written a single message: it may not speak this transport at all.
+// process has not written a single message: it may not speak this transport at all.
 func (m *msgConn) silence(method string, err error) error {
-	if m.heard.Load() || method != methodInitialize || m.peer.name == "" {
+	if m.heard.Load() || method != methodInitialize || m.peer.exited == nil {
 		return err
 	}
 	hint := fmt.Sprintf("%s has written nothing to its stdout: was it started in its stdio mode?", m.peer.name)
@@ -314,9 +314,9 @@ func (m *msgConn) forget(id, token string) {
 	}
 }
 
-// write writes one message and its newline (on the writer goroutine). A message with line breaks in it (whitespace of
-// JSON a caller wrote) is compacted first: a message is one line (spec 2025-11-25, Transports,
-// stdio).
+// write writes one message and its newline, on the writer goroutine. A message with line
+// breaks in it (whitespace of JSON a caller wrote) is compacted first: a message is one line
+// (spec 2025-11-25, Transports, stdio).
 func (m *msgConn) write(msg []byte) error {
 	msg = bytes.TrimSpace(msg)
 	if bytes.ContainsAny(msg, "\r\n") {

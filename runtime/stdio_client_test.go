@@ -294,3 +294,18 @@ func TestStdioClientServerNotReading(t *testing.T) {
 	inR.Close()
 	goleak.VerifyNone(t, leaks)
 }
+
+// Params a caller wrote over several lines go out as one line: a message is one line.
+func TestStdioClientMultilineParams(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	c, done := stdioPair(t, newStdioServer())
+	ctx := testCtx(t)
+	raw, err := c.Call(ctx, "tools/call", json.RawMessage("{\n  \"name\": \"echo\",\n  \"arguments\": {\"text\": \"two\\nlines\"}\r\n}\n"))
+	require.NoError(t, err)
+	var res runtime.CallToolResult
+	require.NoError(t, json.Unmarshal(raw, &res))
+	assert.JSONEq(t, `{"text":"two\nlines"}`, res.Text())
+	require.NoError(t, c.Close(ctx))
+	waitServer(t, done)
+	goleak.VerifyNone(t, leaks)
+}

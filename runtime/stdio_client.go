@@ -61,6 +61,11 @@ func NewCommandClient(cmd *exec.Cmd, opts ...ClientOption) (*Client, error) {
 		stderr = &lineLogger{log: cfg.logger, attr: slog.String("command", cmd.Path)}
 		cmd.Stderr = stderr
 	}
+	if cmd.WaitDelay == 0 {
+		// A process of the server's own that keeps its stderr open must not keep Wait, and
+		// so Close, waiting once the server has exited.
+		cmd.WaitDelay = cfg.closeTimeout
+	}
 	err = cmd.Start()
 	pw.Close() // the child has its own copy
 	if err != nil {

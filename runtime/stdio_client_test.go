@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -308,4 +309,28 @@ func TestStdioClientMultilineParams(t *testing.T) {
 	require.NoError(t, c.Close(ctx))
 	waitServer(t, done)
 	goleak.VerifyNone(t, leaks)
+}
+
+// BenchmarkStdioCommandEcho is one small typed call from a command client to a real child
+// process (the test binary serving stdio): the client's cost plus a process boundary each way.
+func BenchmarkStdioCommandEcho(b *testing.B) {
+	exe, err := os.Executable()
+	require.NoError(b, err)
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PROTOMCP_TEST_CHILD=serve")
+	c, err := runtime.NewCommandClient(cmd, runtime.WithLogger(discardLogger()))
+	require.NoError(b, err)
+	ctx := context.Background()
+	req := &mcpv1.TextContent{Text: "hello"}
+	_, err = runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", req)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	require.NoError(b, c.Close(ctx))
 }

@@ -75,11 +75,12 @@ type msgConn struct {
 	wdone chan struct{}
 
 	mu       sync.Mutex
-	calls    map[string]*connCall // by request ID
-	progress map[string]*connCall // by progress token
-	err      error                // why the connection ended, once it has
-	disp     dispatcher           // callbacks of notifications outside calls, in order
-	heard    atomic.Bool          // the server has written a message
+	calls    map[string]*connCall   // by request ID
+	progress map[string]*connCall   // by progress token
+	err      error                  // why the connection ended, once it has
+	disp     dispatcher             // callbacks of notifications outside calls, in order
+	heard    atomic.Bool            // the server has written a message
+	junk     atomic.Pointer[string] // the last line it wrote that was not one
 
 	done     chan struct{} // closed when the reader has returned
 	shutdown func(context.Context) error
@@ -185,6 +186,9 @@ func (m *msgConn) silence(method string, err error) error {
 		return err
 	}
 	hint := fmt.Sprintf("%s has written nothing to its stdout: was it started in its stdio mode?", m.peer.name)
+	if junk := m.junk.Load(); junk != nil {
+		hint = fmt.Sprintf("%s has written nothing but lines that are not JSON-RPC to its stdout, the last %q: was it started in its stdio mode?", m.peer.name, *junk)
+	}
 	if m.peer.stderr != nil {
 		if tail := m.peer.stderr(); tail != "" {
 			hint += " Its stderr: " + tail
@@ -374,7 +378,9 @@ func (m *msgConn) route(line []byte) {
 	c := m.c
 	msg, rpcErr := decodeMessage(line)
 	if rpcErr != nil {
-		c.cfg.logger.Warn("mcp: the server wrote something other than a JSON-RPC message; skipped", "server", m.peer.name, "line", truncate(string(line), 200), "error", rpcErr.Message)
+		junk := truncate(string(line), 200)
+		m.junk.Store(&junk)
+		c.cfg.logger.Warn("mcp: the server wrote something other than a JSON-RPC message; skipped", "server", m.peer.name, "line", junk, "error", rpcErr.Message)
 		return
 	}
 	m.heard.Store(true)

@@ -53,6 +53,23 @@ func TestCommandClientReportsChildExit(t *testing.T) {
 	goleak.VerifyNone(t, leaks)
 }
 
+// A child that writes no JSON-RPC at all (a server not started in its stdio mode) fails
+// initialize at its deadline with a question about its mode, quoting what it wrote.
+func TestCommandClientChildNotSpeakingStdio(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	c, err := runtime.NewCommandClient(childCommand(t, "banner"), runtime.WithLogger(discardLogger()))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(testCtx(t), time.Second)
+	defer cancel()
+	err = c.Connect(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "was it started in its stdio mode?")
+	assert.Contains(t, err.Error(), "listening on http://127.0.0.1:8080/mcp", "the line it wrote")
+	assert.Contains(t, err.Error(), "child started in mode banner", "its stderr")
+	require.NoError(t, c.Close(testCtx(t)))
+	goleak.VerifyNone(t, leaks)
+}
+
 // A call whose context ends returns at once, and the server is told: its handler's context is
 // cancelled (notifications/cancelled); the connection goes on.
 func TestStdioClientCancelTellsServer(t *testing.T) {

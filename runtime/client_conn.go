@@ -45,7 +45,8 @@ type connPeer struct {
 	// exited waits up to d for the server process to exit, reporting whether it did and how
 	// (nil when the connection has no process).
 	exited func(d time.Duration) (bool, error)
-	// stderr returns the last lines the server wrote to stderr ("" when unknown).
+	// stderr returns the first and last lines the server wrote to stderr ("" when none or
+	// unknown).
 	stderr func() string
 }
 
@@ -74,13 +75,14 @@ type msgConn struct {
 	stop  chan struct{}
 	wdone chan struct{}
 
-	mu       sync.Mutex
-	calls    map[string]*connCall   // by request ID
-	progress map[string]*connCall   // by progress token
-	err      error                  // why the connection ended, once it has
-	disp     dispatcher             // callbacks of notifications outside calls, in order
-	heard    atomic.Bool            // the server has written a message
-	junk     atomic.Pointer[string] // the last line it wrote that was not one
+	mu       sync.Mutex           // guards calls, progress and err
+	calls    map[string]*connCall // by request ID
+	progress map[string]*connCall // by progress token
+	err      error                // why the connection ended, once it has
+
+	disp  dispatcher             // callbacks of notifications outside calls, in order
+	heard atomic.Bool            // the server has written a message
+	junk  atomic.Pointer[string] // the last line it wrote that was not one
 
 	done     chan struct{} // closed when the reader has returned
 	shutdown func(context.Context) error

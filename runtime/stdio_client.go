@@ -42,17 +42,18 @@ func NewCommandClient(cmd *exec.Cmd, opts ...ClientOption) (*Client, error) {
 	for _, o := range opts {
 		o.applyClient(&cfg)
 	}
+	if cmd.Stdout != nil {
+		return nil, errors.New("mcp: stdio command: Stdout already set")
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("mcp: stdio command: %w", err)
-	}
-	if cmd.Stdout != nil {
-		return nil, errors.New("mcp: stdio command: Stdout already set")
 	}
 	// The child writes to a pipe of ours rather than to exec's (StdoutPipe), which Wait
 	// closes as soon as the process exits: what the server wrote last is read to its end.
 	stdout, pw, err := os.Pipe()
 	if err != nil {
+		stdin.Close()
 		return nil, fmt.Errorf("mcp: stdio command: %w", err)
 	}
 	cmd.Stdout = pw

@@ -16,10 +16,10 @@ import (
 // tests of a server and its clients.
 //
 // The connection is one session of s, which serves it under ctx: when ctx ends, the session
-// ends and the client's calls fail. Close ends the session (the server sees its input end,
-// cancels the handlers still running and waits for them) and waits, within its context and
-// the client's close timeout, for s to be done with it. Close does not shut s down: s may
-// serve other connections.
+// ends and the client's calls fail. Close ends the session (the server sees its input end and
+// cancels the handlers still running) and waits, within its context and the client's close
+// timeout, for ServeStdio to return. Close does not shut s down: s may serve other
+// connections.
 func NewInMemoryClient(ctx context.Context, s *Server, opts ...ClientOption) (*Client, error) {
 	if s == nil {
 		return nil, errors.New("mcp: NewInMemoryClient: nil server")

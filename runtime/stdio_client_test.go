@@ -179,10 +179,13 @@ func TestStdioClientStreamDoesNotBlockOtherCalls(t *testing.T) {
 func TestInMemoryClient(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	srv := newStdioServer()
-	handlerDone := make(chan error, 1)
-	started := make(chan struct{})
+	handlerDone := make(chan error, 2)
+	started := make(chan struct{}, 2)
 	runtime.AddTool(srv, runtime.ToolSpec{Name: "ask"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		caller := runtime.CallerFrom(ctx)
+		if err := caller.Log(ctx, runtime.LevelWarning, "ask", "asking"); err != nil {
+			return nil, err
+		}
 		for i := 1; i <= 2; i++ {
 			if err := caller.NotifyProgress(ctx, float64(i), 2, "asking"); err != nil {
 				return nil, err
@@ -199,14 +202,16 @@ func TestInMemoryClient(t *testing.T) {
 		return &mcpv1.TextContent{Text: res.Content["city"].(string) + "/" + sample.Model}, nil
 	})
 	runtime.AddTool(srv, runtime.ToolSpec{Name: "hang"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
-		close(started)
+		started <- struct{}{}
 		<-ctx.Done()
 		handlerDone <- ctx.Err()
 		return nil, ctx.Err()
 	})
 	ctx := testCtx(t)
+	var logged atomic.Value
 	c, err := runtime.NewInMemoryClient(ctx, srv,
 		runtime.WithLogger(discardLogger()),
+		runtime.WithLogHandler(func(_ context.Context, p *runtime.LogMessageParams) { logged.Store(p.Data) }),
 		runtime.WithElicitationHandler(func(context.Context, *runtime.ElicitParams) (*runtime.ElicitResult, error) {
 			return &runtime.ElicitResult{Action: "accept", Content: map[string]any{"city": "Lima"}}, nil
 		}),
@@ -228,6 +233,25 @@ func TestInMemoryClient(t *testing.T) {
 	mu.Unlock()
 	info, _, _ := c.ServerInfo()
 	assert.Equal(t, "stdio-test", info.Name)
+	assert.Eventually(t, func() bool { return logged.Load() == "asking" }, testTimeout, 5*time.Millisecond, "the log message")
+
+	// A call whose context is cancelled returns, and the server's handler is cancelled.
+	callCtx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-started:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	_, err = echoTool(callCtx, c, "hang")
+	require.ErrorIs(t, err, context.Canceled)
+	select {
+	case err := <-handlerDone:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-ctx.Done():
+		t.Fatal("the server's handler was not cancelled")
+	}
 
 	// Close while a call runs: the call fails, and the server's handler is cancelled.
 	var callErr atomic.Value

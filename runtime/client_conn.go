@@ -96,9 +96,11 @@ type connCall struct {
 	resp *wireMessage
 	err  error
 	id   string
-	st   *clientSession
-	co   *callOptions
-	disp dispatcher // the call's progress callbacks, in order
+	// token is the progress token the call sent, "" for none.
+	token string
+	st    *clientSession
+	co    *callOptions
+	disp  dispatcher // the call's progress callbacks, in order
 }
 
 // outMsg is a message for the writer, and the call it starts (nil for a notification or a
@@ -141,44 +143,53 @@ func newConnClient(m *msgConn, r io.Reader, cfg clientConfig, shutdown func(cont
 
 func (m *msgConn) exchange(ctx context.Context, st *clientSession, r *Request, id ID, body []byte, co *callOptions) (json.RawMessage, string, error) {
 	call := &connCall{done: make(chan struct{}), id: id.raw, st: st, co: co}
-	token := ""
-	if co != nil && co.onProgress != nil && len(co.progressToken) > 0 {
-		token = string(co.progressToken)
+	if co != nil && co.onProgress != nil {
+		call.token = string(co.progressToken)
 	}
-	m.mu.Lock()
-	if m.err != nil {
-		err := m.err
-		m.mu.Unlock()
+	if err := m.register(call); err != nil {
 		return nil, "", err
 	}
-	m.calls[id.raw] = call
-	if token != "" {
-		m.progress[token] = call
-	}
-	m.mu.Unlock()
 	if err := m.enqueue(ctx, outMsg{msg: body, call: call}); err != nil {
-		m.forget(id.raw, token)
+		m.forget(call.id, call.token)
 		return nil, "", err
 	}
 	select {
 	case <-call.done:
 	case <-ctx.Done():
-		m.forget(id.raw, token)
+		m.forget(call.id, call.token)
 		// Tell the server, and return at once (spec 2025-11-25, Cancellation).
 		m.c.cancelRemote(st, r.Method, &id, ctx)
 		return nil, "", m.silence(r.Method, ctx.Err())
 	}
-	if token != "" {
-		m.forget("", token)
-	}
+	m.forget("", call.token)
 	call.disp.wait(ctx) // the callbacks of the progress that came before the response
-	if call.err != nil {
-		return nil, "", call.err
+	raw, err := call.result()
+	return raw, "", err
+}
+
+// register routes the server's answers to call, unless the connection has ended.
+func (m *msgConn) register(call *connCall) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return m.err
 	}
-	if call.resp.Error != nil {
-		return nil, "", call.resp.Error
+	m.calls[call.id] = call
+	if call.token != "" {
+		m.progress[call.token] = call
 	}
-	return call.resp.Result, "", nil
+	return nil
+}
+
+// result is the call's outcome, once done is closed.
+func (call *connCall) result() (json.RawMessage, error) {
+	switch {
+	case call.err != nil:
+		return nil, call.err
+	case call.resp.Error != nil:
+		return nil, call.resp.Error
+	}
+	return call.resp.Result, nil
 }
 
 // silence adds to err, the end of a call's context, what a user needs to know when the server
@@ -387,16 +398,7 @@ func (m *msgConn) route(line []byte) {
 	}
 	m.heard.Store(true)
 	if msg.isResponse() {
-		m.mu.Lock()
-		call := m.calls[msg.ID.raw]
-		delete(m.calls, msg.ID.raw)
-		m.mu.Unlock()
-		if call == nil {
-			c.cfg.logger.Debug("mcp: ignoring a response to no call in progress", "id", msg.ID.short())
-			return
-		}
-		call.resp = msg
-		close(call.done)
+		m.respond(msg)
 		return
 	}
 	if !m.hold() {
@@ -407,6 +409,27 @@ func (m *msgConn) route(line []byte) {
 		c.serveRequest(c.baseCtx, nil, msg)
 		return
 	}
+	m.notify(msg)
+}
+
+// respond hands a response to the call waiting for it.
+func (m *msgConn) respond(msg *wireMessage) {
+	m.mu.Lock()
+	call := m.calls[msg.ID.raw]
+	delete(m.calls, msg.ID.raw)
+	m.mu.Unlock()
+	if call == nil {
+		m.c.cfg.logger.Debug("mcp: ignoring a response to no call in progress", "id", msg.ID.short())
+		return
+	}
+	call.resp = msg
+	close(call.done)
+}
+
+// notify hands a notification to the call that sent its progress token, if any, else to the
+// client's handlers.
+func (m *msgConn) notify(msg *wireMessage) {
+	c := m.c
 	var call *connCall
 	if msg.Method == notifProgress {
 		var p struct {
@@ -525,15 +548,20 @@ func (m *msgConn) why(readErr error) error {
 	if readErr == nil || errors.Is(readErr, io.EOF) || errors.Is(readErr, io.ErrClosedPipe) {
 		readErr = nil
 	}
-	if m.peer.exited == nil {
-		switch {
-		case readErr != nil:
-			return &connClosedError{msg: "reading from the server: " + readErr.Error(), err: readErr}
-		case m.peer.name != "":
-			return &connClosedError{msg: m.peer.name + " closed its output"}
-		}
-		return &connClosedError{msg: "the server closed its output"}
+	if m.peer.exited != nil {
+		return m.whyExited(readErr)
 	}
+	switch {
+	case readErr != nil:
+		return &connClosedError{msg: "reading from the server: " + readErr.Error(), err: readErr}
+	case m.peer.name != "":
+		return &connClosedError{msg: m.peer.name + " closed its output"}
+	}
+	return &connClosedError{msg: "the server closed its output"}
+}
+
+// whyExited says how the server's process exited, or that it closed its output and lives on.
+func (m *msgConn) whyExited(readErr error) error {
 	exited, exitErr := m.peer.exited(exitWait)
 	tail := ""
 	if m.peer.stderr != nil {

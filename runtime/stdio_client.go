@@ -42,6 +42,28 @@ func NewCommandClient(cmd *exec.Cmd, opts ...ClientOption) (*Client, error) {
 	for _, o := range opts {
 		o.applyClient(&cfg)
 	}
+	p, err := startCommand(cmd, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	m := newMsgConn(p.stdin, &cfg, p.peer())
+	return newConnClient(m, p.stdout, cfg, func(ctx context.Context) error { return p.shutdown(ctx, m) }), nil
+}
+
+// commandProc is the server process of a command client.
+type commandProc struct {
+	cmd    *exec.Cmd
+	cfg    *clientConfig
+	stdin  io.WriteCloser
+	stdout *os.File
+	stderr *lineLogger // nil when the caller set cmd.Stderr
+	exited chan struct{}
+	err    error // cmd.Wait's, set before exited is closed
+}
+
+// startCommand starts cmd with its stdin and stdout connected to pipes of the client's, and
+// its stderr to the client's logger unless cmd.Stderr is set.
+func startCommand(cmd *exec.Cmd, cfg *clientConfig) (*commandProc, error) {
 	if cmd.Stdout != nil {
 		return nil, errors.New("mcp: stdio command: Stdout already set")
 	}
@@ -57,10 +79,10 @@ func NewCommandClient(cmd *exec.Cmd, opts ...ClientOption) (*Client, error) {
 		return nil, fmt.Errorf("mcp: stdio command: %w", err)
 	}
 	cmd.Stdout = pw
-	var stderr *lineLogger
+	p := &commandProc{cmd: cmd, cfg: cfg, stdin: stdin, stdout: stdout, exited: make(chan struct{})}
 	if cmd.Stderr == nil {
-		stderr = &lineLogger{log: cfg.logger, attr: slog.String("command", cmd.Path)}
-		cmd.Stderr = stderr
+		p.stderr = &lineLogger{log: cfg.logger, attr: slog.String("command", cmd.Path)}
+		cmd.Stderr = p.stderr
 	}
 	if cmd.WaitDelay == 0 {
 		// A process of the server's own that keeps its stderr open must not keep Wait, and
@@ -74,57 +96,64 @@ func NewCommandClient(cmd *exec.Cmd, opts ...ClientOption) (*Client, error) {
 		stdin.Close()
 		return nil, fmt.Errorf("mcp: start %s: %w", cmd.Path, err)
 	}
-	exited := make(chan struct{})
-	var exitErr error // set before exited is closed
-	go func() {
-		exitErr = cmd.Wait()
-		if stderr != nil {
-			stderr.flush()
-		}
-		cfg.logger.Debug("mcp: stdio server exited", "command", cmd.Path, "error", exitErr)
-		close(exited)
-	}()
+	go p.wait()
+	return p, nil
+}
+
+// wait reaps the process.
+func (p *commandProc) wait() {
+	p.err = p.cmd.Wait()
+	if p.stderr != nil {
+		p.stderr.flush()
+	}
+	p.cfg.logger.Debug("mcp: stdio server exited", "command", p.cmd.Path, "error", p.err)
+	close(p.exited)
+}
+
+// peer describes the process for the connection's errors.
+func (p *commandProc) peer() connPeer {
 	peer := connPeer{
-		name: "the stdio server " + cmd.String(),
+		name: "the stdio server " + p.cmd.String(),
 		exited: func(d time.Duration) (bool, error) {
-			if waitOr(exited, d, context.Background()) {
-				return true, exitErr
+			if waitOr(p.exited, d, context.Background()) {
+				return true, p.err
 			}
 			return false, nil
 		},
 	}
-	if stderr != nil {
-		peer.stderr = stderr.excerpt
+	if p.stderr != nil {
+		peer.stderr = p.stderr.excerpt
 	}
-	m := newMsgConn(stdin, &cfg, peer)
-	shutdown := func(ctx context.Context) error {
-		// Spec 2025-11-25, Lifecycle, Shutdown, stdio: close the server's input, wait for it
-		// to exit, then SIGTERM, then SIGKILL.
-		m.stopWriter(ctx)
-		_ = stdin.Close()
-		killed := false
-		if !waitOr(exited, cfg.stdioExitWait, ctx) {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			if !waitOr(exited, cfg.stdioTermWait, ctx) {
-				_ = cmd.Process.Kill()
-				<-exited // a killed process is reaped at once
-				killed = true
-			}
+	return peer
+}
+
+// shutdown ends the process (spec 2025-11-25, Lifecycle, Shutdown, stdio): it closes its
+// input, waits for it to exit, then sends SIGTERM, then SIGKILL; then it waits for m's reader
+// and writer to end.
+func (p *commandProc) shutdown(ctx context.Context, m *msgConn) error {
+	m.stopWriter(ctx)
+	_ = p.stdin.Close()
+	killed := false
+	if !waitOr(p.exited, p.cfg.stdioExitWait, ctx) {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		if !waitOr(p.exited, p.cfg.stdioTermWait, ctx) {
+			_ = p.cmd.Process.Kill()
+			<-p.exited // a killed process is reaped at once (WaitDelay bounds its stderr)
+			killed = true
 		}
-		// The reader ends when every process holding the pipe's end has exited: the
-		// server's own children too, which are given the close timeout.
-		if !waitOr(m.done, cfg.closeTimeout, ctx) {
-			stdout.Close() // ends the read
-			<-m.done
-		}
-		stdout.Close()
-		<-m.wdone // its input closed: a write in progress has failed
-		if killed {
-			return fmt.Errorf("mcp: stdio server %s ignored stdin's end and SIGTERM; killed", cmd.Path)
-		}
-		return nil
 	}
-	return newConnClient(m, stdout, cfg, shutdown), nil
+	// The reader ends when every process holding the pipe's end has exited: the server's
+	// own children too, which are given the close timeout.
+	if !waitOr(m.done, p.cfg.closeTimeout, ctx) {
+		p.stdout.Close() // ends the read
+		<-m.done
+	}
+	p.stdout.Close()
+	<-m.wdone // its input closed: a write in progress has failed
+	if killed {
+		return fmt.Errorf("mcp: stdio server %s ignored stdin's end and SIGTERM; killed", p.cmd.Path)
+	}
+	return nil
 }
 
 // NewStdioClient returns a Client that speaks the stdio transport over a pair of streams: it

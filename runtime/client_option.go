@@ -133,7 +133,8 @@ func WithHeader(key, value string) ClientOption {
 	})
 }
 
-// WithMaxEventSize bounds one SSE event (default 64 MiB) and one JSON response body.
+// WithMaxEventSize bounds one SSE event (default 64 MiB) and one JSON response body, and over
+// stdio one message (a line): a longer one fails the call it answers.
 func WithMaxEventSize(n int) ClientOption {
 	return clientOptionFunc(func(c *clientConfig) {
 		c.maxEventSize = n

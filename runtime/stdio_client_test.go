@@ -374,3 +374,46 @@ func BenchmarkStdioCommandEcho(b *testing.B) {
 	b.StopTimer()
 	require.NoError(b, c.Close(ctx))
 }
+
+// A typed stream read too slowly over stdio fails its call once what it has not taken passes
+// the notification budget: it loses no message silently.
+func TestStdioClientStreamOverBudget(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	srv := newStdioServer()
+	cancelled := make(chan struct{})
+	runtime.AddStreamTool(srv, runtime.ToolSpec{Name: "flood"}, func(ctx context.Context, _ *mcpv1.TextContent, st *runtime.ServerStream[*mcpv1.TextContent]) error {
+		defer close(cancelled)
+		for range 200 {
+			if err := st.Send(&mcpv1.TextContent{Text: strings.Repeat("f", 1<<10)}); err != nil {
+				return err
+			}
+		}
+		<-ctx.Done() // the client, failing the call, cancels it
+		return ctx.Err()
+	})
+	c, done := stdioPair(t, srv, runtime.WithNotificationBudget(16<<10))
+	ctx := testCtx(t)
+	stream := runtime.CallToolStream[mcpv1.TextContent](ctx, c, "flood", &mcpv1.TextContent{})
+	select { // read nothing until the client has failed the call and told the server
+	case <-cancelled:
+	case <-ctx.Done():
+		t.Fatal("the stream's call was not cancelled while nothing read it")
+	}
+	n := 0
+	var err error
+	for _, err = range stream.All() {
+		if err != nil {
+			break
+		}
+		n++
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "see WithNotificationBudget")
+	assert.Less(t, n, 200, "messages read before the error")
+	got, err := echo(ctx, c, "after")
+	require.NoError(t, err, "the connection goes on")
+	assert.Equal(t, "after", got)
+	require.NoError(t, c.Close(ctx))
+	waitServer(t, done)
+	goleak.VerifyNone(t, leaks)
+}

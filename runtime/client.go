@@ -18,11 +18,13 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Client is an MCP client speaking Streamable HTTP. It initializes lazily on its first call
-// (or explicitly with Connect), sends the session ID and protocol version on every request,
-// reads JSON and SSE answers alike, and reads every response stream that finished normally to
-// its end, so that its keep-alive connection goes back to the pool: after warm-up, calls open
-// no new TCP connections. A Client is safe for concurrent use.
+// Client is an MCP client. NewClient's speaks Streamable HTTP; NewCommandClient's,
+// NewStdioClient's and NewInMemoryClient's speak the stdio transport's messages. It
+// initializes lazily on its first call (or explicitly with Connect). Over HTTP it sends the
+// session ID and protocol version on every request, reads JSON and SSE answers alike, and
+// reads every response stream that finished normally to its end, so that its keep-alive
+// connection goes back to the pool: after warm-up, calls open no new TCP connections. A Client
+// is safe for concurrent use.
 type Client struct {
 	url  string
 	cfg  clientConfig
@@ -31,6 +33,9 @@ type Client struct {
 	// direct sends the requests of calls without hc.Do when Do would add nothing; nil when
 	// it would (client_transport.go).
 	direct *directTransport
+	// tr carries the client's messages: Streamable HTTP, or a message connection (stdio,
+	// in memory; client_conn.go).
+	tr clientTransport
 
 	// tmpl is http.NewRequest's request for url, copied by newRequest; tmplErr its error.
 	tmpl    *http.Request
@@ -94,7 +99,9 @@ func NewClient(url string, opts ...ClientOption) *Client {
 	for _, o := range opts {
 		o.applyClient(&cfg)
 	}
-	c := &Client{url: url, cfg: cfg, hc: cfg.httpClient}
+	c := newClient(cfg)
+	c.url, c.hc = url, cfg.httpClient
+	c.tr = &httpTransport{c}
 	c.tmpl, c.tmplErr = http.NewRequest(http.MethodPost, url, nil)
 	if c.hc == nil {
 		c.hc = &http.Client{Transport: DefaultTransport()}
@@ -114,6 +121,12 @@ func NewClient(url string, opts ...ClientOption) *Client {
 	if c.tmplErr == nil {
 		c.direct = newDirectTransport(c.hc, c.tmpl.URL)
 	}
+	return c
+}
+
+// newClient returns a Client with cfg and no transport yet.
+func newClient(cfg clientConfig) *Client {
+	c := &Client{cfg: cfg}
 	c.initSem = make(chan struct{}, 1)
 	c.serverReqSem = make(chan struct{}, cfg.maxServerRequests)
 	c.baseCtx, c.baseCancel = context.WithCancel(context.Background())
@@ -197,11 +210,7 @@ func (c *Client) session(ctx context.Context) (*clientSession, error) {
 		// does, drops them while no GET stream is attached.
 		ready := make(chan struct{})
 		c.bg.Add(1)
-		if st.modern {
-			go c.listenModern(st, ready) // subscriptions/listen (client_era.go)
-		} else {
-			go c.listen(st, ready)
-		}
+		go c.tr.listen(st, ready)
 		t := time.NewTimer(standaloneWait)
 		select {
 		case <-ready:
@@ -256,16 +265,16 @@ func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp initialize: %w", err)
 	}
-	raw, hdr := rawResult(resp), req.initHeader
+	raw, sid := rawResult(resp), req.SessionID
 	var res InitializeResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("mcp initialize: decode result: %w", err)
 	}
-	if id := hdr.Get(headerSessionID); !validSessionID(id) {
-		return nil, fmt.Errorf("mcp initialize: the server sent an invalid session ID %q: it must be visible ASCII (0x21 to 0x7E), at most %d bytes", truncate(id, 64), maxSessionIDLength)
+	if !validSessionID(sid) {
+		return nil, fmt.Errorf("mcp initialize: the server sent an invalid session ID %q: it must be visible ASCII (0x21 to 0x7E), at most %d bytes", truncate(sid, 64), maxSessionIDLength)
 	}
 	st := &clientSession{
-		id:           hdr.Get(headerSessionID),
+		id:           sid,
 		version:      res.ProtocolVersion,
 		serverInfo:   res.ServerInfo,
 		capabilities: res.Capabilities,
@@ -300,7 +309,7 @@ func (c *Client) Close(ctx context.Context) error {
 	var err error
 	if st != nil && st.id != "" {
 		dctx, cancel := context.WithTimeout(ctx, c.cfg.closeTimeout)
-		err = c.sendDelete(dctx, st)
+		err = c.tr.endSession(dctx, st)
 		cancel()
 	}
 	c.listenCancel()
@@ -325,13 +334,8 @@ func (c *Client) Close(ctx context.Context) error {
 	case <-t.C:
 		c.cfg.logger.Warn("mcp: client closed with handlers still running; they ignore their context")
 	}
-	if c.owns {
-		c.hc.CloseIdleConnections()
-	}
-	if c.cfg.onClose != nil {
-		if cerr := c.cfg.onClose(ctx); err == nil {
-			err = cerr
-		}
+	if cerr := c.tr.close(ctx); err == nil {
+		err = cerr
 	}
 	return err
 }
@@ -342,7 +346,7 @@ func (c *Client) deleteSession(st *clientSession) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.closeTimeout)
 	defer cancel()
-	_ = c.sendDelete(ctx, st)
+	_ = c.tr.endSession(ctx, st)
 }
 
 func (c *Client) sendDelete(ctx context.Context, st *clientSession) error {
@@ -413,7 +417,7 @@ func setPostHeaders(req *http.Request) {
 	req.Header["Accept"] = postAccept
 }
 
-// notify POSTs a notification; the server answers 202.
+// notify sends a notification.
 func (c *Client) notify(ctx context.Context, st *clientSession, method string, params any) error {
 	body, err := encodeRequest(nil, method, params)
 	if err != nil {
@@ -422,8 +426,13 @@ func (c *Client) notify(ctx context.Context, st *clientSession, method string, p
 	return c.postNoReply(ctx, st, body)
 }
 
-// postNoReply POSTs a notification or a response and expects 202 Accepted.
+// postNoReply sends a notification or a response, which get no answer.
 func (c *Client) postNoReply(ctx context.Context, st *clientSession, body []byte) error {
+	return c.tr.post(ctx, st, body)
+}
+
+// httpPost POSTs a notification or a response and expects 202 Accepted.
+func (c *Client) httpPost(ctx context.Context, st *clientSession, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return err
@@ -758,12 +767,11 @@ func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, erro
 	method := req.Method
 	if pre := req.initSession; pre != nil {
 		// initialize itself: sent before there is a session.
-		raw, hdr, err := c.roundTrip(ctx, pre, req, nil)
+		raw, sid, err := c.roundTrip(ctx, pre, req, nil)
 		if err != nil {
 			return nil, err
 		}
-		req.initHeader = hdr
-		req.SessionID = hdr.Get(headerSessionID)
+		req.SessionID = sid
 		var negotiated struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}

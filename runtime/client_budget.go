@@ -49,7 +49,8 @@ func WithMaxServerRequests(n int) ClientOption {
 
 // WithNotificationBudget bounds the bytes of notifications waiting for their callbacks
 // (WithNotificationHandler, WithLogHandler, progress), for all streams together (default
-// 16 MiB). Notifications beyond it are dropped, and the drop is logged.
+// 16 MiB). Notifications beyond it are dropped, and the drop is logged; over stdio, a typed
+// stream's messages beyond it fail its call instead (a stream loses no message).
 func WithNotificationBudget(n int64) ClientOption {
 	return clientOptionFunc(func(c *clientConfig) {
 		if n > 0 {

@@ -210,6 +210,26 @@ func TestClientNotificationBudget(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	before := heapNow()
+	// What the client holds for callbacks that have not run is what notifBytes counts; its
+	// peak is sampled while the call runs.
+	var peak atomic.Int64
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(100 * time.Microsecond)
+		defer tick.Stop()
+		for {
+			if n := c.notifBytes.Load(); n > peak.Load() {
+				peak.Store(n)
+			}
+			select {
+			case <-stopSampling:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -222,6 +242,12 @@ func TestClientNotificationBudget(t *testing.T) {
 	// hold none of them.
 	require.True(t, waitFor(30*time.Second, func() bool { return bodies.open.Load() == 0 }), "the client never finished reading the tool's stream")
 	require.LessOrEqual(t, c.notifBytes.Load(), int64(1<<20), "bytes of notifications queued, over the budget of 1 MiB")
+	close(stopSampling)
+	<-sampled
+	// A notification is counted before it is checked against the budget: the count may pass
+	// the budget by one notification, never more.
+	require.Positive(t, peak.Load(), "no notification was ever queued: the sampling saw nothing")
+	require.LessOrEqual(t, peak.Load(), int64(1<<20+len(filler)+1<<10), "bytes of notifications queued at the peak, over the budget of 1 MiB")
 	// What the queue holds is the decoded params, about the bytes the budget counts; the rest
 	// is the client's session and pooled buffers.
 	checkGrowth(t, "12.5 MiB of notifications, 1 MiB budget", before, 2<<20)

@@ -40,8 +40,7 @@ type clientConfig struct {
 	listen          bool
 	interceptors    []Interceptor
 	era             Era // WithEra
-	// A stdio client's: ends its transport (Close), and the waits of its process's shutdown.
-	onClose                      func(context.Context) error
+	// A command client's: the waits of its process's shutdown.
 	stdioExitWait, stdioTermWait time.Duration
 
 	maxServerRequests    int
@@ -156,7 +155,8 @@ func WithHeader(key, value string) ClientOption {
 	})
 }
 
-// WithMaxEventSize bounds one SSE event (default 64 MiB) and one JSON response body.
+// WithMaxEventSize bounds one SSE event (default 64 MiB) and one JSON response body, and over
+// stdio one message (a line): a longer one fails the call it answers.
 func WithMaxEventSize(n int) ClientOption {
 	return clientOptionFunc(func(c *clientConfig) {
 		c.maxEventSize = n

@@ -19,10 +19,11 @@ import (
 	sse "github.com/tmaxmax/go-sse"
 )
 
-// roundTrip POSTs one request and reads its answer, JSON or SSE. It returns the raw result, or
-// the JSON-RPC error as an *Error. It gives the request a new ID (r.ID) and sends r.Params
-// with r.Meta as their _meta, and r.Header besides the client's own headers.
-func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, co *callOptions) (json.RawMessage, http.Header, error) {
+// roundTrip sends one request on the client's transport and reads its answer. It returns the
+// raw result, or the JSON-RPC error as an *Error, and for initialize the session ID the server
+// assigned. It gives the request a new ID (r.ID) and sends r.Params with r.Meta as their
+// _meta (and, over HTTP, r.Header besides the client's own headers).
+func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, co *callOptions) (json.RawMessage, string, error) {
 	method := r.Method
 	id := IntID(c.nextID.Add(1))
 	r.ID = id
@@ -44,12 +45,18 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 		params, err = withMeta(r.Params, meta)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode %s params: %w", method, err)
+		return nil, "", fmt.Errorf("encode %s params: %w", method, err)
 	}
 	body, err := encodeRequest(&id, method, params)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", err
 	}
+	return c.tr.exchange(ctx, st, r, id, body, co)
+}
+
+// httpExchange POSTs one request, encoded in body with id, and reads its answer, JSON or SSE.
+func (c *Client) httpExchange(ctx context.Context, st *clientSession, r *Request, id ID, body []byte, co *callOptions) (json.RawMessage, http.Header, error) {
+	method := r.Method
 	// The session's headers, shared when nothing adds to them and the transport is net/http's
 	// (which never modifies a request), else copied at once; r.Header's where the session has
 	// none.
@@ -409,7 +416,7 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 		case m.isRequest():
 			c.serveRequest(ctx, st, m)
 		default:
-			c.dispatchNotification(disp, m, co)
+			c.dispatchNotification(disp, m, co, true)
 		}
 		if resp != nil {
 			break
@@ -591,22 +598,30 @@ func (d *dispatcher) wait(ctx context.Context) {
 // enqueue queues f, which holds size bytes, within the client's notification budget; beyond
 // it the notification is dropped (logged once per stream).
 func (c *Client) enqueue(d *dispatcher, size int64, f func()) {
+	if c.tryEnqueue(d, size, f) {
+		return
+	}
+	d.mu.Lock()
+	first := !d.dropped
+	d.dropped = true
+	d.mu.Unlock()
+	if first {
+		c.cfg.logger.Warn("mcp: dropping notifications: their callbacks are not keeping up (see WithNotificationBudget)", "budget", c.cfg.notificationBudget)
+	}
+}
+
+// tryEnqueue queues f, which holds size bytes, if the client's notification budget has room
+// for it, and reports whether it did.
+func (c *Client) tryEnqueue(d *dispatcher, size int64, f func()) bool {
 	if c.notifBytes.Add(size) > c.cfg.notificationBudget {
 		c.notifBytes.Add(-size)
-		d.mu.Lock()
-		first := !d.dropped
-		d.dropped = true
-		d.mu.Unlock()
-		if first {
-			c.cfg.logger.Warn("mcp: dropping notifications: their callbacks are not keeping up (see WithNotificationBudget)", "budget", c.cfg.notificationBudget)
-		}
-		return
+		return false
 	}
 	d.mu.Lock()
 	d.queue = append(d.queue, queuedCallback{f: f, size: size})
 	if d.running {
 		d.mu.Unlock()
-		return
+		return true
 	}
 	d.running = true
 	idle := make(chan struct{})
@@ -633,9 +648,15 @@ func (c *Client) enqueue(d *dispatcher, size int64, f func()) {
 			c.notifBytes.Add(-cb.size)
 		}
 	}()
+	return true
 }
 
-func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOptions) {
+// dispatchNotification hands a notification to its callbacks through d. inline says that the
+// caller reads one call's messages alone, so that a typed stream's progress callback may run
+// on it, slowing only that call's reads; a reader shared by every call queues it instead, and
+// reports with overflow that it could not, the notification budget being spent: a typed
+// stream loses no message, so the call is to fail.
+func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOptions, inline bool) (overflow bool) {
 	ctx := c.baseCtx
 	switch m.Method {
 	case notifCancelled:
@@ -649,8 +670,12 @@ func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOpt
 			break
 		}
 		fn := co.onProgress
-		if co.progressSync {
+		if co.progressSync && inline {
 			fn(&p) // a typed stream's bounded buffer: back-pressure on this call's reads
+			break
+		}
+		if co.progressSync {
+			overflow = !c.tryEnqueue(d, int64(len(m.Params)), func() { fn(&p) })
 			break
 		}
 		c.enqueue(d, int64(len(m.Params)), func() { fn(&p) })
@@ -667,4 +692,5 @@ func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOpt
 		method, params := m.Method, m.Params
 		c.enqueue(d, int64(len(params)), func() { h(ctx, method, params) })
 	}
+	return overflow
 }

@@ -1,10 +1,49 @@
 package runtime
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 )
+
+// httpTransport carries a Client's messages over Streamable HTTP (spec 2025-11-25,
+// Transports, Streamable HTTP; spec 2026-07-28, Streamable HTTP): a POST per message, its
+// answer as JSON or an SSE stream, the standalone GET stream (or subscriptions/listen), and
+// DELETE to end a session.
+type httpTransport struct{ c *Client }
+
+func (t *httpTransport) exchange(ctx context.Context, st *clientSession, r *Request, id ID, body []byte, co *callOptions) (json.RawMessage, string, error) {
+	raw, hdr, err := t.c.httpExchange(ctx, st, r, id, body, co)
+	if r.initSession != nil {
+		return raw, hdr.Get(headerSessionID), err
+	}
+	return raw, "", err
+}
+
+func (t *httpTransport) post(ctx context.Context, st *clientSession, body []byte) error {
+	return t.c.httpPost(ctx, st, body)
+}
+
+func (t *httpTransport) listen(st *clientSession, ready chan struct{}) {
+	if st.modern {
+		t.c.listenModern(st, ready) // subscriptions/listen (client_era.go)
+	} else {
+		t.c.listen(st, ready)
+	}
+}
+
+func (t *httpTransport) endSession(ctx context.Context, st *clientSession) error {
+	return t.c.sendDelete(ctx, st)
+}
+
+func (t *httpTransport) close(context.Context) error {
+	if t.c.owns {
+		t.c.hc.CloseIdleConnections()
+	}
+	return nil
+}
 
 // directTransport is how the client sends its requests when http.Client.Do would add nothing:
 // the http.Client has no cookie jar and no timeout, and the endpoint's URL no user info. Then

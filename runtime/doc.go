@@ -81,8 +81,9 @@
 // # Client
 //
 // [NewClient] returns a *Client for an endpoint's URL, [NewCommandClient] one that launches a
-// stdio server. Generated New...Client functions wrap it in a typed client; [Client.CallTool]
-// calls a tool by name with JSON arguments.
+// stdio server, [NewInMemoryClient] one connected to a *Server in the same process (for tests).
+// Generated New...Client functions wrap it in a typed client; [Client.CallTool] calls a tool by
+// name with JSON arguments.
 //
 //   - It initializes lazily (or with [Client.Connect]), then sends the session ID and protocol
 //     version on every request; a 404 for the session means a new initialize and one retry of

@@ -79,9 +79,8 @@ type Request struct {
 	// Client side: decodes a typed call's result into Response.Message; the call's options.
 	decode resultDecoder
 	co     *callOptions
-	// Client side, initialize only: the session it is sent on, and the answer's headers.
+	// Client side, initialize only: the session it is sent on.
 	initSession *clientSession
-	initHeader  http.Header
 }
 
 // Response is the answer to a Request as interceptors see it.

@@ -21,7 +21,9 @@ const testChildEnv = "PROTOMCP_TEST_CHILD"
 //   - serve: an echo tool, until stdin ends or SIGTERM;
 //   - junk: writes lines that are not JSON-RPC to stdout first, then serves;
 //   - exit-early: exits with status 3 after reading its first message, answering nothing;
-//   - ignore-term: serves, then ignores stdin's end and SIGTERM, so that only SIGKILL ends it.
+//   - ignore-term: serves, then ignores stdin's end and SIGTERM, so that only SIGKILL ends it;
+//   - banner: writes a line that is not JSON-RPC to stdout, as a server that is not in its
+//     stdio mode would, and answers nothing until stdin ends.
 func runTestChild(mode string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	s := NewServer(Implementation{Name: "stdio-child", Version: "1"}, WithLogger(log))
@@ -46,6 +48,10 @@ func runTestChild(mode string) int {
 		return 3
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
+	case "banner":
+		fmt.Fprintln(os.Stdout, "listening on http://127.0.0.1:8080/mcp")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		return 0
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()

@@ -4,21 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 )
-
-// stdioURL is the URL a stdio client's requests carry; its transport never dials it.
-const stdioURL = "http://stdio.invalid/mcp"
 
 // Default bounds of a stdio client's shutdown of its server process (spec 2025-11-25,
 // "Lifecycle", stdio shutdown): after closing the server's stdin, wait this long for it to
@@ -35,6 +31,10 @@ const (
 // process writes to stderr is logged, line by line, at info level with the client's logger,
 // unless cmd.Stderr is set.
 //
+// A process that exits fails the calls with its exit status and the first and last lines of
+// its stderr. Options of HTTP (WithHTTPClient, WithHeader, WithOAuth, WithStandaloneStream)
+// have no effect here, nor do those of the 2026-07-28 era: the session is a 2025-11-25 one.
+//
 // Close ends the process as the spec describes: it closes the process's stdin, waits for it
 // to exit, then sends SIGTERM, then SIGKILL (see WithStdioShutdown for the waits).
 func NewCommandClient(cmd *exec.Cmd, opts ...ClientOption) (*Client, error) {
@@ -42,46 +42,118 @@ func NewCommandClient(cmd *exec.Cmd, opts ...ClientOption) (*Client, error) {
 	for _, o := range opts {
 		o.applyClient(&cfg)
 	}
+	p, err := startCommand(cmd, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	m := newMsgConn(p.stdin, &cfg, p.peer())
+	return newConnClient(m, p.stdout, cfg, func(ctx context.Context) error { return p.shutdown(ctx, m) }), nil
+}
+
+// commandProc is the server process of a command client.
+type commandProc struct {
+	cmd    *exec.Cmd
+	cfg    *clientConfig
+	stdin  io.WriteCloser
+	stdout *os.File
+	stderr *lineLogger // nil when the caller set cmd.Stderr
+	exited chan struct{}
+	err    error // cmd.Wait's, set before exited is closed
+}
+
+// startCommand starts cmd with its stdin and stdout connected to pipes of the client's, and
+// its stderr to the client's logger unless cmd.Stderr is set.
+func startCommand(cmd *exec.Cmd, cfg *clientConfig) (*commandProc, error) {
+	if cmd.Stdout != nil {
+		return nil, errors.New("mcp: stdio command: Stdout already set")
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("mcp: stdio command: %w", err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	// The child writes to a pipe of ours rather than to exec's (StdoutPipe), which Wait
+	// closes as soon as the process exits: what the server wrote last is read to its end.
+	stdout, pw, err := os.Pipe()
 	if err != nil {
+		stdin.Close()
 		return nil, fmt.Errorf("mcp: stdio command: %w", err)
 	}
-	var stderr *lineLogger
+	cmd.Stdout = pw
+	p := &commandProc{cmd: cmd, cfg: cfg, stdin: stdin, stdout: stdout, exited: make(chan struct{})}
 	if cmd.Stderr == nil {
-		stderr = &lineLogger{log: cfg.logger, attr: slog.String("command", cmd.Path)}
-		cmd.Stderr = stderr
+		p.stderr = &lineLogger{log: cfg.logger, attr: slog.String("command", cmd.Path)}
+		cmd.Stderr = p.stderr
 	}
-	if err := cmd.Start(); err != nil {
+	if cmd.WaitDelay == 0 {
+		// A process of the server's own that keeps its stderr open must not keep Wait, and
+		// so Close, waiting once the server has exited.
+		cmd.WaitDelay = cfg.closeTimeout
+	}
+	err = cmd.Start()
+	pw.Close() // the child has its own copy
+	if err != nil {
+		stdout.Close()
+		stdin.Close()
 		return nil, fmt.Errorf("mcp: start %s: %w", cmd.Path, err)
 	}
-	t := newStdioTransport(stdout, stdin, cfg)
-	exited := make(chan struct{})
-	go func() {
-		err := cmd.Wait()
-		if stderr != nil {
-			stderr.flush()
-		}
-		cfg.logger.Debug("mcp: stdio server exited", "command", cmd.Path, "error", err)
-		close(exited)
-	}()
-	t.shutdown = func(ctx context.Context) error {
-		_ = stdin.Close()
-		if waitOr(exited, cfg.stdioExitWait, ctx) {
-			return nil
-		}
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		if waitOr(exited, cfg.stdioTermWait, ctx) {
-			return nil
-		}
-		_ = cmd.Process.Kill()
-		<-exited // a killed process is reaped at once
-		return fmt.Errorf("mcp: stdio server %s ignored stdin's end and SIGTERM; killed", cmd.Path)
+	go p.wait()
+	return p, nil
+}
+
+// wait reaps the process.
+func (p *commandProc) wait() {
+	p.err = p.cmd.Wait()
+	if p.stderr != nil {
+		p.stderr.flush()
 	}
-	return newStdioClient(t, opts), nil
+	p.cfg.logger.Debug("mcp: stdio server exited", "command", p.cmd.Path, "error", p.err)
+	close(p.exited)
+}
+
+// peer describes the process for the connection's errors.
+func (p *commandProc) peer() connPeer {
+	peer := connPeer{
+		name: "the stdio server " + p.cmd.String(),
+		exited: func(d time.Duration) (bool, error) {
+			if waitOr(p.exited, d, context.Background()) {
+				return true, p.err
+			}
+			return false, nil
+		},
+	}
+	if p.stderr != nil {
+		peer.stderr = p.stderr.excerpt
+	}
+	return peer
+}
+
+// shutdown ends the process (spec 2025-11-25, Lifecycle, Shutdown, stdio): it closes its
+// input, waits for it to exit, then sends SIGTERM, then SIGKILL; then it waits for m's reader
+// and writer to end.
+func (p *commandProc) shutdown(ctx context.Context, m *msgConn) error {
+	m.stopWriter(ctx)
+	_ = p.stdin.Close()
+	killed := false
+	if !waitOr(p.exited, p.cfg.stdioExitWait, ctx) {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		if !waitOr(p.exited, p.cfg.stdioTermWait, ctx) {
+			_ = p.cmd.Process.Kill()
+			<-p.exited // a killed process is reaped at once (WaitDelay bounds its stderr)
+			killed = true
+		}
+	}
+	// The reader ends when every process holding the pipe's end has exited: the server's
+	// own children too, which are given the close timeout.
+	if !waitOr(m.done, p.cfg.closeTimeout, ctx) {
+		p.stdout.Close() // ends the read
+		<-m.done
+	}
+	p.stdout.Close()
+	<-m.wdone // its input closed: a write in progress has failed
+	if killed {
+		return fmt.Errorf("mcp: stdio server %s ignored stdin's end and SIGTERM; killed", p.cmd.Path)
+	}
+	return nil
 }
 
 // NewStdioClient returns a Client that speaks the stdio transport over a pair of streams: it
@@ -92,26 +164,18 @@ func NewStdioClient(r io.Reader, w io.WriteCloser, opts ...ClientOption) *Client
 	for _, o := range opts {
 		o.applyClient(&cfg)
 	}
-	t := newStdioTransport(r, w, cfg)
-	t.shutdown = func(ctx context.Context) error {
+	m := newMsgConn(w, &cfg, connPeer{name: "the stdio server"})
+	shutdown := func(ctx context.Context) error {
+		m.stopWriter(ctx)
 		_ = w.Close()
-		if waitOr(t.done, cfg.closeTimeout, ctx) {
+		ended := waitOr(m.done, cfg.closeTimeout, ctx)
+		waitOr(m.wdone, cfg.closeTimeout, ctx)
+		if ended {
 			return nil
 		}
 		return fmt.Errorf("mcp: the stdio server's output did not end within %s of closing its input", cfg.closeTimeout)
 	}
-	return newStdioClient(t, opts)
-}
-
-func newStdioClient(t *stdioTransport, opts []ClientOption) *Client {
-	opts = append(opts[:len(opts):len(opts)],
-		WithHTTPClient(&http.Client{Transport: t}),
-		WithStandaloneStream(), // the server's requests and notifications arrive there
-		clientOptionFunc(func(c *clientConfig) {
-			c.onClose = t.close
-			c.era = EraLegacy // the modern era's stdio binding is not implemented
-		}))
-	return NewClient(stdioURL, opts...)
+	return newConnClient(m, r, cfg, shutdown)
 }
 
 // waitOr waits for done, up to d and ctx; it reports whether done closed.
@@ -139,368 +203,6 @@ func WithStdioShutdown(exitWait, termWait time.Duration) ClientOption {
 	return clientOptionFunc(func(c *clientConfig) {
 		c.stdioExitWait, c.stdioTermWait = exitWait, termWait
 	})
-}
-
-// stdioTransport carries a Client's Streamable HTTP exchanges over a stdio connection: a POSTed
-// request is written as a line and answered by an SSE body that receives the response with its
-// id (and the progress notifications with its progress token); everything else the server
-// sends (its requests, other notifications) goes to the body of the standalone GET stream.
-// Notifications and responses the client POSTs are written and answered 202.
-type stdioTransport struct {
-	w       io.Writer
-	wmu     sync.Mutex
-	log     *slog.Logger
-	maxLine int
-	maxBody int // bytes one body may hold unread
-
-	mu         sync.Mutex
-	pending    map[string]*msgBody // by request id
-	progress   map[string]*msgBody // by progress token
-	standalone *msgBody
-	err        error // why the connection ended, once it has
-
-	done     chan struct{} // closed when the server's output has ended
-	shutdown func(context.Context) error
-	closing  sync.Once
-}
-
-func newStdioTransport(r io.Reader, w io.Writer, cfg clientConfig) *stdioTransport {
-	t := &stdioTransport{
-		w:        w,
-		log:      cfg.logger,
-		maxLine:  cfg.maxEventSize,
-		maxBody:  max(cfg.maxEventSize, 1<<20) * 2,
-		pending:  make(map[string]*msgBody),
-		progress: make(map[string]*msgBody),
-		done:     make(chan struct{}),
-	}
-	t.standalone = newMsgBody(t.maxBody, nil)
-	go t.read(r)
-	return t
-}
-
-// RoundTrip implements http.RoundTripper.
-func (t *stdioTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		defer req.Body.Close()
-	}
-	switch req.Method {
-	case http.MethodDelete:
-		return stdioResponse(req, http.StatusOK, "", http.NoBody), nil
-	case http.MethodGet:
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		if t.err != nil {
-			return nil, t.closedErr()
-		}
-		if req.Header.Get(headerLastEventID) != "" {
-			// The client resumes its stream after the body ended: over stdio it ends only
-			// with the connection.
-			return stdioResponse(req, http.StatusNotFound, "application/json", io.NopCloser(strings.NewReader(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"stdio streams cannot be resumed"}}`))), nil
-		}
-		return stdioResponse(req, http.StatusOK, "text/event-stream", t.standalone), nil
-	case http.MethodPost:
-	default:
-		return nil, fmt.Errorf("mcp: stdio transport: unexpected %s", req.Method)
-	}
-	msg, err := io.ReadAll(req.Body)
-	if err != nil {
-		return nil, err
-	}
-	var head struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Meta struct {
-				ProgressToken json.RawMessage `json:"progressToken"`
-			} `json:"_meta"`
-		} `json:"params"`
-	}
-	if err := json.Unmarshal(msg, &head); err != nil {
-		return nil, fmt.Errorf("mcp: stdio transport: %w", err)
-	}
-	if head.Method == "" || len(head.ID) == 0 {
-		// A notification or a response: nothing comes back.
-		if err := t.write(msg); err != nil {
-			return nil, err
-		}
-		return stdioResponse(req, http.StatusAccepted, "", http.NoBody), nil
-	}
-	id, token := string(head.ID), string(head.Params.Meta.ProgressToken)
-	body := newMsgBody(t.maxBody, func() { t.forget(id, token) })
-	t.mu.Lock()
-	if t.err != nil {
-		t.mu.Unlock()
-		return nil, t.closedErr()
-	}
-	t.pending[id] = body
-	if token != "" {
-		t.progress[token] = body
-	}
-	t.mu.Unlock()
-	if err := t.write(msg); err != nil {
-		t.forget(id, token)
-		return nil, err
-	}
-	// Answer as a server would: plain JSON when the response is the request's only message,
-	// which spares the client an SSE parse of a large result; else an SSE stream.
-	select {
-	case <-body.ready:
-	case <-req.Context().Done():
-		body.Close()
-		return nil, req.Context().Err()
-	}
-	if only := body.only(); only != nil {
-		return stdioResponse(req, http.StatusOK, "application/json", io.NopCloser(bytes.NewReader(only))), nil
-	}
-	return stdioResponse(req, http.StatusOK, "text/event-stream", body), nil
-}
-
-func stdioResponse(req *http.Request, status int, contentType string, body io.ReadCloser) *http.Response {
-	resp := &http.Response{StatusCode: status, Status: http.StatusText(status), Header: make(http.Header), Body: body, Request: req, ProtoMajor: 1, ProtoMinor: 1}
-	if contentType != "" {
-		resp.Header.Set("Content-Type", contentType)
-	}
-	return resp
-}
-
-// forget drops a request's body from the routing tables.
-func (t *stdioTransport) forget(id, token string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.pending, id)
-	if token != "" {
-		delete(t.progress, token)
-	}
-}
-
-// closedErr says why the connection is gone; t.mu is held.
-func (t *stdioTransport) closedErr() error {
-	if t.err != nil {
-		return fmt.Errorf("%w: %w", errStdioClosed, t.err)
-	}
-	return errStdioClosed
-}
-
-// write writes one message and its newline to the server.
-func (t *stdioTransport) write(msg []byte) error {
-	line := make([]byte, 0, len(msg)+1)
-	line = append(line, bytes.TrimSpace(msg)...)
-	line = append(line, '\n')
-	t.wmu.Lock()
-	defer t.wmu.Unlock()
-	if _, err := t.w.Write(line); err != nil {
-		return fmt.Errorf("mcp: write to the stdio server: %w", err)
-	}
-	return nil
-}
-
-// read routes each line the server writes to the body waiting for it, until the output ends.
-func (t *stdioTransport) read(r io.Reader) {
-	defer close(t.done)
-	br := bufio.NewReaderSize(r, 64<<10)
-	var err error
-	for {
-		var line []byte
-		line, err = readLine(br, t.maxLine)
-		if errors.Is(err, errLineTooLong) {
-			t.log.Warn("mcp: the stdio server wrote a message over the size limit; skipped", "limit", t.maxLine)
-			continue
-		}
-		if len(line) > 0 {
-			t.route(line)
-		}
-		if err != nil {
-			break
-		}
-	}
-	if errors.Is(err, io.EOF) {
-		err = errors.New("the server closed its output")
-	}
-	t.mu.Lock()
-	t.err = err
-	bodies := make([]*msgBody, 0, len(t.pending)+1)
-	for _, b := range t.pending {
-		bodies = append(bodies, b)
-	}
-	bodies = append(bodies, t.standalone)
-	t.mu.Unlock()
-	for _, b := range bodies {
-		b.end(io.ErrUnexpectedEOF)
-	}
-}
-
-// route delivers one message from the server.
-func (t *stdioTransport) route(line []byte) {
-	var head struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			ProgressToken json.RawMessage `json:"progressToken"`
-		} `json:"params"`
-	}
-	if err := json.Unmarshal(line, &head); err != nil {
-		t.log.Warn("mcp: the stdio server wrote something other than a JSON-RPC message to stdout; skipped", "line", truncate(string(line), 200))
-		return
-	}
-	t.mu.Lock()
-	var body *msgBody
-	final := false
-	switch {
-	case head.Method == "" && len(head.ID) > 0:
-		body, final = t.pending[string(head.ID)], true
-		delete(t.pending, string(head.ID))
-	case head.Method == notifProgress && len(head.Params.ProgressToken) > 0:
-		body = t.progress[string(head.Params.ProgressToken)]
-	}
-	if body == nil {
-		body = t.standalone
-	}
-	t.mu.Unlock()
-	if final && body.answer(line) {
-		return
-	}
-	body.push(line)
-	if final {
-		body.end(nil)
-	}
-}
-
-// close shuts the connection down (Client.Close calls it once its own work has stopped).
-func (t *stdioTransport) close(ctx context.Context) error {
-	var err error
-	t.closing.Do(func() { err = t.shutdown(ctx) })
-	return err
-}
-
-// msgBody is an SSE response body fed by the transport's reader: each message pushed is one
-// event. It never blocks the reader: what the client has not read yet is held, up to limit
-// bytes; past that the body fails, which fails its call, rather than dropping a message.
-type msgBody struct {
-	mu      sync.Mutex
-	wake    chan struct{}
-	ready   chan struct{} // closed once something arrived or the body ended
-	isReady bool
-	single  []byte // the response, when it arrived first and alone
-	pushed  bool
-	buf     []byte
-	limit   int
-	ended   bool
-	endErr  error
-	closed  bool
-	onClose func()
-}
-
-func newMsgBody(limit int, onClose func()) *msgBody {
-	return &msgBody{wake: make(chan struct{}, 1), ready: make(chan struct{}), limit: limit, onClose: onClose}
-}
-
-// markReady closes ready once; b.mu is held.
-func (b *msgBody) markReady() {
-	if !b.isReady {
-		b.isReady = true
-		close(b.ready)
-	}
-}
-
-// answer takes the response as the body's only message if nothing came before it, and
-// reports whether it did.
-func (b *msgBody) answer(msg []byte) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.pushed || b.ended || b.closed {
-		return false
-	}
-	b.single, b.ended = msg, true
-	b.markReady()
-	return true
-}
-
-// only returns the response when it is the body's only message.
-func (b *msgBody) only() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.single
-}
-
-func (b *msgBody) signal() {
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-}
-
-// push queues one message as an SSE event.
-func (b *msgBody) push(msg []byte) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed || b.ended {
-		return
-	}
-	b.pushed = true
-	b.markReady()
-	if len(b.buf)+len(msg) > b.limit {
-		b.ended, b.endErr = true, fmt.Errorf("mcp: more than %d bytes from the stdio server are waiting to be read", b.limit)
-		b.signal()
-		return
-	}
-	b.buf = append(b.buf, "data: "...)
-	b.buf = append(b.buf, msg...)
-	b.buf = append(b.buf, "\n\n"...)
-	b.signal()
-}
-
-// end ends the body once its queued events are read: with EOF, or with err.
-func (b *msgBody) end(err error) {
-	b.mu.Lock()
-	if !b.ended {
-		b.ended, b.endErr = true, err
-	}
-	b.markReady()
-	b.mu.Unlock()
-	b.signal()
-}
-
-// Read implements io.Reader.
-func (b *msgBody) Read(p []byte) (int, error) {
-	for {
-		b.mu.Lock()
-		switch {
-		case b.closed:
-			b.mu.Unlock()
-			return 0, errStdioClosed
-		case len(b.buf) > 0:
-			n := copy(p, b.buf)
-			b.buf = b.buf[n:]
-			if len(b.buf) == 0 {
-				b.buf = nil
-			}
-			b.mu.Unlock()
-			return n, nil
-		case b.ended:
-			err := b.endErr
-			b.mu.Unlock()
-			if err == nil {
-				err = io.EOF
-			}
-			return 0, err
-		}
-		b.mu.Unlock()
-		<-b.wake
-	}
-}
-
-// Close implements io.Closer: the client is done with the body.
-func (b *msgBody) Close() error {
-	b.mu.Lock()
-	already := b.closed
-	b.closed, b.buf = true, nil
-	b.mu.Unlock()
-	b.signal()
-	if !already && b.onClose != nil {
-		b.onClose()
-	}
-	return nil
 }
 
 // errLineTooLong is returned by readLine for a line over its limit, which it skips.
@@ -543,6 +245,9 @@ type lineLogger struct {
 	log  *slog.Logger
 	attr slog.Attr
 	buf  []byte
+	// For excerpt: the first lines written, the last ones after those, and how many.
+	head, last []string
+	lines      int
 }
 
 // Write implements io.Writer.
@@ -568,7 +273,50 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 func (l *lineLogger) emit(line []byte) {
 	if s := strings.TrimRight(string(line), "\r"); s != "" {
 		l.log.Info("mcp: stdio server stderr", l.attr, slog.String("line", s))
+		l.keep(s)
 	}
+}
+
+// What errors quote of a child's stderr: its first lines (a usage error, a panic's message)
+// and its last (the log lines before it exited), each cut to a length.
+const (
+	stderrHeadLines = 2
+	stderrTailLines = 4
+	stderrLineBytes = 300
+)
+
+// keep records a line for excerpt; l.mu is held.
+func (l *lineLogger) keep(s string) {
+	s = truncate(strings.Join(strings.Fields(s), " "), stderrLineBytes)
+	if s == "" {
+		return
+	}
+	l.lines++
+	if len(l.head) < stderrHeadLines {
+		l.head = append(l.head, s)
+		return
+	}
+	if len(l.last) == stderrTailLines {
+		copy(l.last, l.last[1:])
+		l.last = l.last[:stderrTailLines-1]
+	}
+	l.last = append(l.last, s)
+}
+
+// excerpt returns the first and the last lines the process wrote to stderr, joined by "; ",
+// with "..." where lines were left out.
+func (l *lineLogger) excerpt() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	parts := append([]string(nil), l.head...)
+	if l.lines > len(l.head)+len(l.last) {
+		parts = append(parts, "...")
+	}
+	parts = append(parts, l.last...)
+	if s := strings.Join(strings.Fields(string(l.buf)), " "); s != "" { // a last line without its newline
+		parts = append(parts, truncate(s, stderrLineBytes))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (l *lineLogger) flush() {

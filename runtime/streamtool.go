@@ -173,8 +173,9 @@ func AddStreamTool[Req any, Res proto.Message, PReq interface {
 // Back-pressure: the stream holds up to StreamBuffer messages that Recv has not returned.
 // When it is full, the client stops reading this call's answer (its other calls go on), so
 // the server's queue for the call grows instead, up to its bound (WithMaxQueuedEvents),
-// past which the server's Send fails; over stdio the client holds up to its per-call limit
-// in bytes, past which the call fails. A slow reader thus never loses or reorders a message:
+// past which the server's Send fails; over stdio, where one reader serves every call, the
+// client holds what the stream has not taken within its notification budget
+// (WithNotificationBudget), past which the call fails. A slow reader thus never loses or reorders a message:
 // at worst the call ends with an error. Cancelling ctx, or Close, cancels the call
 // (notifications/cancelled) and ends the stream promptly.
 type ToolStream[Res any] struct {

@@ -86,11 +86,11 @@ func WithTimeout(d time.Duration) CallOption {
 
 var argsMarshal = protojson.MarshalOptions{}
 
-// CallTool calls a tool with a protobuf request and decodes its structuredContent into a new
+// CallTypedTool calls a tool with a protobuf request and decodes its structuredContent into a new
 // Res. A result with isError set becomes a *ToolError carrying the content. Interceptors see
 // req as Request.Message and the decoded Res as Response.Message. Generated clients call this
 // once per method.
-func CallTool[Res any, PRes interface {
+func CallTypedTool[Res any, PRes interface {
 	*Res
 	proto.Message
 }](ctx context.Context, c *Client, name string, req proto.Message, opts ...CallOption) (PRes, error) {

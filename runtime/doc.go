@@ -107,8 +107,12 @@
 //
 // A call fails with a [*ToolError] when the tool reports an error (its content is for the
 // model), an [*Error] for a JSON-RPC error, an [*HTTPError] for an unexpected HTTP status, or
-// [ErrSessionExpired]. [CodeOf] reads the code of any error (CodeRequestCancelled for a
-// cancelled context), and [Code.String] names it (invalid_params).
+// [ErrSessionExpired]. [CodeOf] reads the code of any error, and [Code.String] names it
+// (invalid_params). Failures on the client's side of the wire get local codes of their own,
+// never sent: [CodeDeadlineExceeded] for a call past its deadline ([WithTimeout] or its
+// context's), [CodeRequestCancelled] for a cancelled one, and [CodeUnavailable] for a server
+// that could not be reached (refused connection, DNS, TLS, a malformed URL, a 404 from a
+// wrong path, 502/503/504).
 //
 // # Interceptors
 //

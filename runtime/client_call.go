@@ -78,10 +78,12 @@ func WithMeta(key string, value any) CallOption {
 	})
 }
 
-// WithTimeout bounds this call; when it expires the call returns and the server is sent
-// notifications/cancelled.
+// WithTimeout bounds this call; when it expires the call returns an error whose code is
+// CodeDeadlineExceeded and the server is sent notifications/cancelled. Zero, like leaving the
+// option out, means the default (the context's deadline, else the client's
+// WithDefaultCallTimeout); Unlimited means no bound but the context's.
 func WithTimeout(d time.Duration) CallOption {
-	return callOptionFunc(func(o *callOptions) { o.timeout = d })
+	return callOptionFunc(func(o *callOptions) { setLimit(&o.timeout, d, unlimitedDuration) })
 }
 
 var argsMarshal = protojson.MarshalOptions{}

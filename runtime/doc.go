@@ -167,6 +167,11 @@
 // a limit is a clear error (a JSON-RPC code or an HTTP status naming the limit), never a crash or
 // a hang. docs/security.md in the repository lists every limit and what happens when it is hit.
 //
+// Every numeric and duration option, of a server, a client or a call, follows one rule: zero,
+// like leaving the option out, means the option's default; [Unlimited] (any negative value)
+// means no limit, or off for what is not a limit (WithKeepAlive, WithEventRetention;
+// WithRetryInterval, which cannot be off, takes it as zero).
+//
 // # Replicas
 //
 // Several replicas of a server can serve one URL behind a load balancer. In the 2025-11-25 era

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -151,10 +152,7 @@ func stringsToMessage(args map[string]string, msg proto.Message) error {
 	}
 	buf = append(buf, '}')
 	if err := argsUnmarshal.Unmarshal(buf, msg); err != nil {
-		if path := errorPath(msg.ProtoReflect(), buf); path != "" {
-			return fmt.Errorf("%s: %s", path, cleanProtoError(err))
-		}
-		return fmt.Errorf("%s", cleanProtoError(err))
+		return errors.New(argsError(msg.ProtoReflect(), buf, err))
 	}
 	return nil
 }

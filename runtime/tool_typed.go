@@ -70,10 +70,7 @@ func typedDecoder[Req any, PReq interface {
 				proto.Reset(in)
 			}
 			if err := argsUnmarshal.Unmarshal(args, in); err != nil {
-				if path := errorPath(in.ProtoReflect(), args); path != "" {
-					return nil, fmt.Errorf("invalid arguments for tool %s: %s: %s", name, path, cleanProtoError(err))
-				}
-				return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, cleanProtoError(err))
+				return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, argsError(in.ProtoReflect(), args, err))
 			}
 			if msg := checkArgs(args, md); msg != "" { // strict.go: what protojson takes but the schema does not
 				return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, msg)

@@ -32,6 +32,12 @@ func setLimit[T int | int64 | time.Duration](dst *T, v, unlimited T) {
 	}
 }
 
+// The options of a Server, and those of a Server and a Client alike, are all in this file;
+// a Client's are in client_option.go, a call's (CallOption) in client_call.go. The
+// exceptions are the options of concerns that are packages of their own, or about to be:
+// authorization (WithTokenVerifier, WithOAuth), the stdio transport (WithStdioShutdown) and
+// the MemoryEventStore's (WithMaxTotalEventBytes), which configure that store, not a Server.
+
 // ServerOption configures a Server.
 type ServerOption interface {
 	applyServer(*serverConfig)
@@ -106,6 +112,14 @@ func (o loggerOption) applyClient(c *clientConfig) {
 		c.logger = o.l
 	}
 }
+
+// WithEra restricts the protocol eras of a Server or a Client (default EraAuto: both).
+func WithEra(e Era) Option { return eraOption{e} }
+
+type eraOption struct{ e Era }
+
+func (o eraOption) applyServer(c *serverConfig) { c.era = o.e }
+func (o eraOption) applyClient(c *clientConfig) { c.era = o.e }
 
 type serverOptionFunc func(*serverConfig)
 
@@ -200,6 +214,31 @@ func WithCompletionHandler(h CompletionHandler) ServerOption {
 // default any URI is accepted, within the session's state budget.
 func WithSubscribeHandler(h SubscribeHandler) ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { c.subscribe = h })
+}
+
+// WithAllowedOrigins adds origins (e.g. "https://app.example.com") that may call the server
+// from a browser. Loopback origins are always allowed.
+func WithAllowedOrigins(origins ...string) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.allowedOrigins = append(c.allowedOrigins, origins...) })
+}
+
+// WithAllowedHosts adds Host header values (host or host:port) the server answers to besides
+// loopback names. Needed when the server is reached by a DNS name or a non-loopback address.
+func WithAllowedHosts(hosts ...string) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.allowedHosts = append(c.allowedHosts, hosts...) })
+}
+
+// WithoutDNSRebindingProtection turns off the Origin and Host checks. Only do this behind a
+// proxy that performs them, or with real authentication in front of the server.
+func WithoutDNSRebindingProtection() ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.dnsRebinding = false })
+}
+
+// WithRequestStateKey sets the key that protects the requestState of InputRequiredResults
+// (HMAC-SHA256). Replicas behind a load balancer must share it, so that a retry reaching
+// another replica is accepted; by default each Server makes its own at random.
+func WithRequestStateKey(key []byte) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.requestStateKey = append([]byte(nil), key...) })
 }
 
 // WithSessionStore makes the server keep its 2025-11-25 sessions in store, shared with other

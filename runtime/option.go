@@ -18,7 +18,7 @@ const Unlimited = -1
 const (
 	unlimitedCount    = math.MaxInt32
 	unlimitedBytes    = math.MaxInt64 >> 2
-	unlimitedDuration = time.Duration(math.MaxInt64 >> 2) // 36 years
+	unlimitedDuration = time.Duration(math.MaxInt64 >> 2) // 73 years
 )
 
 // setLimit applies the rule of Unlimited: v > 0 sets *dst, 0 keeps the default in *dst, and a

@@ -21,8 +21,9 @@
 // [NewServer] returns a *Server, an [net/http.Handler] to mount at the MCP endpoint's path.
 // Generated Register...Handler functions add a service's tools, prompts and resources to it;
 // [Server.AddTool], [Server.AddPrompt], [Server.AddResource] and [Server.AddResourceTemplate]
-// add hand-written ones, and the generic [AddPrompt], [AddResource] and [AddStreamTool] are what
-// generated code calls. A duplicate registration panics. The same server serves stdio with
+// add hand-written ones, and the generic [AddTypedTool], [AddTypedPrompt], [AddTypedResource]
+// and [AddStreamTool] (on a client, [CallTypedTool], [CallToolStream], [GetTypedPrompt] and
+// [ReadTypedResource]) are what generated code calls. A duplicate registration panics. The same server serves stdio with
 // [Server.ServeStdio]. Shut it down with [Server.Shutdown] before its http.Server: it lets calls
 // in flight finish until the deadline, then cancels them, and ends the streams that
 // http.Server.Shutdown would otherwise wait on.

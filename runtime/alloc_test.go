@@ -76,7 +76,7 @@ func TestServerEchoAllocations(t *testing.T) {
 }
 
 // TestClientEchoAllocations bounds the client's own cost of a small typed call
-// (BenchmarkClientEcho's and BenchmarkClientEchoSSE's call: runtime.CallTool to an in-memory
+// (BenchmarkClientEcho's and BenchmarkClientEchoSSE's call: runtime.CallTypedTool to an in-memory
 // RoundTripper, whose own allocations count too): at most 40
 // allocations for a JSON answer and 60 for an SSE one (this RoundTripper's stream reports its
 // end only after the response has been read, so the background drain runs).
@@ -99,7 +99,7 @@ func TestClientEchoAllocations(t *testing.T) {
 				out *mcpv1.TextContent
 				err error
 			)
-			call := func() { out, err = runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", in) }
+			call := func() { out, err = runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "echo", in) }
 			call() // warm up
 			require.NoError(t, err)
 			require.Equal(t, benchText, out.GetText(), "the echoed text")
@@ -127,7 +127,7 @@ func TestClientAllocationsBeyondNetHTTP(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close(ctx) })
 	in := &mcpv1.TextContent{Text: benchText}
 	var err error
-	ours := func() { _, err = runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", in) }
+	ours := func() { _, err = runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "echo", in) }
 	var bareErr error
 	for range 10 { // warm up both: connections, pools
 		ours()

@@ -30,14 +30,6 @@ import (
 // otherwise.
 const DefaultMaxBatchSize = 100
 
-// WithMaxBatchSize limits the messages of one JSON-RPC batch (default DefaultMaxBatchSize);
-// a larger batch is refused whole with HTTP 400 and a JSON-RPC error saying the limit. Its
-// bytes are bounded by WithMaxBodyBytes, like any POST body. Batches are accepted only on
-// sessions that negotiated protocol version 2025-03-26.
-func WithMaxBatchSize(n int) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.maxBatch = n })
-}
-
 // batchStream is the stream of one request of a batch, held by the batch's writer.
 type batchStream struct {
 	st        *stream

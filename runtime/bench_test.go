@@ -5,7 +5,7 @@ package runtime_test
 //   - BenchmarkServer* call Server.ServeHTTP directly with a reusable request and a reusable
 //     response writer, so that the figures are the server's own cost per tools/call (JSON-RPC
 //     decoding, session lookup, the protojson glue, the handler goroutine, JSON or SSE writing).
-//   - BenchmarkClient* run a typed runtime.CallTool against an http.RoundTripper that answers
+//   - BenchmarkClient* run a typed runtime.CallTypedTool against an http.RoundTripper that answers
 //     from memory, so that the figures are the client's own cost per call.
 //   - BenchmarkClientEchoLoopback and BenchmarkNetHTTPEchoLoopback make the same call over a
 //     real loopback connection, with the client and with bare net/http: the difference is
@@ -80,11 +80,11 @@ type benchServer struct {
 func newBenchServer(tb testing.TB, opts ...runtime.ServerOption) *benchServer {
 	tb.Helper()
 	s := runtime.NewServer(runtime.Implementation{Name: "bench", Version: "1"}, opts...)
-	runtime.AddTool(s, runtime.ToolSpec{Name: "echo", InputSchema: `{"type":"object"}`, OutputSchema: `{"type":"object"}`},
+	runtime.AddTypedTool(s, runtime.ToolSpec{Name: "echo", InputSchema: `{"type":"object"}`, OutputSchema: `{"type":"object"}`},
 		func(_ context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 			return &mcpv1.TextContent{Text: in.GetText()}, nil
 		})
-	runtime.AddTool(s, runtime.ToolSpec{Name: "items", InputSchema: `{"type":"object"}`, OutputSchema: `{"type":"object"}`},
+	runtime.AddTypedTool(s, runtime.ToolSpec{Name: "items", InputSchema: `{"type":"object"}`, OutputSchema: `{"type":"object"}`},
 		func(_ context.Context, in *weatherv1.ListAlertsRequest) (*weatherv1.ListAlertsResponse, error) {
 			n := len(in.GetRegions())
 			if n == 1 {
@@ -295,7 +295,7 @@ func benchmarkClientOn[Res any, PRes interface {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := runtime.CallTool[Res, PRes](ctx, c, tool, req); err != nil {
+		if _, err := runtime.CallTypedTool[Res, PRes](ctx, c, tool, req); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -368,7 +368,7 @@ func BenchmarkServerEchoParallel(b *testing.B) {
 // in-process pipes: both sides' whole cost, without a process boundary.
 func BenchmarkStdioEcho(b *testing.B) {
 	s := runtime.NewServer(runtime.Implementation{Name: "bench", Version: "1"})
-	runtime.AddTool(s, runtime.ToolSpec{Name: "echo"}, func(_ context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+	runtime.AddTypedTool(s, runtime.ToolSpec{Name: "echo"}, func(_ context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		return &mcpv1.TextContent{Text: in.GetText()}, nil
 	})
 	c2sR, c2sW := io.Pipe()
@@ -382,13 +382,13 @@ func BenchmarkStdioEcho(b *testing.B) {
 	c := runtime.NewStdioClient(s2cR, c2sW)
 	ctx := context.Background()
 	req := &mcpv1.TextContent{Text: benchText}
-	if _, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", req); err != nil {
+	if _, err := runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "echo", req); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", req); err != nil {
+		if _, err := runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "echo", req); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -439,7 +439,7 @@ func BenchmarkClientEchoLoopback(b *testing.B) {
 	in := &mcpv1.TextContent{Text: benchText}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", in); err != nil {
+		if _, err := runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "echo", in); err != nil {
 			b.Fatal(err)
 		}
 	}

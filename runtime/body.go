@@ -18,13 +18,6 @@ import (
 // defaultBodyReadTimeout bounds the read of a POST body.
 const defaultBodyReadTimeout = 30 * time.Second
 
-// WithBodyReadTimeout bounds how long the server waits for a POST body to arrive in full
-// (default 30 s; 0: no bound of the runtime's own). A body still incomplete then gets 408 and
-// the connection is closed.
-func WithBodyReadTimeout(d time.Duration) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.bodyReadTimeout = d })
-}
-
 // errBodyTimeout is returned by readBody when the body did not arrive in time.
 var errBodyTimeout = errors.New("mcp: the request body did not arrive in time")
 

@@ -43,51 +43,10 @@ var errBudget = errors.New("mcp: the session's memory budget is spent: the clien
 // the session's budget has no room left to keep it for a resumption.
 var errResponseDropped = errors.New("mcp: the response was dropped: its client went away and the session's memory budget has no room to keep it")
 
-// WithSessionBudget sets how many bytes one session may make the server hold (default 64 MiB):
-// its state, the params of its requests in flight, and the events queued for it. At the limit
-// a new request gets HTTP 429 with a JSON-RPC error, a handler's notification or request fails
-// with an error (logged), and a response whose client went away is dropped (the stream then
-// cannot be resumed); a response whose client is connected always goes out.
-func WithSessionBudget(n int64) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) {
-		if n > 0 {
-			c.sessionBudget = n
-		}
-	})
-}
-
-// WithServerBudget sets how many bytes all sessions together may make the server hold
-// (default 1 GiB), counted as WithSessionBudget counts them. At the limit initialize gets 503,
-// and every session meets the limits WithSessionBudget describes.
-func WithServerBudget(n int64) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) {
-		if n > 0 {
-			c.serverBudget = n
-		}
-	})
-}
-
-// WithMaxSessionState bounds what a session keeps for its whole life (default 64 KiB): the
-// clientInfo of initialize, and its resource subscriptions. An initialize over it gets 400
-// with -32602; a subscription over it gets -32602.
-func WithMaxSessionState(n int64) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) {
-		if n > 0 {
-			c.maxSessionState = n
-		}
-	})
-}
-
 // SubscribeHandler decides whether a session may subscribe to a resource (resources/subscribe).
 // Returning an error refuses the subscription: an *Error (for instance with
 // CodeResourceNotFound) goes to the client as is; any other error becomes -32602 with its text.
 type SubscribeHandler func(ctx context.Context, uri string) error
-
-// WithSubscribeHandler makes resources/subscribe ask h before recording a subscription. By
-// default any URI is accepted, within the session's state budget.
-func WithSubscribeHandler(h SubscribeHandler) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.subscribe = h })
-}
 
 // reserve charges n bytes to the session and the server. Unless force, it fails when either
 // budget would be exceeded. Concurrent reservations may overshoot a budget by at most the size

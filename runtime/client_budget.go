@@ -36,36 +36,6 @@ const (
 	maxSessionIDLength = 1024
 )
 
-// WithMaxServerRequests bounds how many requests from the server (sampling, elicitation,
-// roots, ping) the client handles at once (default 16). A request beyond it is answered at
-// once with a JSON-RPC internal error saying so.
-func WithMaxServerRequests(n int) ClientOption {
-	return clientOptionFunc(func(c *clientConfig) {
-		if n > 0 {
-			c.maxServerRequests = n
-		}
-	})
-}
-
-// WithNotificationBudget bounds the bytes of notifications waiting for their callbacks
-// (WithNotificationHandler, WithLogHandler, progress), for all streams together (default
-// 16 MiB). Notifications beyond it are dropped, and the drop is logged; over stdio, a typed
-// stream's messages beyond it fail its call instead (a stream loses no message).
-func WithNotificationBudget(n int64) ClientOption {
-	return clientOptionFunc(func(c *clientConfig) {
-		if n > 0 {
-			c.notificationBudget = n
-		}
-	})
-}
-
-// WithCrossOriginRedirects lets the client follow redirects to another origin (scheme, host
-// and port). By default they are refused: a redirect would carry the request's body (a tool's
-// arguments), the session ID and the headers set with WithHeader to another server.
-func WithCrossOriginRedirects() ClientOption {
-	return clientOptionFunc(func(c *clientConfig) { c.crossOriginRedirects = true })
-}
-
 // errCrossOriginRedirect is returned when a server redirects the client to another origin.
 var errCrossOriginRedirect = errors.New("mcp: refusing to follow a redirect to another origin (see WithCrossOriginRedirects)")
 

@@ -78,19 +78,21 @@ func WithMeta(key string, value any) CallOption {
 	})
 }
 
-// WithTimeout bounds this call; when it expires the call returns and the server is sent
-// notifications/cancelled.
+// WithTimeout bounds this call; when it expires the call returns an error whose code is
+// CodeDeadlineExceeded and the server is sent notifications/cancelled. Zero, like leaving the
+// option out, means the default (the context's deadline, else the client's
+// WithDefaultCallTimeout); Unlimited means no bound but the context's.
 func WithTimeout(d time.Duration) CallOption {
-	return callOptionFunc(func(o *callOptions) { o.timeout = d })
+	return callOptionFunc(func(o *callOptions) { setLimit(&o.timeout, d, unlimitedDuration) })
 }
 
 var argsMarshal = protojson.MarshalOptions{}
 
-// CallTool calls a tool with a protobuf request and decodes its structuredContent into a new
+// CallTypedTool calls a tool with a protobuf request and decodes its structuredContent into a new
 // Res. A result with isError set becomes a *ToolError carrying the content. Interceptors see
 // req as Request.Message and the decoded Res as Response.Message. Generated clients call this
 // once per method.
-func CallTool[Res any, PRes interface {
+func CallTypedTool[Res any, PRes interface {
 	*Res
 	proto.Message
 }](ctx context.Context, c *Client, name string, req proto.Message, opts ...CallOption) (PRes, error) {

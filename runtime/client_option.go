@@ -155,42 +155,63 @@ func WithHeader(key, value string) ClientOption {
 	})
 }
 
-// WithMaxEventSize bounds one SSE event (default 64 MiB) and one JSON response body, and over
-// stdio one message (a line): a longer one fails the call it answers.
+// The numeric and duration options of a Client. Zero (or leaving the option out) means the
+// default; Unlimited (any negative value) means no limit (see Unlimited).
+
+// WithMaxEventSize bounds one SSE event and one JSON response body, and over stdio one
+// message (a line): a longer one fails the call it answers (default 64 MiB; Unlimited: 2 GiB,
+// the most one buffer holds).
 func WithMaxEventSize(n int) ClientOption {
 	return clientOptionFunc(func(c *clientConfig) {
-		c.maxEventSize = n
-		c.maxResponse = int64(n)
+		setLimit(&c.maxEventSize, n, unlimitedCount)
+		c.maxResponse = int64(c.maxEventSize)
 	})
 }
 
 // WithDrainLimits bounds how much of a finished response stream the client reads, after the
-// response arrived, so that its connection can be reused (defaults 1 MiB and 5 s). A stream
-// still open past either bound is closed, and its connection with it.
+// response arrived, so that its connection can be reused (defaults 1 MiB and 5 s; Unlimited
+// for either: no bound of that kind). A stream still open past either bound is closed, and its
+// connection with it.
 func WithDrainLimits(maxBytes int64, maxTime time.Duration) ClientOption {
-	return clientOptionFunc(func(c *clientConfig) { c.drainBytes, c.drainTime = maxBytes, maxTime })
-}
-
-// WithDefaultCallTimeout bounds calls whose context has no deadline (default 5 minutes; 0
-// for none).
-func WithDefaultCallTimeout(d time.Duration) ClientOption {
-	return clientOptionFunc(func(c *clientConfig) { c.callTimeout = d })
-}
-
-// WithCloseTimeout bounds Close: its DELETE, and the wait for background work to stop
-// (default 5 s).
-func WithCloseTimeout(d time.Duration) ClientOption {
 	return clientOptionFunc(func(c *clientConfig) {
-		if d > 0 {
-			c.closeTimeout = d
-		}
+		setLimit(&c.drainBytes, maxBytes, unlimitedBytes)
+		setLimit(&c.drainTime, maxTime, unlimitedDuration)
 	})
 }
 
+// WithDefaultCallTimeout bounds calls whose context has no deadline (default 5 minutes;
+// Unlimited: no bound).
+func WithDefaultCallTimeout(d time.Duration) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { setLimit(&c.callTimeout, d, 0) })
+}
+
+// WithCloseTimeout bounds Close: its DELETE, and the wait for background work to stop
+// (default 5 s; Unlimited: no bound but the context given to Close).
+func WithCloseTimeout(d time.Duration) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { setLimit(&c.closeTimeout, d, unlimitedDuration) })
+}
+
 // WithMaxResumes bounds how many times in a row a call resumes its stream with GET and
-// Last-Event-ID without receiving anything (default 5).
+// Last-Event-ID without receiving anything (default 5; Unlimited: no bound but the call's
+// deadline).
 func WithMaxResumes(n int) ClientOption {
-	return clientOptionFunc(func(c *clientConfig) { c.maxResumes = n })
+	return clientOptionFunc(func(c *clientConfig) { setLimit(&c.maxResumes, n, unlimitedCount) })
+}
+
+// WithMaxServerRequests bounds how many requests from the server (sampling, elicitation,
+// roots, ping) the client handles at once (default 16; Unlimited: no bound). A request beyond
+// it is answered at once with a JSON-RPC internal error saying so.
+func WithMaxServerRequests(n int) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { setLimit(&c.maxServerRequests, n, unlimitedCount) })
+}
+
+// WithNotificationBudget bounds the bytes of notifications waiting for their callbacks
+// (WithNotificationHandler, WithLogHandler, progress), for all streams together (default
+// 16 MiB; Unlimited: no bound). Notifications beyond it are dropped, and the drop is logged;
+// over stdio, a typed stream's messages beyond it fail its call instead (a stream loses no
+// message).
+func WithNotificationBudget(n int64) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { setLimit(&c.notificationBudget, n, unlimitedBytes) })
 }
 
 // WithSamplingHandler declares the sampling capability and answers sampling requests with h.
@@ -224,4 +245,21 @@ func WithLogHandler(h func(context.Context, *LogMessageParams)) ClientOption {
 // server without one (405) is fine.
 func WithStandaloneStream() ClientOption {
 	return clientOptionFunc(func(c *clientConfig) { c.listen = true })
+}
+
+// WithCrossOriginRedirects lets the client follow redirects to another origin (scheme, host
+// and port). By default they are refused: a redirect would carry the request's body (a tool's
+// arguments), the session ID and the headers set with WithHeader to another server.
+func WithCrossOriginRedirects() ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.crossOriginRedirects = true })
+}
+
+// WithStdioShutdown sets how long a command client's Close waits for the server process to
+// exit after closing its stdin (default 2s), and then after SIGTERM (default 2s), before it
+// kills the process. Unlimited waits for as long as Close's context allows.
+func WithStdioShutdown(exitWait, termWait time.Duration) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) {
+		setLimit(&c.stdioExitWait, exitWait, unlimitedDuration)
+		setLimit(&c.stdioTermWait, termWait, unlimitedDuration)
+	})
 }

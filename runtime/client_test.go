@@ -989,7 +989,7 @@ func TestTypedErrors(t *testing.T) {
 			t.Errorf("unknown method: %v, want *runtime.Error %d", err, runtime.CodeMethodNotFound)
 		}
 
-		_, err = runtime.CallTool[structpb.Struct](ctx, c, "broken", &structpb.Struct{})
+		_, err = runtime.CallTypedTool[structpb.Struct](ctx, c, "broken", &structpb.Struct{})
 		var toolErr *runtime.ToolError
 		if !errors.As(err, &toolErr) {
 			t.Fatalf("isError result: %v (%T), want *runtime.ToolError", err, err)

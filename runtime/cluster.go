@@ -127,24 +127,6 @@ type Bus interface {
 	Alive(ctx context.Context, replica string) (bool, error)
 }
 
-// WithSessionStore makes the server keep its 2025-11-25 sessions in store, shared with other
-// replicas, besides its own memory. It takes effect together with WithBus and a
-// SharedEventStore given to WithEventStore: a replica set needs all three.
-func WithSessionStore(store SessionStore) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.sessionStore = store })
-}
-
-// WithBus connects the server to the other replicas of its service (see SessionStore).
-func WithBus(bus Bus) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.bus = bus })
-}
-
-// WithReplicaID names this replica on the Bus (default: a random ID, new at each start). Each
-// live replica must have its own; its request streams' event IDs start with it.
-func WithReplicaID(id string) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.replicaID = id })
-}
-
 // storeTimeout bounds each call a request makes to a shared store, on top of the store's own
 // timeouts, so that an unreachable backend never holds a request.
 const storeTimeout = 5 * time.Second

@@ -2,7 +2,12 @@ package runtime
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"net"
+	"net/http"
+	"net/url"
 	"strconv"
 )
 
@@ -27,11 +32,27 @@ const (
 	CodeResourceNotFound Code = -32002
 	// CodeURLElicitationRequired tells the client that URL-mode elicitation must happen first.
 	CodeURLElicitationRequired Code = -32042
-	// CodeRequestCancelled is returned to local callers whose request was cancelled. It is
-	// never sent on the wire: a cancelled request gets no response.
-	CodeRequestCancelled Code = -32800
 	// CodeUserRejected is the sampling error code for a user who declined the request.
 	CodeUserRejected Code = -1
+)
+
+// Local codes: CodeOf's answers for failures that happen on this side of the connection. They
+// are never sent on the wire, and lie in -32899..-32800, outside JSON-RPC's reserved
+// -32768..-32000 (spec 2025-11-25, Basic, Error codes, follows JSON-RPC 2.0) and unused by MCP.
+// Their names follow connect's and gRPC's status codes.
+const (
+	// CodeRequestCancelled is for a call whose context was cancelled (connect's and gRPC's
+	// Canceled; LSP's RequestCancelled has the same number). A cancelled request gets no
+	// response (spec 2025-11-25, Utilities, Cancellation).
+	CodeRequestCancelled Code = -32800
+	// CodeDeadlineExceeded is for a call that ran out of time: its context's deadline or
+	// WithTimeout passed before the answer came (connect's and gRPC's DeadlineExceeded).
+	CodeDeadlineExceeded Code = -32810
+	// CodeUnavailable is for a call that reached no MCP server: the connection was refused or
+	// dropped, the host name did not resolve, the TLS handshake failed, the URL is malformed,
+	// or the server answered with an HTTP status and no JSON-RPC error that says nobody serves
+	// MCP there (404, 408, 429, 502, 503, 504) (connect's and gRPC's Unavailable).
+	CodeUnavailable Code = -32811
 )
 
 var codeNames = map[Code]string{
@@ -43,6 +64,8 @@ var codeNames = map[Code]string{
 	CodeResourceNotFound:       "resource_not_found",
 	CodeURLElicitationRequired: "url_elicitation_required",
 	CodeRequestCancelled:       "request_cancelled",
+	CodeDeadlineExceeded:       "deadline_exceeded",
+	CodeUnavailable:            "unavailable",
 	CodeUserRejected:           "user_rejected",
 }
 
@@ -55,9 +78,10 @@ func (c Code) String() string {
 	return strconv.Itoa(int(c))
 }
 
-// CodeOf returns the JSON-RPC code that err carries: the code of an *Error in its chain
-// (including the one inside an *HTTPError), CodeRequestCancelled for a cancelled context,
-// 0 for nil, and CodeInternalError for anything else.
+// CodeOf returns the code that err carries: the code of an *Error in its chain (including the
+// one inside an *HTTPError), CodeDeadlineExceeded for a context past its deadline,
+// CodeRequestCancelled for a cancelled context, CodeUnavailable for a failure to reach the
+// server (see CodeUnavailable), 0 for nil, and CodeInternalError for anything else.
 func CodeOf(err error) Code {
 	if err == nil {
 		return 0
@@ -66,8 +90,41 @@ func CodeOf(err error) Code {
 	if errors.As(err, &e) {
 		return e.Code
 	}
-	if errors.Is(err, context.Canceled) {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return CodeDeadlineExceeded
+	case errors.Is(err, context.Canceled):
 		return CodeRequestCancelled
+	case unreachable(err):
+		return CodeUnavailable
 	}
 	return CodeInternalError
+}
+
+// unreachable reports whether err says that the request reached no MCP server: a network,
+// DNS, TLS or URL error, or an HTTP status without a JSON-RPC error that means nobody serves
+// MCP at the URL (or not now).
+func unreachable(err error) bool {
+	var (
+		h       *HTTPError
+		netErr  net.Error
+		urlErr  *url.Error
+		certErr *tls.CertificateVerificationError
+		alert   tls.AlertError
+		record  tls.RecordHeaderError
+		unknown x509.UnknownAuthorityError
+		host    x509.HostnameError
+		invalid x509.CertificateInvalidError
+	)
+	if errors.As(err, &h) {
+		switch h.StatusCode {
+		case http.StatusNotFound, http.StatusRequestTimeout, http.StatusTooManyRequests,
+			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true
+		}
+		return false
+	}
+	return errors.As(err, &netErr) || errors.As(err, &urlErr) || errors.As(err, &certErr) ||
+		errors.As(err, &alert) || errors.As(err, &record) || errors.As(err, &unknown) ||
+		errors.As(err, &host) || errors.As(err, &invalid)
 }

@@ -21,8 +21,9 @@
 // [NewServer] returns a *Server, an [net/http.Handler] to mount at the MCP endpoint's path.
 // Generated Register...Handler functions add a service's tools, prompts and resources to it;
 // [Server.AddTool], [Server.AddPrompt], [Server.AddResource] and [Server.AddResourceTemplate]
-// add hand-written ones, and the generic [AddPrompt], [AddResource] and [AddStreamTool] are what
-// generated code calls. A duplicate registration panics. The same server serves stdio with
+// add hand-written ones, and the generic [AddTypedTool], [AddTypedPrompt], [AddTypedResource]
+// and [AddStreamTool] (on a client, [CallTypedTool], [CallToolStream], [GetTypedPrompt] and
+// [ReadTypedResource]) are what generated code calls. A duplicate registration panics. The same server serves stdio with
 // [Server.ServeStdio]. Shut it down with [Server.Shutdown] before its http.Server: it lets calls
 // in flight finish until the deadline, then cancels them, and ends the streams that
 // http.Server.Shutdown would otherwise wait on.
@@ -108,8 +109,12 @@
 //
 // A call fails with a [*ToolError] when the tool reports an error (its content is for the
 // model), an [*Error] for a JSON-RPC error, an [*HTTPError] for an unexpected HTTP status, or
-// [ErrSessionExpired]. [CodeOf] reads the code of any error (CodeRequestCancelled for a
-// cancelled context), and [Code.String] names it (invalid_params).
+// [ErrSessionExpired]. [CodeOf] reads the code of any error, and [Code.String] names it
+// (invalid_params). Failures on the client's side of the wire get local codes of their own,
+// never sent: [CodeDeadlineExceeded] for a call past its deadline ([WithTimeout] or its
+// context's), [CodeRequestCancelled] for a cancelled one, and [CodeUnavailable] for a server
+// that could not be reached (refused connection, DNS, TLS, a malformed URL, a 404 from a
+// wrong path, 502/503/504).
 //
 // # Interceptors
 //
@@ -164,6 +169,11 @@
 // requests ([WithMaxServerRequests]) and queued notifications ([WithNotificationBudget]). Hitting
 // a limit is a clear error (a JSON-RPC code or an HTTP status naming the limit), never a crash or
 // a hang. docs/security.md in the repository lists every limit and what happens when it is hit.
+//
+// Every numeric and duration option, of a server, a client or a call, follows one rule: zero,
+// like leaving the option out, means the option's default; [Unlimited] (any negative value)
+// means no limit, or off for what is not a limit (WithKeepAlive, WithEventRetention;
+// WithRetryInterval, which cannot be off, takes it as zero).
 //
 // # Replicas
 //

@@ -55,14 +55,6 @@ func (e Era) String() string {
 	}
 }
 
-// WithEra restricts the protocol eras of a Server or a Client (default EraAuto: both).
-func WithEra(e Era) Option { return eraOption{e} }
-
-type eraOption struct{ e Era }
-
-func (o eraOption) applyServer(c *serverConfig) { c.era = o.e }
-func (o eraOption) applyClient(c *clientConfig) { c.era = o.e }
-
 // MCP error codes of the modern era (spec 2026-07-28, schema, MCP error codes).
 const (
 	// CodeHeaderMismatch: the HTTP headers do not match the body, or a required header is

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 )
 
 // Error is a JSON-RPC error: a protocol failure, as opposed to a tool execution error (which
@@ -85,15 +87,20 @@ type HTTPError struct {
 	RPC *Error
 }
 
-// Error implements error.
+// Error implements error. A 404 without a JSON-RPC error in its body (what a wrong path
+// gets) asks whether the URL is right.
 func (e *HTTPError) Error() string {
 	if e.RPC != nil {
 		return fmt.Sprintf("http %s: %s", e.Status, e.RPC.Message)
 	}
+	msg := "http " + e.Status
 	if e.Body != "" {
-		return fmt.Sprintf("http %s: %s", e.Status, truncate(e.Body, 200))
+		msg += ": " + truncate(strings.TrimSpace(e.Body), 200)
 	}
-	return "http " + e.Status
+	if e.StatusCode == http.StatusNotFound {
+		msg += " (no MCP endpoint answered at this URL: is the URL right?)"
+	}
+	return msg
 }
 
 // Unwrap returns the JSON-RPC error in the body, if any.

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"math"
 	"sort"
 	"sync"
 )
@@ -44,14 +45,11 @@ type streamKey struct{ session, stream string }
 type MemoryEventStoreOption func(*MemoryEventStore)
 
 // WithMaxTotalEventBytes bounds the event data a MemoryEventStore keeps for all sessions
-// together (default 256 MiB); the oldest streams of any session are forgotten first, and
-// resuming them gets 404, as with the per-session bound.
+// together (default 256 MiB; zero means the default, Unlimited no bound, as for every
+// numeric option); the oldest streams of any session are forgotten first, and resuming them
+// gets 404, as with the per-session bound.
 func WithMaxTotalEventBytes(n int) MemoryEventStoreOption {
-	return func(m *MemoryEventStore) {
-		if n > 0 {
-			m.maxTotal = n
-		}
-	}
+	return func(m *MemoryEventStore) { setLimit(&m.maxTotal, n, math.MaxInt>>2) }
 }
 
 type memSession struct {
@@ -71,13 +69,12 @@ type storedEvent struct {
 }
 
 // NewMemoryEventStore returns an in-memory EventStore keeping at most maxBytesPerSession bytes
-// of event data per session (0 means 16 MiB), and at most 256 MiB for all sessions (see
-// WithMaxTotalEventBytes).
+// of event data per session (0 means the default, 16 MiB; Unlimited no bound but the total),
+// and at most 256 MiB for all sessions (see WithMaxTotalEventBytes).
 func NewMemoryEventStore(maxBytesPerSession int, opts ...MemoryEventStoreOption) *MemoryEventStore {
-	if maxBytesPerSession <= 0 {
-		maxBytesPerSession = 16 << 20
-	}
-	m := &MemoryEventStore{maxBytes: maxBytesPerSession, maxTotal: 256 << 20, sessions: make(map[string]*memSession)}
+	perSession := 16 << 20
+	setLimit(&perSession, maxBytesPerSession, math.MaxInt>>2)
+	m := &MemoryEventStore{maxBytes: perSession, maxTotal: 256 << 20, sessions: make(map[string]*memSession)}
 	for _, o := range opts {
 		o(m)
 	}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"google.golang.org/protobuf/proto"
@@ -10,24 +11,40 @@ import (
 
 // protojson's errors name the field only for some kinds of values ("invalid value for int64
 // field big"): a bad timestamp, duration, field mask, map key or Any says what is wrong but not
-// where. errorPath finds where, on the error path only: it decodes the arguments one member at
+// where. failingMember finds where, on the error path only: it decodes the arguments one member at
 // a time, descending into the member that fails, and returns its path in JSON names
 // ("times[0]", "home.point.latitude", "byCode[\"x\"]"), or "" when no single member fails (two
 // members of a oneof, each valid alone).
 
-// errorPath returns the path of the member of args that protojson cannot decode into m's type.
-func errorPath(m protoreflect.Message, args json.RawMessage) string {
-	return failingMember(m, args, "")
+// A member of the wrong JSON kind (a string where the field is a list) gets "expected an
+// array, got a string" rather than protojson's "syntax error … unexpected token".
+
+// argsError describes protojson's err decoding args into m: the failing member's path, then
+// what is wrong with it, in JSON terms when the member has the wrong kind of value.
+func argsError(m protoreflect.Message, args json.RawMessage, err error) string {
+	f := failingMember(m, args, "")
+	switch {
+	case f.path == "":
+		return cleanProtoError(err)
+	case f.reason == "":
+		return f.path + ": " + cleanProtoError(err)
+	}
+	return f.path + ": " + f.reason
 }
 
-func failingMember(m protoreflect.Message, raw json.RawMessage, path string) string {
+// failure is where decoding fails, and why when the value is of the wrong JSON kind.
+type failure struct {
+	path, reason string
+}
+
+func failingMember(m protoreflect.Message, raw json.RawMessage, path string) failure {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) != nil {
-		return ""
+		return failure{}
 	}
 	md := m.Descriptor()
 	if md.ParentFile().Package() == "google.protobuf" {
-		return "" // a well-known type's JSON form is not an object of its fields
+		return failure{} // a well-known type's JSON form is not an object of its fields
 	}
 	for _, k := range sortedKeys(obj) {
 		fd := md.Fields().ByJSONName(k)
@@ -36,66 +53,156 @@ func failingMember(m protoreflect.Message, raw json.RawMessage, path string) str
 		}
 		name := path + k
 		if fd == nil {
-			return name // an unknown field
+			return failure{path: name} // an unknown field
 		}
 		one, _ := json.Marshal(map[string]json.RawMessage{k: obj[k]})
 		if argsUnmarshal.Unmarshal(one, m.New().Interface()) == nil {
 			continue
 		}
-		if inner := failingValue(m, fd, obj[k], name); inner != "" {
+		if r := kindMismatch(fd, obj[k], false); r != "" {
+			return failure{name, r}
+		}
+		if inner := failingValue(m, fd, obj[k], name); inner.path != "" {
 			return inner
 		}
-		return name
+		return failure{path: name}
 	}
-	return ""
+	return failure{}
 }
 
 // failingValue descends into a failing member's value: the list item, map entry or field of a
 // message that fails.
-func failingValue(m protoreflect.Message, fd protoreflect.FieldDescriptor, raw json.RawMessage, path string) string {
+func failingValue(m protoreflect.Message, fd protoreflect.FieldDescriptor, raw json.RawMessage, path string) failure {
 	switch {
 	case fd.IsList():
-		var items []json.RawMessage
-		if json.Unmarshal(raw, &items) != nil {
-			return ""
-		}
-		for i, item := range items {
-			p := path + "[" + strconv.Itoa(i) + "]"
-			if fd.Message() == nil {
-				if !decodes(m, fd, []json.RawMessage{item}) {
-					return p
-				}
-				continue
-			}
-			elem := m.NewField(fd).List().NewElement().Message()
-			if !decodesInto(elem, item) {
-				if inner := failingMember(elem, item, p+"."); inner != "" {
-					return inner
-				}
-				return p
-			}
-		}
+		return failingItem(m, fd, raw, path)
 	case fd.IsMap():
-		var entries map[string]json.RawMessage
-		if json.Unmarshal(raw, &entries) != nil {
-			return ""
-		}
-		for _, k := range sortedKeys(entries) {
-			p := path + "[" + strconv.Quote(k) + "]"
-			if !decodes(m, fd, map[string]json.RawMessage{k: entries[k]}) {
-				if fd.MapValue().Message() != nil {
-					v := m.NewField(fd).Map().NewValue().Message()
-					if inner := failingMember(v, entries[k], p+"."); inner != "" {
-						return inner
-					}
-				}
-				return p
-			}
-		}
+		return failingEntry(m, fd, raw, path)
 	case fd.Message() != nil:
 		return failingMember(m.NewField(fd).Message(), raw, path+".")
 	}
-	return ""
+	return failure{}
+}
+
+// failingItem finds the failing item of a list field's value.
+func failingItem(m protoreflect.Message, fd protoreflect.FieldDescriptor, raw json.RawMessage, path string) failure {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return failure{}
+	}
+	for i, item := range items {
+		p := path + "[" + strconv.Itoa(i) + "]"
+		if fd.Message() == nil {
+			if !decodes(m, fd, []json.RawMessage{item}) {
+				return failure{p, kindMismatch(fd, item, true)}
+			}
+			continue
+		}
+		elem := m.NewField(fd).List().NewElement().Message()
+		if !decodesInto(elem, item) {
+			if r := kindMismatch(fd, item, true); r != "" {
+				return failure{p, r}
+			}
+			if inner := failingMember(elem, item, p+"."); inner.path != "" {
+				return inner
+			}
+			return failure{path: p}
+		}
+	}
+	return failure{}
+}
+
+// failingEntry finds the failing entry of a map field's value.
+func failingEntry(m protoreflect.Message, fd protoreflect.FieldDescriptor, raw json.RawMessage, path string) failure {
+	var entries map[string]json.RawMessage
+	if json.Unmarshal(raw, &entries) != nil {
+		return failure{}
+	}
+	for _, k := range sortedKeys(entries) {
+		p := path + "[" + strconv.Quote(k) + "]"
+		if decodes(m, fd, map[string]json.RawMessage{k: entries[k]}) {
+			continue
+		}
+		if r := kindMismatch(fd.MapValue(), entries[k], false); r != "" {
+			return failure{p, r}
+		}
+		if fd.MapValue().Message() != nil {
+			v := m.NewField(fd).Map().NewValue().Message()
+			if inner := failingMember(v, entries[k], p+"."); inner.path != "" {
+				return inner
+			}
+		}
+		return failure{path: p}
+	}
+	return failure{}
+}
+
+// kindMismatch returns "expected an array, got a string" when raw is of a JSON kind that fd
+// (its list's item, when item) never takes in proto3 JSON, and "" otherwise: the kind fits, or
+// fd is a well-known type whose JSON form this does not judge.
+func kindMismatch(fd protoreflect.FieldDescriptor, raw json.RawMessage, item bool) string {
+	got := jsonKind(raw)
+	if got == "" || got == "null" && !item {
+		return "" // null clears a field; inside a list it is an error protojson words well
+	}
+	var want []string
+	switch {
+	case fd.IsList() && !item:
+		want = []string{"an array"}
+	case fd.IsMap():
+		want = []string{"an object"}
+	case fd.Message() != nil:
+		want = messageKinds(fd.Message())
+	case fd.Kind() == protoreflect.StringKind || fd.Kind() == protoreflect.BytesKind:
+		want = []string{"a string"}
+	case fd.Kind() == protoreflect.BoolKind:
+		want = []string{"a boolean"}
+	case fd.Kind() == protoreflect.EnumKind:
+		want = []string{"a string", "a number"}
+	default: // numbers: protojson takes them quoted too
+		want = []string{"a number", "a string"}
+	}
+	if len(want) == 0 || slices.Contains(want, got) {
+		return ""
+	}
+	return "expected " + want[0] + ", got " + got
+}
+
+// messageKinds is the JSON kinds a message field takes: an object, but for the well-known
+// types with a JSON form of their own.
+func messageKinds(md protoreflect.MessageDescriptor) []string {
+	if md.ParentFile().Package() != "google.protobuf" {
+		return []string{"an object"}
+	}
+	switch md.Name() {
+	case "Timestamp", "Duration", "FieldMask":
+		return []string{"a string"}
+	case "Struct", "Any", "Empty":
+		return []string{"an object"}
+	case "ListValue":
+		return []string{"an array"}
+	}
+	return nil // Value takes anything; a wrapper, its scalar's kinds
+}
+
+// jsonKind names the JSON kind of raw, a valid JSON value, by its first byte.
+func jsonKind(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
 
 // decodes reports whether {fd: v} decodes into m's type.

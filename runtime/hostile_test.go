@@ -198,10 +198,10 @@ func addHardenTools(s *Server, ctl *hardenCtl) {
 		func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 			return &CallToolResult{Content: []Content{TextContent("strict " + string(req.Arguments))}}, nil
 		})
-	AddTool(s, ToolSpec{Name: "forecast", Description: "typed: GetForecastRequest"}, func(ctx context.Context, req *weatherv1.GetForecastRequest) (*weatherv1.GetForecastResponse, error) {
+	AddTypedTool(s, ToolSpec{Name: "forecast", Description: "typed: GetForecastRequest"}, func(ctx context.Context, req *weatherv1.GetForecastRequest) (*weatherv1.GetForecastResponse, error) {
 		return &weatherv1.GetForecastResponse{Place: &weatherv1.Place{Name: req.GetCity()}, Unit: req.GetUnit()}, nil
 	})
-	AddTool(s, ToolSpec{Name: "link", Description: "typed: ResourceLink (int64 size)"}, func(ctx context.Context, req *mcpv1.ResourceLink) (*mcpv1.ResourceLink, error) {
+	AddTypedTool(s, ToolSpec{Name: "link", Description: "typed: ResourceLink (int64 size)"}, func(ctx context.Context, req *mcpv1.ResourceLink) (*mcpv1.ResourceLink, error) {
 		return req, nil
 	})
 	// A resource and a prompt whose results panic while the runtime encodes them, after
@@ -212,7 +212,7 @@ func addHardenTools(s *Server, ctl *hardenCtl) {
 	s.AddPrompt(Prompt{Name: "panic_encode"}, func(ctx context.Context, args map[string]string) (*GetPromptResult, error) {
 		return &GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: Content{Type: "text", Text: "x", Meta: map[string]any{"x": panicMarshaler{}}}}}}, nil
 	})
-	AddTool(s, ToolSpec{Name: "panic_typed", Description: "a typed handler that panics"}, func(ctx context.Context, req *weatherv1.GetForecastRequest) (*weatherv1.GetForecastResponse, error) {
+	AddTypedTool(s, ToolSpec{Name: "panic_typed", Description: "a typed handler that panics"}, func(ctx context.Context, req *weatherv1.GetForecastRequest) (*weatherv1.GetForecastResponse, error) {
 		var p *weatherv1.Place
 		return &weatherv1.GetForecastResponse{Place: &weatherv1.Place{Name: p.Name}}, nil // nil dereference
 	})

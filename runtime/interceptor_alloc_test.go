@@ -41,7 +41,7 @@ func TestObservingInterceptorCostsNoAllocation(t *testing.T) {
 		defer c.Close(ctx)
 		req := &mcpv1.TextContent{Text: "hi"}
 		return testing.AllocsPerRun(200, func() {
-			if _, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", req); err != nil {
+			if _, err := runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "echo", req); err != nil {
 				require.NoError(t, err)
 			}
 		})

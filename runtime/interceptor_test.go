@@ -73,7 +73,7 @@ func only(method string, f func(ctx context.Context, req *runtime.Request, next 
 
 // echoTool is a typed tool that echoes its text, counting its calls.
 func addEcho(s *runtime.Server, calls *atomic.Int64, tr *trail, opts ...runtime.HandlerOption) {
-	runtime.AddTool(s, runtime.ToolSpec{Name: "echo", InputSchema: `{"type":"object","properties":{"text":{"type":"string"}}}`},
+	runtime.AddTypedTool(s, runtime.ToolSpec{Name: "echo", InputSchema: `{"type":"object","properties":{"text":{"type":"string"}}}`},
 		func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 			calls.Add(1)
 			if tr != nil {
@@ -87,7 +87,7 @@ func addEcho(s *runtime.Server, calls *atomic.Int64, tr *trail, opts ...runtime.
 }
 
 func echo(ctx context.Context, c *runtime.Client, text string) (string, error) {
-	out, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", &mcpv1.TextContent{Text: text})
+	out, err := runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "echo", &mcpv1.TextContent{Text: text})
 	return out.GetText(), err
 }
 
@@ -303,7 +303,7 @@ func TestClientInterceptorRetries(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	e := newClientEnv(t)
 	var calls atomic.Int64
-	runtime.AddTool(e.srv, runtime.ToolSpec{Name: "flaky"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+	runtime.AddTypedTool(e.srv, runtime.ToolSpec{Name: "flaky"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		if calls.Add(1) < 3 {
 			return nil, runtime.NewError(runtime.CodeInternalError, "try again")
 		}
@@ -326,7 +326,7 @@ func TestClientInterceptorRetries(t *testing.T) {
 	})
 	c := e.client(t, runtime.WithInterceptors(retry))
 	ctx := testCtx(t)
-	out, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "flaky", &mcpv1.TextContent{})
+	out, err := runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "flaky", &mcpv1.TextContent{})
 	require.NoError(t, err, "flaky")
 	require.Equal(t, "third time", out.GetText(), "flaky")
 	assert.EqualValues(t, 3, calls.Load(), "handler runs")
@@ -351,7 +351,7 @@ func TestClientMetaAndHeadersReachTheServer(t *testing.T) {
 		sync.Mutex
 		traceparent, header, value string
 	}
-	runtime.AddTool(e.srv, runtime.ToolSpec{Name: "look"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+	runtime.AddTypedTool(e.srv, runtime.ToolSpec{Name: "look"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		caller := runtime.CallerFrom(ctx)
 		got.Lock()
 		defer got.Unlock()
@@ -378,7 +378,7 @@ func TestClientMetaAndHeadersReachTheServer(t *testing.T) {
 	c := e.client(t, runtime.WithInterceptors(inject))
 	ctx := testCtx(t)
 	// WithMeta entries and the interceptor's travel together.
-	_, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "look", &mcpv1.TextContent{}, runtime.WithMeta("k", "v"))
+	_, err := runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "look", &mcpv1.TextContent{}, runtime.WithMeta("k", "v"))
 	require.NoError(t, err)
 	got.Lock()
 	defer got.Unlock()

@@ -112,13 +112,6 @@ func (s *Server) stateKey() []byte {
 	return s.modern.key
 }
 
-// WithRequestStateKey sets the key that protects the requestState of InputRequiredResults
-// (HMAC-SHA256). Replicas behind a load balancer must share it, so that a retry reaching
-// another replica is accepted; by default each Server makes its own at random.
-func WithRequestStateKey(key []byte) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.requestStateKey = append([]byte(nil), key...) })
-}
-
 func (s *Server) signState(p *requestStatePayload) string {
 	b, _ := json.Marshal(p)
 	mac := hmac.New(sha256.New, s.stateKey())

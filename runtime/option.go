@@ -2,8 +2,41 @@ package runtime
 
 import (
 	"log/slog"
+	"math"
 	"time"
 )
+
+// Unlimited, given to a numeric or duration option of a Server, a Client or a call, removes
+// its limit, or turns off what it turns on (a keep-alive, a retention). Any negative value
+// means the same. Zero, like leaving the option out, means the option's default. This is the
+// rule of every such option; each one's doc comment gives its default and what Unlimited
+// means for it.
+const Unlimited = -1
+
+// What Unlimited stands for in a config, where zero does not mean "none": limits beyond
+// anything a process reaches, small enough that adding to them cannot overflow.
+const (
+	unlimitedCount    = math.MaxInt32
+	unlimitedBytes    = math.MaxInt64 >> 2
+	unlimitedDuration = time.Duration(math.MaxInt64 >> 2) // 73 years
+)
+
+// setLimit applies the rule of Unlimited: v > 0 sets *dst, 0 keeps the default in *dst, and a
+// negative v sets *dst to unlimited (the config's "no limit").
+func setLimit[T int | int64 | time.Duration](dst *T, v, unlimited T) {
+	switch {
+	case v > 0:
+		*dst = v
+	case v < 0:
+		*dst = unlimited
+	}
+}
+
+// The options of a Server, and those of a Server and a Client alike, are all in this file;
+// a Client's are in client_option.go, a call's (CallOption) in client_call.go. The
+// exceptions are the options of concerns that are packages of their own, or about to be:
+// authorization (WithTokenVerifier, WithOAuth) and
+// the MemoryEventStore's (WithMaxTotalEventBytes), which configure that store, not a Server.
 
 // ServerOption configures a Server.
 type ServerOption interface {
@@ -80,6 +113,14 @@ func (o loggerOption) applyClient(c *clientConfig) {
 	}
 }
 
+// WithEra restricts the protocol eras of a Server or a Client (default EraAuto: both).
+func WithEra(e Era) Option { return eraOption{e} }
+
+type eraOption struct{ e Era }
+
+func (o eraOption) applyServer(c *serverConfig) { c.era = o.e }
+func (o eraOption) applyClient(c *clientConfig) { c.era = o.e }
+
 type serverOptionFunc func(*serverConfig)
 
 func (f serverOptionFunc) applyServer(c *serverConfig) { f(c) }
@@ -98,7 +139,7 @@ type serverConfig struct {
 	maxBodyBytes         int64
 	maxSessions          int
 	maxInflight          int
-	maxBatch             int // WithMaxBatchSize (batch.go)
+	maxBatch             int // 0: no limit
 	maxQueuedEvents      int
 	handlerTimeout       time.Duration
 	callerRequestTimeout time.Duration
@@ -158,75 +199,10 @@ func WithSSEResponses() ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { c.alwaysSSE = true })
 }
 
-// WithSessionIdleTimeout sets how long a session may go unused before it is ended (default
-// 30 minutes; 0 keeps sessions until DELETE or shutdown).
-func WithSessionIdleTimeout(d time.Duration) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.sessionIdleTimeout = d })
-}
-
 // WithEventStore sets where SSE events are kept for resumption (default: an in-memory store,
 // NewMemoryEventStore(0)). nil disables resumption of events already written.
 func WithEventStore(s EventStore) ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { c.eventStore = s })
-}
-
-// WithEventRetention sets how long the events of a stream whose response was written stay in
-// the event store, for a client whose connection died at the very end to resume (default 10s;
-// 0 forgets them at once). The store's own bounds still apply.
-func WithEventRetention(d time.Duration) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.eventRetention = d })
-}
-
-// WithRetryInterval sets the SSE retry: value sent with priming events (default 1s).
-func WithRetryInterval(d time.Duration) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.retryInterval = d })
-}
-
-// WithMaxBodyBytes limits the size of a POST body (default 4 MiB); larger bodies get 413.
-func WithMaxBodyBytes(n int64) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.maxBodyBytes = n })
-}
-
-// WithMaxSessions limits the number of live sessions (default 10000); initialize beyond it
-// gets 503.
-func WithMaxSessions(n int) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.maxSessions = n })
-}
-
-// WithMaxInflight limits the requests one session may have in flight (default 256); beyond
-// it requests get HTTP 429 with a JSON-RPC error.
-func WithMaxInflight(n int) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.maxInflight = n })
-}
-
-// WithMaxQueuedEvents limits the events one stream may hold for a client that is not reading
-// (default 10000). A handler whose message does not fit gets an error; nothing is dropped
-// silently.
-func WithMaxQueuedEvents(n int) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.maxQueuedEvents = n })
-}
-
-// WithHandlerTimeout bounds every request handler (default 10 minutes; 0 for none). Requests
-// that start close together share one deadline timer, so a handler's deadline is its start
-// plus d, rounded up by at most a 64th of d.
-func WithHandlerTimeout(d time.Duration) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.handlerTimeout = d })
-}
-
-// WithCallerRequestTimeout bounds the requests a handler sends back to its caller through
-// Caller (CreateMessage, Elicit, ListRoots, Ping) when the handler's context has no earlier
-// deadline (default 5 minutes).
-func WithCallerRequestTimeout(d time.Duration) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.callerRequestTimeout = d })
-}
-
-// WithPageSize sets how many items list methods return per page (default 100).
-func WithPageSize(n int) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) {
-		if n > 0 {
-			c.pageSize = n
-		}
-	})
 }
 
 // WithCompletionHandler enables completion/complete (and the completions capability).
@@ -234,15 +210,179 @@ func WithCompletionHandler(h CompletionHandler) ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { c.completion = h })
 }
 
-// WithKeepAlive makes the server send an SSE comment on idle GET streams at this interval,
-// so that proxies do not cut them (default off).
-func WithKeepAlive(d time.Duration) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.keepAlive = d })
+// WithSubscribeHandler makes resources/subscribe ask h before recording a subscription. By
+// default any URI is accepted, within the session's state budget.
+func WithSubscribeHandler(h SubscribeHandler) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.subscribe = h })
 }
 
-// WithWriteTimeout bounds each write to a client (default 1 minute; 0 for none). A client that
-// stops reading for that long loses its connection instead of holding a goroutine and its
-// events forever; it can resume the stream with GET and Last-Event-ID.
+// WithAllowedOrigins adds origins (e.g. "https://app.example.com") that may call the server
+// from a browser. Loopback origins are always allowed.
+func WithAllowedOrigins(origins ...string) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.allowedOrigins = append(c.allowedOrigins, origins...) })
+}
+
+// WithAllowedHosts adds Host header values (host or host:port) the server answers to besides
+// loopback names. Needed when the server is reached by a DNS name or a non-loopback address.
+func WithAllowedHosts(hosts ...string) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.allowedHosts = append(c.allowedHosts, hosts...) })
+}
+
+// WithoutDNSRebindingProtection turns off the Origin and Host checks. Only do this behind a
+// proxy that performs them, or with real authentication in front of the server.
+func WithoutDNSRebindingProtection() ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.dnsRebinding = false })
+}
+
+// WithRequestStateKey sets the key that protects the requestState of InputRequiredResults
+// (HMAC-SHA256). Replicas behind a load balancer must share it, so that a retry reaching
+// another replica is accepted; by default each Server makes its own at random.
+func WithRequestStateKey(key []byte) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.requestStateKey = append([]byte(nil), key...) })
+}
+
+// WithSessionStore makes the server keep its 2025-11-25 sessions in store, shared with other
+// replicas, besides its own memory. It takes effect together with WithBus and a
+// SharedEventStore given to WithEventStore: a replica set needs all three.
+func WithSessionStore(store SessionStore) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.sessionStore = store })
+}
+
+// WithBus connects the server to the other replicas of its service (see SessionStore).
+func WithBus(bus Bus) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.bus = bus })
+}
+
+// WithReplicaID names this replica on the Bus (default: a random ID, new at each start). Each
+// live replica must have its own; its request streams' event IDs start with it.
+func WithReplicaID(id string) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.replicaID = id })
+}
+
+// The numeric and duration options of a Server. Zero (or leaving the option out) means the
+// default; Unlimited (any negative value) means no limit, or off (see Unlimited).
+
+// WithSessionIdleTimeout sets how long a session may go unused before it is ended (default
+// 30 minutes; Unlimited: sessions last until DELETE or shutdown).
+func WithSessionIdleTimeout(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.sessionIdleTimeout, d, 0) })
+}
+
+// WithHandshakeTimeout sets how long a session may go without any message after initialize's
+// answer before it is ended (default 10 s; Unlimited: only the idle timeout applies). A
+// client that follows the lifecycle sends notifications/initialized at once.
+func WithHandshakeTimeout(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.handshakeTimeout, d, 0) })
+}
+
+// WithEventRetention sets how long the events of a stream whose response was written stay in
+// the event store, for a client whose connection died at the very end to resume (default 10 s;
+// Unlimited turns retention off: they are forgotten at once). The store's own bounds still
+// apply.
+func WithEventRetention(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.eventRetention, d, 0) })
+}
+
+// WithRetryInterval sets the SSE retry: value sent with priming events (default 1 s). It is
+// no limit and cannot be turned off: Unlimited, like zero, means the default.
+func WithRetryInterval(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.retryInterval, d, c.retryInterval) })
+}
+
+// WithMaxBodyBytes limits the size of a POST body, and of a line over stdio (default 4 MiB;
+// Unlimited: no limit); larger bodies get 413.
+func WithMaxBodyBytes(n int64) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxBodyBytes, n, unlimitedBytes) })
+}
+
+// WithBodyReadTimeout bounds how long the server waits for a POST body to arrive in full
+// (default 30 s; Unlimited: no bound of the runtime's own). A body still incomplete then gets
+// 408 and the connection is closed.
+func WithBodyReadTimeout(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.bodyReadTimeout, d, 0) })
+}
+
+// WithMaxSessions limits the number of live sessions (default 10000; Unlimited: no limit);
+// initialize beyond it gets 503.
+func WithMaxSessions(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxSessions, n, unlimitedCount) })
+}
+
+// WithMaxInflight limits the requests one session may have in flight (default 256;
+// Unlimited: no limit); beyond it requests get HTTP 429 with a JSON-RPC error.
+func WithMaxInflight(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxInflight, n, unlimitedCount) })
+}
+
+// WithMaxBatchSize limits the messages of one JSON-RPC batch (default DefaultMaxBatchSize;
+// Unlimited: no limit); a larger batch is refused whole with HTTP 400 and a JSON-RPC error
+// saying the limit. Its bytes are bounded by WithMaxBodyBytes, like any POST body. Batches are
+// accepted only on sessions that negotiated protocol version 2025-03-26.
+func WithMaxBatchSize(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxBatch, n, 0) })
+}
+
+// WithMaxQueuedEvents limits the events one stream may hold for a client that is not reading
+// (default 10000; Unlimited: no limit but the session's budget). A handler whose message does
+// not fit gets an error; nothing is dropped silently.
+func WithMaxQueuedEvents(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxQueuedEvents, n, unlimitedCount) })
+}
+
+// WithHandlerTimeout bounds every request handler (default 10 minutes; Unlimited: no bound).
+// Requests that start close together share one deadline timer, so a handler's deadline is its
+// start plus d, rounded up by at most a 64th of d.
+func WithHandlerTimeout(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.handlerTimeout, d, 0) })
+}
+
+// WithCallerRequestTimeout bounds the requests a handler sends back to its caller through
+// Caller (CreateMessage, Elicit, ListRoots, Ping) when the handler's context has no earlier
+// deadline (default 5 minutes; Unlimited: no bound but the handler's).
+func WithCallerRequestTimeout(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.callerRequestTimeout, d, 0) })
+}
+
+// WithPageSize sets how many items list methods return per page (default 100; Unlimited:
+// every item on one page).
+func WithPageSize(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.pageSize, n, unlimitedCount) })
+}
+
+// WithKeepAlive makes the server send an SSE comment on idle GET streams at this interval,
+// so that proxies do not cut them (default off; Unlimited: off).
+func WithKeepAlive(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.keepAlive, d, 0) })
+}
+
+// WithWriteTimeout bounds each write to a client (default 1 minute; Unlimited: no bound). A
+// client that stops reading for that long loses its connection instead of holding a goroutine
+// and its events forever; it can resume the stream with GET and Last-Event-ID.
 func WithWriteTimeout(d time.Duration) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.writeTimeout = d })
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.writeTimeout, d, 0) })
+}
+
+// WithSessionBudget sets how many bytes one session may make the server hold (default 64 MiB;
+// Unlimited: no limit but the server's): its state, the params of its requests in flight, and
+// the events queued for it. At the limit a new request gets HTTP 429 with a JSON-RPC error, a
+// handler's notification or request fails with an error (logged), and a response whose client
+// went away is dropped (the stream then cannot be resumed); a response whose client is
+// connected always goes out.
+func WithSessionBudget(n int64) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.sessionBudget, n, unlimitedBytes) })
+}
+
+// WithServerBudget sets how many bytes all sessions together may make the server hold
+// (default 1 GiB; Unlimited: no limit), counted as WithSessionBudget counts them. At the limit
+// initialize gets 503, and every session meets the limits WithSessionBudget describes.
+func WithServerBudget(n int64) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.serverBudget, n, unlimitedBytes) })
+}
+
+// WithMaxSessionState bounds what a session keeps for its whole life (default 64 KiB;
+// Unlimited: no limit but the session's budget): the clientInfo of initialize, and its
+// resource subscriptions. An initialize over it gets 400 with -32602; a subscription over it
+// gets -32602.
+func WithMaxSessionState(n int64) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxSessionState, n, unlimitedBytes) })
 }

@@ -71,21 +71,3 @@ func isLoopbackHost(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
-
-// WithAllowedOrigins adds origins (e.g. "https://app.example.com") that may call the server
-// from a browser. Loopback origins are always allowed.
-func WithAllowedOrigins(origins ...string) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.allowedOrigins = append(c.allowedOrigins, origins...) })
-}
-
-// WithAllowedHosts adds Host header values (host or host:port) the server answers to besides
-// loopback names. Needed when the server is reached by a DNS name or a non-loopback address.
-func WithAllowedHosts(hosts ...string) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.allowedHosts = append(c.allowedHosts, hosts...) })
-}
-
-// WithoutDNSRebindingProtection turns off the Origin and Host checks. Only do this behind a
-// proxy that performs them, or with real authentication in front of the server.
-func WithoutDNSRebindingProtection() ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.dnsRebinding = false })
-}

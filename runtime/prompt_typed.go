@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -30,13 +31,13 @@ type PromptSpec struct {
 	Validate func(proto.Message) error
 }
 
-// AddPrompt adds a typed prompt: the arguments of prompts/get (strings on the wire) are
+// AddTypedPrompt adds a typed prompt: the arguments of prompts/get (strings on the wire) are
 // decoded into a new Req, field by field by JSON or proto name (an enum argument takes the
 // value's name, a bool "true" or "false", a number its decimal text), and the handler's
 // *mcpv1.PromptResult is sent as the GetPromptResult. An unknown or malformed argument is an
 // invalid-params error naming it. Interceptors given in opts wrap this prompt's prompts/get
 // requests, as for Server.AddPrompt. Generated Register functions call this once per prompt.
-func AddPrompt[Req any, PReq interface {
+func AddTypedPrompt[Req any, PReq interface {
 	*Req
 	proto.Message
 }](s *Server, spec PromptSpec, h func(context.Context, PReq) (*mcpv1.PromptResult, error), opts ...HandlerOption) {
@@ -64,11 +65,11 @@ func AddPrompt[Req any, PReq interface {
 	}, complete, opts)
 }
 
-// GetPrompt renders a prompt with a protobuf request as its arguments: each set field becomes
+// GetTypedPrompt renders a prompt with a protobuf request as its arguments: each set field becomes
 // one string argument, by JSON name (enums by value name, numbers and bools as their JSON
 // text). Generated clients call it once per prompt; opts apply as to a tool call (WithTimeout,
 // WithMeta, WithProgress).
-func GetPrompt(ctx context.Context, c *Client, name string, req proto.Message, opts ...CallOption) (*mcpv1.PromptResult, error) {
+func GetTypedPrompt(ctx context.Context, c *Client, name string, req proto.Message, opts ...CallOption) (*mcpv1.PromptResult, error) {
 	args, err := messageToStrings(req)
 	if err != nil {
 		return nil, fmt.Errorf("mcp prompts/get %s: encode arguments: %w", name, err)
@@ -151,10 +152,7 @@ func stringsToMessage(args map[string]string, msg proto.Message) error {
 	}
 	buf = append(buf, '}')
 	if err := argsUnmarshal.Unmarshal(buf, msg); err != nil {
-		if path := errorPath(msg.ProtoReflect(), buf); path != "" {
-			return fmt.Errorf("%s: %s", path, cleanProtoError(err))
-		}
-		return fmt.Errorf("%s", cleanProtoError(err))
+		return errors.New(argsError(msg.ProtoReflect(), buf, err))
 	}
 	return nil
 }

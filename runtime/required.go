@@ -47,72 +47,92 @@ func planFor(md protoreflect.MessageDescriptor) *requiredPlan {
 	}
 	// Every message type reachable from md, then the rules reachable from each, to a fixed
 	// point: recursive types reach themselves.
-	plans := map[protoreflect.FullName]*requiredPlan{}
-	descs := map[protoreflect.FullName]protoreflect.MessageDescriptor{}
-	var collect func(m protoreflect.MessageDescriptor)
-	collect = func(m protoreflect.MessageDescriptor) {
-		if _, ok := plans[m.FullName()]; ok {
-			return
-		}
-		p := &requiredPlan{}
-		plans[m.FullName()], descs[m.FullName()] = p, m
-		if m.ParentFile().Package() == "google.protobuf" {
-			return // well-known types: their JSON forms have no required members
-		}
-		fields := m.Fields()
-		for i := 0; i < fields.Len(); i++ {
-			fd := fields.Get(i)
-			if fieldrules.Required(fd) {
-				p.required = append(p.required, fd)
-				p.fills = p.fills || implicitScalar(fd)
-			}
-			if c := fieldMessage(fd); c != nil {
-				collect(c)
-			}
-		}
-	}
-	collect(md)
-	rules := map[protoreflect.FullName]bool{}
-	for name, p := range plans {
-		rules[name] = len(p.required) > 0
-	}
-	for changed := true; changed; {
-		changed = false
-		for name, p := range plans {
-			if descs[name].ParentFile().Package() == "google.protobuf" {
-				continue
-			}
-			fields := descs[name].Fields()
-			for i := 0; i < fields.Len(); i++ {
-				c := fieldMessage(fields.Get(i))
-				if c == nil {
-					continue
-				}
-				if rules[c.FullName()] && !rules[name] {
-					rules[name], changed = true, true
-				}
-				if plans[c.FullName()].fills && !p.fills {
-					p.fills, changed = true, true
-				}
-			}
-		}
-	}
-	for name, p := range plans {
-		if descs[name].ParentFile().Package() == "google.protobuf" {
-			continue
-		}
-		fields := descs[name].Fields()
-		for i := 0; i < fields.Len(); i++ {
-			if c := fieldMessage(fields.Get(i)); c != nil && rules[c.FullName()] {
-				p.children = append(p.children, fields.Get(i))
-			}
-		}
-	}
-	for name, p := range plans {
+	ps := planSet{plans: map[protoreflect.FullName]*requiredPlan{}, descs: map[protoreflect.FullName]protoreflect.MessageDescriptor{}}
+	ps.collect(md)
+	ps.addChildren(ps.propagate())
+	for name, p := range ps.plans {
 		requiredPlans.LoadOrStore(name, p)
 	}
 	p, _ := requiredPlans.Load(md.FullName())
 	return p.(*requiredPlan)
+}
+
+// planSet is the plans of the message types reachable from one, while planFor makes them.
+type planSet struct {
+	plans map[protoreflect.FullName]*requiredPlan
+	descs map[protoreflect.FullName]protoreflect.MessageDescriptor
+}
+
+// collect adds m and every message type reachable from it, each with its required fields.
+func (ps *planSet) collect(m protoreflect.MessageDescriptor) {
+	if _, ok := ps.plans[m.FullName()]; ok {
+		return
+	}
+	p := &requiredPlan{}
+	ps.plans[m.FullName()], ps.descs[m.FullName()] = p, m
+	if m.ParentFile().Package() == "google.protobuf" {
+		return // well-known types: their JSON forms have no required members
+	}
+	fields := m.Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if fieldrules.Required(fd) {
+			p.required = append(p.required, fd)
+			p.fills = p.fills || implicitScalar(fd)
+		}
+		if c := fieldMessage(fd); c != nil {
+			ps.collect(c)
+		}
+	}
+}
+
+// messageFields calls fn with each message-typed field (map values included) of the type
+// name, and the message type of its values; none for a well-known type.
+func (ps *planSet) messageFields(name protoreflect.FullName, fn func(fd protoreflect.FieldDescriptor, c protoreflect.MessageDescriptor)) {
+	md := ps.descs[name]
+	if md.ParentFile().Package() == "google.protobuf" {
+		return
+	}
+	fields := md.Fields()
+	for i := 0; i < fields.Len(); i++ {
+		if c := fieldMessage(fields.Get(i)); c != nil {
+			fn(fields.Get(i), c)
+		}
+	}
+}
+
+// propagate returns which types have rules at any depth, and marks the plans that reach a
+// required implicit-presence field (fills), repeating until nothing changes.
+func (ps *planSet) propagate() map[protoreflect.FullName]bool {
+	rules := map[protoreflect.FullName]bool{}
+	for name, p := range ps.plans {
+		rules[name] = len(p.required) > 0
+	}
+	for changed := true; changed; {
+		changed = false
+		for name, p := range ps.plans {
+			ps.messageFields(name, func(_ protoreflect.FieldDescriptor, c protoreflect.MessageDescriptor) {
+				if rules[c.FullName()] && !rules[name] {
+					rules[name], changed = true, true
+				}
+				if ps.plans[c.FullName()].fills && !p.fills {
+					p.fills, changed = true, true
+				}
+			})
+		}
+	}
+	return rules
+}
+
+// addChildren lists, in each plan, the message fields whose types have rules.
+func (ps *planSet) addChildren(rules map[protoreflect.FullName]bool) {
+	for name, p := range ps.plans {
+		ps.messageFields(name, func(fd protoreflect.FieldDescriptor, c protoreflect.MessageDescriptor) {
+			if rules[c.FullName()] {
+				p.children = append(p.children, fd)
+			}
+		})
+	}
 }
 
 // fieldMessage is the message type of a field's values (its map values, for a map), or nil.
@@ -149,70 +169,85 @@ func checkObject(p *requiredPlan, md protoreflect.MessageDescriptor, raw json.Ra
 	if len(raw) > 0 && json.Unmarshal(raw, &obj) != nil {
 		return // not an object: protojson has already reported it
 	}
-	lookup := func(fd protoreflect.FieldDescriptor) (json.RawMessage, bool) {
-		v, ok := obj[fd.JSONName()]
-		if !ok {
-			v, ok = obj[string(fd.Name())]
-		}
-		if ok && string(bytes.TrimSpace(v)) == "null" {
-			return nil, false
-		}
-		return v, ok
-	}
 	for _, fd := range p.required {
 		name := path + fd.JSONName()
-		v, ok := lookup(fd)
-		switch {
-		case !ok:
+		v, ok := memberOf(obj, fd)
+		if !ok {
 			*missing = append(*missing, strconv.Quote(name))
-		case fd.IsList():
-			var items []json.RawMessage
-			if json.Unmarshal(v, &items) == nil && len(items) == 0 {
-				*problems = append(*problems, fmt.Sprintf("required field %q must have at least one item", name))
-			}
-		case fd.IsMap():
-			var entries map[string]json.RawMessage
-			if json.Unmarshal(v, &entries) == nil && len(entries) == 0 {
-				*problems = append(*problems, fmt.Sprintf("required field %q must have at least one entry", name))
-			}
-		case fd.Enum() != nil && fieldrules.PlaceholderZero(fd.Enum()):
-			zero := fd.Enum().Values().ByNumber(0)
-			var s string
-			var n json.Number
-			if (json.Unmarshal(v, &s) == nil && s == string(zero.Name())) ||
-				(json.Unmarshal(v, &n) == nil && n.String() == "0") {
-				*problems = append(*problems, fmt.Sprintf("required field %q must not be %s, the placeholder for no value", name, zero.Name()))
-			}
+		} else if problem := requiredProblem(fd, v); problem != "" {
+			*problems = append(*problems, fmt.Sprintf("required field %q %s", name, problem))
 		}
 	}
 	for _, fd := range p.children {
-		v, ok := lookup(fd)
-		if !ok {
-			continue
+		if v, ok := memberOf(obj, fd); ok {
+			checkChild(fd, v, path+fd.JSONName(), missing, problems)
 		}
-		m := fieldMessage(fd)
-		cp := planFor(m)
-		name := path + fd.JSONName()
-		switch {
-		case fd.IsList():
-			var items []json.RawMessage
-			if json.Unmarshal(v, &items) != nil {
-				continue
-			}
-			for i, item := range items {
-				checkObject(cp, m, item, name+"["+strconv.Itoa(i)+"].", missing, problems)
-			}
-		case fd.IsMap():
-			var entries map[string]json.RawMessage
-			if json.Unmarshal(v, &entries) != nil {
-				continue
-			}
-			for _, k := range sortedKeys(entries) {
-				checkObject(cp, m, entries[k], name+"["+strconv.Quote(k)+"].", missing, problems)
-			}
-		default:
-			checkObject(cp, m, v, name+".", missing, problems)
+	}
+}
+
+// memberOf returns the member of obj that holds fd, under either name protojson accepts; a
+// null one is absent.
+func memberOf(obj map[string]json.RawMessage, fd protoreflect.FieldDescriptor) (json.RawMessage, bool) {
+	v, ok := obj[fd.JSONName()]
+	if !ok {
+		v, ok = obj[string(fd.Name())]
+	}
+	if ok && string(bytes.TrimSpace(v)) == "null" {
+		return nil, false
+	}
+	return v, ok
+}
+
+// requiredProblem says what is wrong with v, the value of a required field that is present:
+// an empty list or map, or an enum's placeholder for no value; "" when nothing is.
+func requiredProblem(fd protoreflect.FieldDescriptor, v json.RawMessage) string {
+	switch {
+	case fd.IsList():
+		var items []json.RawMessage
+		if json.Unmarshal(v, &items) == nil && len(items) == 0 {
+			return "must have at least one item"
 		}
+	case fd.IsMap():
+		var entries map[string]json.RawMessage
+		if json.Unmarshal(v, &entries) == nil && len(entries) == 0 {
+			return "must have at least one entry"
+		}
+	case fd.Enum() != nil && fieldrules.PlaceholderZero(fd.Enum()):
+		zero := fd.Enum().Values().ByNumber(0)
+		var s string
+		var n json.Number
+		if (json.Unmarshal(v, &s) == nil && s == string(zero.Name())) ||
+			(json.Unmarshal(v, &n) == nil && n.String() == "0") {
+			return "must not be " + string(zero.Name()) + ", the placeholder for no value"
+		}
+	}
+	return ""
+}
+
+// checkChild checks the message (or the list items, or map values) that v, the value of the
+// message field fd at path name, holds.
+func checkChild(fd protoreflect.FieldDescriptor, v json.RawMessage, name string, missing, problems *[]string) {
+	m := fieldMessage(fd)
+	cp := planFor(m)
+	switch {
+	case fd.IsList():
+		var items []json.RawMessage
+		if json.Unmarshal(v, &items) != nil {
+			return
+		}
+		for i, item := range items {
+			checkObject(cp, m, item, name+"["+strconv.Itoa(i)+"].", missing, problems)
+		}
+	case fd.IsMap():
+		var entries map[string]json.RawMessage
+		if json.Unmarshal(v, &entries) != nil {
+			return
+		}
+		for _, k := range sortedKeys(entries) {
+			checkObject(cp, m, entries[k], name+"["+strconv.Quote(k)+"].", missing, problems)
+		}
+	default:
+		checkObject(cp, m, v, name+".", missing, problems)
 	}
 }
 

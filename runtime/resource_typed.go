@@ -37,7 +37,7 @@ type ResourceSpec struct {
 	Validate func(proto.Message) error
 }
 
-// AddResource adds a typed resource template (spec.URITemplate) or fixed resource
+// AddTypedResource adds a typed resource template (spec.URITemplate) or fixed resource
 // (spec.URI). A resources/read of a URI that matches the template is decoded into a new Req:
 // each variable, percent-decoded, sets the field of that proto or JSON name, as a prompt
 // argument does. The handler's response is sent as it is when it is an *mcpv1.ResourceResult
@@ -45,7 +45,7 @@ type ResourceSpec struct {
 // content holding its protojson encoding, with spec.MIMEType (default application/json).
 // Interceptors given in opts wrap the reads, as for Server.AddResourceTemplate. Generated
 // Register functions call this once per resource rpc.
-func AddResource[Req any, Res proto.Message, PReq interface {
+func AddTypedResource[Req any, Res proto.Message, PReq interface {
 	*Req
 	proto.Message
 }](s *Server, spec ResourceSpec, h func(context.Context, PReq) (Res, error), opts ...HandlerOption) {
@@ -98,12 +98,12 @@ func AddResource[Req any, Res proto.Message, PReq interface {
 	s.addResourceTemplate(t, read, complete, opts)
 }
 
-// ReadResource reads the resource that uriTemplate and req name (each {var} replaced by the
+// ReadTypedResource reads the resource that uriTemplate and req name (each {var} replaced by the
 // field of that name, percent-encoded) and decodes it into a new Res: an *mcpv1.ResourceResult
 // gets the contents as they are; any other message is decoded from the first text content
 // with protojson. Generated clients call it once per resource rpc; for a fixed resource,
 // uriTemplate is its URI and req nil. opts apply as to a tool call (WithTimeout, WithMeta).
-func ReadResource[Res any, PRes interface {
+func ReadTypedResource[Res any, PRes interface {
 	*Res
 	proto.Message
 }](ctx context.Context, c *Client, uriTemplate string, req proto.Message, opts ...CallOption) (PRes, error) {

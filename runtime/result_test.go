@@ -55,7 +55,7 @@ func TestMessageResultEncoding(t *testing.T) {
 func TestPooledResultsUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	s := NewServer(Implementation{Name: "pool", Version: "1"})
-	AddTool(s, ToolSpec{Name: "echo", InputSchema: `{"type":"object"}`, OutputSchema: `{"type":"object"}`},
+	AddTypedTool(s, ToolSpec{Name: "echo", InputSchema: `{"type":"object"}`, OutputSchema: `{"type":"object"}`},
 		func(_ context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 			return &mcpv1.TextContent{Text: strings.Repeat(in.GetText(), len(in.GetText()))}, nil
 		})
@@ -71,7 +71,7 @@ func TestPooledResultsUnderConcurrency(t *testing.T) {
 		wg.Go(func() {
 			for i := range 40 {
 				text := strings.Repeat(string(rune('a'+w)), 1+(i*7+w*13)%90)
-				res, err := CallTool[mcpv1.TextContent](ctx, c, "echo", &mcpv1.TextContent{Text: text})
+				res, err := CallTypedTool[mcpv1.TextContent](ctx, c, "echo", &mcpv1.TextContent{Text: text})
 				want := strings.Repeat(text, len(text))
 				if err != nil || res.GetText() != want {
 					errs <- fmt.Errorf("caller %d call %d: got %.40q (%v), want %.40q", w, i, res.GetText(), err, want)

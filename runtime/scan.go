@@ -18,80 +18,50 @@ import (
 
 // scanCallToolParams extracts name, arguments (a sub-slice of params) and _meta.
 func scanCallToolParams(params []byte) (p CallToolParams, ok bool) {
-	i := jsonscan.SkipSpace(params, 0)
-	if i >= len(params) || params[i] != '{' {
-		return p, false
-	}
-	i = jsonscan.SkipSpace(params, i+1)
-	if i < len(params) && params[i] == '}' {
-		return p, true
-	}
-	for i < len(params) {
-		if params[i] != '"' {
-			return p, false
-		}
-		kEnd := jsonscan.StringEnd(params, i)
-		if kEnd < 0 {
-			return p, false
-		}
-		key := params[i+1 : kEnd-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return p, false
-		}
-		i = jsonscan.SkipSpace(params, kEnd)
-		if i >= len(params) || params[i] != ':' {
-			return p, false
-		}
-		i = jsonscan.SkipSpace(params, i+1)
-		vEnd := jsonscan.ValueEnd(params, i)
-		if vEnd < 0 {
-			return p, false
-		}
-		val := params[i:vEnd]
-		switch string(key) {
-		case "name":
-			if val[0] != '"' {
-				return p, false
-			}
-			if bytes.IndexByte(val, '\\') >= 0 || !utf8.Valid(val) {
-				// Escapes, or bytes encoding/json would replace with U+FFFD.
-				var name string // declared here: only this rare path moves it to the heap
-				if json.Unmarshal(val, &name) != nil {
-					return p, false
-				}
-				p.Name = name
-			} else {
-				p.Name = string(val[1 : len(val)-1])
-			}
-		case "arguments":
-			if string(val) == "null" {
-				p.Arguments = nil
-			} else {
-				p.Arguments = val
-			}
-		case "_meta":
-			// Decoded once, by runHandler (requestMeta), for every method: not again here.
-		default:
-			// encoding/json matches field names without regard to case.
-			k := string(key)
-			if strings.EqualFold(k, "name") || strings.EqualFold(k, "arguments") || strings.EqualFold(k, "_meta") {
-				return p, false
-			}
-		}
-		i = jsonscan.SkipSpace(params, vEnd)
-		if i >= len(params) {
-			return p, false
-		}
-		switch params[i] {
-		case ',':
-			i = jsonscan.SkipSpace(params, i+1)
-		case '}':
-			return p, true
-		default:
+	i := jsonscan.FirstMember(params)
+	for i >= 0 {
+		var key, val []byte
+		if key, val, i = jsonscan.NextMember(params, i); i == jsonscan.Bad || !p.scanMember(key, val) {
 			return p, false
 		}
 	}
-	return p, false
+	return p, i == jsonscan.End
+}
+
+// scanMember takes one member of tools/call params into p; false gives up.
+func (p *CallToolParams) scanMember(key, val []byte) bool {
+	if jsonscan.HasEscape(key) {
+		return false
+	}
+	switch string(key) {
+	case "name":
+		if val[0] != '"' {
+			return false
+		}
+		if bytes.IndexByte(val, '\\') >= 0 || !utf8.Valid(val) {
+			// Escapes, or bytes encoding/json would replace with U+FFFD.
+			var name string // declared here: only this rare path moves it to the heap
+			if json.Unmarshal(val, &name) != nil {
+				return false
+			}
+			p.Name = name
+		} else {
+			p.Name = string(val[1 : len(val)-1])
+		}
+	case "arguments":
+		if string(val) == "null" {
+			p.Arguments = nil
+		} else {
+			p.Arguments = val
+		}
+	case "_meta":
+		// Decoded once, by runHandler (requestMeta), for every method: not again here.
+	default:
+		// encoding/json matches field names without regard to case.
+		k := string(key)
+		return !strings.EqualFold(k, "name") && !strings.EqualFold(k, "arguments") && !strings.EqualFold(k, "_meta")
+	}
+	return true
 }
 
 // scanMessage decodes a JSON-RPC envelope without encoding/json's reflection, checking that
@@ -102,87 +72,21 @@ func scanCallToolParams(params []byte) (p CallToolParams, ok bool) {
 // decodes with encoding/json, whose behaviour and error messages then apply. params and result
 // are sub-slices of data, not copies.
 func scanMessage(data []byte) (*wireMessage, bool) {
-	i := jsonscan.SkipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return nil, false
-	}
+	i := jsonscan.FirstMember(data)
 	// One allocation for the message and its ID.
 	sm := new(struct {
 		m  wireMessage
 		id ID
 	})
-	m := &sm.m
 	var seen [len(envelopeMembers)]bool
-	i = jsonscan.SkipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return m, jsonscan.SkipSpace(data, i+1) == len(data)
-	}
-	for i < len(data) {
-		if data[i] != '"' {
+	for i >= 0 {
+		var key, val []byte
+		if key, val, i = jsonscan.NextValidMember(data, i); i == jsonscan.Bad {
 			return nil, false
 		}
-		kEnd := jsonscan.ValidStringEnd(data, i)
-		if kEnd < 0 {
+		member, ok := sm.m.scanMember(key, val, &sm.id)
+		if !ok {
 			return nil, false
-		}
-		key := data[i+1 : kEnd-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return nil, false
-		}
-		i = jsonscan.SkipSpace(data, kEnd)
-		if i >= len(data) || data[i] != ':' {
-			return nil, false
-		}
-		i = jsonscan.SkipSpace(data, i+1)
-		vEnd := jsonscan.ValidValueEnd(data, i)
-		if vEnd < 0 {
-			return nil, false
-		}
-		val := data[i:vEnd]
-		member := -1
-		switch string(key) {
-		case "jsonrpc":
-			member = 0
-			if val[0] != '"' || bytes.IndexByte(val, '\\') >= 0 {
-				return nil, false
-			}
-			if s := val[1 : len(val)-1]; string(s) == jsonrpcVersion {
-				m.JSONRPC = jsonrpcVersion
-			} else {
-				m.JSONRPC = string(s)
-			}
-		case "id":
-			member = 1
-			switch {
-			case val[0] == '"':
-				// ID.UnmarshalJSON keeps a string's JSON text as it came, escapes included.
-			case val[0] == '-' || val[0] >= '0' && val[0] <= '9':
-				if !jsonscan.IsInt64(val) {
-					return nil, false
-				}
-			default: // null, or not an ID: encoding/json's path words the error
-				return nil, false
-			}
-			sm.id.raw = string(val)
-			m.ID = &sm.id
-		case "method":
-			member = 2
-			if val[0] != '"' || bytes.IndexByte(val, '\\') >= 0 {
-				return nil, false
-			}
-			m.Method = internMethod(val[1 : len(val)-1])
-		case "params":
-			member = 3
-			m.Params = val[:len(val):len(val)]
-		case "result":
-			member = 4
-			m.Result = val[:len(val):len(val)]
-		default:
-			for _, em := range envelopeMembers {
-				if bytes.EqualFold(key, em) {
-					return nil, false // "error", or a member in another case
-				}
-			}
 		}
 		if member >= 0 {
 			if seen[member] {
@@ -190,23 +94,69 @@ func scanMessage(data []byte) (*wireMessage, bool) {
 			}
 			seen[member] = true
 		}
-		i = jsonscan.SkipSpace(data, vEnd)
-		if i >= len(data) {
-			return nil, false
+	}
+	if i != jsonscan.End {
+		return nil, false
+	}
+	return &sm.m, true
+}
+
+// scanMember takes one member of a JSON-RPC envelope into m (its ID into id), and returns
+// which of envelopeMembers it is (-1 for another); false gives up.
+func (m *wireMessage) scanMember(key, val []byte, id *ID) (member int, ok bool) {
+	if jsonscan.HasEscape(key) {
+		return -1, false
+	}
+	switch string(key) {
+	case "jsonrpc":
+		if val[0] != '"' || bytes.IndexByte(val, '\\') >= 0 {
+			return 0, false
 		}
-		switch data[i] {
-		case ',':
-			i = jsonscan.SkipSpace(data, i+1)
-		case '}':
-			if jsonscan.SkipSpace(data, i+1) != len(data) {
-				return nil, false // more than one value
-			}
-			return m, true
-		default:
-			return nil, false
+		if s := val[1 : len(val)-1]; string(s) == jsonrpcVersion {
+			m.JSONRPC = jsonrpcVersion
+		} else {
+			m.JSONRPC = string(s)
+		}
+		return 0, true
+	case "id":
+		if !scannableID(val) {
+			return 1, false
+		}
+		id.raw = string(val)
+		m.ID = id
+		return 1, true
+	case "method":
+		if val[0] != '"' || bytes.IndexByte(val, '\\') >= 0 {
+			return 2, false
+		}
+		m.Method = internMethod(val[1 : len(val)-1])
+		return 2, true
+	case "params":
+		m.Params = val[:len(val):len(val)]
+		return 3, true
+	case "result":
+		m.Result = val[:len(val):len(val)]
+		return 4, true
+	}
+	for _, em := range envelopeMembers {
+		if bytes.EqualFold(key, em) {
+			return -1, false // "error", or a member in another case
 		}
 	}
-	return nil, false
+	return -1, true
+}
+
+// scannableID reports whether an id's value is one scanMessage takes: a string (whose JSON
+// text ID.UnmarshalJSON keeps as it came, escapes included) or an integer that fits an int64.
+// null, or anything else, is left to encoding/json's path, which words the error.
+func scannableID(val []byte) bool {
+	switch {
+	case val[0] == '"':
+		return true
+	case val[0] == '-' || val[0] >= '0' && val[0] <= '9':
+		return jsonscan.IsInt64(val)
+	}
+	return false
 }
 
 // internMethod returns the method name, without an allocation for the methods of MCP.
@@ -261,36 +211,12 @@ func internMethod(b []byte) string {
 // keys, keys that match only without regard to case, an isError that is not a boolean): the
 // caller then asks encoding/json. As with encoding/json, the last of duplicate members wins.
 func scanToolResult(obj []byte) (structured []byte, isError, ok bool) {
-	i := jsonscan.SkipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return nil, false, false
-	}
-	i = jsonscan.SkipSpace(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return nil, false, true
-	}
-	for i < len(obj) {
-		if obj[i] != '"' {
+	i := jsonscan.FirstMember(obj)
+	for i >= 0 {
+		var key, val []byte
+		if key, val, i = jsonscan.NextMember(obj, i); i == jsonscan.Bad || jsonscan.HasEscape(key) {
 			return nil, false, false
 		}
-		kEnd := jsonscan.StringEnd(obj, i)
-		if kEnd < 0 {
-			return nil, false, false
-		}
-		key := obj[i+1 : kEnd-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return nil, false, false
-		}
-		i = jsonscan.SkipSpace(obj, kEnd)
-		if i >= len(obj) || obj[i] != ':' {
-			return nil, false, false
-		}
-		i = jsonscan.SkipSpace(obj, i+1)
-		vEnd := jsonscan.ValueEnd(obj, i)
-		if vEnd < 0 {
-			return nil, false, false
-		}
-		val := obj[i:vEnd]
 		switch string(key) {
 		case "structuredContent":
 			structured = val[:len(val):len(val)]
@@ -309,18 +235,9 @@ func scanToolResult(obj []byte) (structured []byte, isError, ok bool) {
 				return nil, false, false
 			}
 		}
-		i = jsonscan.SkipSpace(obj, vEnd)
-		if i >= len(obj) {
-			return nil, false, false
-		}
-		switch obj[i] {
-		case ',':
-			i = jsonscan.SkipSpace(obj, i+1)
-		case '}':
-			return structured, isError, true
-		default:
-			return nil, false, false
-		}
 	}
-	return nil, false, false
+	if i != jsonscan.End {
+		return nil, false, false
+	}
+	return structured, isError, true
 }

@@ -154,3 +154,34 @@ func FuzzScanToolResult(f *testing.F) {
 		require.Falsef(t, isError != want.IsError || !bytes.Equal(sc, want.StructuredContent) || (sc == nil) != (want.StructuredContent == nil), "scanned %q %v, encoding/json %q %v, in %q", sc, isError, want.StructuredContent, want.IsError, obj)
 	})
 }
+
+// BenchmarkScan measures the hand-written scanners of the hot path on the messages of an echo
+// call: the request's envelope and params, the answer's envelope and result.
+func BenchmarkScan(b *testing.B) {
+	req := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, world"},"_meta":{"progressToken":"p1"}}}`)
+	res := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\"text\":\"hello, world\"}"}],"structuredContent":{"text":"hello, world"},"isError":false}}`)
+	b.Run("request", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m, ok := scanMessage(req)
+			if !ok {
+				b.Fatal("scanMessage")
+			}
+			if _, ok := scanCallToolParams(m.Params); !ok {
+				b.Fatal("scanCallToolParams")
+			}
+		}
+	})
+	b.Run("result", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m, ok := scanMessage(res)
+			if !ok {
+				b.Fatal("scanMessage")
+			}
+			if _, _, ok := scanToolResult(m.Result); !ok {
+				b.Fatal("scanToolResult")
+			}
+		}
+	})
+}

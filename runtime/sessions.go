@@ -20,13 +20,6 @@ import (
 // initialize.
 const defaultHandshakeTimeout = 10 * time.Second
 
-// WithHandshakeTimeout sets how long a session may go without any message after initialize's
-// answer before it is ended (default 10 s; 0: only the idle timeout applies). A client that
-// follows the lifecycle sends notifications/initialized at once.
-func WithHandshakeTimeout(d time.Duration) ServerOption {
-	return serverOptionFunc(func(c *serverConfig) { c.handshakeTimeout = d })
-}
-
 // evictLocked removes from the table the session that initialize may replace when the table
 // is full, and returns it (the caller ends it once s.mu is released), or nil when every
 // session is at work. s.mu is held.

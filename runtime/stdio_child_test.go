@@ -27,7 +27,7 @@ const testChildEnv = "PROTOMCP_TEST_CHILD"
 func runTestChild(mode string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	s := NewServer(Implementation{Name: "stdio-child", Version: "1"}, WithLogger(log))
-	AddTool(s, ToolSpec{Name: "echo"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+	AddTypedTool(s, ToolSpec{Name: "echo"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		if in.GetText() == "slow" {
 			select {
 			case <-ctx.Done():

@@ -196,15 +196,6 @@ func waitOr(done <-chan struct{}, d time.Duration, ctx context.Context) bool {
 	}
 }
 
-// WithStdioShutdown sets how long a command client's Close waits for the server process to
-// exit after closing its stdin (default 2s), and then after SIGTERM (default 2s), before it
-// kills the process.
-func WithStdioShutdown(exitWait, termWait time.Duration) ClientOption {
-	return clientOptionFunc(func(c *clientConfig) {
-		c.stdioExitWait, c.stdioTermWait = exitWait, termWait
-	})
-}
-
 // errLineTooLong is returned by readLine for a line over its limit, which it skips.
 var errLineTooLong = errors.New("line too long")
 

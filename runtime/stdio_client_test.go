@@ -76,7 +76,7 @@ func TestStdioClientCancelTellsServer(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	srv := newStdioServer()
 	started, cancelled := make(chan struct{}), make(chan struct{})
-	runtime.AddTool(srv, runtime.ToolSpec{Name: "wait"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+	runtime.AddTypedTool(srv, runtime.ToolSpec{Name: "wait"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		close(started)
 		select {
 		case <-ctx.Done():
@@ -91,7 +91,7 @@ func TestStdioClientCancelTellsServer(t *testing.T) {
 	callCtx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := runtime.CallTool[mcpv1.TextContent](callCtx, c, "wait", &mcpv1.TextContent{})
+		_, err := runtime.CallTypedTool[mcpv1.TextContent](callCtx, c, "wait", &mcpv1.TextContent{})
 		errc <- err
 	}()
 	select {
@@ -143,7 +143,7 @@ func TestStdioClientMessageOverLimit(t *testing.T) {
 func TestStdioClientStreamDoesNotBlockOtherCalls(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	srv := newStdioServer()
-	runtime.AddStreamTool(srv, runtime.ToolSpec{Name: "count"}, func(ctx context.Context, _ *mcpv1.TextContent, st *runtime.ServerStream[*mcpv1.TextContent]) error {
+	runtime.AddStreamTool(srv, runtime.ToolSpec{Name: "count"}, func(ctx context.Context, _ *mcpv1.TextContent, st *runtime.ServerStream[mcpv1.TextContent]) error {
 		for i := range 3 * runtime.StreamBuffer {
 			if err := st.Send(&mcpv1.TextContent{Text: strings.Repeat("n", i%7)}); err != nil {
 				return err
@@ -181,7 +181,7 @@ func TestInMemoryClient(t *testing.T) {
 	srv := newStdioServer()
 	handlerDone := make(chan error, 2)
 	started := make(chan struct{}, 2)
-	runtime.AddTool(srv, runtime.ToolSpec{Name: "ask"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+	runtime.AddTypedTool(srv, runtime.ToolSpec{Name: "ask"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		caller := runtime.CallerFrom(ctx)
 		if err := caller.Log(ctx, runtime.LevelWarning, "ask", "asking"); err != nil {
 			return nil, err
@@ -201,7 +201,7 @@ func TestInMemoryClient(t *testing.T) {
 		}
 		return &mcpv1.TextContent{Text: res.Content["city"].(string) + "/" + sample.Model}, nil
 	})
-	runtime.AddTool(srv, runtime.ToolSpec{Name: "hang"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+	runtime.AddTypedTool(srv, runtime.ToolSpec{Name: "hang"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		started <- struct{}{}
 		<-ctx.Done()
 		handlerDone <- ctx.Err()
@@ -221,7 +221,7 @@ func TestInMemoryClient(t *testing.T) {
 	require.NoError(t, err)
 	var mu sync.Mutex
 	var progress []float64
-	out, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "ask", &mcpv1.TextContent{}, runtime.WithProgress(func(p *runtime.ProgressParams) {
+	out, err := runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "ask", &mcpv1.TextContent{}, runtime.WithProgress(func(p *runtime.ProgressParams) {
 		mu.Lock()
 		progress = append(progress, p.Progress)
 		mu.Unlock()
@@ -311,7 +311,7 @@ func TestInMemoryClientServerContextEnds(t *testing.T) {
 }
 
 func echoTool(ctx context.Context, c *runtime.Client, name string) (string, error) {
-	out, err := runtime.CallTool[mcpv1.TextContent](ctx, c, name, &mcpv1.TextContent{})
+	out, err := runtime.CallTypedTool[mcpv1.TextContent](ctx, c, name, &mcpv1.TextContent{})
 	return out.GetText(), err
 }
 
@@ -362,12 +362,12 @@ func BenchmarkStdioCommandEcho(b *testing.B) {
 	require.NoError(b, err)
 	ctx := context.Background()
 	req := &mcpv1.TextContent{Text: "hello"}
-	_, err = runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", req)
+	_, err = runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "echo", req)
 	require.NoError(b, err)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "echo", req); err != nil {
+		if _, err := runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "echo", req); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -381,7 +381,7 @@ func TestStdioClientStreamOverBudget(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	srv := newStdioServer()
 	cancelled := make(chan struct{})
-	runtime.AddStreamTool(srv, runtime.ToolSpec{Name: "flood"}, func(ctx context.Context, _ *mcpv1.TextContent, st *runtime.ServerStream[*mcpv1.TextContent]) error {
+	runtime.AddStreamTool(srv, runtime.ToolSpec{Name: "flood"}, func(ctx context.Context, _ *mcpv1.TextContent, st *runtime.ServerStream[mcpv1.TextContent]) error {
 		defer close(cancelled)
 		for range 200 {
 			if err := st.Send(&mcpv1.TextContent{Text: strings.Repeat("f", 1<<10)}); err != nil {

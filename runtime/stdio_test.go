@@ -61,7 +61,7 @@ func shutdownServer(srv *runtime.Server) {
 func newStdioServer(opts ...runtime.ServerOption) *runtime.Server {
 	opts = append([]runtime.ServerOption{runtime.WithLogger(discardLogger())}, opts...)
 	s := runtime.NewServer(runtime.Implementation{Name: "stdio-test", Version: "1"}, opts...)
-	runtime.AddTool(s, runtime.ToolSpec{Name: "echo"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+	runtime.AddTypedTool(s, runtime.ToolSpec{Name: "echo"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		return &mcpv1.TextContent{Text: in.GetText()}, nil
 	})
 	return s
@@ -82,7 +82,7 @@ func waitServer(t *testing.T, done <-chan error) {
 func TestStdioFeatures(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	srv := newStdioServer()
-	runtime.AddTool(srv, runtime.ToolSpec{Name: "steps"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+	runtime.AddTypedTool(srv, runtime.ToolSpec{Name: "steps"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		caller := runtime.CallerFrom(ctx)
 		for i := 1; i <= 3; i++ {
 			if err := caller.NotifyProgress(ctx, float64(i), 3, "step"); err != nil {
@@ -125,7 +125,7 @@ func TestStdioFeatures(t *testing.T) {
 		t.Fatalf("echo = %q, %v", got, err)
 	}
 	var progress []float64
-	out, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "steps", &mcpv1.TextContent{}, runtime.WithProgress(func(p *runtime.ProgressParams) {
+	out, err := runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "steps", &mcpv1.TextContent{}, runtime.WithProgress(func(p *runtime.ProgressParams) {
 		progress = append(progress, p.Progress)
 	}))
 	if err != nil || out.GetText() != "accept:Ada" {
@@ -270,7 +270,7 @@ func TestStdioBadInputAndEOFMidRequest(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	srv := newStdioServer()
 	started, cancelled := make(chan struct{}), make(chan struct{})
-	runtime.AddTool(srv, runtime.ToolSpec{Name: "wait"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+	runtime.AddTypedTool(srv, runtime.ToolSpec{Name: "wait"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		close(started)
 		<-ctx.Done()
 		close(cancelled)
@@ -457,7 +457,7 @@ func TestStdioStalledReaderDoesNotBlockServer(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	srv := newStdioServer(runtime.WithMaxQueuedEvents(50))
 	var marked atomic.Bool
-	runtime.AddTool(srv, runtime.ToolSpec{Name: "flood"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+	runtime.AddTypedTool(srv, runtime.ToolSpec{Name: "flood"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		for i := range 100000 {
 			if err := runtime.CallerFrom(ctx).Log(ctx, runtime.LevelWarning, "flood", strings.Repeat("x", 1000)); err != nil {
 				return &mcpv1.TextContent{Text: fmt.Sprintf("queue full after %d", i)}, nil
@@ -465,7 +465,7 @@ func TestStdioStalledReaderDoesNotBlockServer(t *testing.T) {
 		}
 		return &mcpv1.TextContent{Text: "never full"}, nil
 	})
-	runtime.AddTool(srv, runtime.ToolSpec{Name: "mark"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+	runtime.AddTypedTool(srv, runtime.ToolSpec{Name: "mark"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		marked.Store(true)
 		return &mcpv1.TextContent{Text: "marked"}, nil
 	})
@@ -504,7 +504,7 @@ func TestStdioStalledReaderDoesNotBlockServer(t *testing.T) {
 func TestStdioStalledHandlerDoesNotBlockClient(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	srv := newStdioServer()
-	runtime.AddTool(srv, runtime.ToolSpec{Name: "chatty"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+	runtime.AddTypedTool(srv, runtime.ToolSpec{Name: "chatty"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
 		for range 200 {
 			if err := runtime.CallerFrom(ctx).Log(ctx, runtime.LevelWarning, "chatty", "hello"); err != nil {
 				return nil, err
@@ -519,7 +519,7 @@ func TestStdioStalledHandlerDoesNotBlockClient(t *testing.T) {
 		<-release
 	}))
 	ctx := testCtx(t)
-	out, err := runtime.CallTool[mcpv1.TextContent](ctx, c, "chatty", &mcpv1.TextContent{})
+	out, err := runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "chatty", &mcpv1.TextContent{})
 	if err != nil || out.GetText() != "done" {
 		t.Fatalf("chatty with a stalled log handler: %v, %v", out, err)
 	}

@@ -43,24 +43,28 @@ const StreamBuffer = 16
 // order. A client that reads so slowly that the stream's queue (WithMaxQueuedEvents) fills
 // makes Send fail with an error, and nothing is dropped silently: return that error. A
 // ServerStream is not safe for concurrent use.
-type ServerStream[Res proto.Message] struct {
+//
+// Res is the message's struct type, as in ToolStream[Res] and grpc-go's
+// ServerStreamingServer[Res]: Send takes a *Res.
+type ServerStream[Res any] struct {
 	ctx  context.Context
-	last Res
+	last proto.Message
 	n    int
-	sent bool
 }
 
 // Send sends one message.
-func (st *ServerStream[Res]) Send(msg Res) error {
+func (st *ServerStream[Res]) Send(res *Res) error {
 	if err := st.ctx.Err(); err != nil {
 		return err
 	}
+	// AddStreamTool, the only maker of a ServerStream, requires *Res to be a proto.Message.
+	msg := any(res).(proto.Message)
 	b, err := resultMarshal.Marshal(msg)
 	if err != nil {
 		return fmt.Errorf("mcp: encode streamed message: %w", err)
 	}
 	st.n++
-	st.last, st.sent = msg, true
+	st.last = msg
 	rs := stateFrom(st.ctx)
 	if rs == nil || len(rs.progressToken) == 0 {
 		return nil
@@ -124,11 +128,14 @@ func number(v protoreflect.Value) float64 {
 }
 
 // AddStreamTool adds a tool served by a server-streaming handler (see ServerStream). The
-// arguments are decoded as AddTool decodes them. A handler that returns an error fails the
-// call as AddTool's do; one that returns nil without sending anything answers with an empty
+// arguments are decoded as AddTypedTool decodes them. A handler that returns an error fails the
+// call as AddTypedTool's do; one that returns nil without sending anything answers with an empty
 // Res. Generated Register functions call this once per server-streaming rpc.
-func AddStreamTool[Req any, Res proto.Message, PReq interface {
+func AddStreamTool[Req, Res any, PReq interface {
 	*Req
+	proto.Message
+}, PRes interface {
+	*Res
 	proto.Message
 }](s *Server, spec ToolSpec, h func(context.Context, PReq, *ServerStream[Res]) error, opts ...HandlerOption) {
 	if h == nil {
@@ -145,10 +152,9 @@ func AddStreamTool[Req any, Res proto.Message, PReq interface {
 		if err := h(ctx, in, st); err != nil {
 			return nil, err
 		}
-		var last proto.Message = st.last
-		if !st.sent {
-			var zero Res
-			last = zero.ProtoReflect().Type().New().Interface()
+		last := st.last
+		if last == nil {
+			last = PRes(new(Res))
 		}
 		b, err := resultMarshal.Marshal(last)
 		if err != nil {

@@ -30,42 +30,32 @@ func checkMemberCase(data []byte, m *wireMessage) *Error {
 	if exact {
 		return nil
 	}
-	i := jsonscan.SkipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return nil
+	for i := jsonscan.FirstMember(data); i >= 0; {
+		var key []byte
+		if key, _, i = jsonscan.NextMember(data, i); i == jsonscan.Bad {
+			return nil
+		}
+		if err := checkKeyCase(key); err != nil {
+			return err
+		}
 	}
-	i = jsonscan.SkipSpace(data, i+1)
-	for i < len(data) && data[i] == '"' {
-		kEnd := jsonscan.StringEnd(data, i)
-		if kEnd < 0 {
+	return nil
+}
+
+// checkKeyCase refuses a key (as it is written, escapes included) that is a JSON-RPC member's
+// name only without regard to case.
+func checkKeyCase(key []byte) *Error {
+	if jsonscan.HasEscape(key) {
+		var k string
+		if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &k) != nil {
 			return nil
 		}
-		key := data[i+1 : kEnd-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			var k string
-			if json.Unmarshal(data[i:kEnd], &k) != nil {
-				return nil
-			}
-			key = []byte(k)
+		key = []byte(k)
+	}
+	for _, m := range envelopeMembers {
+		if len(key) == len(m) && !bytes.Equal(key, m) && bytes.EqualFold(key, m) {
+			return Errorf(CodeInvalidRequest, "invalid request: member %q is not %q: JSON-RPC member names are case-sensitive", truncate(string(key), 20), m)
 		}
-		for _, m := range envelopeMembers {
-			if len(key) == len(m) && !bytes.Equal(key, m) && bytes.EqualFold(key, m) {
-				return Errorf(CodeInvalidRequest, "invalid request: member %q is not %q: JSON-RPC member names are case-sensitive", truncate(string(key), 20), m)
-			}
-		}
-		i = jsonscan.SkipSpace(data, kEnd)
-		if i >= len(data) || data[i] != ':' {
-			return nil
-		}
-		vEnd := jsonscan.ValueEnd(data, jsonscan.SkipSpace(data, i+1))
-		if vEnd < 0 {
-			return nil
-		}
-		i = jsonscan.SkipSpace(data, vEnd)
-		if i >= len(data) || data[i] != ',' {
-			return nil
-		}
-		i = jsonscan.SkipSpace(data, i+1)
 	}
 	return nil
 }
@@ -90,36 +80,16 @@ func checkArgs(obj []byte, md protoreflect.MessageDescriptor) string {
 // strictObject checks the members of a message's object; on a problem it returns the path of
 // the field at fault and what is wrong with it.
 func strictObject(obj []byte, md protoreflect.MessageDescriptor) (field, problem string) {
-	i := jsonscan.SkipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return "", ""
-	}
-	i = jsonscan.SkipSpace(obj, i+1)
-	for i < len(obj) && obj[i] == '"' {
-		kEnd := jsonscan.StringEnd(obj, i)
-		if kEnd < 0 {
-			return "", ""
-		}
-		key := obj[i+1 : kEnd-1]
-		i = jsonscan.SkipSpace(obj, kEnd)
-		if i >= len(obj) || obj[i] != ':' {
-			return "", ""
-		}
-		i = jsonscan.SkipSpace(obj, i+1)
-		vEnd := jsonscan.ValueEnd(obj, i)
-		if vEnd < 0 {
+	for i := jsonscan.FirstMember(obj); i >= 0; {
+		var key, val []byte
+		if key, val, i = jsonscan.NextMember(obj, i); i == jsonscan.Bad {
 			return "", ""
 		}
 		if fd := strictFieldByKey(md, key); fd != nil {
-			if sub, problem := strictField(obj[i:vEnd], fd); problem != "" {
+			if sub, problem := strictField(val, fd); problem != "" {
 				return fd.JSONName() + sub, problem
 			}
 		}
-		i = jsonscan.SkipSpace(obj, vEnd)
-		if i >= len(obj) || obj[i] != ',' {
-			return "", ""
-		}
-		i = jsonscan.SkipSpace(obj, i+1)
 	}
 	return "", ""
 }
@@ -186,9 +156,9 @@ func strictFieldByKey(md protoreflect.MessageDescriptor, key []byte) protoreflec
 func strictField(v []byte, fd protoreflect.FieldDescriptor) (sub, problem string) {
 	switch {
 	case fd.IsMap():
-		return strictElements(v, '{', fd.MapValue())
+		return strictMapValues(v, fd.MapValue())
 	case fd.IsList():
-		return strictElements(v, '[', fd)
+		return strictItems(v, fd)
 	default:
 		return strictValue(v, fd)
 	}
@@ -219,26 +189,28 @@ func strictValue(v []byte, fd protoreflect.FieldDescriptor) (sub, problem string
 	return "", ""
 }
 
-// strictElements checks the elements of a repeated field's array (open '[') or the values of a
-// map field's object (open '{').
-func strictElements(v []byte, open byte, fd protoreflect.FieldDescriptor) (sub, problem string) {
+// strictMapValues checks the values of a map field's object.
+func strictMapValues(v []byte, fd protoreflect.FieldDescriptor) (sub, problem string) {
+	for i := jsonscan.FirstMember(v); i >= 0; {
+		var val []byte
+		if _, val, i = jsonscan.NextMember(v, i); i == jsonscan.Bad {
+			return "", ""
+		}
+		if sub, problem := strictValue(val, fd); problem != "" {
+			return "[]" + sub, problem
+		}
+	}
+	return "", ""
+}
+
+// strictItems checks the elements of a repeated field's array.
+func strictItems(v []byte, fd protoreflect.FieldDescriptor) (sub, problem string) {
 	i := jsonscan.SkipSpace(v, 0)
-	if i >= len(v) || v[i] != open {
+	if i >= len(v) || v[i] != '[' {
 		return "", ""
 	}
 	i = jsonscan.SkipSpace(v, i+1)
-	for i < len(v) && v[i] != ']' && v[i] != '}' {
-		if open == '{' {
-			kEnd := jsonscan.StringEnd(v, i)
-			if kEnd < 0 {
-				return "", ""
-			}
-			i = jsonscan.SkipSpace(v, kEnd)
-			if i >= len(v) || v[i] != ':' {
-				return "", ""
-			}
-			i = jsonscan.SkipSpace(v, i+1)
-		}
+	for i < len(v) && v[i] != ']' {
 		vEnd := jsonscan.ValueEnd(v, i)
 		if vEnd < 0 {
 			return "", ""

@@ -276,7 +276,7 @@ type gatedExport struct {
 	handlers atomic.Int32
 }
 
-func (g *gatedExport) ExportForecast(ctx context.Context, _ *weatherv1.ExportForecastRequest, stream *runtime.ServerStream[*weatherv1.ExportForecastResponse]) error {
+func (g *gatedExport) ExportForecast(ctx context.Context, _ *weatherv1.ExportForecastRequest, stream *runtime.ServerStream[weatherv1.ExportForecastResponse]) error {
 	g.handlers.Add(1)
 	err := func() error {
 		for i := range g.n {
@@ -492,12 +492,12 @@ func TestTypedPromptArgumentKinds(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	e := newClientEnv(t)
 	var got *mcpv1.ResourceLink
-	runtime.AddPrompt(e.srv, runtime.PromptSpec{Name: "link", Arguments: []runtime.PromptArgument{{Name: "uri", Required: true}, {Name: "size"}, {Name: "mimeType"}}},
+	runtime.AddTypedPrompt(e.srv, runtime.PromptSpec{Name: "link", Arguments: []runtime.PromptArgument{{Name: "uri", Required: true}, {Name: "size"}, {Name: "mimeType"}}},
 		func(_ context.Context, req *mcpv1.ResourceLink) (*mcpv1.PromptResult, error) {
 			got = req
 			return &mcpv1.PromptResult{}, nil
 		})
-	runtime.AddPrompt(e.srv, runtime.PromptSpec{Name: "result"}, func(_ context.Context, req *mcpv1.ToolResult) (*mcpv1.PromptResult, error) {
+	runtime.AddTypedPrompt(e.srv, runtime.PromptSpec{Name: "result"}, func(_ context.Context, req *mcpv1.ToolResult) (*mcpv1.PromptResult, error) {
 		return &mcpv1.PromptResult{Description: fmt.Sprint(req.GetIsError())}, nil
 	})
 	c := e.client(t)
@@ -505,7 +505,7 @@ func TestTypedPromptArgumentKinds(t *testing.T) {
 
 	// The typed client sends a message's set fields as strings, by JSON name.
 	size := int64(1234567890123)
-	_, err := runtime.GetPrompt(ctx, c, "link", &mcpv1.ResourceLink{Uri: "a://b", Size: &size, MimeType: "text/plain"})
+	_, err := runtime.GetTypedPrompt(ctx, c, "link", &mcpv1.ResourceLink{Uri: "a://b", Size: &size, MimeType: "text/plain"})
 	require.NoError(t, err)
 	if diff := cmp.Diff(&mcpv1.ResourceLink{Uri: "a://b", Size: &size, MimeType: "text/plain"}, got, protocmp.Transform()); diff != "" {
 		assert.Fail(t, fmt.Sprintf("the handler got (-want +got):\n%s", diff))
@@ -537,7 +537,7 @@ func TestStreamProgressMustIncrease(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	e := newClientEnv(t)
 	sendErr := make(chan error, 1)
-	runtime.AddStreamTool(e.srv, runtime.ToolSpec{Name: "down"}, func(_ context.Context, _ *weatherv1.ExportForecastRequest, st *runtime.ServerStream[*weatherv1.ExportForecastResponse]) error {
+	runtime.AddStreamTool(e.srv, runtime.ToolSpec{Name: "down"}, func(_ context.Context, _ *weatherv1.ExportForecastRequest, st *runtime.ServerStream[weatherv1.ExportForecastResponse]) error {
 		if err := st.Send(&weatherv1.ExportForecastResponse{Progress: 2}); err != nil {
 			return err
 		}

@@ -15,17 +15,17 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// This file is the typed adapter of tools, what generated code calls: AddTool registers a
+// This file is the typed adapter of tools, what generated code calls: AddTypedTool registers a
 // handler of proto messages, decoding arguments with protojson, checking required fields and
 // validation rules, and answering with the response message.
 
-// AddTool adds a typed tool: arguments are decoded with protojson into a new Req (unknown
+// AddTypedTool adds a typed tool: arguments are decoded with protojson into a new Req (unknown
 // fields and wrong types are reported to the model as a tool error naming the field), and the
 // response is sent as structuredContent plus a text mirror of the same JSON. A response of type
 // *mcpv1.ToolResult is sent as its content blocks instead. Interceptors see the decoded Req as
 // Request.Message and the handler's response as Response.Message. Generated Register functions
 // call this once per tool.
-func AddTool[Req any, Res proto.Message, PReq interface {
+func AddTypedTool[Req any, Res proto.Message, PReq interface {
 	*Req
 	proto.Message
 }](s *Server, spec ToolSpec, h func(context.Context, PReq) (Res, error), opts ...HandlerOption) {
@@ -50,7 +50,7 @@ func AddTool[Req any, Res proto.Message, PReq interface {
 	s.addTool(spec, e, opts)
 }
 
-// typedDecoder returns the decode function of a typed tool (see AddTool): protojson into a
+// typedDecoder returns the decode function of a typed tool (see AddTypedTool): protojson into a
 // new Req, the strict and required-field checks, then spec.Validate.
 func typedDecoder[Req any, PReq interface {
 	*Req
@@ -70,10 +70,7 @@ func typedDecoder[Req any, PReq interface {
 				proto.Reset(in)
 			}
 			if err := argsUnmarshal.Unmarshal(args, in); err != nil {
-				if path := errorPath(in.ProtoReflect(), args); path != "" {
-					return nil, fmt.Errorf("invalid arguments for tool %s: %s: %s", name, path, cleanProtoError(err))
-				}
-				return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, cleanProtoError(err))
+				return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, argsError(in.ProtoReflect(), args, err))
 			}
 			if msg := checkArgs(args, md); msg != "" { // strict.go: what protojson takes but the schema does not
 				return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, msg)

@@ -72,7 +72,7 @@ func (sg *serviceGen) clientSignature(t *tool) string {
 // handlerSignature is the signature of a tool's handler method.
 func (sg *serviceGen) handlerSignature(t *tool) string {
 	if t.streaming {
-		return t.GoName + "(" + sg.ctx + ", *" + sg.in(t.Method) + ", *" + sg.g.QualifiedGoIdent(runtimePackage.Ident("ServerStream")) + "[*" + sg.out(t.Method) + "]) error"
+		return t.GoName + "(" + sg.ctx + ", *" + sg.in(t.Method) + ", *" + sg.g.QualifiedGoIdent(runtimePackage.Ident("ServerStream")) + "[" + sg.out(t.Method) + "]) error"
 	}
 	return t.GoName + "(" + sg.ctx + ", *" + sg.in(t.Method) + ") (*" + sg.out(t.Method) + ", error)"
 }
@@ -186,7 +186,7 @@ func (sg *serviceGen) clientImplementation() {
 		} else {
 			g.P("// ", t.GoName, " calls the ", t.name, " tool.")
 			g.P("func (c *", clientType, ") ", sg.clientSignature(t), " {")
-			g.P("return ", runtimePackage.Ident("CallTool"), "[", t.Output.GoIdent, "](ctx, c.client, ", t.constName, ", req, opts...)")
+			g.P("return ", runtimePackage.Ident("CallTypedTool"), "[", t.Output.GoIdent, "](ctx, c.client, ", t.constName, ", req, opts...)")
 		}
 		g.P("}")
 		g.P()
@@ -194,14 +194,14 @@ func (sg *serviceGen) clientImplementation() {
 	for _, p := range s.prompts {
 		g.P("// ", p.GoName, " renders the ", p.name, " prompt.")
 		g.P("func (c *", clientType, ") ", sg.callSignature(p.Method), " {")
-		g.P("return ", runtimePackage.Ident("GetPrompt"), "(ctx, c.client, ", p.constName, ", req, opts...)")
+		g.P("return ", runtimePackage.Ident("GetTypedPrompt"), "(ctx, c.client, ", p.constName, ", req, opts...)")
 		g.P("}")
 		g.P()
 	}
 	for _, r := range s.resources {
 		g.P("// ", r.GoName, " reads the resource ", r.uri+r.uriTemplate, ".")
 		g.P("func (c *", clientType, ") ", sg.callSignature(r.Method), " {")
-		g.P("return ", runtimePackage.Ident("ReadResource"), "[", r.Output.GoIdent, "](ctx, c.client, ", r.constName, ", req, opts...)")
+		g.P("return ", runtimePackage.Ident("ReadTypedResource"), "[", r.Output.GoIdent, "](ctx, c.client, ", r.constName, ", req, opts...)")
 		g.P("}")
 		g.P()
 	}
@@ -313,11 +313,11 @@ func (sg *serviceGen) registerFunc() {
 	g.P()
 }
 
-// toolRegistration writes the runtime.AddTool (or AddStreamTool) call of one tool, with its
+// toolRegistration writes the runtime.AddTypedTool (or AddStreamTool) call of one tool, with its
 // ToolSpec.
 func (sg *serviceGen) toolRegistration(t *tool) {
 	g := sg.g
-	add := "AddTool"
+	add := "AddTypedTool"
 	if t.streaming {
 		add = "AddStreamTool"
 	}

@@ -120,7 +120,7 @@ func skeletonService(p func(...any), s *service, mcp string, qualify func(*proto
 		if t.streaming {
 			p("// ", t.GoName, " serves the ", t.name, " tool: send each message with stream.Send; the")
 			p("// last one is the result.")
-			p("func (s *", typ, ") ", t.GoName, "(ctx context.Context, req *", in, ", stream *runtime.ServerStream[*", out, "]) error {")
+			p("func (s *", typ, ") ", t.GoName, "(ctx context.Context, req *", in, ", stream *runtime.ServerStream[", out, "]) error {")
 			fields(t.Input)
 			p("\treturn errors.New(\"TODO: implement the ", t.name, " tool\")")
 			p("}")

@@ -262,7 +262,7 @@ func generatePromptRegistration(g *protogen.GeneratedFile, svc string, p *prompt
 		g.P("complete = c.Complete", p.GoName)
 		g.P("}")
 	}
-	g.P(runtimePackage.Ident("AddPrompt"), "(s, ", runtimePackage.Ident("PromptSpec"), "{")
+	g.P(runtimePackage.Ident("AddTypedPrompt"), "(s, ", runtimePackage.Ident("PromptSpec"), "{")
 	g.P("Name: ", p.constName, ",")
 	if p.title != "" {
 		g.P("Title: ", strconv.Quote(p.title), ",")
@@ -301,7 +301,7 @@ func generateResourceRegistration(g *protogen.GeneratedFile, svc string, r *reso
 		g.P("complete = c.Complete", r.GoName)
 		g.P("}")
 	}
-	g.P(runtimePackage.Ident("AddResource"), "(s, ", runtimePackage.Ident("ResourceSpec"), "{")
+	g.P(runtimePackage.Ident("AddTypedResource"), "(s, ", runtimePackage.Ident("ResourceSpec"), "{")
 	if r.uriTemplate != "" {
 		g.P("URITemplate: ", r.constName, ",")
 	} else {

@@ -22,7 +22,7 @@ import (
 )
 
 // FuzzToolArguments sends arbitrary arguments to each weather tool through the whole server
-// path in process (JSON-RPC decode, tools/call, runtime.AddTool's protojson decode into the
+// path in process (JSON-RPC decode, tools/call, runtime.AddTypedTool's protojson decode into the
 // generated request message, the handler, the result encoding). Whatever the arguments, the
 // server answers 200 with a result or a tool error (never a panic, an internal error or
 // a hang), and arguments that protojson accepts reach the handler (no isError naming an

@@ -18,7 +18,7 @@ var _ weatherv1mcp.WeatherServiceGetStationCompleter = (*Service)(nil)
 
 // ExportForecast streams a forecast day by day: each day is sent as soon as it is computed
 // (a progress notification carrying the day), and the last one is the tool's result.
-func (s *Service) ExportForecast(ctx context.Context, req *weatherv1.ExportForecastRequest, stream *runtime.ServerStream[*weatherv1.ExportForecastResponse]) error {
+func (s *Service) ExportForecast(ctx context.Context, req *weatherv1.ExportForecastRequest, stream *runtime.ServerStream[weatherv1.ExportForecastResponse]) error {
 	place, err := resolve(&weatherv1.GetForecastRequest{Location: &weatherv1.GetForecastRequest_City{City: req.GetCity()}})
 	if err != nil {
 		return err

@@ -423,6 +423,15 @@ func TestErrorsNameTheField(t *testing.T) {
 		{"echo", `{` + base + `, "total": "18446744073709551616"}`, `total: `},
 		{"echo", `{` + base + `, "byCode": {"2147483648": "x"}}`, `byCode["2147483648"]: `},
 		{"echo", `{` + base + `, "others": [{"city": "c"}, {"city": "c", "point": {"latitude": "north"}}]}`, `others[1].point.latitude: `},
+		// A value of the wrong JSON kind says which kind the field takes.
+		{"echo", `{` + strings.Replace(base, `"tags": ["t"]`, `"tags": "t"`, 1) + `}`, `tags: expected an array, got a string`},
+		{"echo", `{` + strings.Replace(base, `"tags": ["t"]`, `"tags": ["t", 7]`, 1) + `}`, `tags[1]: expected a string, got a number`},
+		{"echo", `{` + strings.Replace(base, `"name": "n"`, `"name": ["n"]`, 1) + `}`, `name: expected a string, got an array`},
+		{"echo", `{` + strings.Replace(base, `"flag": true`, `"flag": "yes"`, 1) + `}`, `flag: expected a boolean, got a string`},
+		{"echo", `{` + base + `, "others": ["c"]}`, `others[0]: expected an object, got a string`},
+		{"echo", `{` + base + `, "byName": [{"city": "c"}]}`, `byName: expected an object, got an array`},
+		{"echo", `{` + base + `, "byName": {"k": 1}}`, `byName["k"]: expected an object, got a number`},
+		{"known", `{"at": 5}`, `at: expected a string, got a number`},
 	}
 	for _, tc := range cases {
 		res := f.callRaw(t, tc.tool, tc.args)

@@ -66,3 +66,46 @@ func TestMembers(t *testing.T) {
 	n := 0
 	assert.Falsef(t, Members([]byte(`{"a":1,"b":2}`), func(_, _ []byte) bool { n++; return false }) || n != 1, "a callback returning false stops the walk: %d calls", n)
 }
+
+func TestNextMember(t *testing.T) {
+	type member struct{ key, val string }
+	for _, tc := range []struct {
+		in    string
+		want  []member
+		end   bool // NextMember reaches End
+		valid bool // NextValidMember reaches End
+	}{
+		{`{}`, nil, true, true},
+		{` {"a\"b" : [1, "]"] } `, []member{{`a\"b`, `[1, "]"]`}}, true, true},
+		{`{"a":1,"b":2}`, []member{{"a", "1"}, {"b", "2"}}, true, true},
+		{`{"a":1} x`, []member{{"a", "1"}}, false, false},
+		{`{"a":1,}`, []member{{"a", "1"}}, false, false},
+		{`{"a":01}`, []member{{"a", "01"}}, true, false},
+		{`{"a":tru}`, []member{{"a", "tru"}}, true, false},
+		{`{"a":"\x"}`, []member{{"a", `"\x"`}}, true, false},
+		{`[1]`, nil, false, false},
+		{`{"a" 1}`, nil, false, false},
+		{``, nil, false, false},
+	} {
+		for _, valid := range []bool{false, true} {
+			next, want := NextMember, tc.end
+			if valid {
+				next, want = NextValidMember, tc.valid
+			}
+			var got []member
+			i := FirstMember([]byte(tc.in))
+			for i >= 0 {
+				var k, v []byte
+				if k, v, i = next([]byte(tc.in), i); i != Bad {
+					got = append(got, member{string(k), string(v)})
+				}
+			}
+			if (i == End) != want || (want && fmt.Sprint(got) != fmt.Sprint(tc.want)) {
+				t.Errorf("valid=%v %q: %v end=%v, want %v %v", valid, tc.in, got, i == End, tc.want, want)
+			}
+		}
+	}
+	if !HasEscape([]byte(`a\"b`)) || HasEscape([]byte("ab")) {
+		t.Error("HasEscape")
+	}
+}

@@ -82,10 +82,7 @@ func (s *Server) isModernRequest(r *http.Request, msg *wireMessage) bool {
 			modern = v != "" && !isSupportedVersion(v) && r.Header.Get(headerSessionID) == ""
 		}
 	}
-	// The modern era's stdio binding is not implemented: a stdio client's server/discover
-	// gets the session era's error, on which dual-era clients fall back to initialize. (Asked
-	// last: a context lookup walks every layer of the request's context.)
-	return modern && r.Context().Value(stdioTransportKey{}) == nil
+	return modern
 }
 
 // serveModernOther answers GET and DELETE for modern clients: 405, as the session era's
@@ -93,16 +90,13 @@ func (s *Server) isModernRequest(r *http.Request, msg *wireMessage) bool {
 // Streamable HTTP Revisions). It reports whether it answered.
 func (s *Server) serveModernOther(w http.ResponseWriter, r *http.Request) bool {
 	v := r.Header.Get(headerProtocolVersion)
-	if r.Context().Value(stdioTransportKey{}) != nil || (s.cfg.era != EraModern && !(s.cfg.era == EraAuto && isModernVersion(v))) {
+	if s.cfg.era != EraModern && !(s.cfg.era == EraAuto && isModernVersion(v)) {
 		return false
 	}
 	w.Header().Set("Allow", "POST")
 	s.httpError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, r.Method+" is not part of MCP "+ProtocolVersion20260728+": there are no sessions and no standalone stream; POST every request, and use subscriptions/listen for change notifications")
 	return true
 }
-
-// stdioTransportKey marks the context of the in-memory HTTP requests of ServeStdio.
-type stdioTransportKey struct{}
 
 // modernRequest is what the runtime reads from a modern request's params before serving it.
 type modernRequest struct {

@@ -319,65 +319,30 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not carry an Mcp-Session-Id: this session is already initialized; DELETE it or start a new one without the header")))
 		return
 	}
-	var sess *session
+	sess, body, status := s.initialize(r.Context(), msg, r.Header, TokenInfoFrom(r.Context()), nil)
+	if sess != nil {
+		w.Header().Set(headerSessionID, sess.id)
+	}
+	s.writeJSON(w, status, body)
+}
+
+// initialize serves an initialize request (spec 2025-11-25, Lifecycle, Initialization)
+// whatever transport carried it: it runs the server's interceptors around the start of a
+// session, and returns the session (nil when none started) with the encoded answer and its
+// HTTP status. header and token are what the transport knows of the request (nil on stdio);
+// line writes the session's messages on a message-stream transport (nil on HTTP).
+func (s *Server) initialize(ctx context.Context, msg *wireMessage, header http.Header, token *TokenInfo, line *lineWriter) (*session, []byte, int) {
 	meta, metaErr := requestMeta(msg.Params)
 	if metaErr != nil {
-		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, metaErr))
-		return
+		return nil, encodeResponse(msg.ID, nil, metaErr), http.StatusBadRequest
 	}
-	req := &Request{Method: methodInitialize, ID: *msg.ID, Params: msg.Params, Meta: meta, Header: r.Header}
-	req.serve = func(_ context.Context, req *Request) (*Response, error) {
-		p, rpcErr := s.decodeInitialize(req.Params)
-		if rpcErr != nil {
-			return nil, &statusError{status: http.StatusBadRequest, err: rpcErr}
-		}
-		version := p.ProtocolVersion
-		if !isSupportedVersion(version) {
-			version = LatestProtocolVersion // counter-offer (Lifecycle, Version Negotiation)
-		}
-		s.mu.Lock()
-		var evicted *session
-		if len(s.sessions) >= s.cfg.maxSessions {
-			evicted = s.evictLocked() // sessions.go: the table's policy under pressure
-		}
-		if len(s.sessions) >= s.cfg.maxSessions || s.held.Load()+stateSize(&p.ClientInfo) > s.cfg.serverBudget {
-			s.mu.Unlock()
-			if evicted != nil {
-				evicted.end() // out of the table already
-			}
-			return nil, &statusError{status: http.StatusServiceUnavailable, err: NewError(CodeInternalError, "too many sessions; try again later")}
-		}
-		sess = s.newSession(p, version)
-		sess.owner = TokenInfoFrom(r.Context()).identity()
-		s.sessions[sess.id] = sess
-		if !s.reaping && (s.cfg.sessionIdleTimeout > 0 || s.cfg.handshakeTimeout > 0) {
-			s.reaping = true
-			go s.reap(s.cfg.sessionIdleTimeout)
-		}
-		s.mu.Unlock()
-		if evicted != nil {
-			s.log.Info("mcp: session table full; ended a session to make room", "session", evicted.id, "established", evicted.established.Load())
-			evicted.end()
-		}
-		if c := s.cluster; c != nil {
-			ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
-			err := c.sessions.Create(ctx, sess.id, sess.sharedState())
-			cancel()
-			if err != nil {
-				s.log.Warn("mcp: session store unavailable", "error", err)
-				return nil, &statusError{status: http.StatusServiceUnavailable, err: Errorf(CodeInternalError, "the session store is unavailable (the replicas of this server share sessions through it); try again shortly: %v", err)}
-			}
-		}
-		req.SessionID, req.ProtocolVersion = sess.id, version
-		s.log.Debug("mcp: session started", "session", sess.id, "client", p.ClientInfo.Name, "version", version)
-		return &Response{Result: &InitializeResult{
-			ProtocolVersion: version,
-			Capabilities:    s.capabilities(),
-			ServerInfo:      s.impl,
-			Instructions:    s.cfg.instructions,
-		}}, nil
+	var sess *session
+	req := &Request{Method: methodInitialize, ID: *msg.ID, Params: msg.Params, Meta: meta, Header: header}
+	req.serve = func(_ context.Context, req *Request) (resp *Response, err error) {
+		sess, resp, err = s.startSession(ctx, req, token, line)
+		return resp, err
 	}
-	resp, err := s.callInitialize(r.Context(), req)
+	resp, err := s.callInitialize(ctx, req)
 	var b []byte
 	if err == nil && resp != nil {
 		b, err = json.Marshal(resp.Result)
@@ -394,11 +359,72 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 		if errors.As(err, &se) {
 			status = se.status
 		}
-		s.writeJSON(w, status, encodeResponse(msg.ID, nil, toRPCError(err)))
-		return
+		return nil, encodeResponse(msg.ID, nil, toRPCError(err)), status
 	}
-	w.Header().Set(headerSessionID, sess.id)
-	s.writeJSON(w, http.StatusOK, encodeResponse(msg.ID, b, nil))
+	return sess, encodeResponse(msg.ID, b, nil), http.StatusOK
+}
+
+// startSession is the innermost CallFunc of initialize: it negotiates the version, makes room
+// in the session table (or refuses), and starts the session, owned by token's identity and
+// written to by line when a message-stream transport carries it.
+func (s *Server) startSession(ctx context.Context, req *Request, token *TokenInfo, line *lineWriter) (*session, *Response, error) {
+	p, rpcErr := s.decodeInitialize(req.Params)
+	if rpcErr != nil {
+		return nil, nil, &statusError{status: http.StatusBadRequest, err: rpcErr}
+	}
+	version := p.ProtocolVersion
+	if !isSupportedVersion(version) {
+		version = LatestProtocolVersion // counter-offer (Lifecycle, Version Negotiation)
+	}
+	s.mu.Lock()
+	var evicted *session
+	if len(s.sessions) >= s.cfg.maxSessions {
+		evicted = s.evictLocked() // sessions.go: the table's policy under pressure
+	}
+	if len(s.sessions) >= s.cfg.maxSessions || s.held.Load()+stateSize(&p.ClientInfo) > s.cfg.serverBudget {
+		s.mu.Unlock()
+		if evicted != nil {
+			evicted.end() // out of the table already
+		}
+		return nil, nil, &statusError{status: http.StatusServiceUnavailable, err: NewError(CodeInternalError, "too many sessions; try again later")}
+	}
+	sess := s.newSession(p, version)
+	sess.owner = token.identity()
+	if line != nil {
+		sess.line = line
+		// Its standalone stream is the connection itself, always there: the session is
+		// never idle while the connection lasts.
+		sess.standalone.attached = true
+	}
+	s.sessions[sess.id] = sess
+	if !s.reaping && (s.cfg.sessionIdleTimeout > 0 || s.cfg.handshakeTimeout > 0) {
+		s.reaping = true
+		go s.reap(s.cfg.sessionIdleTimeout)
+	}
+	s.mu.Unlock()
+	if evicted != nil {
+		s.log.Info("mcp: session table full; ended a session to make room", "session", evicted.id, "established", evicted.established.Load())
+		evicted.end()
+	}
+	if c := s.cluster; c != nil {
+		ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		err := c.sessions.Create(ctx, sess.id, sess.sharedState())
+		cancel()
+		if err != nil {
+			s.log.Warn("mcp: session store unavailable", "error", err)
+			// The session is in the table: initialize ends it, as it does when an
+			// interceptor refuses.
+			return sess, nil, &statusError{status: http.StatusServiceUnavailable, err: Errorf(CodeInternalError, "the session store is unavailable (the replicas of this server share sessions through it); try again shortly: %v", err)}
+		}
+	}
+	req.SessionID, req.ProtocolVersion = sess.id, version
+	s.log.Debug("mcp: session started", "session", sess.id, "client", p.ClientInfo.Name, "version", version)
+	return sess, &Response{Result: &InitializeResult{
+		ProtocolVersion: version,
+		Capabilities:    s.capabilities(),
+		ServerInfo:      s.impl,
+		Instructions:    s.cfg.instructions,
+	}}, nil
 }
 
 // callInitialize runs initialize through the server's interceptors, containing their panics.
@@ -438,60 +464,72 @@ func (s *Server) capabilities() ServerCapabilities {
 // handler starts, and has a writer whenever the handler sends anything: the handler never
 // waits for a writer (inline.go).
 func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *session, msg *wireMessage, token *TokenInfo) {
+	rs, rpcErr, status := s.openRequest(sess, msg, r.Header, token, r.Context())
+	if rpcErr != nil {
+		s.writeJSON(w, status, encodeResponse(msg.ID, nil, rpcErr))
+		return
+	}
+	mode := modeAuto
+	if s.cfg.alwaysSSE {
+		mode = modeSSE
+	}
+	if !takeable(r, w) {
+		// The response cannot end before its handler returns (HTTP/2), yet a
+		// CloseSSEStream must end it at once: the client resumes on a new connection for what
+		// the handler sends next, and may have to answer it (an elicitation) before the
+		// handler can return. The handler runs on a worker, and this goroutine writes.
+		s.workers.RunJob(rs)
+		s.serveStream(r.Context(), w, rs.st, 1, mode, nil)
+		return
+	}
+	s.runInline(r, w, rs, mode)
+}
+
+// openRequest admits a request to its session, whatever transport carried it: it finds the
+// method's handler, registers the request in flight (duplicate ids and the in-flight limit are
+// refused), charges its params to the session's budget, counts the handler in, and makes the
+// stream that will carry its messages and its state. header and token are what the transport
+// knows of the request (nil on stdio); values are the context values its handler sees behind
+// its own (an HTTP request's: what middleware stored), or nil. On refusal it returns the
+// JSON-RPC error to answer with and the HTTP status that goes with it.
+func (s *Server) openRequest(sess *session, msg *wireMessage, header http.Header, token *TokenInfo, values context.Context) (*requestState, *Error, int) {
 	h, ok := s.methods[msg.Method]
 	if !ok {
-		s.writeJSON(w, http.StatusOK, encodeResponse(msg.ID, nil, Errorf(CodeMethodNotFound, "method not found: %s", truncate(msg.Method, 100))))
-		return
+		return nil, Errorf(CodeMethodNotFound, "method not found: %s", truncate(msg.Method, 100)), http.StatusOK
 	}
 	// One context per request, cancelled by notifications/cancelled or the session's end and
 	// bounded by the handler timeout: one context rather than two, each costing allocations.
 	ctx, cancel := s.handlerContext(sess.ctx, &sess.deadlines)
 	if rpcErr, status := sess.startRequest(msg.ID, cancel); rpcErr != nil {
 		cancel()
-		s.writeJSON(w, status, encodeResponse(msg.ID, nil, rpcErr))
-		return
+		return nil, rpcErr, status
 	}
 	if !sess.reserve(requestCost(msg), false) {
 		// The params stay in memory while the handler runs.
 		cancel()
 		sess.endRequest(msg.ID)
-		s.writeJSON(w, http.StatusTooManyRequests, encodeResponse(msg.ID, nil, budgetError(sess)))
-		return
+		return nil, budgetError(sess), http.StatusTooManyRequests
 	}
 	if !s.handlerStarted() {
 		cancel()
 		sess.release(requestCost(msg))
 		sess.endRequest(msg.ID)
-		s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "server is shutting down")
-		return
+		return nil, NewError(CodeInternalError, "server is shutting down"), http.StatusServiceUnavailable
 	}
 	st := sess.newRequestStream()
 	if s.cluster != nil {
 		st.requestID = []byte(msg.ID.raw) // for the outcome another replica may have to give
 	}
 	st.attach() // a new stream: nobody else holds it, and this is its writer generation 1
-	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: token}
+	rs := &requestState{sess: sess, st: st, id: msg.ID, header: header, token: token}
 	rs.caller.rs = rs
-	// The handler outlives neither its session nor its timeout, but it may outlive the HTTP
-	// request (CloseSSEStream, a client that goes away): it takes the request context's
-	// values (what HTTP middleware stored: auth, the HTTP server span) without its
+	// The handler outlives neither its session nor its timeout, but it may outlive the
+	// transport's request (CloseSSEStream, a client that goes away): it takes the request
+	// context's values (what HTTP middleware stored: auth, the HTTP server span) without its
 	// cancellation.
-	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}
+	rs.ctx = handlerCtx{Context: ctx, values: requestValues(values), rs: rs}
 	rs.cancel, rs.handler, rs.msg = cancel, h, msg
-	mode := modeAuto
-	if s.cfg.alwaysSSE {
-		mode = modeSSE
-	}
-	if !takeable(r, w) {
-		// The response cannot end before its handler returns (HTTP/2, stdio), yet a
-		// CloseSSEStream must end it at once: the client resumes on a new connection for what
-		// the handler sends next, and may have to answer it (an elicitation) before the
-		// handler can return. The handler runs on a worker, and this goroutine writes.
-		s.workers.RunJob(rs)
-		s.serveStream(r.Context(), w, st, 1, mode, nil)
-		return
-	}
-	s.runInline(r, w, rs, mode)
+	return rs, nil, 0
 }
 
 // runHandler runs a method handler and queues its response on the request's stream.

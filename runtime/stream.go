@@ -83,6 +83,10 @@ type stream struct {
 	primePrev, primeNext *stream
 	primeDue             time.Duration
 	primeWaiting         bool
+	// lineQueued counts the stream's messages queued on its session's lineWriter (conn.go),
+	// guarded by that writer's lock. It sits here, in what was padding, so that the stream of
+	// an HTTP request stays in its size class.
+	lineQueued int32
 }
 
 func newStream(sess *session, id string, standalone bool, maxQueue int) *stream {
@@ -103,6 +107,9 @@ func (st *stream) send(data []byte, final bool) error {
 
 // sendEvent queues ev (its seq is set here). It never blocks.
 func (st *stream) sendEvent(ev streamEvent) error {
+	if st.sess.line != nil {
+		return st.sendLine(ev) // a message-stream transport's session (conn.go)
+	}
 	final := ev.final
 	st.mu.Lock()
 	switch {
@@ -173,6 +180,9 @@ func (st *stream) sendEvent(ev streamEvent) error {
 // kick asks the attached writer to close its connection without ending the stream, after
 // telling the client (retry:) when to reconnect.
 func (st *stream) kick() {
+	if st.sess.line != nil {
+		return // one stream carries the whole session: there is no connection to close
+	}
 	st.mu.Lock()
 	st.kicked, st.wasKicked = true, true
 	st.kickSeq = st.seq

@@ -142,7 +142,9 @@ func TestStdioQueueBoundedByBudget(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	const budget = 256 << 10
 	srv := newStdioServer(runtime.WithSessionBudget(budget))
+	flooded := make(chan struct{})
 	runtime.AddTool(srv, runtime.ToolSpec{Name: "flood"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+		defer close(flooded)
 		for i := range 10000 {
 			if err := runtime.CallerFrom(ctx).Log(ctx, runtime.LevelWarning, "flood", strings.Repeat("x", 1<<10)); err != nil {
 				return &mcpv1.TextContent{Text: fmt.Sprintf("%d sent, then: %v", i, err)}, nil
@@ -153,6 +155,12 @@ func TestStdioQueueBoundedByBudget(t *testing.T) {
 	h := newHandStdio(t, srv)
 	h.initialize(t)
 	h.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood","arguments":{}}}`)
+	// The client reads nothing until the handler is done.
+	select {
+	case <-flooded:
+	case <-testCtx(t).Done():
+		require.FailNow(t, "the flood was never refused: its handler blocks on a client that does not read")
+	}
 
 	logs, answer := 0, ""
 	for answer == "" {

@@ -31,6 +31,9 @@ type lineWriter struct {
 	err     error // the first write error: the reader is gone, and nothing more is written
 	buf     []byte
 	group   *sync.WaitGroup // counts the writer goroutines the connection waits for
+	// handOff, when set, is told of every message a request's handler sends before its
+	// response (a stdio connection's reader then hands its reading over: stdio.go).
+	handOff func(st *stream)
 }
 
 // queuedMsg is one message waiting for the writer, with the bytes it holds of its session's
@@ -61,6 +64,9 @@ var errWriterGone = errors.New("mcp: the connection's output is closed: the clie
 // response (final) fails with errBudget or errStreamFull; a response always goes out, since
 // it is one per request in flight and its client waits for it.
 func (lw *lineWriter) send(sess *session, st *stream, data []byte, pooled *wireBuf, final, inline bool) error {
+	if !final && st != nil && !st.standalone && lw.handOff != nil {
+		lw.handOff(st)
+	}
 	lw.mu.Lock()
 	if lw.err != nil {
 		lw.mu.Unlock()

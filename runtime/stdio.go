@@ -44,13 +44,21 @@ import (
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := &lineConn{srv: s, ctx: ctx}
+	c := &lineConn{
+		srv:     s,
+		ctx:     ctx,
+		in:      bufio.NewReaderSize(in, 64<<10),
+		limit:   int(min(s.cfg.maxBodyBytes, 1<<40)),
+		readErr: make(chan error, 1),
+	}
 	c.w = newLineWriter(out, s.log, &c.wg)
-	readErr := make(chan error, 1)
-	go func() { readErr <- c.readLoop(in) }()
+	c.w.handOff = c.handOff
+	c.timer = time.AfterFunc(time.Hour, c.fire)
+	c.timer.Stop()
+	go c.readLoop()
 	var err error
 	select {
-	case err = <-readErr:
+	case err = <-c.readErr:
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
@@ -69,35 +77,121 @@ type lineConn struct {
 	ctx context.Context // cancelled when the connection ends
 	w   *lineWriter
 
+	in      *bufio.Reader // read by one goroutine at a time: the reader
+	limit   int           // WithMaxBodyBytes
+	readErr chan error    // what ended the reading
+
 	mu     sync.Mutex // held while a message is dispatched, and by close
 	closed bool
 	sess   *session
 
 	wg sync.WaitGroup // the handlers and the writer goroutines
+
+	// The reader runs each request's handler itself (runInline), unless the handler runs on
+	// past handoffDelay or sends something before its answer: then a new goroutine takes
+	// over the reading, and the old one ends with the handler. Guarded by rmu.
+	rmu        sync.Mutex
+	inline     *requestState // the request whose handler runs on the reader, or nil
+	inlineFrom time.Duration // when it started, since primerEpoch
+	readers    uint64        // how many times the reading was handed over
+	timer      *time.Timer   // hands off from handlers that run past handoffDelay
+	armed      bool          // the timer will fire
+	stopped    bool          // the connection ended: no new reader
 }
 
 // replyLimit is how many bytes of queued output the reader's own answers (to malformed
 // input, to initialize) wait behind: past it, the reader stops reading until the client reads.
 const replyLimit = 1 << 20
 
-// readLoop reads messages from in and serves each, until in ends or the connection closes.
-func (c *lineConn) readLoop(in io.Reader) error {
-	r := bufio.NewReaderSize(in, 64<<10)
-	limit := int(min(c.srv.cfg.maxBodyBytes, 1<<40))
+// handoffDelay is how long a handler runs on the reader's goroutine before another goroutine
+// takes the reading over: the longest a request waits behind another's handler to be read.
+const handoffDelay = 2 * time.Millisecond
+
+// readLoop reads messages and serves each, until the input ends, the connection closes, or
+// another goroutine takes the reading over while this one runs a handler. A request's
+// handler runs on this goroutine, which then writes its answer: a call that only answers costs
+// no hand-off between goroutines (each a thread wake-up on an idle machine).
+func (c *lineConn) readLoop() {
 	for {
-		line, tooLong, err := readMessage(r, limit)
+		line, tooLong, err := readMessage(c.in, c.limit)
+		var rs *requestState
 		if tooLong != nil {
 			c.locked(func() { c.tooLong(tooLong) })
 		} else if len(line) > 0 {
-			c.locked(func() { c.dispatch(line) })
+			c.locked(func() { rs = c.dispatch(line) })
 		}
 		if err != nil {
-			return err
+			if rs != nil {
+				go c.run(rs)
+			}
+			c.readErr <- err
+			return
 		}
-		if c.ctx.Err() != nil {
-			return c.ctx.Err()
+		if rs != nil && !c.runInline(rs) {
+			return // another goroutine reads now
+		}
+		if err := c.ctx.Err(); err != nil {
+			c.readErr <- err
+			return
 		}
 	}
+}
+
+// runInline runs rs's handler on the reader's goroutine, and reports whether this goroutine
+// is still the reader afterwards.
+func (c *lineConn) runInline(rs *requestState) bool {
+	c.rmu.Lock()
+	c.inline, c.inlineFrom = rs, time.Since(primerEpoch)
+	gen := c.readers
+	if !c.armed && !c.stopped {
+		// One timer for the connection, armed while handlers run: not one per call.
+		c.armed = true
+		c.timer.Reset(handoffDelay)
+	}
+	c.rmu.Unlock()
+	c.run(rs)
+	c.rmu.Lock()
+	reader := c.readers == gen
+	if c.inline == rs {
+		c.inline = nil
+	}
+	c.rmu.Unlock()
+	return reader
+}
+
+// handOffLocked gives the reading to a new goroutine: the one running c.inline's handler
+// stops reading when the handler returns. c.rmu is held.
+func (c *lineConn) handOffLocked() {
+	c.readers++
+	c.inline = nil
+	go c.readLoop()
+}
+
+// handOff starts a new reader when the handler running on the reader's goroutine sends a
+// message on st before its answer: it may wait for the client's answer (an elicitation), which
+// only a reader can read.
+func (c *lineConn) handOff(st *stream) {
+	c.rmu.Lock()
+	if c.inline != nil && c.inline.st == st && !c.stopped {
+		c.handOffLocked()
+	}
+	c.rmu.Unlock()
+}
+
+// fire starts a new reader when the handler on the reader's goroutine has run for
+// handoffDelay, and re-arms the timer while one runs that is not yet due.
+func (c *lineConn) fire() {
+	now := time.Since(primerEpoch)
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	if c.inline != nil && !c.stopped {
+		if due := c.inlineFrom + handoffDelay; due > now {
+			c.timer.Reset(due - now)
+			return
+		}
+		c.handOffLocked()
+	}
+	c.armed = false
 }
 
 // locked runs f while the connection is open, under its lock: close waits for a message
@@ -206,10 +300,10 @@ func headID(head []byte) *ID {
 // before the next message is read, so that what they change (the session, a cancellation,
 // an answer a handler waits for) is in place for the messages after them; each request runs
 // on a goroutine of its own.
-func (c *lineConn) dispatch(line []byte) {
+func (c *lineConn) dispatch(line []byte) *requestState {
 	if line[0] == '[' {
 		c.batch(line)
-		return
+		return nil
 	}
 	msg, rpcErr := decodeMessage(line)
 	if rpcErr != nil {
@@ -218,21 +312,22 @@ func (c *lineConn) dispatch(line []byte) {
 			id = msg.ID
 		}
 		c.reply(encodeResponse(id, nil, rpcErr))
-		return
+		return nil
 	}
-	c.serveMessage(msg)
+	return c.serveMessage(msg)
 }
 
-// serveMessage serves one decoded message.
-func (c *lineConn) serveMessage(msg *wireMessage) {
+// serveMessage serves one decoded message; a request is admitted and returned, for the
+// caller to run.
+func (c *lineConn) serveMessage(msg *wireMessage) *requestState {
 	if msg.Method == methodInitialize {
 		c.initialize(msg)
-		return
+		return nil
 	}
 	sess := c.sess
 	if sess == nil {
 		c.beforeInitialize(msg)
-		return
+		return nil
 	}
 	sess.touch()
 	if !sess.established.Load() {
@@ -247,8 +342,9 @@ func (c *lineConn) serveMessage(msg *wireMessage) {
 			c.srv.log.Warn("mcp: response to an unknown request", "session", sess.id, "id", msg.ID.short())
 		}
 	default:
-		c.serveRequest(sess, msg)
+		return c.serveRequest(sess, msg)
 	}
+	return nil
 }
 
 // initialize starts the connection's session.
@@ -280,22 +376,22 @@ func (c *lineConn) beforeInitialize(msg *wireMessage) {
 	}
 }
 
-// serveRequest starts one request's handler on a goroutine of its own; its messages and its
-// response go to the connection's writer (conn.go).
-func (c *lineConn) serveRequest(sess *session, msg *wireMessage) {
+// serveRequest admits one request, for the caller to run its handler (run); its messages and
+// its response go to the connection's writer (conn.go).
+func (c *lineConn) serveRequest(sess *session, msg *wireMessage) *requestState {
 	if msg.Method == methodToolsCall {
 		if rpcErr := c.srv.scopeRefusal(msg); rpcErr != nil {
 			c.reply(encodeResponse(msg.ID, nil, rpcErr))
-			return
+			return nil
 		}
 	}
 	rs, rpcErr, _ := c.srv.openRequest(sess, msg, nil, nil, nil)
 	if rpcErr != nil {
 		c.reply(encodeResponse(msg.ID, nil, rpcErr))
-		return
+		return nil
 	}
-	c.wg.Add(1)
-	go c.run(rs)
+	c.wg.Add(1) // under c.mu, before close waits
+	return rs
 }
 
 // run runs a request's handler, which writes its response.
@@ -346,7 +442,9 @@ func (c *lineConn) batch(line []byte) {
 			c.reply(encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not be part of a batch")))
 			continue
 		}
-		c.serveMessage(msg)
+		if rs := c.serveMessage(msg); rs != nil {
+			go c.run(rs) // each of a batch's requests at once
+		}
 	}
 }
 
@@ -357,6 +455,10 @@ func (c *lineConn) close() {
 	c.closed = true
 	sess := c.sess
 	c.mu.Unlock()
+	c.rmu.Lock()
+	c.stopped = true
+	c.timer.Stop()
+	c.rmu.Unlock()
 	if sess != nil {
 		c.srv.endSession(sess)
 	}

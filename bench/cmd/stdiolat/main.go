@@ -8,6 +8,12 @@
 //
 //	stdiolat -d 2s -rounds 3 -- weather-server -stdio
 //	stdiolat -floor answer.json    # the floor itself, as stdiolat launches it
+//
+// For benchrun, which alternates the programs itself: -capture writes the server's answer to a
+// file, and -once measures one program (-cmd) once and prints benchrun's JSON result.
+//
+//	stdiolat -capture answer.json -cmd "weather-server -stdio"
+//	stdiolat -once -d 1s -cmd "stdiolat -floor answer.json"
 package main
 
 import (
@@ -32,6 +38,10 @@ var (
 	flagFloor  = flag.String("floor", "", "serve as the floor: answer every request with this file's answer")
 	flagCall   = flag.String("call", `"method":"tools/call","params":{"name":"get_forecast","arguments":{"city":"Paris, FR","days":3}}`, "the request after its id")
 	flagJSON   = flag.Bool("json", false, "print the result as one JSON object")
+	flagCmd    = flag.String("cmd", "", "the program to launch, split at spaces (instead of the arguments after --)")
+	flagOnce   = flag.Bool("once", false, "measure the program once and print benchrun's JSON result")
+	flagSave   = flag.String("capture", "", "write the program's answer to this file, and measure nothing")
+	_          = flag.String("name", "", "the row's name (benchrun passes it; unused)")
 )
 
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stdiolat","version":"1"}}}` + "\n"
@@ -42,11 +52,30 @@ func main() {
 		check(floor(*flagFloor))
 		return
 	}
-	if flag.NArg() == 0 {
+	args := flag.Args()
+	if *flagCmd != "" {
+		args = strings.Fields(*flagCmd)
+	}
+	if len(args) == 0 {
 		fatalf("usage: stdiolat [-d 2s] [-rounds 3] -- server-command args...")
 	}
-	answer, err := capture(flag.Args())
+	if *flagOnce {
+		r, err := measure(args, *flagD)
+		check(err)
+		r = merge([]result{r})
+		out, _ := json.Marshal(map[string]any{
+			"calls": r.Calls, "p50_us": us(r.P50), "p90_us": us(r.P90), "p99_us": us(r.p99),
+			"calls_per_s": float64(r.Calls) / flagD.Seconds(), "server_switches_per_call": r.Switches,
+		})
+		fmt.Println(string(out))
+		return
+	}
+	answer, err := capture(args)
 	check(err)
+	if *flagSave != "" {
+		check(os.WriteFile(*flagSave, answer, 0o600))
+		return
+	}
 	dir, err := os.MkdirTemp("", "stdiolat-")
 	check(err)
 	defer os.RemoveAll(dir)
@@ -58,7 +87,7 @@ func main() {
 
 	var server, floorRes []result
 	for range *flagRounds {
-		r, err := measure(flag.Args(), *flagD)
+		r, err := measure(args, *flagD)
 		check(err)
 		server = append(server, r)
 		r, err = measure(floorCmd, *flagD)
@@ -91,9 +120,13 @@ type result struct {
 	P50      time.Duration `json:"p50_ns"`
 	P90      time.Duration `json:"p90_ns"`
 	Switches float64       `json:"switches_per_call"`
+	p99      time.Duration
 	lat      []time.Duration
 	switches int64
 }
+
+// us returns d in microseconds.
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 func merge(rs []result) result {
 	var m result
@@ -106,6 +139,7 @@ func merge(rs []result) result {
 	if m.Calls > 0 {
 		m.P50 = m.lat[m.Calls/2]
 		m.P90 = m.lat[m.Calls*9/10]
+		m.p99 = m.lat[m.Calls*99/100]
 		m.Switches = float64(m.switches) / float64(m.Calls)
 	}
 	return m

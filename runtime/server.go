@@ -208,17 +208,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := s.readBody(w, r)
 	if err != nil {
-		if errors.Is(err, errBodyTimeout) {
-			w.Header().Set("Connection", "close")
-			s.httpError(w, http.StatusRequestTimeout, CodeInvalidRequest, "the request body did not arrive within "+s.cfg.bodyReadTimeout.String())
-			return
-		}
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			s.httpError(w, http.StatusRequestEntityTooLarge, CodeInvalidRequest, "request body exceeds the limit of "+itoa(s.cfg.maxBodyBytes)+" bytes")
-			return
-		}
-		s.httpError(w, http.StatusBadRequest, CodeParseError, "could not read request body: "+err.Error())
+		s.bodyError(w, err)
 		return
 	}
 	trimmed := trimSpace(body)
@@ -249,6 +239,27 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess.touch()
+	s.serveSessionMessage(w, r, sess, msg, body, token)
+}
+
+// bodyError answers a POST whose body could not be read.
+func (s *Server) bodyError(w http.ResponseWriter, err error) {
+	if errors.Is(err, errBodyTimeout) {
+		w.Header().Set("Connection", "close")
+		s.httpError(w, http.StatusRequestTimeout, CodeInvalidRequest, "the request body did not arrive within "+s.cfg.bodyReadTimeout.String())
+		return
+	}
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		s.httpError(w, http.StatusRequestEntityTooLarge, CodeInvalidRequest, "request body exceeds the limit of "+itoa(s.cfg.maxBodyBytes)+" bytes")
+		return
+	}
+	s.httpError(w, http.StatusBadRequest, CodeParseError, "could not read request body: "+err.Error())
+}
+
+// serveSessionMessage serves a POSTed message of a session: a notification or a response is
+// accepted (202), a request answered.
+func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, sess *session, msg *wireMessage, body []byte, token *TokenInfo) {
 	switch {
 	case msg.isNotification():
 		s.handleNotification(sess, msg)
@@ -570,8 +581,7 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	if rs.sess.stateless {
 		result, status, err = s.modernAnswer(rs, result, err)
 	}
-	if err != nil && errors.Is(ctx.Err(), context.Canceled) && rs.sess.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-		// Cancelled by the client: no response (cancellation spec).
+	if cancelledByClient(ctx, rs.sess, err) {
 		s.log.Debug("mcp: request cancelled", "session", rs.sess.id, "id", msg.ID.short())
 		_ = rs.st.send(nil, true) // ends the stream without a message
 		return
@@ -579,22 +589,7 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	if err != nil && ctx.Err() != nil && s.baseCtx.Err() != nil {
 		err = NewError(CodeInternalError, "request cancelled: the server is shutting down")
 	}
-	var (
-		body   []byte
-		pooled *wireBuf
-	)
-	if er, ok := result.(*encodedResult); ok && err == nil {
-		body, pooled = er.response(msg.ID) // a typed tool's result: the envelope goes around it
-	} else if err != nil {
-		body = encodeResponse(msg.ID, nil, toRPCError(err))
-	} else {
-		raw, mErr := s.marshalResult(msg.Method, result)
-		if mErr != nil {
-			body = encodeResponse(msg.ID, nil, toRPCError(mErr))
-		} else {
-			body = encodeResponse(msg.ID, raw, nil)
-		}
-	}
+	body, pooled := s.encodeAnswer(msg, result, err)
 	if rs.sess.stateless {
 		body = modernBody(msg.Method, body, msg.ID) // a copy: the pooled buffer can go back
 		pooled.release()
@@ -606,6 +601,29 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	if sendErr := rs.st.sendEvent(streamEvent{data: body, final: true, pooled: pooled, status: status}); sendErr != nil {
 		s.log.Error("mcp: response could not be queued for the client", "session", rs.sess.id, "id", msg.ID.short(), "error", sendErr)
 	}
+}
+
+// cancelledByClient reports whether a handler failed because its client cancelled the request
+// (notifications/cancelled), which then gets no response (spec 2025-11-25, Utilities,
+// Cancellation): its context was cancelled, not by its deadline, while its session lives.
+func cancelledByClient(ctx context.Context, sess *session, err error) bool {
+	return err != nil && errors.Is(ctx.Err(), context.Canceled) && sess.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// encodeAnswer encodes the response to msg: its handler's result, or its error. A typed tool's
+// result comes encoded, in a pooled buffer that goes back once the response is written.
+func (s *Server) encodeAnswer(msg *wireMessage, result any, err error) ([]byte, *wireBuf) {
+	if err != nil {
+		return encodeResponse(msg.ID, nil, toRPCError(err)), nil
+	}
+	if er, ok := result.(*encodedResult); ok {
+		return er.response(msg.ID) // the envelope goes around it
+	}
+	raw, mErr := s.marshalResult(msg.Method, result)
+	if mErr != nil {
+		return encodeResponse(msg.ID, nil, toRPCError(mErr)), nil
+	}
+	return encodeResponse(msg.ID, raw, nil), nil
 }
 
 func (s *Server) callHandler(ctx context.Context, rs *requestState, h methodHandler, msg *wireMessage) (result any, err error) {

@@ -112,56 +112,14 @@ func (st *stream) sendEvent(ev streamEvent) error {
 	}
 	final := ev.final
 	st.mu.Lock()
-	switch {
-	case st.closed:
+	if err := st.admitLocked(&ev); err != nil {
 		st.mu.Unlock()
-		return ErrClosed
-	case st.done:
-		st.mu.Unlock()
-		return errStreamDone
-	case len(st.queue) >= int(st.maxQueue) && !final:
-		// The response itself always fits (one past the limit at most, since it is the
-		// last event): dropping it would leave the client waiting for it forever.
-		st.mu.Unlock()
-		return errStreamFull
-	}
-	n := int64(len(ev.data))
-	if !st.sess.reserve(n, false) {
-		if !final {
-			st.mu.Unlock()
-			return errBudget
-		}
-		if !st.attached && !st.standalone {
-			// The client went away and there is no room to keep its response until it
-			// resumes: drop the stream; a resumption gets 404 and the client learns the
-			// request's fate is unknown, rather than the server holding unbounded responses.
-			st.releaseQueueLocked()
-			st.queue = nil
-			st.done, st.closed = true, true
-			st.mu.Unlock()
+		if err == errResponseDropped {
 			st.sess.removeStream(st.id)
-			return errResponseDropped
 		}
-		st.sess.reserve(n, true) // a connected client is reading: its response goes out
+		return err
 	}
-	if c := st.sess.server.cluster; c != nil && !st.standalone && !st.sess.stateless && ev.data != nil &&
-		(!final || st.seq > 0 || st.wasKicked || st.sess.server.cfg.alwaysSSE) {
-		// A replica set: the event is stored before any client can see it, so that a client
-		// resuming on another replica finds it. A response that is the stream's only event
-		// goes out as plain JSON, which cannot be resumed, and is not stored (unless the
-		// client holds an event ID of the stream: SSE responses, or a kicked connection).
-		ev.pooled = nil // the shared store may keep data: the buffer is not reused
-		if err := c.storeEvent(st, st.seq+1, ev.data); err != nil {
-			st.sess.server.log.Warn("mcp: the shared event store refused an event", "session", st.sess.id, "stream", st.id, "error", err)
-			if !final {
-				st.sess.release(n)
-				st.mu.Unlock()
-				return fmt.Errorf("mcp: the shared event store is unavailable: %w", err)
-			}
-			// The response still goes to a client that is connected.
-		}
-	}
-	st.queued += n
+	st.queued += int64(len(ev.data))
 	st.seq++
 	ev.seq = st.seq
 	st.queue = append(st.queue, ev)
@@ -173,6 +131,71 @@ func (st *stream) sendEvent(ev streamEvent) error {
 	st.signal()
 	if start {
 		st.startWriter()
+	}
+	return nil
+}
+
+// admitLocked checks that ev may be queued, charges its bytes to the session's budget and, in
+// a replica set, stores it. st.mu is held.
+func (st *stream) admitLocked(ev *streamEvent) error {
+	switch {
+	case st.closed:
+		return ErrClosed
+	case st.done:
+		return errStreamDone
+	case len(st.queue) >= int(st.maxQueue) && !ev.final:
+		// The response itself always fits (one past the limit at most, since it is the
+		// last event): dropping it would leave the client waiting for it forever.
+		return errStreamFull
+	}
+	n := int64(len(ev.data))
+	if !st.sess.reserve(n, false) {
+		if err := st.overBudgetLocked(ev.final, n); err != nil {
+			return err
+		}
+	}
+	return st.storeSharedLocked(ev, n)
+}
+
+// overBudgetLocked decides the fate of an event of n bytes that the budget has no room for: a
+// notification or request fails; a response goes out to a connected client all the same, and
+// is dropped, with its stream, when its client went away. st.mu is held.
+func (st *stream) overBudgetLocked(final bool, n int64) error {
+	if !final {
+		return errBudget
+	}
+	if !st.attached && !st.standalone {
+		// The client went away and there is no room to keep its response until it
+		// resumes: drop the stream; a resumption gets 404 and the client learns the
+		// request's fate is unknown, rather than the server holding unbounded responses.
+		st.releaseQueueLocked()
+		st.queue = nil
+		st.done, st.closed = true, true
+		return errResponseDropped
+	}
+	st.sess.reserve(n, true) // a connected client is reading: its response goes out
+	return nil
+}
+
+// storeSharedLocked stores ev (n bytes, charged) in a replica set's shared event store before
+// any client can see it, so that a client resuming on another replica finds it. A response
+// that is the stream's only event goes out as plain JSON, which cannot be resumed, and is not
+// stored (unless the client holds an event ID of the stream: SSE responses, or a kicked
+// connection). st.mu is held.
+func (st *stream) storeSharedLocked(ev *streamEvent, n int64) error {
+	c := st.sess.server.cluster
+	if c == nil || st.standalone || st.sess.stateless || ev.data == nil ||
+		(ev.final && st.seq == 0 && !st.wasKicked && !st.sess.server.cfg.alwaysSSE) {
+		return nil
+	}
+	ev.pooled = nil // the shared store may keep data: the buffer is not reused
+	if err := c.storeEvent(st, st.seq+1, ev.data); err != nil {
+		st.sess.server.log.Warn("mcp: the shared event store refused an event", "session", st.sess.id, "stream", st.id, "error", err)
+		if !ev.final {
+			st.sess.release(n)
+			return fmt.Errorf("mcp: the shared event store is unavailable: %w", err)
+		}
+		// The response still goes to a client that is connected.
 	}
 	return nil
 }

@@ -611,19 +611,8 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 	defer sw.finish()
 	ctx = sw.ctx
 	st.setAbort(my, sw)
-	switch mode {
-	case modeSSE:
-		// The priming event goes out with the first events when they are already there,
-		// in one write, or on its own before the writer waits for them (below).
-		sw.header()
-		sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
-	case modeResume:
-		if !sw.started {
-			sw.header()
-		}
-		if err := sw.flush(false); err != nil {
-			return
-		}
+	if !s.startResponse(st, sw, mode) {
+		return
 	}
 	var keepAlive <-chan time.Time
 	if st.standalone && s.cfg.keepAlive > 0 {
@@ -642,50 +631,8 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			st.endInlineResponse(w, my, false)
 			return
 		}
-		if len(evs) > 0 {
-			if !sw.started && len(evs) == 1 && evs[0].final && evs[0].data != nil {
-				sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
-				s.writeJSON(w, cmp.Or(evs[0].status, http.StatusOK), evs[0].data)
-				evs[0].pooled.release() // written: the buffer can serve another call
-				s.streamDelivered(st)
-				return
-			}
-			if !sw.started {
-				sw.header()
-				sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
-			}
-			final := false
-			for i, ev := range evs {
-				if ev.data != nil && ev.seq > sw.replayedThrough {
-					sw.event(st.id, ev.seq, ev.data)
-				}
-				// In sw.buf now; the store, if any, holds a copy (take).
-				ev.pooled.release()
-				final = final || ev.final
-				if len(sw.buf) >= sseChunk && i < len(evs)-1 {
-					// Out in pieces: the events are in the store already, so a write
-					// that fails here loses nothing the client cannot resume.
-					if err := sw.flush(false); err != nil {
-						s.log.Debug("mcp: client went away mid-stream; events kept for resumption", "session", st.sess.id, "stream", st.id, "error", err)
-						st.endInlineResponse(w, my, false)
-						return
-					}
-				}
-			}
-			if final && !sw.sent && len(sw.buf) >= 2<<10 {
-				// Everything the request produced is known: one body with a length. (Under
-				// a few KB written without a flush, net/http adds the length itself.)
-				w.Header().Set("Content-Length", strconv.Itoa(len(sw.buf)))
-			}
-			if err := sw.flush(final); err != nil {
-				s.log.Debug("mcp: client went away mid-stream; events kept for resumption", "session", st.sess.id, "stream", st.id, "error", err)
-				st.endInlineResponse(w, my, false)
-				return
-			}
-			if final {
-				s.streamDelivered(st)
-				return
-			}
+		if len(evs) > 0 && s.writeEvents(w, st, my, sw, evs) {
+			return
 		}
 		if more {
 			continue
@@ -694,14 +641,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			return
 		}
 		if kicked {
-			if !sw.started {
-				sw.header()
-				sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
-			} else {
-				sw.retry(s.cfg.retryInterval)
-			}
-			_ = sw.flush(false)
-			st.endInlineResponse(w, my, true) // the handler runs on the goroutine that would end it
+			s.endKicked(w, st, my, sw)
 			return
 		}
 		if !yielded && !st.standalone {
@@ -716,27 +656,121 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			goruntime.Gosched()
 			continue
 		}
-		if len(sw.buf) > 0 {
-			// The priming event, before waiting: the client has an event ID to resume
-			// from however long the handler takes.
-			if err := sw.flush(false); err != nil {
-				st.endInlineResponse(w, my, false)
-				return
-			}
-		}
-		select {
-		case <-st.wake:
-		case <-keepAlive:
-			if sw.started {
-				sw.buf = append(sw.buf, ": keep-alive\n\n"...)
-				if err := sw.flush(false); err != nil {
-					return
-				}
-			}
-		case <-ctx.Done():
+		if !s.awaitEvents(ctx, w, st, my, sw, keepAlive) {
 			return
 		}
 	}
+}
+
+// startResponse starts the writer's response as mode says: SSE with a priming event (which
+// goes out with the first events when they are already there, in one write, or on its own
+// before the writer waits for them), or a resumed SSE response, its replayed events written
+// now. It reports false when that write failed.
+func (s *Server) startResponse(st *stream, sw *sseWriter, mode streamMode) bool {
+	switch mode {
+	case modeSSE:
+		sw.header()
+		sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
+	case modeResume:
+		if !sw.started {
+			sw.header()
+		}
+		return sw.flush(false) == nil
+	}
+	return true
+}
+
+// awaitEvents waits for st's next events, writing what is buffered first (the priming event:
+// the client has an event ID to resume from however long the handler takes) and a comment on
+// each keepAlive tick. It reports false when the writer must stop: a write failed, or ctx
+// ended.
+func (s *Server) awaitEvents(ctx context.Context, w http.ResponseWriter, st *stream, my uint64, sw *sseWriter, keepAlive <-chan time.Time) bool {
+	if len(sw.buf) > 0 {
+		if err := sw.flush(false); err != nil {
+			st.endInlineResponse(w, my, false)
+			return false
+		}
+	}
+	select {
+	case <-st.wake:
+	case <-keepAlive:
+		if sw.started {
+			sw.buf = append(sw.buf, ": keep-alive\n\n"...)
+			if err := sw.flush(false); err != nil {
+				return false
+			}
+		}
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// writeEvents writes the events a writer took from st, and reports whether it is done: the
+// stream's response went out (as a JSON body when it is the only event and nothing was
+// written yet, else as SSE), or the client went away.
+func (s *Server) writeEvents(w http.ResponseWriter, st *stream, my uint64, sw *sseWriter, evs []streamEvent) bool {
+	if !sw.started && len(evs) == 1 && evs[0].final && evs[0].data != nil {
+		sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
+		s.writeJSON(w, cmp.Or(evs[0].status, http.StatusOK), evs[0].data)
+		evs[0].pooled.release() // written: the buffer can serve another call
+		s.streamDelivered(st)
+		return true
+	}
+	if !sw.started {
+		sw.header()
+		sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
+	}
+	final := false
+	for i, ev := range evs {
+		if ev.data != nil && ev.seq > sw.replayedThrough {
+			sw.event(st.id, ev.seq, ev.data)
+		}
+		// In sw.buf now; the store, if any, holds a copy (take).
+		ev.pooled.release()
+		final = final || ev.final
+		if len(sw.buf) >= sseChunk && i < len(evs)-1 {
+			// Out in pieces: the events are in the store already, so a write that fails
+			// here loses nothing the client cannot resume.
+			if err := sw.flush(false); err != nil {
+				s.clientGone(w, st, my, err)
+				return true
+			}
+		}
+	}
+	if final && !sw.sent && len(sw.buf) >= 2<<10 {
+		// Everything the request produced is known: one body with a length. (Under a few
+		// KB written without a flush, net/http adds the length itself.)
+		w.Header().Set("Content-Length", strconv.Itoa(len(sw.buf)))
+	}
+	if err := sw.flush(final); err != nil {
+		s.clientGone(w, st, my, err)
+		return true
+	}
+	if final {
+		s.streamDelivered(st)
+	}
+	return final
+}
+
+// clientGone ends the writer of generation my, whose client went away: the events stay for
+// it to resume.
+func (s *Server) clientGone(w http.ResponseWriter, st *stream, my uint64, err error) {
+	s.log.Debug("mcp: client went away mid-stream; events kept for resumption", "session", st.sess.id, "stream", st.id, "error", err)
+	st.endInlineResponse(w, my, false)
+}
+
+// endKicked ends a kicked writer's response (CloseSSEStream): the priming event or a retry
+// field first, so that the client knows where and when to resume.
+func (s *Server) endKicked(w http.ResponseWriter, st *stream, my uint64, sw *sseWriter) {
+	if !sw.started {
+		sw.header()
+		sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
+	} else {
+		sw.retry(s.cfg.retryInterval)
+	}
+	_ = sw.flush(false)
+	st.endInlineResponse(w, my, true) // the handler runs on the goroutine that would end it
 }
 
 // streamDelivered forgets a request stream whose response was written. Its stored events are

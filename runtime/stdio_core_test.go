@@ -239,3 +239,42 @@ func TestStdioBeforeAndAfterInitialize(t *testing.T) {
 	h.finish(t)
 	goleak.VerifyNone(t, leaks)
 }
+
+// A handler that runs on without sending anything has the reading handed over: a request sent
+// after it is answered while it runs, and a notifications/cancelled reaches it, after which it
+// gets no response (spec 2025-11-25, Utilities, Cancellation).
+func TestStdioSlowHandlerAndCancellation(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	srv := newStdioServer()
+	started, cancelled := make(chan struct{}), make(chan struct{})
+	runtime.AddTool(srv, runtime.ToolSpec{Name: "block"}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+		close(started)
+		<-ctx.Done()
+		close(cancelled)
+		return nil, ctx.Err()
+	})
+	h := newHandStdio(t, srv)
+	h.initialize(t)
+	h.send(t, `{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"block","arguments":{}}}`)
+	select {
+	case <-started:
+	case <-testCtx(t).Done():
+		require.FailNow(t, "the block tool did not start")
+	}
+	h.send(t, `{"jsonrpc":"2.0","id":"quick","method":"tools/call","params":{"name":"echo","arguments":{"text":"meanwhile"}}}`)
+	m := h.readMessage(t)
+	require.Equal(t, "quick", m["id"], "the answer while the slow handler runs: %v", m)
+
+	h.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"test"}}`)
+	select {
+	case <-cancelled:
+	case <-testCtx(t).Done():
+		require.FailNow(t, "notifications/cancelled did not reach the handler")
+	}
+	// The next line is the ping's answer: the cancelled request has none.
+	h.send(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	m = h.readMessage(t)
+	assert.Equal(t, "after", m["id"], "the line after the cancellation: %v", m)
+	h.finish(t)
+	goleak.VerifyNone(t, leaks)
+}

@@ -782,38 +782,9 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 		my = st.takeover(sw)
 	}
 	sw.header()
-	replayed := 0
-	if store := s.cfg.eventStore; store != nil {
-		// Event by event, written out every sseChunk bytes: memory stays bounded however
-		// much is stored, and however slowly the client reads.
-		err := store.Replay(sw.ctx, sess.id, streamID, seq, func(n uint64, data []byte) error {
-			sw.event(streamID, n, data)
-			sw.replayedThrough = n
-			replayed++
-			if len(sw.buf) >= sseChunk {
-				return sw.flush(false)
-			}
-			return nil
-		})
-		if err != nil && sw.sent {
-			// Part of the replay went out: the client resumes again from what it got.
-			s.log.Debug("mcp: replay stopped", "session", sess.id, "stream", streamID, "error", err)
-			if st != nil {
-				st.detach(my)
-			}
-			return
-		}
-		if errors.Is(err, ErrEventsEvicted) {
-			// Going on would skip the evicted events without a word.
-			if st != nil {
-				st.detach(my)
-			}
-			s.writeJSON(w, http.StatusNotFound, encodeResponse(nil, nil, NewError(CodeInvalidRequest, err.Error())))
-			return
-		}
-		if err != nil {
-			s.log.Warn("mcp: replay failed", "session", sess.id, "stream", streamID, "error", err)
-		}
+	replayed, ok := s.replay(w, sess, st, my, streamID, seq, sw)
+	if !ok {
+		return
 	}
 	if st == nil {
 		if replayed == 0 {
@@ -824,6 +795,47 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 		return
 	}
 	s.serveStream(r.Context(), w, st, my, modeResume, sw)
+}
+
+// replay writes the stored events of the stream streamID after seq into sw, out every
+// sseChunk bytes, so that memory stays bounded however much is stored and however slowly the
+// client reads. It returns how many it replayed, and false when the response is over (the
+// replay failed part-way, or events were evicted); st, when not nil, is the live stream that
+// writer my took over.
+func (s *Server) replay(w http.ResponseWriter, sess *session, st *stream, my uint64, streamID string, seq uint64, sw *sseWriter) (int, bool) {
+	store := s.cfg.eventStore
+	if store == nil {
+		return 0, true
+	}
+	replayed := 0
+	err := store.Replay(sw.ctx, sess.id, streamID, seq, func(n uint64, data []byte) error {
+		sw.event(streamID, n, data)
+		sw.replayedThrough = n
+		replayed++
+		if len(sw.buf) >= sseChunk {
+			return sw.flush(false)
+		}
+		return nil
+	})
+	switch {
+	case err != nil && sw.sent:
+		// Part of the replay went out: the client resumes again from what it got.
+		s.log.Debug("mcp: replay stopped", "session", sess.id, "stream", streamID, "error", err)
+		if st != nil {
+			st.detach(my)
+		}
+		return replayed, false
+	case errors.Is(err, ErrEventsEvicted):
+		// Going on would skip the evicted events without a word.
+		if st != nil {
+			st.detach(my)
+		}
+		s.writeJSON(w, http.StatusNotFound, encodeResponse(nil, nil, NewError(CodeInvalidRequest, err.Error())))
+		return replayed, false
+	case err != nil:
+		s.log.Warn("mcp: replay failed", "session", sess.id, "stream", streamID, "error", err)
+	}
+	return replayed, true
 }
 
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
@@ -893,30 +905,10 @@ func (s *Server) reap(ttl time.Duration) {
 			return
 		case <-t.C:
 		}
-		now := time.Now().UnixNano()
-		cutoff := now - int64(ttl)
-		var idle []*session
-		s.mu.Lock()
-		if len(s.sessions) == 0 {
-			s.reaping = false
-			s.mu.Unlock()
+		idle, busy, ok := s.sweep(ttl)
+		if !ok {
 			return
 		}
-		idle = s.expiredHandshakesLocked(now)
-		for _, sess := range s.sessions {
-			if ttl > 0 && (sess.established.Load() || s.cfg.handshakeTimeout <= 0) && sess.lastUsed.Load() < cutoff && sess.idle() {
-				idle = append(idle, sess)
-			}
-		}
-		var busy []*session
-		if s.cluster != nil {
-			for _, sess := range s.sessions {
-				if !sess.idle() {
-					busy = append(busy, sess)
-				}
-			}
-		}
-		s.mu.Unlock()
 		for _, sess := range idle {
 			s.log.Debug("mcp: ending idle session", "session", sess.id)
 			s.endSession(sess)
@@ -925,6 +917,35 @@ func (s *Server) reap(ttl time.Duration) {
 			s.touchShared(busy)
 		}
 	}
+}
+
+// sweep looks at the session table once: it returns the sessions to end (handshakes not
+// completed in time, sessions idle for longer than ttl) and, in a replica set, the busy ones,
+// whose shared state must not expire. It reports false, and the reaper stops, when the table
+// is empty.
+func (s *Server) sweep(ttl time.Duration) (idle, busy []*session, ok bool) {
+	now := time.Now().UnixNano()
+	cutoff := now - int64(ttl)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.sessions) == 0 {
+		s.reaping = false
+		return nil, nil, false
+	}
+	idle = s.expiredHandshakesLocked(now)
+	for _, sess := range s.sessions {
+		if ttl > 0 && (sess.established.Load() || s.cfg.handshakeTimeout <= 0) && sess.lastUsed.Load() < cutoff && sess.idle() {
+			idle = append(idle, sess)
+		}
+	}
+	if s.cluster != nil {
+		for _, sess := range s.sessions {
+			if !sess.idle() {
+				busy = append(busy, sess)
+			}
+		}
+	}
+	return idle, busy, true
 }
 
 // idle reports whether the session has nothing in flight and no attached GET stream.

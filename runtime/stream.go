@@ -289,26 +289,40 @@ func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEv
 		st.queued -= int64(size)
 		more = true
 	}
-	if store != nil && !st.sess.stateless && len(evs) > 0 && (st.standalone || st.sess.server.cluster == nil) && !(asJSON && len(evs) == 1 && evs[0].final && evs[0].data != nil) {
-		for _, ev := range evs {
-			if ev.data == nil {
-				continue
-			}
-			data := ev.data
-			if ev.pooled.reusable() {
-				// The store may keep data (EventStore.Append does not say): it gets a
-				// right-sized copy, and the result buffer goes back to its pool once
-				// written.
-				data = append([]byte(nil), data...)
-			}
-			if err := store.Append(context.Background(), st.sess.id, st.id, ev.seq, data); err != nil {
-				st.sess.server.log.Warn("mcp: event store append failed; the event cannot be replayed", "session", st.sess.id, "stream", st.id, "error", err)
-				continue
-			}
-			st.stored = true
-		}
+	if store != nil && len(evs) > 0 && st.storesTaken(asJSON, evs) {
+		st.storeLocked(store, evs)
 	}
 	return evs, kicked, closed, false, more
+}
+
+// storesTaken reports whether the events a writer took go to the event store: not in the
+// modern era (no resumption), not a request stream's in a replica set (stored when queued,
+// sendEvent), and not a response that goes out alone as a plain JSON answer (asJSON).
+func (st *stream) storesTaken(asJSON bool, evs []streamEvent) bool {
+	if st.sess.stateless || (!st.standalone && st.sess.server.cluster != nil) {
+		return false
+	}
+	return !(asJSON && len(evs) == 1 && evs[0].final && evs[0].data != nil)
+}
+
+// storeLocked appends the events evs to store, for a resumption to replay. st.mu is held.
+func (st *stream) storeLocked(store EventStore, evs []streamEvent) {
+	for _, ev := range evs {
+		if ev.data == nil {
+			continue
+		}
+		data := ev.data
+		if ev.pooled.reusable() {
+			// The store may keep data (EventStore.Append does not say): it gets a
+			// right-sized copy, and the result buffer goes back to its pool once written.
+			data = append([]byte(nil), data...)
+		}
+		if err := store.Append(context.Background(), st.sess.id, st.id, ev.seq, data); err != nil {
+			st.sess.server.log.Warn("mcp: event store append failed; the event cannot be replayed", "session", st.sess.id, "stream", st.id, "error", err)
+			continue
+		}
+		st.stored = true
+	}
 }
 
 // attach claims the stream for a new writer. It fails if another writer holds it.
@@ -599,14 +613,7 @@ const (
 func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *stream, my uint64, mode streamMode, sw *sseWriter) {
 	defer st.detach(my)
 	if sw == nil {
-		if !st.standalone && my == 1 {
-			// The request's own POST, the stream's first writer: its writer lives in the
-			// stream, which is allocated per request anyway.
-			st.first = sseWriter{w: w, timeout: s.cfg.writeTimeout, ctx: ctx}
-			sw = &st.first
-		} else {
-			sw = newSSEWriter(ctx, w, s.cfg.writeTimeout)
-		}
+		sw = s.streamWriter(ctx, w, st, my)
 	}
 	defer sw.finish()
 	ctx = sw.ctx
@@ -660,6 +667,17 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			return
 		}
 	}
+}
+
+// streamWriter returns the SSE writer of w for the writer of generation my of st.
+func (s *Server) streamWriter(ctx context.Context, w http.ResponseWriter, st *stream, my uint64) *sseWriter {
+	if !st.standalone && my == 1 {
+		// The request's own POST, the stream's first writer: its writer lives in the
+		// stream, which is allocated per request anyway.
+		st.first = sseWriter{w: w, timeout: s.cfg.writeTimeout, ctx: ctx}
+		return &st.first
+	}
+	return newSSEWriter(ctx, w, s.cfg.writeTimeout)
 }
 
 // startResponse starts the writer's response as mode says: SSE with a priming event (which
@@ -721,22 +739,10 @@ func (s *Server) writeEvents(w http.ResponseWriter, st *stream, my uint64, sw *s
 		sw.header()
 		sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
 	}
-	final := false
-	for i, ev := range evs {
-		if ev.data != nil && ev.seq > sw.replayedThrough {
-			sw.event(st.id, ev.seq, ev.data)
-		}
-		// In sw.buf now; the store, if any, holds a copy (take).
-		ev.pooled.release()
-		final = final || ev.final
-		if len(sw.buf) >= sseChunk && i < len(evs)-1 {
-			// Out in pieces: the events are in the store already, so a write that fails
-			// here loses nothing the client cannot resume.
-			if err := sw.flush(false); err != nil {
-				s.clientGone(w, st, my, err)
-				return true
-			}
-		}
+	final, err := appendEvents(st, sw, evs)
+	if err != nil {
+		s.clientGone(w, st, my, err)
+		return true
 	}
 	if final && !sw.sent && len(sw.buf) >= 2<<10 {
 		// Everything the request produced is known: one body with a length. (Under a few
@@ -751,6 +757,26 @@ func (s *Server) writeEvents(w http.ResponseWriter, st *stream, my uint64, sw *s
 		s.streamDelivered(st)
 	}
 	return final
+}
+
+// appendEvents appends evs to sw's buffer as SSE events, writing it out every sseChunk bytes
+// (the events are in the store already, so a write that fails loses nothing the client cannot
+// resume), and reports whether the stream's response is among them.
+func appendEvents(st *stream, sw *sseWriter, evs []streamEvent) (final bool, err error) {
+	for i, ev := range evs {
+		if ev.data != nil && ev.seq > sw.replayedThrough {
+			sw.event(st.id, ev.seq, ev.data)
+		}
+		// In sw.buf now; the store, if any, holds a copy (take).
+		ev.pooled.release()
+		final = final || ev.final
+		if len(sw.buf) >= sseChunk && i < len(evs)-1 {
+			if err := sw.flush(false); err != nil {
+				return final, err
+			}
+		}
+	}
+	return final, nil
 }
 
 // clientGone ends the writer of generation my, whose client went away: the events stay for

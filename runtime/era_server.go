@@ -147,16 +147,9 @@ func (s *Server) supportedVersions() []string {
 // mirror it (spec 2026-07-28, Streamable HTTP, Request Metadata and Server Validation).
 func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest, *modernError) {
 	var p modernParams
-	if len(msg.Params) > 0 {
-		if err := p.decode(msg.Params); err != nil {
-			return nil, invalidMeta("invalid params: %v", err)
-		}
-	}
 	var meta modernMeta
-	if m := trimSpace(p.Meta); len(m) > 0 && string(m) != "null" {
-		if len(m) == 0 || m[0] != '{' || !meta.decode(m) {
-			return nil, invalidMeta("params._meta must be an object carrying %s, %s and %s", metaProtocolVersion, metaClientCaps, metaClientInfo)
-		}
+	if me := decodeModernParams(msg.Params, &p, &meta); me != nil {
+		return nil, me
 	}
 	version, me := s.checkModernVersion(r.Header.Get(headerProtocolVersion), meta.version)
 	if me != nil {
@@ -185,6 +178,21 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 		mr.logLevel = l
 	}
 	return mr, nil
+}
+
+// decodeModernParams decodes a modern request's params into p, and their _meta into meta.
+func decodeModernParams(params json.RawMessage, p *modernParams, meta *modernMeta) *modernError {
+	if len(params) > 0 {
+		if err := p.decode(params); err != nil {
+			return invalidMeta("invalid params: %v", err)
+		}
+	}
+	if m := trimSpace(p.Meta); len(m) > 0 && string(m) != "null" {
+		if m[0] != '{' || !meta.decode(m) {
+			return invalidMeta("params._meta must be an object carrying %s, %s and %s", metaProtocolVersion, metaClientCaps, metaClientInfo)
+		}
+	}
+	return nil
 }
 
 // checkModernVersion checks that the MCP-Protocol-Version header and params._meta's

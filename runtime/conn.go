@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 )
 
 // A message-stream transport (stdio; spec 2025-11-25, Transports, stdio) carries every message
@@ -27,10 +28,10 @@ type lineWriter struct {
 	busy    bool        // a goroutine is writing; it writes the queue before it stops
 	queue   []queuedMsg // what waits for the writer, in order
 	spare   []queuedMsg // the queue's other array, swapped in by the writer
-	waiting chan struct{}
-	err     error // the first write error: the reader is gone, and nothing more is written
+	waiting chan struct{} // closed when the writer takes the queue (sendWait)
+	idle    chan struct{} // closed when the writer stops (waitIdle)
+	err     error         // the first write error: the reader is gone, and nothing more is written
 	buf     []byte
-	group   *sync.WaitGroup // counts the writer goroutines the connection waits for
 	// handOff, when set, is told of every message a request's handler sends before its
 	// response (a stdio connection's reader then hands its reading over: stdio.go).
 	handOff func(st *stream)
@@ -46,9 +47,9 @@ type queuedMsg struct {
 	st      *stream
 }
 
-// newLineWriter returns a writer of out; group counts the goroutines it starts.
-func newLineWriter(out io.Writer, log *slog.Logger, group *sync.WaitGroup) *lineWriter {
-	return &lineWriter{out: out, log: log, group: group}
+// newLineWriter returns a writer of out.
+func newLineWriter(out io.Writer, log *slog.Logger) *lineWriter {
+	return &lineWriter{out: out, log: log}
 }
 
 // errWriterGone is returned for messages sent after a write to the connection failed.
@@ -79,11 +80,7 @@ func (lw *lineWriter) send(sess *session, st *stream, data []byte, pooled *wireB
 			// A writer goroutine takes it at once: nothing to wait behind, no charge.
 			lw.queueLocked(queuedMsg{data: data, pooled: pooled, st: st})
 			lw.mu.Unlock()
-			lw.group.Add(1)
-			go func() {
-				defer lw.group.Done()
-				lw.drain()
-			}()
+			go lw.drain()
 			return nil
 		}
 		lw.mu.Unlock()
@@ -147,6 +144,27 @@ func (lw *lineWriter) sendWait(ctx context.Context, data []byte, limit int) {
 	}
 }
 
+// waitIdle waits until no write is in progress and nothing is queued, or until stop fires; it
+// reports whether the writer went idle.
+func (lw *lineWriter) waitIdle(stop <-chan time.Time) bool {
+	lw.mu.Lock()
+	if !lw.busy {
+		lw.mu.Unlock()
+		return true
+	}
+	if lw.idle == nil {
+		lw.idle = make(chan struct{})
+	}
+	ch := lw.idle
+	lw.mu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-stop:
+		return false
+	}
+}
+
 // queuedBytesLocked returns the bytes of the queue; lw.mu is held.
 func (lw *lineWriter) queuedBytesLocked() int {
 	n := 0
@@ -168,6 +186,10 @@ func (lw *lineWriter) drain() {
 			if lw.waiting != nil {
 				close(lw.waiting)
 				lw.waiting = nil
+			}
+			if lw.idle != nil {
+				close(lw.idle)
+				lw.idle = nil
 			}
 			lw.mu.Unlock()
 			return

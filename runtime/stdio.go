@@ -51,7 +51,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		limit:   int(min(s.cfg.maxBodyBytes, 1<<40)),
 		readErr: make(chan error, 1),
 	}
-	c.w = newLineWriter(out, s.log, &c.wg)
+	c.w = newLineWriter(out, s.log)
 	c.w.handOff = c.handOff
 	c.timer = time.AfterFunc(time.Hour, c.fire)
 	c.timer.Stop()
@@ -85,7 +85,7 @@ type lineConn struct {
 	closed bool
 	sess   *session
 
-	wg sync.WaitGroup // the handlers and the writer goroutines
+	wg sync.WaitGroup // the handlers
 
 	// The reader runs each request's handler itself (runInline), unless the handler runs on
 	// past handoffDelay or sends something before its answer: then a new goroutine takes
@@ -448,8 +448,8 @@ func (c *lineConn) batch(line []byte) {
 	}
 }
 
-// close ends the session, which cancels its handlers and closes its streams, and waits for the
-// goroutines serving them, within a bound.
+// close ends the session, which cancels its handlers and closes its streams, and waits, within
+// a bound, for the handlers and then for what they queued to be written.
 func (c *lineConn) close() {
 	c.mu.Lock()
 	c.closed = true
@@ -462,6 +462,8 @@ func (c *lineConn) close() {
 	if sess != nil {
 		c.srv.endSession(sess)
 	}
+	bound := time.NewTimer(5 * time.Second)
+	defer bound.Stop()
 	done := make(chan struct{})
 	go func() {
 		c.wg.Wait()
@@ -469,8 +471,12 @@ func (c *lineConn) close() {
 	}()
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
-		c.srv.log.Error("mcp: stdio handlers still running, or output not written, 5 s after the connection ended; they ignore their context, or the client does not read")
+	case <-bound.C:
+		c.srv.log.Error("mcp: stdio handlers still running 5 s after the connection ended; they ignore their context")
+		return
+	}
+	if !c.w.waitIdle(bound.C) {
+		c.srv.log.Error("mcp: stdio output not written 5 s after the connection ended: the client does not read")
 	}
 }
 

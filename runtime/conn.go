@@ -25,9 +25,9 @@ type lineWriter struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
-	busy    bool        // a goroutine is writing; it writes the queue before it stops
-	queue   []queuedMsg // what waits for the writer, in order
-	spare   []queuedMsg // the queue's other array, swapped in by the writer
+	busy    bool          // a goroutine is writing; it writes the queue before it stops
+	queue   []queuedMsg   // what waits for the writer, in order
+	spare   []queuedMsg   // the queue's other array, swapped in by the writer
 	waiting chan struct{} // closed when the writer takes the queue (sendWait)
 	idle    chan struct{} // closed when the writer stops (waitIdle)
 	err     error         // the first write error: the reader is gone, and nothing more is written

@@ -357,6 +357,12 @@ func (c *lineConn) initialize(msg *wireMessage) {
 		c.reply(encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "this connection's session is already initialized: initialize is sent once per connection")))
 		return
 	}
+	select {
+	case <-c.srv.closing:
+		c.reply(encodeResponse(msg.ID, nil, NewError(CodeInternalError, "server is shutting down")))
+		return
+	default:
+	}
 	sess, body, _ := c.srv.initialize(c.ctx, msg, nil, nil, c.w)
 	c.sess = sess
 	c.reply(body)

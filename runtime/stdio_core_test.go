@@ -278,3 +278,27 @@ func TestStdioSlowHandlerAndCancellation(t *testing.T) {
 	h.finish(t)
 	goleak.VerifyNone(t, leaks)
 }
+
+// After Server.Shutdown, a stdio connection's requests and a new initialize get errors with
+// their ids, and the connection still ends cleanly at EOF.
+func TestStdioAfterShutdown(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	srv := newStdioServer()
+	h := newHandStdio(t, srv)
+	h.initialize(t)
+	shutdownServer(srv)
+	h.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"late"}}}`)
+	m := h.readMessage(t)
+	assert.Equal(t, float64(1), m["id"])
+	assert.NotNil(t, m["error"], "a call after Shutdown: %v", m)
+
+	h2 := newHandStdio(t, srv)
+	h2.send(t, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"hand","version":"1"}}}`)
+	m = h2.readMessage(t)
+	assert.Equal(t, "init", m["id"])
+	require.NotNil(t, m["error"], "initialize after Shutdown: %v", m)
+	assert.Contains(t, m["error"].(map[string]any)["message"], "shutting down")
+	h.finish(t)
+	h2.finish(t)
+	goleak.VerifyNone(t, leaks)
+}

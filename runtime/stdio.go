@@ -24,9 +24,11 @@ import (
 // message is decoded once and served by the same message core as HTTP's, with the same
 // limits: a message over WithMaxBodyBytes gets an error naming its id when its first bytes do,
 // invalid JSON gets a JSON-RPC parse error, at most WithMaxInflight requests run at once (more
-// get an error), and every request runs on its own goroutine, so that none waits for
-// another's handler. A handler's messages are written by the handler's goroutine when nothing
-// else is being written, and queued otherwise, within the session's budget
+// get an error), and requests run concurrently: a request's handler runs on the goroutine that
+// read it, which hands the reading to a new goroutine as soon as the handler sends anything
+// before its answer or has run for 2 ms, so that no request waits longer behind another's
+// handler. A handler's messages are written by its own goroutine when nothing else is being
+// written, and queued otherwise, within the session's budget
 // (WithSessionBudget) and WithMaxQueuedEvents: a client that stops reading out blocks neither
 // the reading of in nor the handlers. Caller.CloseSSEStream does nothing here; what HTTP sends
 // on the session's GET stream (list_changed, resources/updated) is written to out as well.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,7 +33,7 @@ import (
 // (WithSessionBudget) and WithMaxQueuedEvents: a client that stops reading out blocks neither
 // the reading of in nor the handlers. Caller.CloseSSEStream does nothing here; what HTTP sends
 // on the session's GET stream (list_changed, resources/updated) is written to out as well.
-// Authorization (WithAuth) does not apply: a stdio server takes its credentials from its
+// Authorization (WithTokenVerifier) does not apply: a stdio server takes its credentials from its
 // environment (spec 2025-11-25, Authorization). Log with a logger that writes to stderr, never
 // to out.
 //
@@ -419,7 +420,7 @@ func (s *Server) scopeRefusal(msg *wireMessage) *Error {
 		return nil // the route answers malformed params
 	}
 	if t, ok := s.tools.get(p.Name); ok && len(t.scopes) > 0 {
-		return Errorf(CodeInvalidRequest, "tool %q needs an access token with OAuth scopes, which this transport does not carry", truncate(p.Name, 64))
+		return Errorf(CodeInvalidRequest, "forbidden: tool %q needs an access token with the scopes %s, and stdio carries none", truncate(p.Name, 64), strings.Join(t.scopes, " "))
 	}
 	return nil
 }

@@ -302,3 +302,25 @@ func TestStdioAfterShutdown(t *testing.T) {
 	h2.finish(t)
 	goleak.VerifyNone(t, leaks)
 }
+
+// A tool that needs OAuth scopes is refused over stdio, which carries no access token; the
+// others are served.
+func TestStdioScopedToolRefused(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	srv := newStdioServer()
+	runtime.AddTool(srv, runtime.ToolSpec{Name: "secret", Scopes: []string{"secret:read"}}, func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+		return &mcpv1.TextContent{Text: "leaked"}, nil
+	})
+	h := newHandStdio(t, srv)
+	h.initialize(t)
+	h.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"secret","arguments":{}}}`)
+	m := h.readMessage(t)
+	assert.Equal(t, float64(1), m["id"])
+	require.NotNil(t, m["error"], "a scoped tool over stdio: %v", m)
+	assert.Contains(t, m["error"].(map[string]any)["message"], "secret:read")
+	h.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ok"}}}`)
+	m = h.readMessage(t)
+	assert.NotNil(t, m["result"], "an unscoped tool: %v", m)
+	h.finish(t)
+	goleak.VerifyNone(t, leaks)
+}

@@ -58,8 +58,22 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte)
 		s.writeJSON(w, http.StatusBadRequest, encodeResponse(nil, nil, rpcErr))
 		return
 	}
-	msgs := make([]*wireMessage, len(elems))
-	var answers []batchAnswer // responses known before anything runs: malformed members
+	msgs, answers := decodeMembers(elems)
+	// A tool call the caller's token may not make refuses the whole batch with the HTTP
+	// challenge, before anything runs: the client steps up its token and sends it again.
+	for _, msg := range msgs {
+		if msg != nil && msg.isRequest() && msg.Method == methodToolsCall && !s.authorizeCall(w, r, msg) {
+			return
+		}
+	}
+	streams, answers := s.startBatch(r, sess, elems, msgs, answers)
+	s.writeBatch(r.Context(), w, streams, answers)
+}
+
+// decodeMembers decodes the members of a batch; a malformed one is nil in msgs, and its error
+// response is in answers, known before anything runs.
+func decodeMembers(elems []json.RawMessage) (msgs []*wireMessage, answers []batchAnswer) {
+	msgs = make([]*wireMessage, len(elems))
 	for i, raw := range elems {
 		msg, rpcErr := decodeMessage(raw)
 		if rpcErr != nil {
@@ -72,13 +86,12 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte)
 		}
 		msgs[i] = msg
 	}
-	// A tool call the caller's token may not make refuses the whole batch with the HTTP
-	// challenge, before anything runs: the client steps up its token and sends it again.
-	for _, msg := range msgs {
-		if msg != nil && msg.isRequest() && msg.Method == methodToolsCall && !s.authorizeCall(w, r, msg) {
-			return
-		}
-	}
+	return msgs, answers
+}
+
+// startBatch serves the notifications and responses of a batch and starts its requests: it
+// returns their streams, and answers with the responses of those that could not start.
+func (s *Server) startBatch(r *http.Request, sess *session, elems []json.RawMessage, msgs []*wireMessage, answers []batchAnswer) ([]batchStream, []batchAnswer) {
 	var streams []batchStream
 	for i, msg := range msgs {
 		switch {
@@ -99,7 +112,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte)
 			streams = append(streams, b)
 		}
 	}
-	s.writeBatch(r.Context(), w, streams, answers)
+	return streams, answers
 }
 
 // splitBatch splits a batch into its members, refusing an empty batch, one that is not JSON,
@@ -122,44 +135,18 @@ func splitBatch(body []byte, limit int) ([]json.RawMessage, *Error) {
 }
 
 // startBatchRequest starts one request of a batch as serveRequest starts a request of its own
-// POST, except that the stream's writer is the batch's: it returns the request's stream,
-// attached, or the error response of a request that could not start.
+// POST (openRequest), except that the stream's writer is the batch's: it returns the request's
+// stream, attached, or the error response of a request that could not start.
 func (s *Server) startBatchRequest(r *http.Request, sess *session, msg *wireMessage) (batchStream, []byte) {
 	if msg.Method == methodInitialize {
 		return batchStream{}, encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not be part of a JSON-RPC batch: this session is already initialized"))
 	}
-	h, ok := s.methods[msg.Method]
-	if !ok {
-		return batchStream{}, encodeResponse(msg.ID, nil, Errorf(CodeMethodNotFound, "method not found: %s", truncate(msg.Method, 100)))
-	}
-	ctx, cancel := s.handlerContext(sess.ctx, &sess.deadlines)
-	if rpcErr, _ := sess.startRequest(msg.ID, cancel); rpcErr != nil {
-		cancel()
+	rs, rpcErr, _ := s.openRequest(sess, msg, r.Header, TokenInfoFrom(r.Context()), r.Context())
+	if rpcErr != nil {
 		return batchStream{}, encodeResponse(msg.ID, nil, rpcErr)
 	}
-	if !sess.reserve(requestCost(msg), false) {
-		cancel()
-		sess.endRequest(msg.ID)
-		return batchStream{}, encodeResponse(msg.ID, nil, budgetError(sess))
-	}
-	if !s.handlerStarted() {
-		cancel()
-		sess.release(requestCost(msg))
-		sess.endRequest(msg.ID)
-		return batchStream{}, encodeResponse(msg.ID, nil, NewError(CodeInternalError, "server is shutting down"))
-	}
-	st := sess.newRequestStream()
-	if s.cluster != nil {
-		st.requestID = []byte(msg.ID.raw) // for the outcome another replica may have to give
-	}
-	my, _ := st.attach() // a new stream: nobody else holds it
-	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context())}
-	rs.caller.rs = rs
-	// As serveRequest: the request's values behind the handler's own context.
-	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}
-	rs.cancel, rs.handler, rs.msg = cancel, h, msg
 	s.workers.RunJob(rs)
-	return batchStream{st: st, my: my}, nil
+	return batchStream{st: rs.st, my: 1}, nil // openRequest attached the new stream: generation 1
 }
 
 // batchAnswer is a response held by a batch's writer until it knows how to answer: the SSE
@@ -175,76 +162,25 @@ type batchAnswer struct {
 // event of the streams, until each stream has delivered its response, the session ends or the
 // client goes away. It answers 202 when there is no response to send.
 func (s *Server) writeBatch(ctx context.Context, w http.ResponseWriter, streams []batchStream, answers []batchAnswer) {
-	sw := newSSEWriter(ctx, w, s.cfg.writeTimeout)
-	defer sw.finish()
+	bw := &batchWriter{s: s, sw: newSSEWriter(ctx, w, s.cfg.writeTimeout), streams: streams, answers: answers, left: len(streams)}
+	defer bw.sw.finish()
 	for i := range streams {
 		b := &streams[i]
 		defer b.st.detach(b.my)
-		b.st.setAbort(b.my, sw) // a resumption of one of the streams closes this connection
-	}
-	sse := false
-	startSSE := func() {
-		sse = true
-		sw.header()
-		for _, a := range answers {
-			if a.streamID == "" {
-				appendBatchEvent(sw, a.data)
-			} else {
-				sw.event(a.streamID, a.seq, a.data)
-			}
-		}
-		answers = nil
+		b.st.setAbort(b.my, bw.sw) // a resumption of one of the streams closes this connection
 	}
 	if s.cfg.alwaysSSE && len(streams) > 0 {
-		startSSE()
+		bw.startSSE()
 	}
-	left := len(streams)
 	for {
-		more := false
-		for i := range streams {
-			b := &streams[i]
-			if b.done {
-				continue
-			}
-			evs, _, closed, lost, rest := b.st.take(b.my, s.cfg.eventStore, false)
-			// A kick (CloseSSEStream) is not honoured: this connection carries the other
-			// requests of the batch too. The stream goes on here.
-			if lost {
-				b.st.signal() // the wake-up may have been meant for the resumed writer
-				b.done = true
-				left--
-				continue
-			}
-			for _, ev := range evs {
-				if !ev.final && !sse {
-					startSSE() // a request sends more than its response: stream from now on
-				}
-				switch {
-				case ev.data == nil: // a cancelled request: no response
-				case sse:
-					sw.event(b.st.id, ev.seq, ev.data)
-					ev.pooled.release() // in sw.buf; the store holds a copy (stream.take)
-				default:
-					answers = append(answers, batchAnswer{streamID: b.st.id, seq: ev.seq, data: ev.data})
-				}
-				if ev.final {
-					b.done, b.delivered = true, true
-					left--
-				}
-			}
-			more = more || rest
-			if closed && !rest && !b.done {
-				b.done = true // the session ended: no response will come
-				left--
-			}
-		}
-		if sse && len(sw.buf) > 0 {
-			if err := sw.flush(left == 0); err != nil {
+		more := bw.takeAll()
+		if bw.sse && len(bw.sw.buf) > 0 {
+			if err := bw.sw.flush(bw.left == 0); err != nil {
 				s.log.Debug("mcp: client went away mid-batch; events kept for resumption", "error", err)
 				return
 			}
 		}
-		if left == 0 {
+		if bw.left == 0 {
 			break
 		}
 		if more {
@@ -254,19 +190,95 @@ func (s *Server) writeBatch(ctx context.Context, w http.ResponseWriter, streams 
 			return // the client went away: the streams stay for resumption
 		}
 	}
-	if !sse {
-		if len(answers) == 0 {
+	if !bw.sse {
+		if len(bw.answers) == 0 {
 			w.WriteHeader(http.StatusAccepted) // notifications and responses only
 			return
 		}
-		sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
-		s.writeJSON(w, http.StatusOK, joinBatch(answers))
+		bw.sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
+		s.writeJSON(w, http.StatusOK, joinBatch(bw.answers))
 	}
 	for i := range streams {
 		if streams[i].delivered {
 			s.streamDelivered(streams[i].st)
 		}
 	}
+}
+
+// batchWriter is the state of writeBatch: the answers it holds while it may still answer with
+// one JSON array, and how many streams have yet to deliver their response.
+type batchWriter struct {
+	s       *Server
+	sw      *sseWriter
+	streams []batchStream
+	answers []batchAnswer
+	sse     bool // the answer is an SSE stream
+	left    int  // streams not done
+}
+
+// startSSE turns the answer into an SSE stream, starting with the answers held so far.
+func (bw *batchWriter) startSSE() {
+	bw.sse = true
+	bw.sw.header()
+	for _, a := range bw.answers {
+		if a.streamID == "" {
+			appendBatchEvent(bw.sw, a.data)
+		} else {
+			bw.sw.event(a.streamID, a.seq, a.data)
+		}
+	}
+	bw.answers = nil
+}
+
+// takeAll takes the events of every stream not done, and reports whether some are left.
+func (bw *batchWriter) takeAll() (more bool) {
+	for i := range bw.streams {
+		b := &bw.streams[i]
+		if b.done {
+			continue
+		}
+		evs, _, closed, lost, rest := b.st.take(b.my, bw.s.cfg.eventStore, false)
+		// A kick (CloseSSEStream) is not honoured: this connection carries the other
+		// requests of the batch too. The stream goes on here.
+		if lost {
+			b.st.signal() // the wake-up may have been meant for the resumed writer
+			bw.streamDone(b)
+			continue
+		}
+		for _, ev := range evs {
+			bw.add(b, ev)
+		}
+		more = more || rest
+		if closed && !rest && !b.done {
+			bw.streamDone(b) // the session ended: no response will come
+		}
+	}
+	return more
+}
+
+// add writes, or holds, one event of stream b.
+func (bw *batchWriter) add(b *batchStream, ev streamEvent) {
+	if !ev.final && !bw.sse {
+		bw.startSSE() // a request sends more than its response: stream from now on
+	}
+	switch {
+	case ev.data == nil: // a cancelled request: no response
+	case bw.sse:
+		bw.sw.event(b.st.id, ev.seq, ev.data)
+		ev.pooled.release() // in sw.buf; the store holds a copy (stream.take)
+	default:
+		bw.answers = append(bw.answers, batchAnswer{streamID: b.st.id, seq: ev.seq, data: ev.data})
+	}
+	if ev.final {
+		b.delivered = true
+		bw.streamDone(b)
+	}
+}
+
+// streamDone counts b out.
+func (bw *batchWriter) streamDone(b *batchStream) {
+	b.done = true
+	bw.left--
 }
 
 // waitBatch waits until one of the streams not done has news, or ctx ends (false).

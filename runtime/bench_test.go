@@ -364,6 +364,64 @@ func BenchmarkServerEchoParallel(b *testing.B) {
 	})
 }
 
+// BenchmarkStdioServerEcho is the stdio server's cost of one small tools/call, driven by a
+// minimal newline-JSON-RPC client over in-process pipes: BenchmarkServerEcho's call, on the
+// message core without HTTP. (The client writes a prepared line and reads one.)
+func BenchmarkStdioServerEcho(b *testing.B) {
+	s := newBenchServer(b).s
+	c2sR, c2sW := io.Pipe()
+	s2cR, s2cW := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.ServeStdio(context.Background(), c2sR, s2cW)
+		s2cW.Close()
+	}()
+	out := bufio.NewReaderSize(s2cR, 64<<10)
+	var msg []byte
+	call := func(line []byte) []byte {
+		if _, err := c2sW.Write(line); err != nil {
+			b.Fatal(err)
+		}
+		got, err := out.ReadSlice('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return got
+	}
+	call([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n"))
+	if _, err := io.WriteString(c2sW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		b.Fatal(err)
+	}
+	want := []byte(`"structuredContent":{"text":"` + benchText + `"}`)
+	id := 1
+	next := func() []byte {
+		id++
+		msg = append(msg[:0], `{"jsonrpc":"2.0","id":`...)
+		msg = strconv.AppendInt(msg, int64(id), 10)
+		msg = append(msg, ',')
+		msg = append(msg, echoCall...)
+		msg = append(msg, '\n')
+		return msg
+	}
+	if got := call(next()); !bytes.Contains(got, want) {
+		b.Fatalf("unexpected answer: %.300s", got)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var got []byte
+	for b.Loop() {
+		got = call(next())
+	}
+	b.StopTimer()
+	if !bytes.Contains(got, want) {
+		b.Fatalf("unexpected answer: %.300s", got)
+	}
+	c2sW.Close()
+	<-done
+	s2cR.Close()
+}
+
 // BenchmarkStdioEcho is one small typed call from a stdio client to a stdio server over
 // in-process pipes: both sides' whole cost, without a process boundary.
 func BenchmarkStdioEcho(b *testing.B) {

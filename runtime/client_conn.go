@@ -485,7 +485,12 @@ func (m *msgConn) hold() bool {
 // line's first bytes) names one.
 func (m *msgConn) tooLong(head []byte) {
 	err := fmt.Errorf("a message from the server is larger than the client's limit of %d bytes (see WithMaxEventSize)", m.maxLine)
-	id, ok := headID(head)
+	var id string
+	p := headID(head) // stdio.go: the id among a cut message's first bytes
+	ok := p != nil && !p.IsZero()
+	if ok {
+		id = p.raw
+	}
 	m.mu.Lock()
 	call := m.calls[id]
 	if ok && call != nil {
@@ -498,30 +503,6 @@ func (m *msgConn) tooLong(head []byte) {
 	}
 	call.err = err
 	close(call.done)
-}
-
-// headID finds the "id" member among the first bytes of a JSON-RPC message that is too
-// long to decode, as its raw JSON (a number or a string).
-func headID(head []byte) (string, bool) {
-	i := bytes.Index(head, []byte(`"id"`))
-	if i < 0 {
-		return "", false
-	}
-	rest := bytes.TrimLeft(head[i+4:], " \t\r\n")
-	if len(rest) == 0 || rest[0] != ':' {
-		return "", false
-	}
-	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
-	dec := json.NewDecoder(bytes.NewReader(rest))
-	var raw json.RawMessage
-	if dec.Decode(&raw) != nil {
-		return "", false
-	}
-	var id ID
-	if json.Unmarshal(raw, &id) != nil || id.IsZero() {
-		return "", false
-	}
-	return id.raw, true
 }
 
 // end fails the calls still waiting once the server's output has ended, with why it did.

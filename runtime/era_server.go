@@ -82,10 +82,7 @@ func (s *Server) isModernRequest(r *http.Request, msg *wireMessage) bool {
 			modern = v != "" && !isSupportedVersion(v) && r.Header.Get(headerSessionID) == ""
 		}
 	}
-	// The modern era's stdio binding is not implemented: a stdio client's server/discover
-	// gets the session era's error, on which dual-era clients fall back to initialize. (Asked
-	// last: a context lookup walks every layer of the request's context.)
-	return modern && r.Context().Value(stdioTransportKey{}) == nil
+	return modern
 }
 
 // serveModernOther answers GET and DELETE for modern clients: 405, as the session era's
@@ -93,16 +90,13 @@ func (s *Server) isModernRequest(r *http.Request, msg *wireMessage) bool {
 // Streamable HTTP Revisions). It reports whether it answered.
 func (s *Server) serveModernOther(w http.ResponseWriter, r *http.Request) bool {
 	v := r.Header.Get(headerProtocolVersion)
-	if r.Context().Value(stdioTransportKey{}) != nil || (s.cfg.era != EraModern && !(s.cfg.era == EraAuto && isModernVersion(v))) {
+	if s.cfg.era != EraModern && !(s.cfg.era == EraAuto && isModernVersion(v)) {
 		return false
 	}
 	w.Header().Set("Allow", "POST")
 	s.httpError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, r.Method+" is not part of MCP "+ProtocolVersion20260728+": there are no sessions and no standalone stream; POST every request, and use subscriptions/listen for change notifications")
 	return true
 }
-
-// stdioTransportKey marks the context of the in-memory HTTP requests of ServeStdio.
-type stdioTransportKey struct{}
 
 // modernRequest is what the runtime reads from a modern request's params before serving it.
 type modernRequest struct {
@@ -153,79 +147,16 @@ func (s *Server) supportedVersions() []string {
 // mirror it (spec 2026-07-28, Streamable HTTP, Request Metadata and Server Validation).
 func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest, *modernError) {
 	var p modernParams
-	if len(msg.Params) > 0 {
-		if err := p.decode(msg.Params); err != nil {
-			return nil, invalidMeta("invalid params: %v", err)
-		}
-	}
 	var meta modernMeta
-	if m := trimSpace(p.Meta); len(m) > 0 && string(m) != "null" {
-		if len(m) == 0 || m[0] != '{' || !meta.decode(m) {
-			return nil, invalidMeta("params._meta must be an object carrying %s, %s and %s", metaProtocolVersion, metaClientCaps, metaClientInfo)
-		}
+	if me := decodeModernParams(msg.Params, &p, &meta); me != nil {
+		return nil, me
 	}
-	header := r.Header.Get(headerProtocolVersion)
-	var version string
-	if raw, ok := meta.version, meta.version != nil; ok {
-		var isString bool
-		if string(raw) == `"`+ProtocolVersion20260728+`"` {
-			version = ProtocolVersion20260728 // the common case, without a copy
-		} else if version, isString = jsonString(raw); !isString || version == "" {
-			return nil, invalidMeta("params._meta[%q] must be a non-empty string", metaProtocolVersion)
-		}
+	version, me := s.checkModernVersion(r.Header.Get(headerProtocolVersion), meta.version)
+	if me != nil {
+		return nil, me
 	}
-	switch {
-	case header == "" && version == "":
-		return nil, headerMismatch("missing MCP-Protocol-Version header and params._meta[%q]: every request names its protocol version in both (supported: %s)", metaProtocolVersion, strings.Join(s.supportedVersions(), ", "))
-	case header == "":
-		return nil, headerMismatch("missing MCP-Protocol-Version header: it must repeat params._meta[%q] (%q)", metaProtocolVersion, truncate(version, 40))
-	case version == "" && !isModernVersion(header):
-		// A session-era request reaching a modern-only server, or an unknown version: say
-		// which versions the server speaks.
-		return nil, s.unsupportedVersion(header)
-	case version == "":
-		return nil, headerMismatch("MCP-Protocol-Version header is %q but params._meta[%q] is missing", truncate(header, 40), metaProtocolVersion)
-	case header != version:
-		return nil, headerMismatch("MCP-Protocol-Version header value %q does not match params._meta[%q] value %q", truncate(header, 40), metaProtocolVersion, truncate(version, 40))
-	}
-	if !isModernVersion(version) {
-		return nil, s.unsupportedVersion(version)
-	}
-	switch hm := r.Header.Get(headerMethod); {
-	case hm == "":
-		return nil, headerMismatch("missing required Mcp-Method header: it must repeat the body's method %q", truncate(msg.Method, 100))
-	case hm != msg.Method:
-		return nil, headerMismatch("Mcp-Method header value %q does not match body value %q", truncate(hm, 100), truncate(msg.Method, 100))
-	}
-	if field, ok := namedMethod(msg.Method); ok {
-		body := p.Name
-		if field == "uri" {
-			body = p.URI
-		}
-		hv, present := r.Header[headerName]
-		if !present || len(hv) == 0 {
-			return nil, headerMismatch("missing required Mcp-Name header for %s: it must repeat params.%s", msg.Method, field)
-		}
-		if len(hv) > 1 {
-			return nil, headerMismatch("more than one Mcp-Name header")
-		}
-		name, ok := decodeHeaderValue(hv[0])
-		if !ok {
-			return nil, headerMismatch("Mcp-Name header value %q is not valid =?base64?...?= encoding of UTF-8 text", truncate(hv[0], 100))
-		}
-		if body == nil {
-			return nil, invalidMeta("%s needs params.%s", msg.Method, field)
-		}
-		if name != *body {
-			return nil, headerMismatch("Mcp-Name header value %q does not match body value %q", truncate(name, 100), truncate(*body, 100))
-		}
-	}
-	if msg.Method == methodToolsCall && p.Name != nil {
-		if e, ok := s.tools.get(*p.Name); ok {
-			if me := checkParamHeaders(r.Header, s.toolParamHeaders(e), p.Arguments); me != nil {
-				return nil, me
-			}
-		}
+	if me := s.checkModernHeaders(r.Header, msg, &p); me != nil {
+		return nil, me
 	}
 	mr := &modernRequest{version: version, inputResponses: p.InputResponses}
 	if msg.Method == methodResourcesRead && p.URI != nil {
@@ -236,9 +167,123 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 	if p.RequestState != nil {
 		mr.requestState, mr.hasState = *p.RequestState, true
 	}
+	if me := s.decodeClientMeta(&meta, mr); me != nil {
+		return nil, me
+	}
+	if raw := meta.logLevel; raw != nil {
+		l, me := decodeLogLevel(raw)
+		if me != nil {
+			return nil, me
+		}
+		mr.logLevel = l
+	}
+	return mr, nil
+}
+
+// decodeModernParams decodes a modern request's params into p, and their _meta into meta.
+func decodeModernParams(params json.RawMessage, p *modernParams, meta *modernMeta) *modernError {
+	if len(params) > 0 {
+		if err := p.decode(params); err != nil {
+			return invalidMeta("invalid params: %v", err)
+		}
+	}
+	if m := trimSpace(p.Meta); len(m) > 0 && string(m) != "null" {
+		if m[0] != '{' || !meta.decode(m) {
+			return invalidMeta("params._meta must be an object carrying %s, %s and %s", metaProtocolVersion, metaClientCaps, metaClientInfo)
+		}
+	}
+	return nil
+}
+
+// checkModernVersion checks that the MCP-Protocol-Version header and params._meta's
+// protocolVersion (raw, its JSON) agree and name a version of the modern era, and returns it.
+func (s *Server) checkModernVersion(header string, raw json.RawMessage) (string, *modernError) {
+	var version string
+	if raw != nil {
+		var isString bool
+		if string(raw) == `"`+ProtocolVersion20260728+`"` {
+			version = ProtocolVersion20260728 // the common case, without a copy
+		} else if version, isString = jsonString(raw); !isString || version == "" {
+			return "", invalidMeta("params._meta[%q] must be a non-empty string", metaProtocolVersion)
+		}
+	}
+	switch {
+	case header == "" && version == "":
+		return "", headerMismatch("missing MCP-Protocol-Version header and params._meta[%q]: every request names its protocol version in both (supported: %s)", metaProtocolVersion, strings.Join(s.supportedVersions(), ", "))
+	case header == "":
+		return "", headerMismatch("missing MCP-Protocol-Version header: it must repeat params._meta[%q] (%q)", metaProtocolVersion, truncate(version, 40))
+	case version == "" && !isModernVersion(header):
+		// A session-era request reaching a modern-only server, or an unknown version: say
+		// which versions the server speaks.
+		return "", s.unsupportedVersion(header)
+	case version == "":
+		return "", headerMismatch("MCP-Protocol-Version header is %q but params._meta[%q] is missing", truncate(header, 40), metaProtocolVersion)
+	case header != version:
+		return "", headerMismatch("MCP-Protocol-Version header value %q does not match params._meta[%q] value %q", truncate(header, 40), metaProtocolVersion, truncate(version, 40))
+	}
+	if !isModernVersion(version) {
+		return "", s.unsupportedVersion(version)
+	}
+	return version, nil
+}
+
+// checkModernHeaders checks the headers that mirror the body (spec 2026-07-28, Streamable
+// HTTP): Mcp-Method, Mcp-Name for the methods that name something, and a tool's parameter
+// headers.
+func (s *Server) checkModernHeaders(h http.Header, msg *wireMessage, p *modernParams) *modernError {
+	switch hm := h.Get(headerMethod); {
+	case hm == "":
+		return headerMismatch("missing required Mcp-Method header: it must repeat the body's method %q", truncate(msg.Method, 100))
+	case hm != msg.Method:
+		return headerMismatch("Mcp-Method header value %q does not match body value %q", truncate(hm, 100), truncate(msg.Method, 100))
+	}
+	if field, ok := namedMethod(msg.Method); ok {
+		body := p.Name
+		if field == "uri" {
+			body = p.URI
+		}
+		if me := checkNameHeader(h[headerName], msg.Method, field, body); me != nil {
+			return me
+		}
+	}
+	if msg.Method == methodToolsCall && p.Name != nil {
+		if e, ok := s.tools.get(*p.Name); ok {
+			if me := checkParamHeaders(h, s.toolParamHeaders(e), p.Arguments); me != nil {
+				return me
+			}
+		}
+	}
+	return nil
+}
+
+// checkNameHeader checks the Mcp-Name header (its values hv) against params.<field> (body) of
+// a method that names something.
+func checkNameHeader(hv []string, method, field string, body *string) *modernError {
+	if len(hv) == 0 {
+		return headerMismatch("missing required Mcp-Name header for %s: it must repeat params.%s", method, field)
+	}
+	if len(hv) > 1 {
+		return headerMismatch("more than one Mcp-Name header")
+	}
+	name, ok := decodeHeaderValue(hv[0])
+	if !ok {
+		return headerMismatch("Mcp-Name header value %q is not valid =?base64?...?= encoding of UTF-8 text", truncate(hv[0], 100))
+	}
+	if body == nil {
+		return invalidMeta("%s needs params.%s", method, field)
+	}
+	if name != *body {
+		return headerMismatch("Mcp-Name header value %q does not match body value %q", truncate(name, 100), truncate(*body, 100))
+	}
+	return nil
+}
+
+// decodeClientMeta decodes the client's capabilities (required) and info from params._meta
+// into mr, from the server's cache when a client sends the same text again.
+func (s *Server) decodeClientMeta(meta *modernMeta, mr *modernRequest) *modernError {
 	capsRaw := meta.caps
 	if capsRaw == nil {
-		return nil, invalidMeta("params._meta[%q] is required (an empty object declares no capabilities)", metaClientCaps)
+		return invalidMeta("params._meta[%q] is required (an empty object declares no capabilities)", metaClientCaps)
 	}
 	infoRaw, hasInfo := meta.info, meta.info != nil
 	if c := s.clientMeta.Load(); c != nil && c.caps == string(capsRaw) && c.info == string(infoRaw) && c.hasInfo == hasInfo {
@@ -246,33 +291,35 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 		// and copied, since handlers are given them (Caller.Capabilities) and other clients'
 		// requests may carry the same text.
 		mr.caps, mr.info = ownCaps(c.decodedCaps), c.decodedInfo
-	} else {
-		if b := trimSpace(capsRaw); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &mr.caps) != nil {
-			return nil, invalidMeta("params._meta[%q] must be a ClientCapabilities object", metaClientCaps)
-		}
-		if hasInfo {
-			if b := trimSpace(infoRaw); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &mr.info) != nil {
-				return nil, invalidMeta("params._meta[%q] must be an Implementation object (name, version)", metaClientInfo)
-			}
-		}
-		if mr.caps.Experimental == nil {
-			// (Experimental capabilities, free-form values, are decoded for each request:
-			// a copy would cost as much.)
-			s.clientMeta.Store(&clientMeta{caps: string(capsRaw), info: string(infoRaw), hasInfo: hasInfo, decodedCaps: ownCaps(mr.caps), decodedInfo: mr.info})
+		return nil
+	}
+	if b := trimSpace(capsRaw); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &mr.caps) != nil {
+		return invalidMeta("params._meta[%q] must be a ClientCapabilities object", metaClientCaps)
+	}
+	if hasInfo {
+		if b := trimSpace(infoRaw); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &mr.info) != nil {
+			return invalidMeta("params._meta[%q] must be an Implementation object (name, version)", metaClientInfo)
 		}
 	}
-	if raw := meta.logLevel; raw != nil {
-		ls, isString := jsonString(raw)
-		if !isString {
-			return nil, invalidMeta("params._meta[%q] must be a logging level", metaLogLevel)
-		}
-		l := LoggingLevel(ls)
-		if _, known := levelRank[l]; !known {
-			return nil, invalidMeta("params._meta[%q]: unknown logging level %q", metaLogLevel, truncate(string(l), 20))
-		}
-		mr.logLevel = &l
+	if mr.caps.Experimental == nil {
+		// (Experimental capabilities, free-form values, are decoded for each request: a
+		// copy would cost as much.)
+		s.clientMeta.Store(&clientMeta{caps: string(capsRaw), info: string(infoRaw), hasInfo: hasInfo, decodedCaps: ownCaps(mr.caps), decodedInfo: mr.info})
 	}
-	return mr, nil
+	return nil
+}
+
+// decodeLogLevel decodes params._meta's logLevel (raw, its JSON).
+func decodeLogLevel(raw json.RawMessage) (*LoggingLevel, *modernError) {
+	ls, isString := jsonString(raw)
+	if !isString {
+		return nil, invalidMeta("params._meta[%q] must be a logging level", metaLogLevel)
+	}
+	l := LoggingLevel(ls)
+	if _, known := levelRank[l]; !known {
+		return nil, invalidMeta("params._meta[%q]: unknown logging level %q", metaLogLevel, truncate(string(l), 20))
+	}
+	return &l, nil
 }
 
 // modernMethods are the methods of the modern era served by the session era's handlers;

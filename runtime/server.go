@@ -208,17 +208,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := s.readBody(w, r)
 	if err != nil {
-		if errors.Is(err, errBodyTimeout) {
-			w.Header().Set("Connection", "close")
-			s.httpError(w, http.StatusRequestTimeout, CodeInvalidRequest, "the request body did not arrive within "+s.cfg.bodyReadTimeout.String())
-			return
-		}
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			s.httpError(w, http.StatusRequestEntityTooLarge, CodeInvalidRequest, "request body exceeds the limit of "+itoa(s.cfg.maxBodyBytes)+" bytes")
-			return
-		}
-		s.httpError(w, http.StatusBadRequest, CodeParseError, "could not read request body: "+err.Error())
+		s.bodyError(w, err)
 		return
 	}
 	trimmed := trimSpace(body)
@@ -249,6 +239,27 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess.touch()
+	s.serveSessionMessage(w, r, sess, msg, body, token)
+}
+
+// bodyError answers a POST whose body could not be read.
+func (s *Server) bodyError(w http.ResponseWriter, err error) {
+	if errors.Is(err, errBodyTimeout) {
+		w.Header().Set("Connection", "close")
+		s.httpError(w, http.StatusRequestTimeout, CodeInvalidRequest, "the request body did not arrive within "+s.cfg.bodyReadTimeout.String())
+		return
+	}
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		s.httpError(w, http.StatusRequestEntityTooLarge, CodeInvalidRequest, "request body exceeds the limit of "+itoa(s.cfg.maxBodyBytes)+" bytes")
+		return
+	}
+	s.httpError(w, http.StatusBadRequest, CodeParseError, "could not read request body: "+err.Error())
+}
+
+// serveSessionMessage serves a POSTed message of a session: a notification or a response is
+// accepted (202), a request answered.
+func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, sess *session, msg *wireMessage, body []byte, token *TokenInfo) {
 	switch {
 	case msg.isNotification():
 		s.handleNotification(sess, msg)
@@ -319,65 +330,30 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not carry an Mcp-Session-Id: this session is already initialized; DELETE it or start a new one without the header")))
 		return
 	}
-	var sess *session
+	sess, body, status := s.initialize(r.Context(), msg, r.Header, TokenInfoFrom(r.Context()), nil)
+	if sess != nil {
+		w.Header().Set(headerSessionID, sess.id)
+	}
+	s.writeJSON(w, status, body)
+}
+
+// initialize serves an initialize request (spec 2025-11-25, Lifecycle, Initialization)
+// whatever transport carried it: it runs the server's interceptors around the start of a
+// session, and returns the session (nil when none started) with the encoded answer and its
+// HTTP status. header and token are what the transport knows of the request (nil on stdio);
+// line writes the session's messages on a message-stream transport (nil on HTTP).
+func (s *Server) initialize(ctx context.Context, msg *wireMessage, header http.Header, token *TokenInfo, line *lineWriter) (*session, []byte, int) {
 	meta, metaErr := requestMeta(msg.Params)
 	if metaErr != nil {
-		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, metaErr))
-		return
+		return nil, encodeResponse(msg.ID, nil, metaErr), http.StatusBadRequest
 	}
-	req := &Request{Method: methodInitialize, ID: *msg.ID, Params: msg.Params, Meta: meta, Header: r.Header}
-	req.serve = func(_ context.Context, req *Request) (*Response, error) {
-		p, rpcErr := s.decodeInitialize(req.Params)
-		if rpcErr != nil {
-			return nil, &statusError{status: http.StatusBadRequest, err: rpcErr}
-		}
-		version := p.ProtocolVersion
-		if !isSupportedVersion(version) {
-			version = LatestProtocolVersion // counter-offer (Lifecycle, Version Negotiation)
-		}
-		s.mu.Lock()
-		var evicted *session
-		if len(s.sessions) >= s.cfg.maxSessions {
-			evicted = s.evictLocked() // sessions.go: the table's policy under pressure
-		}
-		if len(s.sessions) >= s.cfg.maxSessions || s.held.Load()+stateSize(&p.ClientInfo) > s.cfg.serverBudget {
-			s.mu.Unlock()
-			if evicted != nil {
-				evicted.end() // out of the table already
-			}
-			return nil, &statusError{status: http.StatusServiceUnavailable, err: NewError(CodeInternalError, "too many sessions; try again later")}
-		}
-		sess = s.newSession(p, version)
-		sess.owner = TokenInfoFrom(r.Context()).identity()
-		s.sessions[sess.id] = sess
-		if !s.reaping && (s.cfg.sessionIdleTimeout > 0 || s.cfg.handshakeTimeout > 0) {
-			s.reaping = true
-			go s.reap(s.cfg.sessionIdleTimeout)
-		}
-		s.mu.Unlock()
-		if evicted != nil {
-			s.log.Info("mcp: session table full; ended a session to make room", "session", evicted.id, "established", evicted.established.Load())
-			evicted.end()
-		}
-		if c := s.cluster; c != nil {
-			ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
-			err := c.sessions.Create(ctx, sess.id, sess.sharedState())
-			cancel()
-			if err != nil {
-				s.log.Warn("mcp: session store unavailable", "error", err)
-				return nil, &statusError{status: http.StatusServiceUnavailable, err: Errorf(CodeInternalError, "the session store is unavailable (the replicas of this server share sessions through it); try again shortly: %v", err)}
-			}
-		}
-		req.SessionID, req.ProtocolVersion = sess.id, version
-		s.log.Debug("mcp: session started", "session", sess.id, "client", p.ClientInfo.Name, "version", version)
-		return &Response{Result: &InitializeResult{
-			ProtocolVersion: version,
-			Capabilities:    s.capabilities(),
-			ServerInfo:      s.impl,
-			Instructions:    s.cfg.instructions,
-		}}, nil
+	var sess *session
+	req := &Request{Method: methodInitialize, ID: *msg.ID, Params: msg.Params, Meta: meta, Header: header}
+	req.serve = func(_ context.Context, req *Request) (resp *Response, err error) {
+		sess, resp, err = s.startSession(ctx, req, token, line)
+		return resp, err
 	}
-	resp, err := s.callInitialize(r.Context(), req)
+	resp, err := s.callInitialize(ctx, req)
 	var b []byte
 	if err == nil && resp != nil {
 		b, err = json.Marshal(resp.Result)
@@ -394,11 +370,72 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 		if errors.As(err, &se) {
 			status = se.status
 		}
-		s.writeJSON(w, status, encodeResponse(msg.ID, nil, toRPCError(err)))
-		return
+		return nil, encodeResponse(msg.ID, nil, toRPCError(err)), status
 	}
-	w.Header().Set(headerSessionID, sess.id)
-	s.writeJSON(w, http.StatusOK, encodeResponse(msg.ID, b, nil))
+	return sess, encodeResponse(msg.ID, b, nil), http.StatusOK
+}
+
+// startSession is the innermost CallFunc of initialize: it negotiates the version, makes room
+// in the session table (or refuses), and starts the session, owned by token's identity and
+// written to by line when a message-stream transport carries it.
+func (s *Server) startSession(ctx context.Context, req *Request, token *TokenInfo, line *lineWriter) (*session, *Response, error) {
+	p, rpcErr := s.decodeInitialize(req.Params)
+	if rpcErr != nil {
+		return nil, nil, &statusError{status: http.StatusBadRequest, err: rpcErr}
+	}
+	version := p.ProtocolVersion
+	if !isSupportedVersion(version) {
+		version = LatestProtocolVersion // counter-offer (Lifecycle, Version Negotiation)
+	}
+	s.mu.Lock()
+	var evicted *session
+	if len(s.sessions) >= s.cfg.maxSessions {
+		evicted = s.evictLocked() // sessions.go: the table's policy under pressure
+	}
+	if len(s.sessions) >= s.cfg.maxSessions || s.held.Load()+stateSize(&p.ClientInfo) > s.cfg.serverBudget {
+		s.mu.Unlock()
+		if evicted != nil {
+			evicted.end() // out of the table already
+		}
+		return nil, nil, &statusError{status: http.StatusServiceUnavailable, err: NewError(CodeInternalError, "too many sessions; try again later")}
+	}
+	sess := s.newSession(p, version)
+	sess.owner = token.identity()
+	if line != nil {
+		sess.line = line
+		// Its standalone stream is the connection itself, always there: the session is
+		// never idle while the connection lasts.
+		sess.standalone.attached = true
+	}
+	s.sessions[sess.id] = sess
+	if !s.reaping && (s.cfg.sessionIdleTimeout > 0 || s.cfg.handshakeTimeout > 0) {
+		s.reaping = true
+		go s.reap(s.cfg.sessionIdleTimeout)
+	}
+	s.mu.Unlock()
+	if evicted != nil {
+		s.log.Info("mcp: session table full; ended a session to make room", "session", evicted.id, "established", evicted.established.Load())
+		evicted.end()
+	}
+	if c := s.cluster; c != nil {
+		ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		err := c.sessions.Create(ctx, sess.id, sess.sharedState())
+		cancel()
+		if err != nil {
+			s.log.Warn("mcp: session store unavailable", "error", err)
+			// The session is in the table: initialize ends it, as it does when an
+			// interceptor refuses.
+			return sess, nil, &statusError{status: http.StatusServiceUnavailable, err: Errorf(CodeInternalError, "the session store is unavailable (the replicas of this server share sessions through it); try again shortly: %v", err)}
+		}
+	}
+	req.SessionID, req.ProtocolVersion = sess.id, version
+	s.log.Debug("mcp: session started", "session", sess.id, "client", p.ClientInfo.Name, "version", version)
+	return sess, &Response{Result: &InitializeResult{
+		ProtocolVersion: version,
+		Capabilities:    s.capabilities(),
+		ServerInfo:      s.impl,
+		Instructions:    s.cfg.instructions,
+	}}, nil
 }
 
 // callInitialize runs initialize through the server's interceptors, containing their panics.
@@ -438,60 +475,72 @@ func (s *Server) capabilities() ServerCapabilities {
 // handler starts, and has a writer whenever the handler sends anything: the handler never
 // waits for a writer (inline.go).
 func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *session, msg *wireMessage, token *TokenInfo) {
+	rs, rpcErr, status := s.openRequest(sess, msg, r.Header, token, r.Context())
+	if rpcErr != nil {
+		s.writeJSON(w, status, encodeResponse(msg.ID, nil, rpcErr))
+		return
+	}
+	mode := modeAuto
+	if s.cfg.alwaysSSE {
+		mode = modeSSE
+	}
+	if !takeable(r, w) {
+		// The response cannot end before its handler returns (HTTP/2), yet a
+		// CloseSSEStream must end it at once: the client resumes on a new connection for what
+		// the handler sends next, and may have to answer it (an elicitation) before the
+		// handler can return. The handler runs on a worker, and this goroutine writes.
+		s.workers.RunJob(rs)
+		s.serveStream(r.Context(), w, rs.st, 1, mode, nil)
+		return
+	}
+	s.runInline(r, w, rs, mode)
+}
+
+// openRequest admits a request to its session, whatever transport carried it: it finds the
+// method's handler, registers the request in flight (duplicate ids and the in-flight limit are
+// refused), charges its params to the session's budget, counts the handler in, and makes the
+// stream that will carry its messages and its state. header and token are what the transport
+// knows of the request (nil on stdio); values are the context values its handler sees behind
+// its own (an HTTP request's: what middleware stored), or nil. On refusal it returns the
+// JSON-RPC error to answer with and the HTTP status that goes with it.
+func (s *Server) openRequest(sess *session, msg *wireMessage, header http.Header, token *TokenInfo, values context.Context) (*requestState, *Error, int) {
 	h, ok := s.methods[msg.Method]
 	if !ok {
-		s.writeJSON(w, http.StatusOK, encodeResponse(msg.ID, nil, Errorf(CodeMethodNotFound, "method not found: %s", truncate(msg.Method, 100))))
-		return
+		return nil, Errorf(CodeMethodNotFound, "method not found: %s", truncate(msg.Method, 100)), http.StatusOK
 	}
 	// One context per request, cancelled by notifications/cancelled or the session's end and
 	// bounded by the handler timeout: one context rather than two, each costing allocations.
 	ctx, cancel := s.handlerContext(sess.ctx, &sess.deadlines)
 	if rpcErr, status := sess.startRequest(msg.ID, cancel); rpcErr != nil {
 		cancel()
-		s.writeJSON(w, status, encodeResponse(msg.ID, nil, rpcErr))
-		return
+		return nil, rpcErr, status
 	}
 	if !sess.reserve(requestCost(msg), false) {
 		// The params stay in memory while the handler runs.
 		cancel()
 		sess.endRequest(msg.ID)
-		s.writeJSON(w, http.StatusTooManyRequests, encodeResponse(msg.ID, nil, budgetError(sess)))
-		return
+		return nil, budgetError(sess), http.StatusTooManyRequests
 	}
 	if !s.handlerStarted() {
 		cancel()
 		sess.release(requestCost(msg))
 		sess.endRequest(msg.ID)
-		s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "server is shutting down")
-		return
+		return nil, NewError(CodeInternalError, "server is shutting down"), http.StatusServiceUnavailable
 	}
 	st := sess.newRequestStream()
 	if s.cluster != nil {
 		st.requestID = []byte(msg.ID.raw) // for the outcome another replica may have to give
 	}
 	st.attach() // a new stream: nobody else holds it, and this is its writer generation 1
-	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: token}
+	rs := &requestState{sess: sess, st: st, id: msg.ID, header: header, token: token}
 	rs.caller.rs = rs
-	// The handler outlives neither its session nor its timeout, but it may outlive the HTTP
-	// request (CloseSSEStream, a client that goes away): it takes the request context's
-	// values (what HTTP middleware stored: auth, the HTTP server span) without its
+	// The handler outlives neither its session nor its timeout, but it may outlive the
+	// transport's request (CloseSSEStream, a client that goes away): it takes the request
+	// context's values (what HTTP middleware stored: auth, the HTTP server span) without its
 	// cancellation.
-	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}
+	rs.ctx = handlerCtx{Context: ctx, values: requestValues(values), rs: rs}
 	rs.cancel, rs.handler, rs.msg = cancel, h, msg
-	mode := modeAuto
-	if s.cfg.alwaysSSE {
-		mode = modeSSE
-	}
-	if !takeable(r, w) {
-		// The response cannot end before its handler returns (HTTP/2, stdio), yet a
-		// CloseSSEStream must end it at once: the client resumes on a new connection for what
-		// the handler sends next, and may have to answer it (an elicitation) before the
-		// handler can return. The handler runs on a worker, and this goroutine writes.
-		s.workers.RunJob(rs)
-		s.serveStream(r.Context(), w, st, 1, mode, nil)
-		return
-	}
-	s.runInline(r, w, rs, mode)
+	return rs, nil, 0
 }
 
 // runHandler runs a method handler and queues its response on the request's stream.
@@ -532,8 +581,7 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	if rs.sess.stateless {
 		result, status, err = s.modernAnswer(rs, result, err)
 	}
-	if err != nil && errors.Is(ctx.Err(), context.Canceled) && rs.sess.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-		// Cancelled by the client: no response (cancellation spec).
+	if cancelledByClient(ctx, rs.sess, err) {
 		s.log.Debug("mcp: request cancelled", "session", rs.sess.id, "id", msg.ID.short())
 		_ = rs.st.send(nil, true) // ends the stream without a message
 		return
@@ -541,22 +589,7 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	if err != nil && ctx.Err() != nil && s.baseCtx.Err() != nil {
 		err = NewError(CodeInternalError, "request cancelled: the server is shutting down")
 	}
-	var (
-		body   []byte
-		pooled *wireBuf
-	)
-	if er, ok := result.(*encodedResult); ok && err == nil {
-		body, pooled = er.response(msg.ID) // a typed tool's result: the envelope goes around it
-	} else if err != nil {
-		body = encodeResponse(msg.ID, nil, toRPCError(err))
-	} else {
-		raw, mErr := s.marshalResult(msg.Method, result)
-		if mErr != nil {
-			body = encodeResponse(msg.ID, nil, toRPCError(mErr))
-		} else {
-			body = encodeResponse(msg.ID, raw, nil)
-		}
-	}
+	body, pooled := s.encodeAnswer(msg, result, err)
 	if rs.sess.stateless {
 		body = modernBody(msg.Method, body, msg.ID) // a copy: the pooled buffer can go back
 		pooled.release()
@@ -568,6 +601,29 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	if sendErr := rs.st.sendEvent(streamEvent{data: body, final: true, pooled: pooled, status: status}); sendErr != nil {
 		s.log.Error("mcp: response could not be queued for the client", "session", rs.sess.id, "id", msg.ID.short(), "error", sendErr)
 	}
+}
+
+// cancelledByClient reports whether a handler failed because its client cancelled the request
+// (notifications/cancelled), which then gets no response (spec 2025-11-25, Utilities,
+// Cancellation): its context was cancelled, not by its deadline, while its session lives.
+func cancelledByClient(ctx context.Context, sess *session, err error) bool {
+	return err != nil && errors.Is(ctx.Err(), context.Canceled) && sess.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// encodeAnswer encodes the response to msg: its handler's result, or its error. A typed tool's
+// result comes encoded, in a pooled buffer that goes back once the response is written.
+func (s *Server) encodeAnswer(msg *wireMessage, result any, err error) ([]byte, *wireBuf) {
+	if err != nil {
+		return encodeResponse(msg.ID, nil, toRPCError(err)), nil
+	}
+	if er, ok := result.(*encodedResult); ok {
+		return er.response(msg.ID) // the envelope goes around it
+	}
+	raw, mErr := s.marshalResult(msg.Method, result)
+	if mErr != nil {
+		return encodeResponse(msg.ID, nil, toRPCError(mErr)), nil
+	}
+	return encodeResponse(msg.ID, raw, nil), nil
 }
 
 func (s *Server) callHandler(ctx context.Context, rs *requestState, h methodHandler, msg *wireMessage) (result any, err error) {
@@ -726,38 +782,9 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 		my = st.takeover(sw)
 	}
 	sw.header()
-	replayed := 0
-	if store := s.cfg.eventStore; store != nil {
-		// Event by event, written out every sseChunk bytes: memory stays bounded however
-		// much is stored, and however slowly the client reads.
-		err := store.Replay(sw.ctx, sess.id, streamID, seq, func(n uint64, data []byte) error {
-			sw.event(streamID, n, data)
-			sw.replayedThrough = n
-			replayed++
-			if len(sw.buf) >= sseChunk {
-				return sw.flush(false)
-			}
-			return nil
-		})
-		if err != nil && sw.sent {
-			// Part of the replay went out: the client resumes again from what it got.
-			s.log.Debug("mcp: replay stopped", "session", sess.id, "stream", streamID, "error", err)
-			if st != nil {
-				st.detach(my)
-			}
-			return
-		}
-		if errors.Is(err, ErrEventsEvicted) {
-			// Going on would skip the evicted events without a word.
-			if st != nil {
-				st.detach(my)
-			}
-			s.writeJSON(w, http.StatusNotFound, encodeResponse(nil, nil, NewError(CodeInvalidRequest, err.Error())))
-			return
-		}
-		if err != nil {
-			s.log.Warn("mcp: replay failed", "session", sess.id, "stream", streamID, "error", err)
-		}
+	replayed, ok := s.replay(w, sess, st, my, streamID, seq, sw)
+	if !ok {
+		return
 	}
 	if st == nil {
 		if replayed == 0 {
@@ -768,6 +795,47 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 		return
 	}
 	s.serveStream(r.Context(), w, st, my, modeResume, sw)
+}
+
+// replay writes the stored events of the stream streamID after seq into sw, out every
+// sseChunk bytes, so that memory stays bounded however much is stored and however slowly the
+// client reads. It returns how many it replayed, and false when the response is over (the
+// replay failed part-way, or events were evicted); st, when not nil, is the live stream that
+// writer my took over.
+func (s *Server) replay(w http.ResponseWriter, sess *session, st *stream, my uint64, streamID string, seq uint64, sw *sseWriter) (int, bool) {
+	store := s.cfg.eventStore
+	if store == nil {
+		return 0, true
+	}
+	replayed := 0
+	err := store.Replay(sw.ctx, sess.id, streamID, seq, func(n uint64, data []byte) error {
+		sw.event(streamID, n, data)
+		sw.replayedThrough = n
+		replayed++
+		if len(sw.buf) >= sseChunk {
+			return sw.flush(false)
+		}
+		return nil
+	})
+	switch {
+	case err != nil && sw.sent:
+		// Part of the replay went out: the client resumes again from what it got.
+		s.log.Debug("mcp: replay stopped", "session", sess.id, "stream", streamID, "error", err)
+		if st != nil {
+			st.detach(my)
+		}
+		return replayed, false
+	case errors.Is(err, ErrEventsEvicted):
+		// Going on would skip the evicted events without a word.
+		if st != nil {
+			st.detach(my)
+		}
+		s.writeJSON(w, http.StatusNotFound, encodeResponse(nil, nil, NewError(CodeInvalidRequest, err.Error())))
+		return replayed, false
+	case err != nil:
+		s.log.Warn("mcp: replay failed", "session", sess.id, "stream", streamID, "error", err)
+	}
+	return replayed, true
 }
 
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
@@ -837,30 +905,10 @@ func (s *Server) reap(ttl time.Duration) {
 			return
 		case <-t.C:
 		}
-		now := time.Now().UnixNano()
-		cutoff := now - int64(ttl)
-		var idle []*session
-		s.mu.Lock()
-		if len(s.sessions) == 0 {
-			s.reaping = false
-			s.mu.Unlock()
+		idle, busy, ok := s.sweep(ttl)
+		if !ok {
 			return
 		}
-		idle = s.expiredHandshakesLocked(now)
-		for _, sess := range s.sessions {
-			if ttl > 0 && (sess.established.Load() || s.cfg.handshakeTimeout <= 0) && sess.lastUsed.Load() < cutoff && sess.idle() {
-				idle = append(idle, sess)
-			}
-		}
-		var busy []*session
-		if s.cluster != nil {
-			for _, sess := range s.sessions {
-				if !sess.idle() {
-					busy = append(busy, sess)
-				}
-			}
-		}
-		s.mu.Unlock()
 		for _, sess := range idle {
 			s.log.Debug("mcp: ending idle session", "session", sess.id)
 			s.endSession(sess)
@@ -869,6 +917,35 @@ func (s *Server) reap(ttl time.Duration) {
 			s.touchShared(busy)
 		}
 	}
+}
+
+// sweep looks at the session table once: it returns the sessions to end (handshakes not
+// completed in time, sessions idle for longer than ttl) and, in a replica set, the busy ones,
+// whose shared state must not expire. It reports false, and the reaper stops, when the table
+// is empty.
+func (s *Server) sweep(ttl time.Duration) (idle, busy []*session, ok bool) {
+	now := time.Now().UnixNano()
+	cutoff := now - int64(ttl)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.sessions) == 0 {
+		s.reaping = false
+		return nil, nil, false
+	}
+	idle = s.expiredHandshakesLocked(now)
+	for _, sess := range s.sessions {
+		if ttl > 0 && (sess.established.Load() || s.cfg.handshakeTimeout <= 0) && sess.lastUsed.Load() < cutoff && sess.idle() {
+			idle = append(idle, sess)
+		}
+	}
+	if s.cluster != nil {
+		for _, sess := range s.sessions {
+			if !sess.idle() {
+				busy = append(busy, sess)
+			}
+		}
+	}
+	return idle, busy, true
 }
 
 // idle reports whether the session has nothing in flight and no attached GET stream.

@@ -48,6 +48,9 @@ type session struct {
 	// stateless marks the transient session of one modern-era request (era_server.go): it is
 	// in no session table, and it stores no events.
 	stateless bool
+	// line, for a session served by a message-stream transport (stdio), writes every message
+	// of its streams (conn.go); set before the session is used, never changed.
+	line *lineWriter
 }
 
 func newSessionID() string {

@@ -4,63 +4,68 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/protomcp/protomcp/internal/jsonscan"
 )
 
-// ServeStdio serves s over the stdio transport (spec 2025-11-25, "Transports", stdio): it reads
+// ServeStdio serves s over the stdio transport (spec 2025-11-25, Transports, stdio): it reads
 // newline-delimited JSON-RPC messages from in and writes the server's messages to out, one per
 // line, and nothing else. A host that launches the server as a child process (Claude Desktop,
 // VS Code, the MCP Inspector) talks to it this way; everything registered on s (tools,
 // prompts, resources, interceptors, requests back to the client) works as over HTTP.
 //
-// One stdio connection is one session. Each message is carried through the server's own
-// Streamable HTTP handling in memory, so the limits (message size, requests in flight, queued
-// events) and behaviour are the same as on HTTP: invalid JSON gets a JSON-RPC error, requests
-// run concurrently, and a slow reader of out never blocks the reading of in beyond the
-// session's in-flight limit. Log with a logger that writes to stderr, never to out.
+// One connection is one session, of the session era (the 2026-07-28 stdio binding is not
+// implemented: server/discover gets an error, on which dual-era clients initialize). Each
+// message is decoded once and served by the same message core as HTTP's, with the same
+// limits: a message over WithMaxBodyBytes gets an error naming its id when its first bytes do,
+// invalid JSON gets a JSON-RPC parse error, at most WithMaxInflight requests run at once (more
+// get an error), and requests run concurrently: a request's handler runs on the goroutine that
+// read it, which hands the reading to a new goroutine as soon as the handler sends anything
+// before its answer or has run for 2 ms, so that no request waits longer behind another's
+// handler. A handler's messages are written by its own goroutine when nothing else is being
+// written, and queued otherwise, within the session's budget
+// (WithSessionBudget) and WithMaxQueuedEvents: a client that stops reading out blocks neither
+// the reading of in nor the handlers. Caller.CloseSSEStream does nothing here; what HTTP sends
+// on the session's GET stream (list_changed, resources/updated) is written to out as well.
+// Authorization (WithTokenVerifier) does not apply: a stdio server takes its credentials from its
+// environment (spec 2025-11-25, Authorization). Log with a logger that writes to stderr, never
+// to out.
 //
 // ServeStdio returns nil when in ends (EOF) and ctx.Err() when ctx is cancelled; either way it
-// first ends the session, which cancels the handlers still running, and waits for them. A read
-// of in that is blocked when ctx is cancelled cannot be interrupted unless in is closed: close
-// it (an *os.File at exit, an io.PipeReader in tests) to end that read too.
+// first ends the session, which cancels the handlers still running, and waits for them (up to
+// 5 seconds). A read of in that is blocked when ctx is cancelled cannot be interrupted unless
+// in is closed: close it (an *os.File at exit, an io.PipeReader in tests) to end that read too.
+//
+// ServeStdio works on any pair of streams, so it also serves in-process clients: connect it
+// to NewStdioClient with two io.Pipe pairs.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	c := &stdioConn{
-		srv: s,
-		out: out,
-		sem: make(chan struct{}, s.cfg.maxInflight+16),
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c := &lineConn{
+		srv:     s,
+		ctx:     ctx,
+		in:      bufio.NewReaderSize(in, 64<<10),
+		limit:   int(min(s.cfg.maxBodyBytes, 1<<40)),
+		readErr: make(chan error, 1),
 	}
-	ctx, c.cancel = context.WithCancel(ctx)
-	defer c.cancel()
-	c.ctx = ctx
-
-	lines := make(chan []byte)
-	readErr := make(chan error, 1)
-	go func() {
-		readErr <- readLines(ctx, in, s.cfg.maxBodyBytes, lines, c.tooLong)
-	}()
+	c.w = newLineWriter(out, s.log)
+	c.w.handOff = c.handOff
+	c.timer = time.AfterFunc(time.Hour, c.fire)
+	c.timer.Stop()
+	go c.readLoop()
 	var err error
-loop:
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				err = <-readErr
-				break loop
-			}
-			c.handle(ctx, line)
-		case <-ctx.Done():
-			err = ctx.Err()
-			break loop
-		}
+	select {
+	case err = <-c.readErr:
+	case <-ctx.Done():
+		err = ctx.Err()
 	}
+	cancel()
 	c.close()
 	if err != nil && !errors.Is(err, io.EOF) {
 		return err
@@ -68,171 +73,406 @@ loop:
 	return nil
 }
 
-// stdioConn is one stdio connection: its session, once initialize made one, and the
-// goroutines serving its requests.
-type stdioConn struct {
-	srv    *Server
-	ctx    context.Context // the connection's: cancelled when it ends
-	cancel context.CancelFunc
+// lineConn is one connection of a message-stream transport: its session, once initialize
+// started one, the writer of its output, and the goroutines serving its requests.
+type lineConn struct {
+	srv *Server
+	ctx context.Context // cancelled when the connection ends
+	w   *lineWriter
 
-	outMu sync.Mutex
-	out   io.Writer
+	in      *bufio.Reader // read by one goroutine at a time: the reader
+	limit   int           // WithMaxBodyBytes
+	readErr chan error    // what ended the reading
 
-	mu      sync.Mutex
-	session string
-	version string
+	mu     sync.Mutex // held while a message is dispatched, and by close
+	closed bool
+	sess   *session
 
-	sem chan struct{} // bounds the requests being served at once
-	wg  sync.WaitGroup
+	wg sync.WaitGroup // the handlers
+
+	// The reader runs each request's handler itself (runInline), unless the handler runs on
+	// past handoffDelay or sends something before its answer: then a new goroutine takes
+	// over the reading, and the old one ends with the handler. Guarded by rmu.
+	rmu        sync.Mutex
+	inline     *requestState // the request whose handler runs on the reader, or nil
+	inlineFrom time.Duration // when it started, since primerEpoch
+	readers    uint64        // how many times the reading was handed over
+	timer      *time.Timer   // hands off from handlers that run past handoffDelay
+	armed      bool          // the timer will fire
+	stopped    bool          // the connection ended: no new reader
 }
 
-// readLines sends each non-empty line of in to lines, then closes lines. A line longer than
-// limit is reported to tooLong and skipped.
-func readLines(ctx context.Context, in io.Reader, limit int64, lines chan<- []byte, tooLong func(head []byte)) error {
-	defer close(lines)
-	r := bufio.NewReaderSize(in, 64<<10)
+// replyLimit is how many bytes of queued output the reader's own answers (to malformed
+// input, to initialize) wait behind: past it, the reader stops reading until the client reads.
+const replyLimit = 1 << 20
+
+// handoffDelay is how long a handler runs on the reader's goroutine before another goroutine
+// takes the reading over: the longest a request waits behind another's handler to be read.
+const handoffDelay = 2 * time.Millisecond
+
+// readLoop reads messages and serves each, until the input ends, the connection closes, or
+// another goroutine takes the reading over while this one runs a handler. A request's
+// handler runs on this goroutine, which then writes its answer: a call that only answers costs
+// no hand-off between goroutines (each a thread wake-up on an idle machine).
+func (c *lineConn) readLoop() {
 	for {
-		line, err := readLine(r, int(min(limit, 1<<40)))
-		if errors.Is(err, errLineTooLong) {
-			tooLong(line)
-			continue
-		}
-		if len(line) > 0 {
-			select {
-			case lines <- bytes.Clone(line):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		line, tooLong, err := readMessage(c.in, c.limit)
+		var rs *requestState
+		if tooLong != nil {
+			c.locked(func() { c.tooLong(tooLong) })
+		} else if len(line) > 0 {
+			c.locked(func() { rs = c.dispatch(line) })
 		}
 		if err != nil {
-			return err
+			if rs != nil {
+				go c.run(rs)
+			}
+			c.readErr <- err
+			return
+		}
+		if rs != nil && !c.runInline(rs) {
+			return // another goroutine reads now
+		}
+		if err := c.ctx.Err(); err != nil {
+			c.readErr <- err
+			return
 		}
 	}
 }
 
-// leadingID finds the id of a JSON-RPC request in the first bytes of its message, where
-// clients write it.
-var leadingID = regexp.MustCompile(`^\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*("(?:[^"\\]|\\.){0,128}"|-?[0-9]{1,19})`)
+// runInline runs rs's handler on the reader's goroutine, and reports whether this goroutine
+// is still the reader afterwards.
+func (c *lineConn) runInline(rs *requestState) bool {
+	c.rmu.Lock()
+	c.inline, c.inlineFrom = rs, time.Since(primerEpoch)
+	gen := c.readers
+	if !c.armed && !c.stopped {
+		// One timer for the connection, armed while handlers run: not one per call.
+		c.armed = true
+		c.timer.Reset(handoffDelay)
+	}
+	c.rmu.Unlock()
+	c.run(rs)
+	c.rmu.Lock()
+	reader := c.readers == gen
+	if c.inline == rs {
+		c.inline = nil
+	}
+	c.rmu.Unlock()
+	return reader
+}
+
+// handOffLocked gives the reading to a new goroutine: the one running c.inline's handler
+// stops reading when the handler returns. c.rmu is held.
+func (c *lineConn) handOffLocked() {
+	c.readers++
+	c.inline = nil
+	go c.readLoop()
+}
+
+// handOff starts a new reader when the handler running on the reader's goroutine sends a
+// message on st before its answer: it may wait for the client's answer (an elicitation), which
+// only a reader can read.
+func (c *lineConn) handOff(st *stream) {
+	c.rmu.Lock()
+	if c.inline != nil && c.inline.st == st && !c.stopped {
+		c.handOffLocked()
+	}
+	c.rmu.Unlock()
+}
+
+// fire starts a new reader when the handler on the reader's goroutine has run for
+// handoffDelay, and re-arms the timer while one runs that is not yet due.
+func (c *lineConn) fire() {
+	now := time.Since(primerEpoch)
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	if c.inline != nil && !c.stopped {
+		if due := c.inlineFrom + handoffDelay; due > now {
+			c.timer.Reset(due - now)
+			return
+		}
+		c.handOffLocked()
+	}
+	c.armed = false
+}
+
+// locked runs f while the connection is open, under its lock: close waits for a message
+// being dispatched, and none is dispatched after it.
+func (c *lineConn) locked(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		f()
+	}
+}
+
+// readMessage reads one line, trimmed, into a slice of its own (handlers keep views of it),
+// skipping blank lines. A line over limit bytes is skipped; its first bytes are returned as
+// head, for its id.
+func readMessage(r *bufio.Reader, limit int) (line, head []byte, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return readLong(r, chunk, limit)
+		}
+		if len(chunk) > limit+2 {
+			return nil, bytes.Clone(chunk[:min(len(chunk), 512)]), err
+		}
+		chunk = bytes.TrimSpace(chunk)
+		if len(chunk) == 0 && err == nil {
+			continue
+		}
+		return bytes.Clone(chunk), nil, err // ReadSlice's is r's buffer
+	}
+}
+
+// readLong reads the rest of a line longer than r's buffer, whose first part is first; past
+// limit, it keeps only the line's first bytes, as head.
+func readLong(r *bufio.Reader, first []byte, limit int) (line, head []byte, err error) {
+	long := append([]byte(nil), first...)
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if head == nil {
+			long = append(long, chunk...)
+			if len(long) > limit+2 {
+				head, long = bytes.Clone(long[:512]), nil
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if head != nil {
+			return nil, head, err
+		}
+		return bytes.TrimSpace(long), nil, err
+	}
+}
+
+// reply writes an answer of the reader's, behind what is being written.
+func (c *lineConn) reply(data []byte) {
+	c.w.sendWait(c.ctx, data, replyLimit)
+}
 
 // tooLong answers a message over the size limit, with its id when its first bytes name it.
-func (c *stdioConn) tooLong(head []byte) {
-	var id *ID
-	if m := leadingID.FindSubmatch(head); m != nil {
-		var parsed ID
-		if parsed.UnmarshalJSON(m[1]) == nil {
-			id = &parsed
+func (c *lineConn) tooLong(head []byte) {
+	c.reply(encodeResponse(headID(head), nil, Errorf(CodeInvalidRequest, "message exceeds the limit of %d bytes", c.srv.cfg.maxBodyBytes)))
+}
+
+// headID returns the id of a JSON-RPC message from its first bytes, when a top-level member
+// before the cut names it, or nil.
+func headID(head []byte) *ID {
+	i := jsonscan.SkipSpace(head, 0)
+	if i >= len(head) || head[i] != '{' {
+		return nil
+	}
+	for i++; ; i++ {
+		i = jsonscan.SkipSpace(head, i)
+		if i >= len(head) || head[i] != '"' {
+			return nil
+		}
+		end := jsonscan.StringEnd(head, i)
+		if end < 0 {
+			return nil
+		}
+		key := head[i+1 : end-1]
+		i = jsonscan.SkipSpace(head, end)
+		if i >= len(head) || head[i] != ':' {
+			return nil
+		}
+		i = jsonscan.SkipSpace(head, i+1)
+		vend := jsonscan.ValueEnd(head, i)
+		if vend < 0 || vend >= len(head) {
+			return nil // cut off within the value
+		}
+		if string(key) == "id" {
+			var id ID
+			if id.UnmarshalJSON(head[i:vend]) != nil {
+				return nil
+			}
+			return &id
+		}
+		i = jsonscan.SkipSpace(head, vend)
+		if i >= len(head) || head[i] != ',' {
+			return nil
 		}
 	}
-	c.write(encodeResponse(id, nil, Errorf(CodeInvalidRequest, "message exceeds the limit of %d bytes", c.srv.cfg.maxBodyBytes)))
 }
 
-// write writes one message and its newline to out.
-func (c *stdioConn) write(msg []byte) {
-	c.outMu.Lock()
-	defer c.outMu.Unlock()
-	buf := make([]byte, 0, len(msg)+1)
-	buf = append(buf, msg...)
-	buf = append(buf, '\n')
-	if _, err := c.out.Write(buf); err != nil {
-		c.srv.log.Debug("mcp: stdio write failed", "error", err)
-	}
-}
-
-// handle serves one message. initialize, notifications and responses are served in order,
+// dispatch serves one message. initialize, notifications and responses are served in order,
 // before the next message is read, so that what they change (the session, a cancellation,
-// an answer a handler waits for) is in place for the messages after them; requests are served
-// concurrently.
-func (c *stdioConn) handle(ctx context.Context, line []byte) {
-	var head struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
+// an answer a handler waits for) is in place for the messages after them; each request runs
+// on a goroutine of its own.
+func (c *lineConn) dispatch(line []byte) *requestState {
+	if line[0] == '[' {
+		c.batch(line)
+		return nil
 	}
-	_ = json.Unmarshal(line, &head)
-	isRequest := head.Method != "" && len(head.ID) > 0 && string(head.ID) != "null"
-	if !isRequest || head.Method == methodInitialize {
-		c.post(ctx, line, head.ID)
+	msg, rpcErr := decodeMessage(line)
+	if rpcErr != nil {
+		var id *ID
+		if msg != nil {
+			id = msg.ID
+		}
+		c.reply(encodeResponse(id, nil, rpcErr))
+		return nil
+	}
+	return c.serveMessage(msg)
+}
+
+// serveMessage serves one decoded message; a request is admitted and returned, for the
+// caller to run.
+func (c *lineConn) serveMessage(msg *wireMessage) *requestState {
+	if msg.Method == methodInitialize {
+		c.initialize(msg)
+		return nil
+	}
+	sess := c.sess
+	if sess == nil {
+		c.beforeInitialize(msg)
+		return nil
+	}
+	sess.touch()
+	if !sess.established.Load() {
+		sess.established.Store(true)
+	}
+	switch {
+	case msg.isNotification():
+		c.srv.handleNotification(sess, msg)
+	case msg.isResponse():
+		if !sess.deliverResponse(msg) {
+			// A response gets no answer (JSON-RPC 2.0, Response object): logged only.
+			c.srv.log.Warn("mcp: response to an unknown request", "session", sess.id, "id", msg.ID.short())
+		}
+	default:
+		return c.serveRequest(sess, msg)
+	}
+	return nil
+}
+
+// initialize starts the connection's session.
+func (c *lineConn) initialize(msg *wireMessage) {
+	if !msg.isRequest() {
+		c.reply(encodeResponse(nil, nil, NewError(CodeInvalidRequest, "initialize must be a request with an id")))
+		return
+	}
+	if c.sess != nil {
+		c.reply(encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "this connection's session is already initialized: initialize is sent once per connection")))
 		return
 	}
 	select {
-	case c.sem <- struct{}{}:
-	case <-ctx.Done():
+	case <-c.srv.closing:
+		c.reply(encodeResponse(msg.ID, nil, NewError(CodeInternalError, "server is shutting down")))
 		return
+	default:
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer func() { <-c.sem }()
-		c.post(ctx, line, head.ID)
-	}()
+	sess, body, _ := c.srv.initialize(c.ctx, msg, nil, nil, c.w)
+	c.sess = sess
+	c.reply(body)
 }
 
-// post carries one message through the server's HTTP handling and writes what it answers. A
-// request whose stream the server closed before its response (Caller.CloseSSEStream) is
-// resumed with Last-Event-ID at once, as an HTTP client would after the retry interval.
-func (c *stdioConn) post(ctx context.Context, msg, id json.RawMessage) {
-	w := c.serve(ctx, http.MethodPost, bytes.NewReader(msg), "")
-	if w.initialized() {
-		return
+// beforeInitialize answers a message that came before initialize: a ping is answered (spec
+// 2025-11-25, Lifecycle, Initialization), other requests get an error, and notifications and
+// responses are dropped.
+func (c *lineConn) beforeInitialize(msg *wireMessage) {
+	switch {
+	case !msg.isRequest():
+		c.srv.log.Debug("mcp: ignoring a message before initialize", "method", msg.Method)
+	case msg.Method == methodPing:
+		c.reply(encodeResponse(msg.ID, []byte("{}"), nil))
+	default:
+		c.reply(encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "session not initialized: send initialize first")))
 	}
-	for range 100 {
-		if w.answered(id) || w.lastEventID == "" || ctx.Err() != nil || w.status != http.StatusOK {
-			return
+}
+
+// serveRequest admits one request, for the caller to run its handler (run); its messages and
+// its response go to the connection's writer (conn.go).
+func (c *lineConn) serveRequest(sess *session, msg *wireMessage) *requestState {
+	if msg.Method == methodToolsCall {
+		if rpcErr := c.srv.scopeRefusal(msg); rpcErr != nil {
+			c.reply(encodeResponse(msg.ID, nil, rpcErr))
+			return nil
 		}
-		w = c.serve(ctx, http.MethodGet, nil, w.lastEventID)
 	}
+	rs, rpcErr, _ := c.srv.openRequest(sess, msg, nil, nil, nil)
+	if rpcErr != nil {
+		c.reply(encodeResponse(msg.ID, nil, rpcErr))
+		return nil
+	}
+	c.wg.Add(1) // under c.mu, before close waits
+	return rs
 }
 
-// serve runs one in-memory HTTP exchange with the server and returns its writer, finished.
-func (c *stdioConn) serve(ctx context.Context, method string, body io.Reader, lastEventID string) *stdioWriter {
-	r, _ := http.NewRequestWithContext(context.WithValue(ctx, stdioTransportKey{}, true), method, "http://localhost/mcp", body)
-	r.Host = "localhost"
-	r.Header = make(http.Header, 5)
-	r.Header["Content-Type"] = postContentType
-	r.Header["Accept"] = postAccept
-	c.mu.Lock()
-	if c.session != "" {
-		r.Header[headerSessionID] = []string{c.session}
-	}
-	if c.version != "" {
-		r.Header[headerProtocolVersion] = []string{c.version}
-	}
-	c.mu.Unlock()
-	if lastEventID != "" {
-		r.Header[headerLastEventID] = []string{lastEventID}
-	}
-	w := &stdioWriter{conn: c, header: make(http.Header)}
-	c.srv.ServeHTTP(w, r)
-	w.finish()
-	return w
+// run runs a request's handler, which writes its response.
+func (c *lineConn) run(rs *requestState) {
+	defer c.wg.Done()
+	rs.Run()
 }
 
-// openStandalone serves the session's GET stream, which carries the notifications and
-// requests that belong to no request (list_changed, resource updates), until the session ends.
-func (c *stdioConn) openStandalone(ctx context.Context) {
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		last := ""
-		for ctx.Err() == nil {
-			w := c.serve(ctx, http.MethodGet, nil, last)
-			if w.status != http.StatusOK {
-				return // the session ended
+// scopeRefusal refuses a tools/call of a tool that needs OAuth scopes: a message-stream
+// transport carries no access token.
+func (s *Server) scopeRefusal(msg *wireMessage) *Error {
+	if !s.scoped.Load() {
+		return nil
+	}
+	p, ok := scanCallToolParams(msg.Params)
+	if !ok {
+		return nil // the route answers malformed params
+	}
+	if t, ok := s.tools.get(p.Name); ok && len(t.scopes) > 0 {
+		return Errorf(CodeInvalidRequest, "forbidden: tool %q needs an access token with the scopes %s, and stdio carries none", truncate(p.Name, 64), strings.Join(t.scopes, " "))
+	}
+	return nil
+}
+
+// batch serves a JSON-RPC batch, on a session that negotiated 2025-03-26 only (batch.go): its
+// members are served as if each came on its own line, and answered each on its own line.
+func (c *lineConn) batch(line []byte) {
+	if c.sess == nil || c.sess.version() != ProtocolVersion20250326 {
+		c.reply(encodeResponse(nil, nil, NewError(CodeInvalidRequest, "JSON-RPC batches are accepted only on sessions that negotiated protocol version 2025-03-26 (batching was removed from MCP in 2025-06-18); send one message per line")))
+		return
+	}
+	elems, rpcErr := splitBatch(line, c.srv.cfg.maxBatch)
+	if rpcErr != nil {
+		c.reply(encodeResponse(nil, nil, rpcErr))
+		return
+	}
+	for _, raw := range elems {
+		msg, rpcErr := decodeMessage(raw)
+		if rpcErr != nil {
+			var id *ID
+			if msg != nil {
+				id = msg.ID
 			}
-			last = w.lastEventID
+			c.reply(encodeResponse(id, nil, rpcErr))
+			continue
 		}
-	}()
+		if msg.Method == methodInitialize {
+			c.reply(encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not be part of a batch")))
+			continue
+		}
+		if rs := c.serveMessage(msg); rs != nil {
+			go c.run(rs) // each of a batch's requests at once
+		}
+	}
 }
 
-// close ends the session, which cancels its handlers and ends its streams, and waits for the
-// goroutines serving them.
-func (c *stdioConn) close() {
+// close ends the session, which cancels its handlers and closes its streams, and waits, within
+// a bound, for the handlers and then for what they queued to be written.
+func (c *lineConn) close() {
 	c.mu.Lock()
-	session := c.session
+	c.closed = true
+	sess := c.sess
 	c.mu.Unlock()
-	if session != "" {
-		c.serve(context.Background(), http.MethodDelete, nil, "")
+	c.rmu.Lock()
+	c.stopped = true
+	c.timer.Stop()
+	c.rmu.Unlock()
+	if sess != nil {
+		c.srv.endSession(sess)
 	}
-	c.cancel()
+	bound := time.NewTimer(5 * time.Second)
+	defer bound.Stop()
 	done := make(chan struct{})
 	go func() {
 		c.wg.Wait()
@@ -240,138 +480,13 @@ func (c *stdioConn) close() {
 	}()
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
-		c.srv.log.Error("mcp: stdio handlers still running after the connection ended; they ignore their context")
-	}
-}
-
-// stdioWriter is the http.ResponseWriter of an in-memory exchange: it writes each message of
-// the answer (a JSON body, or the data of each SSE event) to the connection's out as a line.
-type stdioWriter struct {
-	conn        *stdioConn
-	header      http.Header
-	status      int
-	buf         []byte
-	sse         bool
-	lastEventID string
-	ids         []string // ids of the responses written
-}
-
-// Header implements http.ResponseWriter.
-func (w *stdioWriter) Header() http.Header { return w.header }
-
-// WriteHeader implements http.ResponseWriter.
-func (w *stdioWriter) WriteHeader(status int) {
-	if w.status != 0 {
+	case <-bound.C:
+		c.srv.log.Error("mcp: stdio handlers still running 5 s after the connection ended; they ignore their context")
 		return
 	}
-	w.status = status
-	w.sse = strings.HasPrefix(w.header.Get("Content-Type"), "text/event-stream")
-}
-
-// Write implements http.ResponseWriter.
-func (w *stdioWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.WriteHeader(http.StatusOK)
+	if !c.w.waitIdle(bound.C) {
+		c.srv.log.Error("mcp: stdio output not written 5 s after the connection ended: the client does not read")
 	}
-	w.buf = append(w.buf, p...)
-	if w.sse {
-		w.events()
-	}
-	return len(p), nil
-}
-
-// Flush implements http.Flusher: events are written as they complete, so there is nothing
-// to do.
-func (w *stdioWriter) Flush() {}
-
-// SetWriteDeadline is what http.ResponseController calls; out's writes are not bounded here.
-func (w *stdioWriter) SetWriteDeadline(time.Time) error { return nil }
-
-// events writes the complete SSE events in buf.
-func (w *stdioWriter) events() {
-	for {
-		i := bytes.Index(w.buf, []byte("\n\n"))
-		if i < 0 {
-			return
-		}
-		var data []byte
-		for line := range bytes.SplitSeq(w.buf[:i], []byte("\n")) {
-			switch {
-			case bytes.HasPrefix(line, []byte("id: ")):
-				w.lastEventID = string(line[4:])
-			case bytes.HasPrefix(line, []byte("data: ")):
-				data = append(data, line[6:]...)
-			case bytes.HasPrefix(line, []byte("data:")):
-				data = append(data, line[5:]...)
-			}
-		}
-		w.buf = w.buf[i+2:]
-		if len(bytes.TrimSpace(data)) > 0 {
-			w.message(data)
-		}
-	}
-}
-
-// message writes one message to out, noting the id of a response.
-func (w *stdioWriter) message(data []byte) {
-	var head struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if json.Unmarshal(data, &head) == nil && head.Method == "" && len(head.ID) > 0 {
-		w.ids = append(w.ids, string(head.ID))
-	}
-	w.conn.write(data)
-}
-
-// finish writes a JSON answer once the exchange is over.
-func (w *stdioWriter) finish() {
-	if !w.sse && len(bytes.TrimSpace(w.buf)) > 0 {
-		w.message(bytes.TrimSpace(w.buf))
-	}
-	w.buf = nil
-}
-
-// answered reports whether the response to the request with this id was written.
-func (w *stdioWriter) answered(id json.RawMessage) bool {
-	for _, got := range w.ids {
-		if got == string(id) {
-			return true
-		}
-	}
-	return false
-}
-
-// initialized takes the session a successful initialize started, opens its standalone stream,
-// and reports whether this exchange was that initialize.
-func (w *stdioWriter) initialized() bool {
-	sid := w.header.Get(headerSessionID)
-	if sid == "" || w.status != http.StatusOK {
-		return false
-	}
-	c := w.conn
-	c.mu.Lock()
-	if c.session != "" {
-		c.mu.Unlock()
-		return false
-	}
-	c.session = sid
-	c.version = c.srv.sessionVersion(sid)
-	c.mu.Unlock()
-	c.openStandalone(c.ctx)
-	return true
-}
-
-// sessionVersion returns the protocol version of a live session, or "".
-func (s *Server) sessionVersion(id string) string {
-	s.mu.RLock()
-	sess := s.sessions[id]
-	s.mu.RUnlock()
-	if sess == nil {
-		return ""
-	}
-	return sess.version()
 }
 
 // errStdioClosed is returned when the connection's process or pipes are gone.

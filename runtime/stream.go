@@ -83,6 +83,10 @@ type stream struct {
 	primePrev, primeNext *stream
 	primeDue             time.Duration
 	primeWaiting         bool
+	// lineQueued counts the stream's messages queued on its session's lineWriter (conn.go),
+	// guarded by that writer's lock. It sits here, in what was padding, so that the stream of
+	// an HTTP request stays in its size class.
+	lineQueued int32
 }
 
 func newStream(sess *session, id string, standalone bool, maxQueue int) *stream {
@@ -103,58 +107,19 @@ func (st *stream) send(data []byte, final bool) error {
 
 // sendEvent queues ev (its seq is set here). It never blocks.
 func (st *stream) sendEvent(ev streamEvent) error {
+	if st.sess.line != nil {
+		return st.sendLine(ev) // a message-stream transport's session (conn.go)
+	}
 	final := ev.final
 	st.mu.Lock()
-	switch {
-	case st.closed:
+	if err := st.admitLocked(&ev); err != nil {
 		st.mu.Unlock()
-		return ErrClosed
-	case st.done:
-		st.mu.Unlock()
-		return errStreamDone
-	case len(st.queue) >= int(st.maxQueue) && !final:
-		// The response itself always fits (one past the limit at most, since it is the
-		// last event): dropping it would leave the client waiting for it forever.
-		st.mu.Unlock()
-		return errStreamFull
-	}
-	n := int64(len(ev.data))
-	if !st.sess.reserve(n, false) {
-		if !final {
-			st.mu.Unlock()
-			return errBudget
-		}
-		if !st.attached && !st.standalone {
-			// The client went away and there is no room to keep its response until it
-			// resumes: drop the stream; a resumption gets 404 and the client learns the
-			// request's fate is unknown, rather than the server holding unbounded responses.
-			st.releaseQueueLocked()
-			st.queue = nil
-			st.done, st.closed = true, true
-			st.mu.Unlock()
+		if err == errResponseDropped {
 			st.sess.removeStream(st.id)
-			return errResponseDropped
 		}
-		st.sess.reserve(n, true) // a connected client is reading: its response goes out
+		return err
 	}
-	if c := st.sess.server.cluster; c != nil && !st.standalone && !st.sess.stateless && ev.data != nil &&
-		(!final || st.seq > 0 || st.wasKicked || st.sess.server.cfg.alwaysSSE) {
-		// A replica set: the event is stored before any client can see it, so that a client
-		// resuming on another replica finds it. A response that is the stream's only event
-		// goes out as plain JSON, which cannot be resumed, and is not stored (unless the
-		// client holds an event ID of the stream: SSE responses, or a kicked connection).
-		ev.pooled = nil // the shared store may keep data: the buffer is not reused
-		if err := c.storeEvent(st, st.seq+1, ev.data); err != nil {
-			st.sess.server.log.Warn("mcp: the shared event store refused an event", "session", st.sess.id, "stream", st.id, "error", err)
-			if !final {
-				st.sess.release(n)
-				st.mu.Unlock()
-				return fmt.Errorf("mcp: the shared event store is unavailable: %w", err)
-			}
-			// The response still goes to a client that is connected.
-		}
-	}
-	st.queued += n
+	st.queued += int64(len(ev.data))
 	st.seq++
 	ev.seq = st.seq
 	st.queue = append(st.queue, ev)
@@ -170,9 +135,77 @@ func (st *stream) sendEvent(ev streamEvent) error {
 	return nil
 }
 
+// admitLocked checks that ev may be queued, charges its bytes to the session's budget and, in
+// a replica set, stores it. st.mu is held.
+func (st *stream) admitLocked(ev *streamEvent) error {
+	switch {
+	case st.closed:
+		return ErrClosed
+	case st.done:
+		return errStreamDone
+	case len(st.queue) >= int(st.maxQueue) && !ev.final:
+		// The response itself always fits (one past the limit at most, since it is the
+		// last event): dropping it would leave the client waiting for it forever.
+		return errStreamFull
+	}
+	n := int64(len(ev.data))
+	if !st.sess.reserve(n, false) {
+		if err := st.overBudgetLocked(ev.final, n); err != nil {
+			return err
+		}
+	}
+	return st.storeSharedLocked(ev, n)
+}
+
+// overBudgetLocked decides the fate of an event of n bytes that the budget has no room for: a
+// notification or request fails; a response goes out to a connected client all the same, and
+// is dropped, with its stream, when its client went away. st.mu is held.
+func (st *stream) overBudgetLocked(final bool, n int64) error {
+	if !final {
+		return errBudget
+	}
+	if !st.attached && !st.standalone {
+		// The client went away and there is no room to keep its response until it
+		// resumes: drop the stream; a resumption gets 404 and the client learns the
+		// request's fate is unknown, rather than the server holding unbounded responses.
+		st.releaseQueueLocked()
+		st.queue = nil
+		st.done, st.closed = true, true
+		return errResponseDropped
+	}
+	st.sess.reserve(n, true) // a connected client is reading: its response goes out
+	return nil
+}
+
+// storeSharedLocked stores ev (n bytes, charged) in a replica set's shared event store before
+// any client can see it, so that a client resuming on another replica finds it. A response
+// that is the stream's only event goes out as plain JSON, which cannot be resumed, and is not
+// stored (unless the client holds an event ID of the stream: SSE responses, or a kicked
+// connection). st.mu is held.
+func (st *stream) storeSharedLocked(ev *streamEvent, n int64) error {
+	c := st.sess.server.cluster
+	if c == nil || st.standalone || st.sess.stateless || ev.data == nil ||
+		(ev.final && st.seq == 0 && !st.wasKicked && !st.sess.server.cfg.alwaysSSE) {
+		return nil
+	}
+	ev.pooled = nil // the shared store may keep data: the buffer is not reused
+	if err := c.storeEvent(st, st.seq+1, ev.data); err != nil {
+		st.sess.server.log.Warn("mcp: the shared event store refused an event", "session", st.sess.id, "stream", st.id, "error", err)
+		if !ev.final {
+			st.sess.release(n)
+			return fmt.Errorf("mcp: the shared event store is unavailable: %w", err)
+		}
+		// The response still goes to a client that is connected.
+	}
+	return nil
+}
+
 // kick asks the attached writer to close its connection without ending the stream, after
 // telling the client (retry:) when to reconnect.
 func (st *stream) kick() {
+	if st.sess.line != nil {
+		return // one stream carries the whole session: there is no connection to close
+	}
 	st.mu.Lock()
 	st.kicked, st.wasKicked = true, true
 	st.kickSeq = st.seq
@@ -256,26 +289,40 @@ func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEv
 		st.queued -= int64(size)
 		more = true
 	}
-	if store != nil && !st.sess.stateless && len(evs) > 0 && (st.standalone || st.sess.server.cluster == nil) && !(asJSON && len(evs) == 1 && evs[0].final && evs[0].data != nil) {
-		for _, ev := range evs {
-			if ev.data == nil {
-				continue
-			}
-			data := ev.data
-			if ev.pooled.reusable() {
-				// The store may keep data (EventStore.Append does not say): it gets a
-				// right-sized copy, and the result buffer goes back to its pool once
-				// written.
-				data = append([]byte(nil), data...)
-			}
-			if err := store.Append(context.Background(), st.sess.id, st.id, ev.seq, data); err != nil {
-				st.sess.server.log.Warn("mcp: event store append failed; the event cannot be replayed", "session", st.sess.id, "stream", st.id, "error", err)
-				continue
-			}
-			st.stored = true
-		}
+	if store != nil && len(evs) > 0 && st.storesTaken(asJSON, evs) {
+		st.storeLocked(store, evs)
 	}
 	return evs, kicked, closed, false, more
+}
+
+// storesTaken reports whether the events a writer took go to the event store: not in the
+// modern era (no resumption), not a request stream's in a replica set (stored when queued,
+// sendEvent), and not a response that goes out alone as a plain JSON answer (asJSON).
+func (st *stream) storesTaken(asJSON bool, evs []streamEvent) bool {
+	if st.sess.stateless || (!st.standalone && st.sess.server.cluster != nil) {
+		return false
+	}
+	return !(asJSON && len(evs) == 1 && evs[0].final && evs[0].data != nil)
+}
+
+// storeLocked appends the events evs to store, for a resumption to replay. st.mu is held.
+func (st *stream) storeLocked(store EventStore, evs []streamEvent) {
+	for _, ev := range evs {
+		if ev.data == nil {
+			continue
+		}
+		data := ev.data
+		if ev.pooled.reusable() {
+			// The store may keep data (EventStore.Append does not say): it gets a
+			// right-sized copy, and the result buffer goes back to its pool once written.
+			data = append([]byte(nil), data...)
+		}
+		if err := store.Append(context.Background(), st.sess.id, st.id, ev.seq, data); err != nil {
+			st.sess.server.log.Warn("mcp: event store append failed; the event cannot be replayed", "session", st.sess.id, "stream", st.id, "error", err)
+			continue
+		}
+		st.stored = true
+	}
 }
 
 // attach claims the stream for a new writer. It fails if another writer holds it.
@@ -566,31 +613,13 @@ const (
 func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *stream, my uint64, mode streamMode, sw *sseWriter) {
 	defer st.detach(my)
 	if sw == nil {
-		if !st.standalone && my == 1 {
-			// The request's own POST, the stream's first writer: its writer lives in the
-			// stream, which is allocated per request anyway.
-			st.first = sseWriter{w: w, timeout: s.cfg.writeTimeout, ctx: ctx}
-			sw = &st.first
-		} else {
-			sw = newSSEWriter(ctx, w, s.cfg.writeTimeout)
-		}
+		sw = s.streamWriter(ctx, w, st, my)
 	}
 	defer sw.finish()
 	ctx = sw.ctx
 	st.setAbort(my, sw)
-	switch mode {
-	case modeSSE:
-		// The priming event goes out with the first events when they are already there,
-		// in one write, or on its own before the writer waits for them (below).
-		sw.header()
-		sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
-	case modeResume:
-		if !sw.started {
-			sw.header()
-		}
-		if err := sw.flush(false); err != nil {
-			return
-		}
+	if !s.startResponse(st, sw, mode) {
+		return
 	}
 	var keepAlive <-chan time.Time
 	if st.standalone && s.cfg.keepAlive > 0 {
@@ -609,50 +638,8 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			st.endInlineResponse(w, my, false)
 			return
 		}
-		if len(evs) > 0 {
-			if !sw.started && len(evs) == 1 && evs[0].final && evs[0].data != nil {
-				sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
-				s.writeJSON(w, cmp.Or(evs[0].status, http.StatusOK), evs[0].data)
-				evs[0].pooled.release() // written: the buffer can serve another call
-				s.streamDelivered(st)
-				return
-			}
-			if !sw.started {
-				sw.header()
-				sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
-			}
-			final := false
-			for i, ev := range evs {
-				if ev.data != nil && ev.seq > sw.replayedThrough {
-					sw.event(st.id, ev.seq, ev.data)
-				}
-				// In sw.buf now; the store, if any, holds a copy (take).
-				ev.pooled.release()
-				final = final || ev.final
-				if len(sw.buf) >= sseChunk && i < len(evs)-1 {
-					// Out in pieces: the events are in the store already, so a write
-					// that fails here loses nothing the client cannot resume.
-					if err := sw.flush(false); err != nil {
-						s.log.Debug("mcp: client went away mid-stream; events kept for resumption", "session", st.sess.id, "stream", st.id, "error", err)
-						st.endInlineResponse(w, my, false)
-						return
-					}
-				}
-			}
-			if final && !sw.sent && len(sw.buf) >= 2<<10 {
-				// Everything the request produced is known: one body with a length. (Under
-				// a few KB written without a flush, net/http adds the length itself.)
-				w.Header().Set("Content-Length", strconv.Itoa(len(sw.buf)))
-			}
-			if err := sw.flush(final); err != nil {
-				s.log.Debug("mcp: client went away mid-stream; events kept for resumption", "session", st.sess.id, "stream", st.id, "error", err)
-				st.endInlineResponse(w, my, false)
-				return
-			}
-			if final {
-				s.streamDelivered(st)
-				return
-			}
+		if len(evs) > 0 && s.writeEvents(w, st, my, sw, evs) {
+			return
 		}
 		if more {
 			continue
@@ -661,14 +648,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			return
 		}
 		if kicked {
-			if !sw.started {
-				sw.header()
-				sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
-			} else {
-				sw.retry(s.cfg.retryInterval)
-			}
-			_ = sw.flush(false)
-			st.endInlineResponse(w, my, true) // the handler runs on the goroutine that would end it
+			s.endKicked(w, st, my, sw)
 			return
 		}
 		if !yielded && !st.standalone {
@@ -683,27 +663,140 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			goruntime.Gosched()
 			continue
 		}
-		if len(sw.buf) > 0 {
-			// The priming event, before waiting: the client has an event ID to resume
-			// from however long the handler takes.
-			if err := sw.flush(false); err != nil {
-				st.endInlineResponse(w, my, false)
-				return
-			}
-		}
-		select {
-		case <-st.wake:
-		case <-keepAlive:
-			if sw.started {
-				sw.buf = append(sw.buf, ": keep-alive\n\n"...)
-				if err := sw.flush(false); err != nil {
-					return
-				}
-			}
-		case <-ctx.Done():
+		if !s.awaitEvents(ctx, w, st, my, sw, keepAlive) {
 			return
 		}
 	}
+}
+
+// streamWriter returns the SSE writer of w for the writer of generation my of st.
+func (s *Server) streamWriter(ctx context.Context, w http.ResponseWriter, st *stream, my uint64) *sseWriter {
+	if !st.standalone && my == 1 {
+		// The request's own POST, the stream's first writer: its writer lives in the
+		// stream, which is allocated per request anyway.
+		st.first = sseWriter{w: w, timeout: s.cfg.writeTimeout, ctx: ctx}
+		return &st.first
+	}
+	return newSSEWriter(ctx, w, s.cfg.writeTimeout)
+}
+
+// startResponse starts the writer's response as mode says: SSE with a priming event (which
+// goes out with the first events when they are already there, in one write, or on its own
+// before the writer waits for them), or a resumed SSE response, its replayed events written
+// now. It reports false when that write failed.
+func (s *Server) startResponse(st *stream, sw *sseWriter, mode streamMode) bool {
+	switch mode {
+	case modeSSE:
+		sw.header()
+		sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
+	case modeResume:
+		if !sw.started {
+			sw.header()
+		}
+		return sw.flush(false) == nil
+	}
+	return true
+}
+
+// awaitEvents waits for st's next events, writing what is buffered first (the priming event:
+// the client has an event ID to resume from however long the handler takes) and a comment on
+// each keepAlive tick. It reports false when the writer must stop: a write failed, or ctx
+// ended.
+func (s *Server) awaitEvents(ctx context.Context, w http.ResponseWriter, st *stream, my uint64, sw *sseWriter, keepAlive <-chan time.Time) bool {
+	if len(sw.buf) > 0 {
+		if err := sw.flush(false); err != nil {
+			st.endInlineResponse(w, my, false)
+			return false
+		}
+	}
+	select {
+	case <-st.wake:
+	case <-keepAlive:
+		if sw.started {
+			sw.buf = append(sw.buf, ": keep-alive\n\n"...)
+			if err := sw.flush(false); err != nil {
+				return false
+			}
+		}
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// writeEvents writes the events a writer took from st, and reports whether it is done: the
+// stream's response went out (as a JSON body when it is the only event and nothing was
+// written yet, else as SSE), or the client went away.
+func (s *Server) writeEvents(w http.ResponseWriter, st *stream, my uint64, sw *sseWriter, evs []streamEvent) bool {
+	if !sw.started && len(evs) == 1 && evs[0].final && evs[0].data != nil {
+		sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
+		s.writeJSON(w, cmp.Or(evs[0].status, http.StatusOK), evs[0].data)
+		evs[0].pooled.release() // written: the buffer can serve another call
+		s.streamDelivered(st)
+		return true
+	}
+	if !sw.started {
+		sw.header()
+		sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
+	}
+	final, err := appendEvents(st, sw, evs)
+	if err != nil {
+		s.clientGone(w, st, my, err)
+		return true
+	}
+	if final && !sw.sent && len(sw.buf) >= 2<<10 {
+		// Everything the request produced is known: one body with a length. (Under a few
+		// KB written without a flush, net/http adds the length itself.)
+		w.Header().Set("Content-Length", strconv.Itoa(len(sw.buf)))
+	}
+	if err := sw.flush(final); err != nil {
+		s.clientGone(w, st, my, err)
+		return true
+	}
+	if final {
+		s.streamDelivered(st)
+	}
+	return final
+}
+
+// appendEvents appends evs to sw's buffer as SSE events, writing it out every sseChunk bytes
+// (the events are in the store already, so a write that fails loses nothing the client cannot
+// resume), and reports whether the stream's response is among them.
+func appendEvents(st *stream, sw *sseWriter, evs []streamEvent) (final bool, err error) {
+	for i, ev := range evs {
+		if ev.data != nil && ev.seq > sw.replayedThrough {
+			sw.event(st.id, ev.seq, ev.data)
+		}
+		// In sw.buf now; the store, if any, holds a copy (take).
+		ev.pooled.release()
+		final = final || ev.final
+		if len(sw.buf) >= sseChunk && i < len(evs)-1 {
+			if err := sw.flush(false); err != nil {
+				return final, err
+			}
+		}
+	}
+	return final, nil
+}
+
+// clientGone ends the writer of generation my, whose client went away: the events stay for
+// it to resume.
+func (s *Server) clientGone(w http.ResponseWriter, st *stream, my uint64, err error) {
+	s.log.Debug("mcp: client went away mid-stream; events kept for resumption", "session", st.sess.id, "stream", st.id, "error", err)
+	st.endInlineResponse(w, my, false)
+}
+
+// endKicked ends a kicked writer's response (CloseSSEStream): the priming event or a retry
+// field first, so that the client knows where and when to resume.
+func (s *Server) endKicked(w http.ResponseWriter, st *stream, my uint64, sw *sseWriter) {
+	if !sw.started {
+		sw.header()
+		sw.priming(eventID(st.id, 0), s.cfg.retryInterval)
+	} else {
+		sw.retry(s.cfg.retryInterval)
+	}
+	_ = sw.flush(false)
+	st.endInlineResponse(w, my, true) // the handler runs on the goroutine that would end it
 }
 
 // streamDelivered forgets a request stream whose response was written. Its stored events are

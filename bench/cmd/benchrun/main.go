@@ -58,6 +58,9 @@ type metrics struct {
 	Errors, Hangs         int
 	NewDials              int64
 	NsOp, BOp, AllocsOp   float64
+	// ServerSwitches is the context switches of the server's threads per call (stdiolat's
+	// rows): each a thread that blocked and was woken again.
+	ServerSwitches float64 `json:",omitempty"`
 }
 
 // row is one line of the table: its runs, and how it compares.
@@ -97,10 +100,11 @@ func main() {
 
 	logf("building")
 	run("", "go", "build", "-o", dir+string(filepath.Separator),
-		"./cmd/server-floor", "./cmd/server-protomcp", "./cmd/server-gosdk", "./cmd/server-mcpgo", "./cmd/server-stdio", "./cmd/load", "./cmd/pair")
+		"./cmd/server-floor", "./cmd/server-protomcp", "./cmd/server-gosdk", "./cmd/server-mcpgo", "./cmd/server-stdio", "./cmd/load", "./cmd/pair", "./cmd/stdiolat")
 	stdioServers["protomcp"] = filepath.Join(dir, "server-stdio") + " -sdk protomcp"
 	stdioServers["gosdk"] = filepath.Join(dir, "server-stdio") + " -sdk gosdk"
 	stdioServers["ts"] = tsStdioServer()
+	stdioWeatherServers(dir)
 	if *flagGT {
 		run("", "go", "test", "-c", "-o", filepath.Join(dir, "servers.test"), "./internal/servers")
 		run(*flagRt, "go", "test", "-c", "-o", filepath.Join(dir, "runtime.test"), "./runtime")
@@ -189,6 +193,26 @@ func defineRows() {
 			add("stdio/"+c+"/"+k, &row{section: sec, what: "p50 latency", pair: clientLabel[c] + " client → " + stdioLabel[k] + " server", kind: "lat", peers: [2]string{"stdio/gosdk/gosdk", "stdio/" + c + "/ts"}})
 		}
 	}
+	// A real server's answer over stdio beside the least a program can do for it: read the
+	// line, write a canned answer of the same bytes (bench/cmd/stdiolat).
+	sec = "sequential get_forecast over stdio (1.4 KB answer), minimal newline-JSON-RPC client → server process"
+	add("stdio-weather/floor", &row{section: sec, what: "p50 latency", pair: "stdiolat → floor (the same answer, canned)", kind: "lat"})
+	add("stdio-weather/protomcp", &row{section: sec, what: "p50 latency", pair: "stdiolat → weather example server (-stdio)", kind: "lat", floor: "stdio-weather/floor"})
+}
+
+// stdioWeather are the commands of the stdio weather rows: the weather example's server and
+// the floor that answers every call with that server's answer, canned (stdiolat -floor).
+var stdioWeather = map[string]string{}
+
+// stdioWeatherServers builds the weather server and captures its get_forecast answer for the
+// floor.
+func stdioWeatherServers(dir string) {
+	weather := filepath.Join(dir, "weather-server")
+	run(*flagRt, "go", "build", "-o", weather, "./examples/weather/server")
+	answer := filepath.Join(dir, "weather-answer.json")
+	run("", filepath.Join(dir, "stdiolat"), "-capture", answer, "-cmd", weather+" -stdio")
+	stdioWeather["protomcp"] = weather + " -stdio"
+	stdioWeather["floor"] = filepath.Join(dir, "stdiolat") + " -floor " + answer
 }
 
 var clientLabel = map[string]string{"protomcp": "protomcp", "gosdk": "go-sdk", "mcpgo": "mcp-go"}
@@ -275,6 +299,9 @@ func oneRound(dir string, r int) {
 			measure(dir, "stdio/"+cl+"/"+k, "pair", "-client", cl, "-stdio", stdioServers[k], "-d", d)
 		}
 	}
+	for _, k := range rotate([]string{"floor", "protomcp"}, r) {
+		measure(dir, "stdio-weather/"+k, "stdiolat", "-once", "-d", d, "-cmd", stdioWeather[k])
+	}
 }
 
 // result is what load and pair print.
@@ -289,6 +316,7 @@ type result struct {
 	PerSec   float64 `json:"calls_per_s"`
 	CPU      float64 `json:"client_cpu_us_per_call"`
 	FirstErr string  `json:"first_error"`
+	Switches float64 `json:"server_switches_per_call"`
 }
 
 func measure(dir, key, bin string, args ...string) {
@@ -304,7 +332,7 @@ func measure(dir, key, bin string, args ...string) {
 		logf("%s: failed: %v", key, err)
 		r.Errors = -1
 	}
-	byKey[key].runs = append(byKey[key].runs, metrics{P50: r.P50, P90: r.P90, P99: r.P99, PerSec: r.PerSec, CPUPerCall: r.CPU, Errors: r.Errors, Hangs: r.Hangs, NewDials: r.NewDials})
+	byKey[key].runs = append(byKey[key].runs, metrics{P50: r.P50, P90: r.P90, P99: r.P99, PerSec: r.PerSec, CPUPerCall: r.CPU, Errors: r.Errors, Hangs: r.Hangs, NewDials: r.NewDials, ServerSwitches: r.Switches})
 }
 
 func startServer(dir string, s *server) {
@@ -497,8 +525,12 @@ func printTable(took time.Duration) {
 			}
 			nd = strconv.FormatInt(dials, 10)
 		}
+		pair := r.pair
+		if sw := col(r, func(m metrics) float64 { return m.ServerSwitches }); sw > 0 {
+			pair += fmt.Sprintf(" (server: %.2f context switches/call)", sw)
+		}
 		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			r.section, r.pair,
+			r.section, pair,
 			num(col(r, func(m metrics) float64 { return m.P50 }), 0),
 			num(col(r, func(m metrics) float64 { return m.P90 }), 0),
 			num(col(r, func(m metrics) float64 { return m.P99 }), 0),

@@ -89,36 +89,8 @@ func (s *service) Count(req *pb.CountRequest, stream grpc.ServerStreamingServer[
 	return nil
 }
 
-// handler is what a generated Register...GRPCServer writes: the MCP handler of the service,
-// each method the bridged one.
-type handler struct {
-	echo  func(context.Context, *pb.EchoRequest) (*pb.EchoResponse, error)
-	fail  func(context.Context, *pb.FailRequest) (*pb.FailResponse, error)
-	wait  func(context.Context, *pb.WaitRequest) (*pb.WaitResponse, error)
-	count func(context.Context, *pb.CountRequest, *runtime.ServerStream[pb.CountResponse]) error
-}
-
-func (h handler) Echo(ctx context.Context, r *pb.EchoRequest) (*pb.EchoResponse, error) {
-	return h.echo(ctx, r)
-}
-func (h handler) Fail(ctx context.Context, r *pb.FailRequest) (*pb.FailResponse, error) {
-	return h.fail(ctx, r)
-}
-func (h handler) Wait(ctx context.Context, r *pb.WaitRequest) (*pb.WaitResponse, error) {
-	return h.wait(ctx, r)
-}
-func (h handler) Count(ctx context.Context, r *pb.CountRequest, st *runtime.ServerStream[pb.CountResponse]) error {
-	return h.count(ctx, r, st)
-}
-
 func register(srv *runtime.Server, impl pb.BridgeTestServiceServer, opts ...grpcmcp.Option) {
-	b := grpcmcp.NewServer(impl, opts...)
-	bridgetestv1mcp.RegisterBridgeTestServiceHandler(srv, handler{
-		echo:  grpcmcp.Unary(b, pb.BridgeTestService_Echo_FullMethodName, impl.Echo),
-		fail:  grpcmcp.Unary(b, pb.BridgeTestService_Fail_FullMethodName, impl.Fail),
-		wait:  grpcmcp.Unary(b, pb.BridgeTestService_Wait_FullMethodName, impl.Wait),
-		count: grpcmcp.ServerStreaming(b, pb.BridgeTestService_Count_FullMethodName, impl.Count),
-	}, b.HandlerOption())
+	bridgetestv1mcp.RegisterBridgeTestServiceGRPCServer(srv, impl, opts...)
 }
 
 type wrappedKey struct{}
@@ -417,5 +389,38 @@ func TestInvalidArguments(t *testing.T) {
 	st := grpcmcp.ResultStatus(res)
 	if st.Code() != codes.InvalidArgument || !strings.Contains(res.Text(), "txt") {
 		t.Errorf("status %v, text %q; want InvalidArgument naming the field", st, res.Text())
+	}
+}
+
+// partial implements Echo only, leaving the other rpcs to grpc-go's Unimplemented server.
+type partial struct {
+	pb.UnimplementedBridgeTestServiceServer
+}
+
+func (partial) Echo(_ context.Context, req *pb.EchoRequest) (*pb.EchoResponse, error) {
+	return &pb.EchoResponse{Text: req.GetText()}, nil
+}
+
+// TestUnimplementedLeftOut proves that the rpcs a grpc-go implementation leaves to its
+// embedded Unimplemented server are not offered as tools.
+func TestUnimplementedLeftOut(t *testing.T) {
+	t.Parallel()
+	srv := runtime.NewServer(runtime.Implementation{Name: "partial", Version: "1"}, runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	bridgetestv1mcp.RegisterBridgeTestServiceGRPCServer(srv, partial{})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	ctx := testCtx(t)
+	c := runtime.NewClient(hs.URL)
+	defer func() { _ = c.Close(ctx) }()
+	tools, err := c.ListTools(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	if !slices.Equal(names, []string{bridgetestv1mcp.BridgeTestServiceEchoToolName}) {
+		t.Errorf("tools %q, want only echo", names)
 	}
 }

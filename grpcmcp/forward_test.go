@@ -75,13 +75,7 @@ func startGateway(t *testing.T, addr string, c *calls, clientOpts ...runtime.Cli
 	}
 	t.Cleanup(func() { _ = cc.Close() })
 	srv := runtime.NewServer(runtime.Implementation{Name: "gateway", Version: "1"}, runtime.WithLogger(slog.New(slog.DiscardHandler)))
-	opt := grpcmcp.WithHeaders("x-request-id")
-	bridgetestv1mcp.RegisterBridgeTestServiceHandler(srv, handler{
-		echo:  grpcmcp.ForwardUnary[pb.EchoRequest, pb.EchoResponse](cc, pb.BridgeTestService_Echo_FullMethodName, opt),
-		fail:  grpcmcp.ForwardUnary[pb.FailRequest, pb.FailResponse](cc, pb.BridgeTestService_Fail_FullMethodName, opt),
-		wait:  grpcmcp.ForwardUnary[pb.WaitRequest, pb.WaitResponse](cc, pb.BridgeTestService_Wait_FullMethodName, opt),
-		count: grpcmcp.ForwardServerStreaming[pb.CountRequest, pb.CountResponse](cc, pb.BridgeTestService_Count_FullMethodName, opt),
-	}, runtime.WithInterceptors(grpcmcp.ErrorInterceptor()))
+	bridgetestv1mcp.ForwardBridgeTestServiceToGRPC(srv, cc, grpcmcp.WithHeaders("x-request-id"))
 	hs := httptest.NewServer(identity(srv))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

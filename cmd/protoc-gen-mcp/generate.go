@@ -31,6 +31,7 @@ type config struct {
 	packageSuffix  string
 	maxSchemaBytes int
 	skeleton       bool
+	grpc           bool
 }
 
 // defaultMaxSchemaBytes bounds each generated schema. Shared messages go to $defs, so schemas
@@ -46,6 +47,8 @@ func newConfig(flags *flag.FlagSet) *config {
 		"the largest JSON Schema, in bytes, that a tool may have")
 	flags.BoolVar(&c.skeleton, "skeleton", false,
 		"also write <file>.skeleton.go.txt: a starter server with every method stubbed, to copy out and edit")
+	flags.BoolVar(&c.grpc, "grpc", false,
+		"also write <file>.mcp_grpc.go: Register<Service>GRPCServer, serving a grpc-go implementation through github.com/protomcp/protomcp/grpcmcp")
 	return c
 }
 
@@ -108,6 +111,9 @@ func (c *config) generate(gen *protogen.Plugin) error {
 		// files the package is protoc-gen-go's.
 		packageDoc := firstInPackage && c.packageSuffix != ""
 		generateFile(g, f, pkgName, services, packageDoc)
+		if c.grpc {
+			generateGRPCFile(gen, f, filename, importPath, pkgName, services)
+		}
 		if c.skeleton {
 			if err := generateSkeleton(gen, f, filename, importPath, pkgName, services); err != nil {
 				return err

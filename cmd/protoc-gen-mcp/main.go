@@ -25,6 +25,10 @@
 //	manifest=true       also write <file>.mcp.json beside <file>.mcp.go: every tool, prompt and
 //	                    resource with its schemas, for the protomcp command (lint, breaking,
 //	                    registry); see docs/contract.md
+//	grpc=true           also write <file>.mcp_grpc.go beside <file>.mcp.go:
+//	                    Register<Service>GRPCServer, which serves the grpc-go implementation of
+//	                    the service (protoc-gen-go-grpc v1.4 or later) through its interceptors,
+//	                    with github.com/protomcp/protomcp/grpcmcp; see docs/grpc.md
 package main
 
 import (
@@ -46,7 +50,7 @@ func main() {
 	}
 	if len(os.Args) == 2 && (os.Args[1] == "--help" || os.Args[1] == "-h") {
 		fmt.Fprintln(os.Stderr, "protoc-gen-mcp is a protoc/buf plugin; run it through buf generate or protoc --mcp_out.")
-		fmt.Fprintln(os.Stderr, "Parameters: package_suffix=<suffix> (default \"mcp\"), paths=import|source_relative, max_schema_bytes=<n> (default 262144), skeleton=true|false, manifest=true|false.")
+		fmt.Fprintln(os.Stderr, "Parameters: package_suffix=<suffix> (default \"mcp\"), paths=import|source_relative, max_schema_bytes=<n> (default 262144), skeleton=true|false, manifest=true|false, grpc=true|false.")
 		os.Exit(2)
 	}
 	var flags flag.FlagSet

@@ -80,6 +80,9 @@ func TestGolden(t *testing.T) {
 		{"surface", "paths=source_relative", []string{"test/surface/v1/surface.proto"}},
 		// A starter server beside the generated code.
 		{"skeleton", "paths=source_relative,skeleton=true", []string{"weather/v1/weather.proto"}},
+		// The grpc-go bridge (grpcmcp) beside the generated code: tools, prompts, resources
+		// and a server-streaming tool.
+		{"grpc", "paths=source_relative,grpc=true", []string{"test/surface/v1/surface.proto"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

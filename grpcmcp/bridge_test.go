@@ -424,3 +424,20 @@ func TestUnimplementedLeftOut(t *testing.T) {
 		t.Errorf("tools %q, want only echo", names)
 	}
 }
+
+// TestHandlerTimeout proves that a call past the server's handler timeout is a
+// DeadlineExceeded tool error.
+func TestHandlerTimeout(t *testing.T) {
+	t.Parallel()
+	f := newFixtureWith(t, []runtime.ServerOption{runtime.WithHandlerTimeout(200 * time.Millisecond)})
+	_, err := f.client.Wait(testCtx(t), &pb.WaitRequest{})
+	var te *runtime.ToolError
+	if !errors.As(err, &te) || grpcmcp.CodeOf(err) != codes.DeadlineExceeded {
+		t.Errorf("%v (%v), want a DeadlineExceeded tool error", err, grpcmcp.CodeOf(err))
+	}
+	select {
+	case <-f.svc.waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler's context did not end")
+	}
+}

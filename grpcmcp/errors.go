@@ -30,8 +30,9 @@ const (
 
 // ErrorInterceptor returns the server interceptor that turns the errors of bridged (and
 // forwarded) handlers into MCP outcomes, as the table in docs/grpc.md says:
-//   - an error of a call whose context ended is left to the runtime (no answer to a cancelled
-//     request, spec 2025-11-25, Utilities, Cancellation; a timed-out one fails);
+//   - an error of a cancelled call is left to the runtime, which sends no answer (spec
+//     2025-11-25, Utilities, Cancellation); one of a call past the server's handler timeout
+//     is a DeadlineExceeded tool error;
 //   - a *runtime.Error stays the JSON-RPC error it is;
 //   - Unimplemented becomes the JSON-RPC error of a tool that is not implemented, as the
 //     generated Unimplemented handlers return;
@@ -47,8 +48,15 @@ func ErrorInterceptor() runtime.Interceptor {
 	return runtime.InterceptorFunc(func(next runtime.CallFunc) runtime.CallFunc {
 		return func(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
 			resp, err := next(ctx, req)
-			if err == nil || req.Method != "tools/call" || ctx.Err() != nil {
+			if err == nil || req.Method != "tools/call" {
 				return resp, err
+			}
+			if cerr := ctx.Err(); cerr != nil {
+				if errors.Is(cerr, context.DeadlineExceeded) {
+					// The server's handler timeout: the model may retry with less to do.
+					return &runtime.Response{Result: StatusResult(status.New(codes.DeadlineExceeded, "the call ran out of time: "+err.Error()))}, nil
+				}
+				return resp, err // cancelled: no answer
 			}
 			var rpcErr *runtime.Error
 			if errors.As(err, &rpcErr) {

@@ -20,6 +20,7 @@ generate: bufcheck
 	$(GO) build -o bin/protoc-gen-mcp ./cmd/protoc-gen-mcp
 	$(BUF) generate
 	$(BUF) generate --template grpcmcp/buf.gen.yaml
+	$(BUF) generate --template connectmcp/buf.gen.yaml
 	$(MAKE) testimage
 
 # The image that the plugin's golden tests read: every module of the workspace, with comments.
@@ -39,8 +40,8 @@ golden: testimage
 # (the exporters stay out of otelmcp's), so ./... reaches neither; otelmcp's tests build and run
 # otelmcp/examples. interop/gosdk is a module too (the official Go SDK stays out of go.mod): both
 # eras against it, both ways. redis/ is a module (go-redis stays out of go.mod): its replica-set
-# test starts its own redis-server, which .ci/run installs. grpcmcp/ is a module (grpc-go stays
-# out of go.mod).
+# test starts its own redis-server, which .ci/run installs. grpcmcp/ and connectmcp/ are modules
+# (grpc-go and connect-go stay out of go.mod, and out of each other's).
 test:
 	$(GO) test -race ./...
 	$(GO) test -run '^TestConnectionReuse|^TestObservingInterceptorCostsNoAllocation|^TestServerEchoAllocations|^TestClientEchoAllocations' ./examples/weather ./runtime
@@ -48,6 +49,7 @@ test:
 	cd interop/gosdk && $(GO) test -race ./...
 	cd redis && $(GO) test -race ./...
 	cd grpcmcp && $(GO) test -race ./...
+	cd connectmcp && $(GO) test -race ./...
 
 .PHONY: lint
 lint: bufcheck
@@ -60,6 +62,7 @@ lint: bufcheck
 	cd interop/gosdk && $(GO) vet ./...
 	cd redis && $(GO) vet ./...
 	cd grpcmcp && $(GO) vet ./... && $(GO) tool -modfile=../tools/go.mod staticcheck ./...
+	cd connectmcp && $(GO) vet ./... && $(GO) tool -modfile=../tools/go.mod staticcheck ./...
 	$(BUF) lint
 	$(MAKE) lintcontract
 
@@ -106,8 +109,8 @@ bufcheck:
 # Fails when the generated code or the test image is stale.
 .PHONY: checkgenerate
 checkgenerate: generate
-	git diff --exit-code -- gen cmd/protoc-gen-mcp/testdata grpcmcp/internal/gen
-	@untracked=$$(git ls-files --others --exclude-standard -- gen cmd/protoc-gen-mcp/testdata grpcmcp/internal/gen); \
+	git diff --exit-code -- gen cmd/protoc-gen-mcp/testdata grpcmcp/internal/gen connectmcp/internal/gen
+	@untracked=$$(git ls-files --others --exclude-standard -- gen cmd/protoc-gen-mcp/testdata grpcmcp/internal/gen connectmcp/internal/gen); \
 	if [ -n "$$untracked" ]; then echo "untracked generated files:"; echo "$$untracked"; exit 1; fi
 
 # Builds the weather example, serves it in the background on a free port (DEMO_ADDR), runs its

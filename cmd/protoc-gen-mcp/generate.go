@@ -32,6 +32,7 @@ type config struct {
 	maxSchemaBytes int
 	skeleton       bool
 	grpc           bool
+	connect        bool
 }
 
 // defaultMaxSchemaBytes bounds each generated schema. Shared messages go to $defs, so schemas
@@ -49,6 +50,8 @@ func newConfig(flags *flag.FlagSet) *config {
 		"also write <file>.skeleton.go.txt: a starter server with every method stubbed, to copy out and edit")
 	flags.BoolVar(&c.grpc, "grpc", false,
 		"also write <file>.mcp_grpc.go: Register<Service>GRPCServer, serving a grpc-go implementation through github.com/protomcp/protomcp/grpcmcp")
+	flags.BoolVar(&c.connect, "connect", false,
+		"also write <file>.mcp_connect.go: Register<Service>ConnectHandler, serving a connect-go implementation through github.com/protomcp/protomcp/connectmcp")
 	return c
 }
 
@@ -113,6 +116,9 @@ func (c *config) generate(gen *protogen.Plugin) error {
 		generateFile(g, f, pkgName, services, packageDoc)
 		if c.grpc {
 			generateGRPCFile(gen, f, filename, importPath, pkgName, services)
+		}
+		if c.connect {
+			generateConnectFile(gen, f, filename, importPath, pkgName, services)
 		}
 		if c.skeleton {
 			if err := generateSkeleton(gen, f, filename, importPath, pkgName, services); err != nil {

@@ -29,6 +29,11 @@
 //	                    Register<Service>GRPCServer, which serves the grpc-go implementation of
 //	                    the service (protoc-gen-go-grpc v1.4 or later) through its interceptors,
 //	                    with github.com/protomcp/protomcp/grpcmcp; see docs/grpc.md
+//	connect=true        also write <file>.mcp_connect.go beside <file>.mcp.go:
+//	                    Register<Service>ConnectHandler, which serves the connect-go (v1)
+//	                    implementation of the service through its own handler and
+//	                    interceptors, and Forward<Service>ToConnect, with
+//	                    github.com/protomcp/protomcp/connectmcp; see docs/grpc.md
 package main
 
 import (
@@ -50,7 +55,7 @@ func main() {
 	}
 	if len(os.Args) == 2 && (os.Args[1] == "--help" || os.Args[1] == "-h") {
 		fmt.Fprintln(os.Stderr, "protoc-gen-mcp is a protoc/buf plugin; run it through buf generate or protoc --mcp_out.")
-		fmt.Fprintln(os.Stderr, "Parameters: package_suffix=<suffix> (default \"mcp\"), paths=import|source_relative, max_schema_bytes=<n> (default 262144), skeleton=true|false, manifest=true|false, grpc=true|false.")
+		fmt.Fprintln(os.Stderr, "Parameters: package_suffix=<suffix> (default \"mcp\"), paths=import|source_relative, max_schema_bytes=<n> (default 262144), skeleton=true|false, manifest=true|false, grpc=true|false, connect=true|false.")
 		os.Exit(2)
 	}
 	var flags flag.FlagSet

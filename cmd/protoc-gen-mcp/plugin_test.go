@@ -83,6 +83,8 @@ func TestGolden(t *testing.T) {
 		// The grpc-go bridge (grpcmcp) beside the generated code: tools, prompts, resources
 		// and a server-streaming tool.
 		{"grpc", "paths=source_relative,grpc=true", []string{"test/surface/v1/surface.proto"}},
+		// The connect-go bridge (connectmcp), likewise.
+		{"connect", "paths=source_relative,connect=true", []string{"test/surface/v1/surface.proto"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

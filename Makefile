@@ -21,6 +21,7 @@ generate: bufcheck
 	$(BUF) generate
 	$(BUF) generate --template grpcmcp/buf.gen.yaml
 	$(BUF) generate --template connectmcp/buf.gen.yaml
+	$(BUF) generate --template examples/library/buf.gen.yaml
 	$(MAKE) testimage
 
 # The image that the plugin's golden tests read: every module of the workspace, with comments.
@@ -41,7 +42,8 @@ golden: testimage
 # otelmcp/examples. interop/gosdk is a module too (the official Go SDK stays out of go.mod): both
 # eras against it, both ways. redis/ is a module (go-redis stays out of go.mod): its replica-set
 # test starts its own redis-server, which .ci/run installs. grpcmcp/ and connectmcp/ are modules
-# (grpc-go and connect-go stay out of go.mod, and out of each other's).
+# (grpc-go and connect-go stay out of go.mod, and out of each other's); examples/library is one
+# too (SQLite, connect-go and grpc-go for its tests' clients), whose tests run its binary.
 test:
 	$(GO) test -race ./...
 	$(GO) test -run '^TestConnectionReuse|^TestObservingInterceptorCostsNoAllocation|^TestServerEchoAllocations|^TestClientEchoAllocations' ./examples/weather ./runtime
@@ -50,6 +52,7 @@ test:
 	cd redis && $(GO) test -race ./...
 	cd grpcmcp && $(GO) test -race ./...
 	cd connectmcp && $(GO) test -race ./...
+	cd examples/library && $(GO) test -race ./...
 
 .PHONY: lint
 lint: bufcheck
@@ -63,6 +66,7 @@ lint: bufcheck
 	cd redis && $(GO) vet ./...
 	cd grpcmcp && $(GO) vet ./... && $(GO) tool -modfile=../tools/go.mod staticcheck ./...
 	cd connectmcp && $(GO) vet ./... && $(GO) tool -modfile=../tools/go.mod staticcheck ./...
+	cd examples/library && $(GO) vet ./... && $(GO) tool -modfile=../../tools/go.mod staticcheck ./...
 	$(BUF) lint
 	$(MAKE) lintcontract
 
@@ -109,8 +113,8 @@ bufcheck:
 # Fails when the generated code or the test image is stale.
 .PHONY: checkgenerate
 checkgenerate: generate
-	git diff --exit-code -- gen cmd/protoc-gen-mcp/testdata grpcmcp/internal/gen connectmcp/internal/gen
-	@untracked=$$(git ls-files --others --exclude-standard -- gen cmd/protoc-gen-mcp/testdata grpcmcp/internal/gen connectmcp/internal/gen); \
+	git diff --exit-code -- gen cmd/protoc-gen-mcp/testdata grpcmcp/internal/gen connectmcp/internal/gen examples/library/gen
+	@untracked=$$(git ls-files --others --exclude-standard -- gen cmd/protoc-gen-mcp/testdata grpcmcp/internal/gen connectmcp/internal/gen examples/library/gen); \
 	if [ -n "$$untracked" ]; then echo "untracked generated files:"; echo "$$untracked"; exit 1; fi
 
 # Builds the weather example, serves it in the background on a free port (DEMO_ADDR), runs its

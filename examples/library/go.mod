@@ -19,11 +19,14 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
+require google.golang.org/grpc/cmd/protoc-gen-go-grpc v1.6.2 // indirect
+
 require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/protomcp/protomcp/grpcmcp v0.0.0-00010101000000-000000000000
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/tmaxmax/go-sse v0.12.0 // indirect
@@ -35,4 +38,9 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 )
 
-tool connectrpc.com/connect/cmd/protoc-gen-connect-go
+tool (
+	connectrpc.com/connect/cmd/protoc-gen-connect-go
+	google.golang.org/grpc/cmd/protoc-gen-go-grpc
+)
+
+replace github.com/protomcp/protomcp/grpcmcp => ../../grpcmcp

@@ -326,6 +326,12 @@ func connectCaller(s *server, protocol string, opts ...connect.ClientOption) cal
 // mcpCaller is protomcp's MCP client, through the generated typed client, sending its
 // context's deadline (connectmcp.PropagateDeadline).
 func mcpCaller(t *testing.T, s *server) (caller, *runtime.Client) {
+	return mcpCallerAt(t, s.url+"/mcp", "mcp")
+}
+
+// mcpCallerAt is mcpCaller for the MCP server at url, whose calls the library logs with
+// protocol.
+func mcpCallerAt(t *testing.T, url, protocol string) (caller, *runtime.Client) {
 	headers := runtime.InterceptorFunc(func(next runtime.CallFunc) runtime.CallFunc {
 		return func(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
 			if id := idOf(ctx); id != "" {
@@ -337,7 +343,7 @@ func mcpCaller(t *testing.T, s *server) (caller, *runtime.Client) {
 			return next(ctx, req)
 		}
 	})
-	rc := runtime.NewClient(s.url+"/mcp", runtime.WithInterceptors(headers, connectmcp.PropagateDeadline()))
+	rc := runtime.NewClient(url, runtime.WithInterceptors(headers, connectmcp.PropagateDeadline()))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -345,7 +351,7 @@ func mcpCaller(t *testing.T, s *server) (caller, *runtime.Client) {
 	})
 	c := libraryv1mcp.NewLibraryServiceClient(rc)
 	return caller{
-		protocol: "mcp",
+		protocol: protocol,
 		list: func(ctx context.Context, r *libraryv1.ListBooksRequest) (*libraryv1.ListBooksResponse, error) {
 			return c.ListBooks(ctx, r)
 		},

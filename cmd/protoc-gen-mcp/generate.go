@@ -33,6 +33,7 @@ type config struct {
 	skeleton       bool
 	grpc           bool
 	connect        bool
+	filter         filter
 }
 
 // defaultMaxSchemaBytes bounds each generated schema. Shared messages go to $defs, so schemas
@@ -50,6 +51,7 @@ func newConfig(flags *flag.FlagSet) *config {
 		"also write <file>.skeleton.go.txt: a starter server with every method stubbed, to copy out and edit")
 	flags.BoolVar(&c.grpc, "grpc", false,
 		"also write <file>.mcp_grpc.go: Register<Service>GRPCServer, serving a grpc-go implementation through github.com/protomcp/protomcp/grpcmcp")
+	c.filter.register(flags)
 	flags.BoolVar(&c.connect, "connect", false,
 		"also write <file>.mcp_connect.go: Register<Service>ConnectHandler, serving a connect-go implementation through github.com/protomcp/protomcp/connectmcp")
 	return c
@@ -328,7 +330,7 @@ func (c *config) addMethod(f *protogen.File, s *service, svcOpts *mcpv1.ServiceO
 	fail := methodFail(f, m)
 	toolOpts, promptOpts, resourceOpts := methodKind(m)
 	switch {
-	case toolOpts.GetSkip():
+	case !c.filter.selects(m), toolOpts.GetSkip():
 		return nil
 	case promptOpts != nil && resourceOpts != nil:
 		return fail("an rpc is a tool, a prompt or a resource: it cannot have both (mcp.v1.prompt) and (mcp.v1.resource)")
@@ -343,6 +345,10 @@ func (c *config) addMethod(f *protogen.File, s *service, svcOpts *mcpv1.ServiceO
 	if err != nil || t == nil {
 		return err
 	}
+	if !c.filter.selectsTool(t) {
+		return nil
+	}
+	c.filter.warnUndocumented(f, t)
 	if other, ok := seen.tools[t.name]; ok {
 		return fail("tool name %q is already used by rpc %s", t.name, other)
 	}
@@ -406,6 +412,7 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 	if t.name == "" {
 		t.name = svcOpts.GetToolNamePrefix() + snakeCase(string(m.Desc.Name()))
 	}
+	t.name = c.filter.toolPrefix + t.name
 	if !toolNamePattern.MatchString(t.name) {
 		return nil, fail("tool name %q is invalid: it must match %s", t.name, toolNamePattern)
 	}

@@ -85,6 +85,8 @@ func TestGolden(t *testing.T) {
 		{"grpc", "paths=source_relative,grpc=true", []string{"test/surface/v1/surface.proto"}},
 		// The connect-go bridge (connectmcp), likewise.
 		{"connect", "paths=source_relative,connect=true", []string{"test/surface/v1/surface.proto"}},
+		// A proto one does not own: rpcs chosen by pattern, read-only ones only, names prefixed.
+		{"filters", "paths=source_relative,include=weather.v1.WeatherService.*,exclude=*.RenderForecastChart|*.Nothing,read_only=true,tool_prefix=wx_", []string{"weather/v1/weather.proto"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -38,7 +38,9 @@ func ForwardServerStreaming[Req, Res any](cc grpc.ClientConnInterface, fullMetho
 	cfg := newConfig(opts)
 	desc := &grpc.StreamDesc{StreamName: fullMethod, ServerStreams: true}
 	return func(ctx context.Context, req *Req, out *runtime.ServerStream[Res]) error {
-		ctx, cancel := forwardContext(ctx, cfg)
+		ctx, cancelDeadline := forwardContext(ctx, cfg)
+		defer cancelDeadline()
+		ctx, cancel := context.WithCancel(ctx)
 		defer cancel() // ends the backend's stream when the call ends early
 		cs, err := cc.NewStream(ctx, desc, fullMethod, cfg.callOpts...)
 		if err != nil {

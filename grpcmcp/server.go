@@ -217,7 +217,7 @@ func withCallerDeadline(ctx context.Context) (context.Context, context.CancelFun
 			}
 		}
 	}
-	return context.WithCancel(ctx)
+	return ctx, func() {} // the handler's context ends with the call already
 }
 
 // serverStream is the grpc.ServerStream that a bridged server-streaming rpc runs on: RecvMsg

@@ -68,6 +68,9 @@ lint: bufcheck
 	cd connectmcp && $(GO) vet ./... && $(GO) tool -modfile=../tools/go.mod staticcheck ./...
 	cd examples/library && $(GO) vet ./... && $(GO) tool -modfile=../../tools/go.mod staticcheck ./...
 	$(BUF) lint
+	$(BUF) lint grpcmcp
+	$(BUF) lint connectmcp
+	$(BUF) lint examples/library
 	$(MAKE) lintcontract
 
 # The examples' MCP surface (docs/contract.md), from the manifests protoc-gen-mcp writes

@@ -318,3 +318,27 @@ func TestUnimplementedLeftOut(t *testing.T) {
 		t.Errorf("tools %q, want only echo", names)
 	}
 }
+
+// panicky is a connect-go implementation whose Echo panics.
+type panicky struct {
+	bridgetestv1connect.UnimplementedBridgeTestServiceHandler
+}
+
+func (panicky) Echo(context.Context, *connect.Request[pb.EchoRequest]) (*connect.Response[pb.EchoResponse], error) {
+	panic("boom")
+}
+
+// TestHandlerPanic proves that a handler that panics in process fails its call, as over the
+// network, and does not take the process down.
+func TestHandlerPanic(t *testing.T) {
+	t.Parallel()
+	client := serveMCP(t, func(s *runtime.Server) { bridgetestv1mcp.RegisterBridgeTestServiceConnectHandler(s, panicky{}) })
+	_, err := client.Echo(testCtx(t), &pb.EchoRequest{Text: "hi"})
+	if err == nil {
+		t.Fatal("a call whose handler panicked succeeded")
+	}
+	var te *runtime.ToolError
+	if !errors.As(err, &te) {
+		t.Errorf("%v, want a tool error", err)
+	}
+}

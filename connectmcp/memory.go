@@ -1,6 +1,7 @@
 package connectmcp
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -26,6 +27,12 @@ func (c memoryClient) Do(req *http.Request) (*http.Response, error) {
 	srvReq.RemoteAddr = "in-memory"
 	go func() {
 		defer func() {
+			// As net/http does for a handler that panics: the call fails, the process goes on.
+			if r := recover(); r != nil {
+				w.start(http.StatusInternalServerError)
+				_ = pw.CloseWithError(fmt.Errorf("connectmcp: the handler of %s panicked: %v", req.URL.Path, r))
+				return
+			}
 			w.start(http.StatusOK)
 			_ = pw.Close()
 		}()

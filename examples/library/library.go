@@ -293,13 +293,13 @@ func (l logging) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect
 
 // Handler returns the http.Handler that serves svc on every protocol from one interceptor
 // chain: gRPC, gRPC-Web and Connect (connect-go serves the three, told apart by content
-// type), gRPC server reflection (v1 and v1alpha), grpc.health.v1, and MCP at /mcp, whose
+// type; Connect's JSON refuses unknown fields, as MCP does), gRPC server reflection (v1 and v1alpha), grpc.health.v1, and MCP at /mcp, whose
 // tools are the same rpcs through the same interceptors. The MCP server is returned for
 // its shutdown.
 func Handler(svc *Service, log *slog.Logger) (http.Handler, *runtime.Server) {
 	interceptors := connect.WithInterceptors(Logging(log), Auth())
 	mux := http.NewServeMux()
-	mux.Handle(libraryv1connect.NewLibraryServiceHandler(svc, interceptors))
+	mux.Handle(libraryv1connect.NewLibraryServiceHandler(svc, interceptors, StrictJSON()))
 	reflector := grpcreflect.NewStaticReflector(libraryv1connect.LibraryServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))

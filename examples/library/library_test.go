@@ -590,3 +590,34 @@ func TestReflectionAndHealth(t *testing.T) {
 	}
 	_ = rs.CloseSend()
 }
+
+// TestUnknownFields proves that a field the request does not have is refused the same way in
+// JSON on every protocol: Connect's JSON and MCP's arguments both fail with invalid argument.
+func TestUnknownFields(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	ctx := testCtx(t)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url+libraryv1connect.LibraryServiceGetBookProcedure, strings.NewReader(`{"id":3,"idd":4}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `"code":"invalid_argument"`) {
+		t.Errorf("Connect JSON with an unknown field: %d %s, want 400 invalid_argument", res.StatusCode, body)
+	}
+
+	_, rc := mcpCaller(t, s)
+	tr, err := rc.CallTool(ctx, "get_book", []byte(`{"id":3,"idd":4}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ce := connectmcp.ResultError(tr); ce == nil || ce.Code() != connect.CodeInvalidArgument || !strings.Contains(tr.Text(), "idd") {
+		t.Errorf("MCP arguments with an unknown field: %v, %q; want invalid_argument naming the field", ce, tr.Text())
+	}
+}

@@ -342,3 +342,19 @@ func TestHandlerPanic(t *testing.T) {
 		t.Errorf("%v, want a tool error", err)
 	}
 }
+
+// TestReservedHeaders proves that WithHeaders refuses the headers the protocols reserve and
+// the identity headers, which a caller could otherwise set.
+func TestReservedHeaders(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{connectmcp.HeaderSubject, "protomcp-scope", "Connect-Timeout-Ms", "Grpc-Timeout", "Content-Type", "Te"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("WithHeaders(%q) was accepted", name)
+				}
+			}()
+			connectmcp.NewClient(http.DefaultClient, "http://127.0.0.1", connectmcp.WithHeaders(name))
+		}()
+	}
+}

@@ -441,3 +441,19 @@ func TestHandlerTimeout(t *testing.T) {
 		t.Fatal("the handler's context did not end")
 	}
 }
+
+// TestReservedHeaders proves that WithHeaders refuses the names gRPC reserves and the
+// identity keys, which a caller could otherwise set.
+func TestReservedHeaders(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{grpcmcp.MetadataSubject, "Grpc-Timeout", ":authority", "content-type", "te"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("WithHeaders(%q) was accepted", name)
+				}
+			}()
+			grpcmcp.NewServer(nil, grpcmcp.WithHeaders(name))
+		}()
+	}
+}

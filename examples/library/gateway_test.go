@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/protomcp/protomcp/connectmcp"
 	libraryv1 "github.com/protomcp/protomcp/examples/library/gen/library/v1"
 	"github.com/protomcp/protomcp/examples/library/gen/library/v1/libraryv1mcp"
@@ -39,7 +40,8 @@ func gateway(t *testing.T, register func(*runtime.Server)) string {
 }
 
 // TestGateways proves that an MCP gateway in front of the library binary (a separate
-// process), forwarding over gRPC with grpc-go (grpcmcp) or over Connect (connectmcp), gives an
+// process), forwarding over gRPC with grpc-go (grpcmcp) or with connect-go (connectmcp) over
+// Connect, gRPC and gRPC-Web, gives an
 // MCP client the answers a grpc-go client gets directly, with the service's errors and
 // details, the caller's token, deadline and cancellation.
 func TestGateways(t *testing.T) {
@@ -56,6 +58,19 @@ func TestGateways(t *testing.T) {
 	viaConnect := gateway(t, func(srv *runtime.Server) {
 		libraryv1mcp.ForwardLibraryServiceToConnect(srv, http.DefaultClient, s.url, connectmcp.WithHeaders("Authorization", "X-Request-Id"))
 	})
+	// connect-go's client speaks gRPC too, over HTTP/2 without TLS, and gRPC-Web.
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	h2cClient := &http.Client{Transport: &http.Transport{Protocols: &h2c}}
+	t.Cleanup(h2cClient.CloseIdleConnections)
+	viaConnectGRPC := gateway(t, func(srv *runtime.Server) {
+		libraryv1mcp.ForwardLibraryServiceToConnect(srv, h2cClient, s.url, connectmcp.WithHeaders("Authorization", "X-Request-Id"),
+			connectmcp.WithClientOptions(connect.WithGRPC()))
+	})
+	viaConnectGRPCWeb := gateway(t, func(srv *runtime.Server) {
+		libraryv1mcp.ForwardLibraryServiceToConnect(srv, http.DefaultClient, s.url, connectmcp.WithHeaders("Authorization", "X-Request-Id"),
+			connectmcp.WithClientOptions(connect.WithGRPCWeb()))
+	})
 	direct := grpcCaller(t, s)
 	ctx := testCtx(t)
 	wantList, err := direct.list(ctx, &libraryv1.ListBooksRequest{})
@@ -66,9 +81,16 @@ func TestGateways(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := map[string]string{"grpc": viaGRPC, "connect": viaConnect}
-	for _, backend := range []string{"grpc", "connect"} {
-		m, _ := mcpCallerAt(t, gw[backend], backend)
+	// Each gateway, by the protocol the backend logs its calls with.
+	gateways := []struct{ name, url, protocol string }{
+		{"grpc-go", viaGRPC, "grpc"},
+		{"connect-go, Connect", viaConnect, "connect"},
+		{"connect-go, gRPC", viaConnectGRPC, "grpc"},
+		{"connect-go, gRPC-Web", viaConnectGRPCWeb, "grpcweb"},
+	}
+	for _, g := range gateways {
+		backend := g.name
+		m, _ := mcpCallerAt(t, g.url, g.protocol)
 
 		dctx, cancel := context.WithTimeout(ctx, 4*time.Second)
 		dctx, id := withID(dctx)
@@ -83,8 +105,8 @@ func TestGateways(t *testing.T) {
 		if ms != nil {
 			left, _ = strconv.Atoi(ms[1])
 		}
-		if len(lines) != 1 || !strings.Contains(lines[0], "protocol="+backend+" ") || left <= 0 || left > 4000 {
-			t.Errorf("via %s: the backend logged %q, want one %s call within the MCP client's 4 s", backend, lines, backend)
+		if len(lines) != 1 || !strings.Contains(lines[0], "protocol="+g.protocol+" ") || left <= 0 || left > 4000 {
+			t.Errorf("via %s: the backend logged %q, want one %s call within the MCP client's 4 s", backend, lines, g.protocol)
 		}
 
 		export, err := m.export(ctx)

@@ -46,7 +46,7 @@ func gateway(t *testing.T, register func(*runtime.Server)) string {
 // details, the caller's token, deadline and cancellation.
 func TestGateways(t *testing.T) {
 	t.Parallel()
-	s := start(t, "-export-delay", "50ms")
+	s := start(t, "-export-delay", "200ms")
 	cc, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -138,8 +138,11 @@ func TestGateways(t *testing.T) {
 			_, err := m.export(cctx)
 			done <- err
 		}()
-		time.Sleep(20 * time.Millisecond) // before the first book, at 50 ms
-		cancel()
+		if got := s.waitLines(t, 1, `msg="export started" request_id=`+id+" "); len(got) != 1 {
+			t.Fatalf("via %s: the export did not start: %q", backend, s.lines())
+		}
+		cancel() // the export takes a second: it is cut short
+
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):

@@ -150,10 +150,13 @@ func (s *Service) DeleteBook(ctx context.Context, req *connect.Request[libraryv1
 }
 
 // ExportBooks implements LibraryServiceHandler.
-func (s *Service) ExportBooks(ctx context.Context, _ *connect.Request[libraryv1.ExportBooksRequest], stream *connect.ServerStream[libraryv1.ExportBooksResponse]) error {
+func (s *Service) ExportBooks(ctx context.Context, req *connect.Request[libraryv1.ExportBooksRequest], stream *connect.ServerStream[libraryv1.ExportBooksResponse]) error {
 	books, err := s.books(ctx, "")
 	if err != nil {
 		return err
+	}
+	if s.ExportDelay > 0 {
+		s.Log.InfoContext(ctx, "export started", "request_id", req.Header().Get("X-Request-Id"), "books", len(books))
 	}
 	for i, b := range books {
 		if s.ExportDelay > 0 {

@@ -540,8 +540,11 @@ func TestMCPDeadlineAndCancel(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- stream() }()
-	time.Sleep(100 * time.Millisecond) // the export has started: its first book comes at 300 ms
-	cancel()
+	if got := s.waitLines(t, 1, `msg="export started" request_id=`+id+" "); len(got) != 1 {
+		t.Fatalf("the export did not start: %q", s.lines())
+	}
+	cancel() // before the first book, 300 ms after the start
+
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):

@@ -19,6 +19,9 @@ all: generate lint test
 generate: bufcheck
 	$(GO) build -o bin/protoc-gen-mcp ./cmd/protoc-gen-mcp
 	$(BUF) generate
+	$(BUF) generate --template grpcmcp/buf.gen.yaml
+	$(BUF) generate --template connectmcp/buf.gen.yaml
+	$(BUF) generate --template examples/library/buf.gen.yaml
 	$(MAKE) testimage
 
 # The image that the plugin's golden tests read: every module of the workspace, with comments.
@@ -38,13 +41,18 @@ golden: testimage
 # (the exporters stay out of otelmcp's), so ./... reaches neither; otelmcp's tests build and run
 # otelmcp/examples. interop/gosdk is a module too (the official Go SDK stays out of go.mod): both
 # eras against it, both ways. redis/ is a module (go-redis stays out of go.mod): its replica-set
-# test starts its own redis-server, which .ci/run installs.
+# test starts its own redis-server, which .ci/run installs. grpcmcp/ and connectmcp/ are modules
+# (grpc-go and connect-go stay out of go.mod, and out of each other's); examples/library is one
+# too (SQLite, connect-go and grpc-go for its tests' clients), whose tests run its binary.
 test:
 	$(GO) test -race ./...
 	$(GO) test -run '^TestConnectionReuse|^TestObservingInterceptorCostsNoAllocation|^TestServerEchoAllocations|^TestClientEchoAllocations' ./examples/weather ./runtime
 	cd otelmcp && $(GO) test -race ./...
 	cd interop/gosdk && $(GO) test -race ./...
 	cd redis && $(GO) test -race ./...
+	cd grpcmcp && $(GO) test -race ./...
+	cd connectmcp && $(GO) test -race ./...
+	cd examples/library && $(GO) test -race ./...
 
 .PHONY: lint
 lint: bufcheck
@@ -56,7 +64,13 @@ lint: bufcheck
 	cd otelmcp/examples && $(GO) vet ./...
 	cd interop/gosdk && $(GO) vet ./...
 	cd redis && $(GO) vet ./...
+	cd grpcmcp && $(GO) vet ./... && $(GO) tool -modfile=../tools/go.mod staticcheck ./...
+	cd connectmcp && $(GO) vet ./... && $(GO) tool -modfile=../tools/go.mod staticcheck ./...
+	cd examples/library && $(GO) vet ./... && $(GO) tool -modfile=../../tools/go.mod staticcheck ./...
 	$(BUF) lint
+	$(BUF) lint grpcmcp
+	$(BUF) lint connectmcp
+	$(BUF) lint examples/library
 	$(MAKE) lintcontract
 
 # The examples' MCP surface (docs/contract.md), from the manifests protoc-gen-mcp writes
@@ -102,8 +116,8 @@ bufcheck:
 # Fails when the generated code or the test image is stale.
 .PHONY: checkgenerate
 checkgenerate: generate
-	git diff --exit-code -- gen cmd/protoc-gen-mcp/testdata
-	@untracked=$$(git ls-files --others --exclude-standard -- gen cmd/protoc-gen-mcp/testdata); \
+	git diff --exit-code -- gen cmd/protoc-gen-mcp/testdata grpcmcp/internal/gen connectmcp/internal/gen examples/library/gen
+	@untracked=$$(git ls-files --others --exclude-standard -- gen cmd/protoc-gen-mcp/testdata grpcmcp/internal/gen connectmcp/internal/gen examples/library/gen); \
 	if [ -n "$$untracked" ]; then echo "untracked generated files:"; echo "$$untracked"; exit 1; fi
 
 # Builds the weather example, serves it in the background on a free port (DEMO_ADDR), runs its

@@ -31,9 +31,15 @@ var fileHeader = regexp.MustCompile(`^(?:#|//) ([\w./-]+\.\w+)$`)
 // quickStart returns the steps of the README section headed "## Quick start", in order.
 func quickStart(t *testing.T, readme string) []quickStartStep {
 	t.Helper()
-	_, section, ok := strings.Cut(readme, "\n## Quick start\n")
+	return sectionSteps(t, readme, "Quick start")
+}
+
+// sectionSteps returns the steps of the README section headed "## "+heading, in order.
+func sectionSteps(t *testing.T, readme, heading string) []quickStartStep {
+	t.Helper()
+	_, section, ok := strings.Cut(readme, "\n## "+heading+"\n")
 	if !ok {
-		t.Fatal(`README.md has no "## Quick start" section`)
+		t.Fatalf("README.md has no %q section", "## "+heading)
 	}
 	if i := strings.Index(section, "\n## "); i >= 0 {
 		section = section[:i]
@@ -201,5 +207,124 @@ func TestQuickStartParser(t *testing.T) {
 	want := "[{file: text:go mod init example.com/x\n background:false} {file:cmd/x/main.go text:// cmd/x/main.go\npackage main\n background:false} {file: text:go run ./cmd/x\n background:true}]"
 	if got != want {
 		t.Errorf("steps:\n got %s\nwant %s", got, want)
+	}
+}
+
+// grpcProgram serves the quick start's GreetService from a grpc-go implementation through the
+// line README's "Already have a gRPC service?" shows (README_LINE), calls it in memory, and
+// prints the greeting and how many times the interceptor ran.
+const grpcProgram = `package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	greetv1 "example.com/greet/gen/greet/v1"
+	"example.com/greet/gen/greet/v1/greetv1mcp"
+	"github.com/protomcp/protomcp/grpcmcp"
+	"github.com/protomcp/protomcp/runtime"
+	"google.golang.org/grpc"
+)
+
+type greeter struct {
+	greetv1.UnimplementedGreetServiceServer
+}
+
+func (greeter) Greet(ctx context.Context, req *greetv1.GreetRequest) (*greetv1.GreetResponse, error) {
+	return &greetv1.GreetResponse{Greeting: "Hello, " + req.GetName() + "!"}, nil
+}
+
+func main() {
+	calls := 0
+	logging := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		calls++
+		return h(ctx, req)
+	}
+	srv := runtime.NewServer(runtime.Implementation{Name: "greet", Version: "1.0.0"})
+	impl := greeter{}
+	README_LINE
+	ctx := context.Background()
+	c, err := runtime.NewInMemoryClient(ctx, srv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer c.Close(ctx)
+	res, err := greetv1mcp.NewGreetServiceClient(c).Greet(ctx, &greetv1.GreetRequest{Name: "Ada"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(res.GetGreeting(), calls)
+}
+`
+
+// TestREADMEGRPC runs the README's "Already have a gRPC service?" section as written: in a
+// fresh module made by the quick start's files and commands (its server is not started), it
+// runs the section's commands, then a program that registers a grpc-go implementation with
+// the section's line, and checks that a call goes through the interceptor once.
+func TestREADMEGRPC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module from scratch")
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const heading = "Already have a gRPC service?"
+	_, section, _ := strings.Cut(string(readme), "\n## "+heading+"\n")
+	line := regexp.MustCompile("`(greetv1mcp\\.RegisterGreetServiceGRPCServer\\([^`]*\\))`").FindStringSubmatch(section)
+	if line == nil {
+		t.Fatal("the section shows no greetv1mcp.RegisterGreetServiceGRPCServer(...) line")
+	}
+	steps := append(quickStart(t, string(readme)), sectionSteps(t, string(readme), heading)...)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	env := append(os.Environ(), "PROTOMCP="+root, "GOWORK=off", "GOFLAGS=")
+	run := func(line string) string {
+		cmd := exec.CommandContext(ctx, "bash", "-c", line)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		return string(out)
+	}
+	for _, step := range steps {
+		if step.file != "" {
+			path := filepath.Join(dir, filepath.FromSlash(step.file))
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(step.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if step.background {
+			continue // the quick start's server: not needed here
+		}
+		for _, l := range strings.Split(strings.TrimSpace(step.text), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") && !strings.HasPrefix(l, "go run ./cmd/greet-client") {
+				run(l)
+			}
+		}
+	}
+	prog := filepath.Join(dir, "cmd", "greet-grpc", "main.go")
+	if err := os.MkdirAll(filepath.Dir(prog), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prog, []byte(strings.Replace(grpcProgram, "README_LINE", line[1], 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(run("go run ./cmd/greet-grpc")); got != "Hello, Ada! 1" {
+		t.Errorf("the program printed %q, want %q", got, "Hello, Ada! 1")
 	}
 }

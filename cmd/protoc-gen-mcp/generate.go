@@ -31,6 +31,9 @@ type config struct {
 	packageSuffix  string
 	maxSchemaBytes int
 	skeleton       bool
+	grpc           bool
+	connect        bool
+	filter         filter
 }
 
 // defaultMaxSchemaBytes bounds each generated schema. Shared messages go to $defs, so schemas
@@ -46,6 +49,11 @@ func newConfig(flags *flag.FlagSet) *config {
 		"the largest JSON Schema, in bytes, that a tool may have")
 	flags.BoolVar(&c.skeleton, "skeleton", false,
 		"also write <file>.skeleton.go.txt: a starter server with every method stubbed, to copy out and edit")
+	flags.BoolVar(&c.grpc, "grpc", false,
+		"also write <file>.mcp_grpc.go: Register<Service>GRPCServer, serving a grpc-go implementation through github.com/protomcp/protomcp/grpcmcp")
+	c.filter.register(flags)
+	flags.BoolVar(&c.connect, "connect", false,
+		"also write <file>.mcp_connect.go: Register<Service>ConnectHandler, serving a connect-go implementation through github.com/protomcp/protomcp/connectmcp")
 	return c
 }
 
@@ -108,6 +116,12 @@ func (c *config) generate(gen *protogen.Plugin) error {
 		// files the package is protoc-gen-go's.
 		packageDoc := firstInPackage && c.packageSuffix != ""
 		generateFile(g, f, pkgName, services, packageDoc)
+		if c.grpc {
+			generateGRPCFile(gen, f, filename, importPath, pkgName, services)
+		}
+		if c.connect {
+			generateConnectFile(gen, f, filename, importPath, pkgName, services)
+		}
 		if c.skeleton {
 			if err := generateSkeleton(gen, f, filename, importPath, pkgName, services); err != nil {
 				return err
@@ -316,7 +330,7 @@ func (c *config) addMethod(f *protogen.File, s *service, svcOpts *mcpv1.ServiceO
 	fail := methodFail(f, m)
 	toolOpts, promptOpts, resourceOpts := methodKind(m)
 	switch {
-	case toolOpts.GetSkip():
+	case !c.filter.selects(m), toolOpts.GetSkip():
 		return nil
 	case promptOpts != nil && resourceOpts != nil:
 		return fail("an rpc is a tool, a prompt or a resource: it cannot have both (mcp.v1.prompt) and (mcp.v1.resource)")
@@ -331,6 +345,10 @@ func (c *config) addMethod(f *protogen.File, s *service, svcOpts *mcpv1.ServiceO
 	if err != nil || t == nil {
 		return err
 	}
+	if !c.filter.selectsTool(t) {
+		return nil
+	}
+	c.filter.warnUndocumented(f, t)
 	if other, ok := seen.tools[t.name]; ok {
 		return fail("tool name %q is already used by rpc %s", t.name, other)
 	}
@@ -394,6 +412,7 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 	if t.name == "" {
 		t.name = svcOpts.GetToolNamePrefix() + snakeCase(string(m.Desc.Name()))
 	}
+	t.name = c.filter.toolPrefix + t.name
 	if !toolNamePattern.MatchString(t.name) {
 		return nil, fail("tool name %q is invalid: it must match %s", t.name, toolNamePattern)
 	}

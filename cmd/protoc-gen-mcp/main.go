@@ -25,6 +25,23 @@
 //	manifest=true       also write <file>.mcp.json beside <file>.mcp.go: every tool, prompt and
 //	                    resource with its schemas, for the protomcp command (lint, breaking,
 //	                    registry); see docs/contract.md
+//	include=PATTERN     only the rpcs whose full name (pkg.Service.Method) matches PATTERN
+//	                    (path.Match: * for any run of characters; several with |, or repeat it)
+//	exclude=PATTERN     not the rpcs whose full name matches PATTERN
+//	read_only=true      only the read-only rpcs (idempotency_level NO_SIDE_EFFECTS or
+//	                    read_only_hint) become tools; prompts and resources stay
+//	tool_prefix=P       P before every tool name: several services' tools on one server
+//	warn_undocumented   (default true) warn on stderr about rpcs and request fields without a
+//	                    comment: descriptions are what the model reads
+//	grpc=true           also write <file>.mcp_grpc.go beside <file>.mcp.go:
+//	                    Register<Service>GRPCServer, which serves the grpc-go implementation of
+//	                    the service (protoc-gen-go-grpc v1.4 or later) through its interceptors,
+//	                    with github.com/protomcp/protomcp/grpcmcp; see docs/grpc.md
+//	connect=true        also write <file>.mcp_connect.go beside <file>.mcp.go:
+//	                    Register<Service>ConnectHandler, which serves the connect-go (v1)
+//	                    implementation of the service through its own handler and
+//	                    interceptors, and Forward<Service>ToConnect, with
+//	                    github.com/protomcp/protomcp/connectmcp; see docs/grpc.md
 package main
 
 import (
@@ -46,7 +63,7 @@ func main() {
 	}
 	if len(os.Args) == 2 && (os.Args[1] == "--help" || os.Args[1] == "-h") {
 		fmt.Fprintln(os.Stderr, "protoc-gen-mcp is a protoc/buf plugin; run it through buf generate or protoc --mcp_out.")
-		fmt.Fprintln(os.Stderr, "Parameters: package_suffix=<suffix> (default \"mcp\"), paths=import|source_relative, max_schema_bytes=<n> (default 262144), skeleton=true|false, manifest=true|false.")
+		fmt.Fprintln(os.Stderr, "Parameters: package_suffix=<suffix> (default \"mcp\"), paths=import|source_relative, max_schema_bytes=<n> (default 262144), skeleton=true|false, manifest=true|false, grpc=true|false, connect=true|false, include=<pattern>, exclude=<pattern>, read_only=true|false, tool_prefix=<prefix>, warn_undocumented=true|false.")
 		os.Exit(2)
 	}
 	var flags flag.FlagSet

@@ -80,6 +80,13 @@ func TestGolden(t *testing.T) {
 		{"surface", "paths=source_relative", []string{"test/surface/v1/surface.proto"}},
 		// A starter server beside the generated code.
 		{"skeleton", "paths=source_relative,skeleton=true", []string{"weather/v1/weather.proto"}},
+		// The grpc-go bridge (grpcmcp) beside the generated code: tools, prompts, resources
+		// and a server-streaming tool.
+		{"grpc", "paths=source_relative,grpc=true", []string{"test/surface/v1/surface.proto"}},
+		// The connect-go bridge (connectmcp), likewise.
+		{"connect", "paths=source_relative,connect=true", []string{"test/surface/v1/surface.proto"}},
+		// A proto one does not own: rpcs chosen by pattern, read-only ones only, names prefixed.
+		{"filters", "paths=source_relative,include=weather.v1.WeatherService.*,exclude=*.RenderForecastChart|*.Nothing,read_only=true,tool_prefix=wx_", []string{"weather/v1/weather.proto"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -108,6 +108,8 @@ func main() {
 	if *flagGT {
 		run("", "go", "test", "-c", "-o", filepath.Join(dir, "servers.test"), "./internal/servers")
 		run(*flagRt, "go", "test", "-c", "-o", filepath.Join(dir, "runtime.test"), "./runtime")
+		// The gRPC bridge's module: BenchmarkEcho, the bridge and the gateway (docs/grpc.md).
+		run(filepath.Join(*flagRt, "grpcmcp"), "go", "test", "-c", "-o", filepath.Join(dir, "grpcmcp.test"), ".")
 	}
 
 	startRedis(dir) // the replica rows' Redis and servers (replicas.go)
@@ -140,6 +142,7 @@ func main() {
 		logf("testing.B benchmarks (-count %d)", *flagR)
 		goBench(dir, "servers.test", "bench handler")
 		goBench(dir, "runtime.test", "runtime")
+		goBench(dir, "grpcmcp.test", "gRPC bridge")
 	}
 	printTable(time.Since(start))
 	if *flagO != "" {
@@ -415,6 +418,19 @@ func benchRow(bin, section, name string) *row {
 		return r
 	}
 	r.pair = strings.TrimPrefix(name, "Benchmark")
+	if bin == "grpcmcp.test" {
+		// A tool call through the in-process bridge against the native handler; through a
+		// gateway against the gRPC call it forwards, made directly.
+		switch name {
+		case "BenchmarkEcho/mcp-bridge":
+			r.pair += " (× floor: vs. the native handler)"
+			r.floor = bin + "/BenchmarkEcho/mcp-native"
+		case "BenchmarkEcho/mcp-gateway":
+			r.pair += " (× floor: vs. gRPC direct)"
+			r.floor = bin + "/BenchmarkEcho/grpc-direct"
+		}
+		return r
+	}
 	switch {
 	case strings.HasSuffix(name, "Interceptor"):
 		// The cost of one no-op interceptor: its "× floor" is relative to the same call

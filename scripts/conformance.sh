@@ -12,8 +12,8 @@
 # WARNING (the CLI's --strict meaning), and for client scenarios the client also exited 0 in
 # time. There is no expected-failures list.
 #
-# Then the scenarios the suite runs but never scores (extension, pending, added-after-release:
-# the CLI's --suite all beyond the requirement sets) run the same way and are printed with
+# Then the scenarios the suite runs but never scores (extension, pending, added-after-release,
+# and the rest of the CLI's --suite all beyond the requirement sets) run the same way and are printed with
 # their results as REC rows, recorded in the results directory, but never fail the run (the
 # tasks-* extension scenarios need the tasks feature).
 #
@@ -103,6 +103,11 @@ unscored() {
       /^Run and reported/ { on = 1; next }
       on && /^    - / && $3 == kind { print $2 "\t" set }'
   done | tac | awk -F'\t' '!seen[$1]++' | tac
+  # And what --suite all has beyond both sets (the skills extension, the 2025-03-26 OAuth
+  # fallbacks), at the suite's default version.
+  comm -23 <("$NODE" "$SUITE" list "--$1" | sed -n 's/^  - \([^ ]*\).*$/\1/p' | sort -u) \
+    <(for set in "${SETS[@]}"; do "$NODE" "$SUITE" list --requirements "$set" | sed -n 's/^ *- \([^ ]*\).*$/\1/p'; done | sort -u) |
+    sed 's/$/\tall/'
 }
 
 # wanted NAME: whether NAME was asked for on the command line (every name when none was).
@@ -144,21 +149,23 @@ row() {
 
 # run KIND SET SCENARIO SCORED: runs one scenario at SET's wire and prints its row.
 run() {
-  local kind=$1 set=$2 s=$3 score=$4 d rc t0 extra="" force=()
+  local kind=$1 set=$2 s=$3 score=$4 d rc t0 extra="" opts=(--spec-version "$set")
   wanted "$s" || return 0
-  # The suite skips extension scenarios at a dated version unless forced.
-  [[ $score -eq 0 ]] && force=(--force)
+  # The suite skips extension scenarios at a dated version unless forced; those of no
+  # requirement set ("all") run at its default version.
+  [[ $score -eq 0 ]] && opts+=(--force)
+  [[ $set == all ]] && opts=()
   ASKED[$s]=1
   SEEN=$((SEEN + 1))
   d=$OUT/$set/$kind/$s
   mkdir -p "$d"
   t0=$(date +%s%N)
   if [[ $kind == server ]]; then
-    timeout -k 5 "$SERVER_TIMEOUT" "$NODE" "$SUITE" server --url "$URL" --scenario "$s" --spec-version "$set" "${force[@]}" -o "$d" >"$d/cli.log" 2>&1
+    timeout -k 5 "$SERVER_TIMEOUT" "$NODE" "$SUITE" server --url "$URL" --scenario "$s" "${opts[@]}" -o "$d" >"$d/cli.log" 2>&1
     rc=$?
   else
     timeout -k 5 $((CLIENT_TIMEOUT + 30)) "$NODE" "$SUITE" client --command bin/conformance-client \
-      --scenario "$s" --spec-version "$set" "${force[@]}" --timeout $((CLIENT_TIMEOUT * 1000)) -o "$d" >"$d/cli.log" 2>&1
+      --scenario "$s" "${opts[@]}" --timeout $((CLIENT_TIMEOUT * 1000)) -o "$d" >"$d/cli.log" 2>&1
     rc=$?
     grep -q 'CLIENT TIMED OUT' "$d/cli.log" && extra="client timed out"
     grep -q 'CLIENT EXITED WITH ERROR' "$d/cli.log" && extra="client exited non-zero"

@@ -38,7 +38,7 @@ func (c *Client) open(ctx context.Context) (*clientSession, error) {
 	if isModernVersion(c.cfg.protocolVersion) {
 		version = c.cfg.protocolVersion
 	}
-	for range 2 {
+	for attempt := range 2 {
 		st, supported, err := c.discover(ctx, version)
 		if err == nil {
 			return st, nil
@@ -58,7 +58,10 @@ func (c *Client) open(ctx context.Context) (*clientSession, error) {
 				break
 			}
 		}
-		if next == "" || next == version {
+		// A refusal that lists the version just sent (a replica that did not speak it yet,
+		// say) is retried once with it: the client retries with a version the server says
+		// it supports (spec 2026-07-28, Versioning; SEP-2575).
+		if next == "" || (next == version && attempt > 0) {
 			if era == EraModern {
 				return nil, fmt.Errorf("mcp server/discover: the server speaks %s, none of which is a modern version this client speaks (%s): %w", strings.Join(supported, ", "), strings.Join(modernVersions, ", "), err)
 			}

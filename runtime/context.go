@@ -292,7 +292,7 @@ func (c *Caller) Ping(ctx context.Context) error {
 
 func (rs *requestState) call(ctx context.Context, method string, params, result any) error {
 	if rs.sess.stateless {
-		return rs.callModern(method, params, result)
+		return rs.callModern(ctx, method, params, result)
 	}
 	raw, err := rs.sess.request(ctx, rs.st, method, params)
 	if err != nil {

@@ -73,7 +73,10 @@ func (s *Server) isModernRequest(r *http.Request, msg *wireMessage) bool {
 		return false
 	default:
 		if msg.Method == methodInitialize {
-			return false
+			// initialize opens a session-era connection, unless it names a modern version in
+			// _meta: then it is a modern request for a method the revision removed (spec
+			// 2026-07-28, Streamable HTTP: 404 and -32601).
+			return hasMetaVersion(msg.Params)
 		}
 		if msg.Method == methodDiscover || hasMetaVersion(msg.Params) {
 			modern = true
@@ -217,7 +220,11 @@ func (s *Server) checkModernVersion(header string, raw json.RawMessage) (string,
 		// which versions the server speaks.
 		return "", s.unsupportedVersion(header)
 	case version == "":
-		return "", headerMismatch("MCP-Protocol-Version header is %q but params._meta[%q] is missing", truncate(header, 40), metaProtocolVersion)
+		// The header is there and names a modern version: what is missing is the request's
+		// own metadata, so this is invalid params, not a header mismatch (spec 2026-07-28,
+		// Streamable HTTP, Request Metadata: a request without the required _meta fields is
+		// rejected with -32602).
+		return "", invalidMeta("params._meta[%q] is required: every request names its protocol version (the MCP-Protocol-Version header %q repeats it)", metaProtocolVersion, truncate(header, 40))
 	case header != version:
 		return "", headerMismatch("MCP-Protocol-Version header value %q does not match params._meta[%q] value %q", truncate(header, 40), metaProtocolVersion, truncate(version, 40))
 	}
@@ -345,9 +352,10 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, msg *wireMe
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if msg.Method == methodInitialize {
-		// Only reached on a modern-only server: name the versions it speaks, as legacy
-		// clients have no other way to learn them (spec 2026-07-28, Versioning).
+	if msg.Method == methodInitialize && !hasMetaVersion(msg.Params) {
+		// A legacy client's initialize on a modern-only server: name the versions it speaks,
+		// as legacy clients have no other way to learn them (spec 2026-07-28, Versioning). An
+		// initialize that names a modern version in _meta is served as any removed method.
 		var p InitializeParams
 		_ = json.Unmarshal(msg.Params, &p)
 		me := s.unsupportedVersion(p.ProtocolVersion)

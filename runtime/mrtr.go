@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -173,15 +174,18 @@ func (s *Server) newMRTR(msg *wireMessage, mr *modernRequest, name, who string) 
 }
 
 // ask answers an input call of the handler from the client's answers, or records it as
-// pending and returns ErrInputRequired.
-func (m *mrtrState) ask(method string, params any, result any) error {
+// pending and returns ErrInputRequired. key is the call's inputRequests key, or "" for one
+// made from the call's position and params.
+func (m *mrtrState) ask(key, method string, params any, result any) error {
 	pb, err := json.Marshal(params)
 	if err != nil {
 		return fmt.Errorf("mcp: encode %s params: %w", method, err)
 	}
 	sum := sha256.Sum256(append([]byte(method+"\x00"), pb...))
 	m.mu.Lock()
-	key := inputKey(method) + "-" + strconv.Itoa(m.n) + "-" + hex.EncodeToString(sum[:6])
+	if key == "" {
+		key = inputKey(method) + "-" + strconv.Itoa(m.n) + "-" + hex.EncodeToString(sum[:6])
+	}
 	m.n++
 	if ans, ok := m.answers[key]; ok {
 		if m.used == nil {
@@ -226,13 +230,16 @@ func (m *mrtrState) inputRequired() *inputRequiredResult {
 	if len(m.pending) == 0 {
 		return nil
 	}
-	ir := &inputRequiredResult{ResultType: resultTypeInputRequired, InputRequests: m.pending}
-	if len(m.used) > 0 {
-		ir.RequestState = m.s.signState(&requestStatePayload{
+	// requestState is sent from the first round on, even with no answers yet, so that the
+	// client's echo of it binds every retry to this request and its expiry, and a tampered
+	// one is refused (spec 2026-07-28, Multi Round-Trip Requests, Server Requirements).
+	return &inputRequiredResult{
+		ResultType:    resultTypeInputRequired,
+		InputRequests: m.pending,
+		RequestState: m.s.signState(&requestStatePayload{
 			Method: m.method, Name: m.name, Principal: m.principal, Expires: time.Now().Add(requestStateTTL).Unix(), Answers: m.used,
-		})
+		}),
 	}
-	return ir
 }
 
 // missingCapability is the error of an input call that needs a capability the client did not
@@ -246,8 +253,21 @@ func (rs *requestState) missingCapability(capability string) error {
 	return &Error{Code: CodeMissingClientCapability, Message: "this request needs the client's " + capability + " capability, which its clientCapabilities do not declare", Data: data}
 }
 
+// inputKeyCtx is the context key of WithInputKey.
+type inputKeyCtx struct{}
+
+// WithInputKey returns a copy of ctx under which an input call of a handler (Caller.Elicit,
+// CreateMessage, ListRoots) is keyed key in the modern era's InputRequiredResult.inputRequests,
+// and so in the client's inputResponses, instead of the key the runtime makes from the call's
+// position and params. The keys of inputRequests are the server's to choose (spec 2026-07-28,
+// Multi Round-Trip Requests): a handler names them when a client, or a test, expects given
+// names. Keys must be unique within one request; the session era ignores them.
+func WithInputKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, inputKeyCtx{}, key)
+}
+
 // callModern is requestState.call in the modern era: input calls go through MRTR.
-func (rs *requestState) callModern(method string, params, result any) error {
+func (rs *requestState) callModern(ctx context.Context, method string, params, result any) error {
 	if rs.mrtr == nil {
 		if method == methodPing {
 			return NewError(CodeMethodNotFound, "there is no ping in MCP "+ProtocolVersion20260728)
@@ -257,5 +277,6 @@ func (rs *requestState) callModern(method string, params, result any) error {
 	if params == nil {
 		params = struct{}{}
 	}
-	return rs.mrtr.ask(method, params, result)
+	key, _ := ctx.Value(inputKeyCtx{}).(string)
+	return rs.mrtr.ask(key, method, params, result)
 }

@@ -5,8 +5,9 @@
 //	MCP_CONFORMANCE_SCENARIO=<scenario> client <server-url>
 //
 // The scenarios it implements are initialize, tools_call, elicitation-sep1034-client-defaults,
-// sse-retry and every auth/* scenario (auth.go: the runtime's OAuth client, configured from
-// MCP_CONFORMANCE_CONTEXT). Tools are called through the clients generated from
+// sse-retry, every auth/* scenario (auth.go: the runtime's OAuth client, configured from
+// MCP_CONFORMANCE_CONTEXT) and the 2026-07-28 ones (modern.go: request-metadata,
+// sep-2322-client-request-state, http-*, json-schema-*). Tools are called through the clients generated from
 // examples/conformance/proto. It exits non-zero when the scenario fails on its side.
 package main
 

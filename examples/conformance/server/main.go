@@ -50,8 +50,9 @@ func newServer(log *slog.Logger) *runtime.Server {
 		runtime.Implementation{Name: "protomcp-conformance", Title: "protomcp conformance server", Version: runtime.Version},
 		runtime.WithLogger(log),
 	)
-	conformancev1mcp.RegisterConformanceServiceHandler(srv, &tools{reconnectDelay: 300 * time.Millisecond})
+	conformancev1mcp.RegisterConformanceServiceHandler(srv, &tools{reconnectDelay: 300 * time.Millisecond, srv: srv})
 	addJSONSchemaTool(srv)
+	addParamHeaderTool(srv)
 	return srv
 }
 

@@ -87,8 +87,8 @@ func testSurface(t *testing.T, era runtime.Era) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Tools) != 14 {
-			t.Errorf("got %d tools, want 14", len(res.Tools))
+		if len(res.Tools) != 28 {
+			t.Errorf("got %d tools, want 28", len(res.Tools))
 		}
 		for _, tool := range res.Tools {
 			if tool.Description == "" || len(tool.InputSchema) == 0 {
@@ -99,7 +99,8 @@ func testSurface(t *testing.T, era runtime.Era) {
 				if err := json.Unmarshal(tool.InputSchema, &s); err != nil {
 					t.Fatal(err)
 				}
-				if s["$schema"] != "https://json-schema.org/draft/2020-12/schema" || s["$defs"] == nil || s["additionalProperties"] != false {
+				if s["$schema"] != "https://json-schema.org/draft/2020-12/schema" || s["$defs"] == nil || s["additionalProperties"] != false ||
+					s["allOf"] == nil || s["if"] == nil || s["then"] == nil || s["else"] == nil {
 					t.Errorf("json_schema_2020_12_tool's schema was not kept verbatim: %s", tool.InputSchema)
 				}
 			}
@@ -237,6 +238,32 @@ func testSurface(t *testing.T, era runtime.Era) {
 		}
 		if err := json.Unmarshal(last.RequestedSchema, &schema); err != nil || len(schema.Properties) != 5 {
 			t.Errorf("SEP-1330 schema: %s (%v)", last.RequestedSchema, err)
+		}
+	})
+
+	// The input-required tools ask in one round (request_state) or two (multi_round), and the
+	// prompt asks too: the client answers each round, in either era, and gets the result.
+	t.Run("input required", func(t *testing.T) {
+		res, err := tc.TestInputRequiredResultMultiRound(ctx, &conformancev1.TestInputRequiredResultMultiRoundRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := textOf(res); !strings.HasPrefix(got, "Hello ") {
+			t.Errorf("multi_round: got %q", got)
+		}
+		res, err = tc.TestInputRequiredResultRequestState(ctx, &conformancev1.TestInputRequiredResultRequestStateRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := textOf(res); !strings.HasPrefix(got, "state-ok") {
+			t.Errorf("request_state: got %q", got)
+		}
+		p, err := c.GetPrompt(ctx, "test_input_required_result_prompt", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Messages) != 1 || !strings.HasPrefix(p.Messages[0].Content.Text, "Use this context") {
+			t.Errorf("prompt: got %+v", p.Messages)
 		}
 	})
 

@@ -19,6 +19,9 @@ type tools struct {
 	// reconnectDelay is how long test_reconnection waits, after closing its SSE stream,
 	// before it answers.
 	reconnectDelay time.Duration
+	// srv is the server the tools are registered on: test_trigger_tool_change and
+	// test_trigger_prompt_change change its lists.
+	srv *runtime.Server
 }
 
 var _ conformancev1mcp.ConformanceServiceHandler = (*tools)(nil)
@@ -244,12 +247,14 @@ func (t *tools) TestReconnection(ctx context.Context, _ *conformancev1.TestRecon
 }
 
 // jsonSchema202012 is the input schema of json_schema_2020_12_tool, which the suite checks is
-// listed verbatim: $schema, $defs and additionalProperties included.
+// listed verbatim: $schema, $defs and additionalProperties (SEP-1613), and $anchor, allOf/anyOf
+// and if/then/else (SEP-2106) included.
 const jsonSchema202012 = `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",
   "$defs": {
     "address": {
+      "$anchor": "addressDef",
       "type": "object",
       "properties": {
         "street": {"type": "string"},
@@ -259,15 +264,23 @@ const jsonSchema202012 = `{
   },
   "properties": {
     "name": {"type": "string"},
-    "address": {"$ref": "#/$defs/address"}
+    "address": {"$ref": "#/$defs/address"},
+    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+    "phone": {"type": "string"},
+    "email": {"type": "string"}
   },
+  "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+  "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+  "then": {"required": ["phone"]},
+  "else": {"required": ["email"]},
   "additionalProperties": false
 }`
 
 // addJSONSchemaTool registers json_schema_2020_12_tool with the raw AddTool. It is not in
 // conformance.proto because its input schema must be sent verbatim, with a $schema and a
-// $defs entry referenced by $ref, which no schema generated from a message produces (the
-// generator inlines non-recursive messages and writes no $schema).
+// $defs entry referenced by $ref, an $anchor and composition and conditional keywords, which
+// no schema generated from a message produces (the generator inlines non-recursive messages
+// and writes no $schema).
 func addJSONSchemaTool(s *runtime.Server) {
 	s.AddTool(runtime.ToolSpec{
 		Name:        "json_schema_2020_12_tool",

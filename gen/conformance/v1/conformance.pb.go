@@ -1023,6 +1023,524 @@ func (*TestClientElicitationDefaultsRequest) Descriptor() ([]byte, []int) {
 	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{23}
 }
 
+// The arguments of test_missing_capability: none.
+type TestMissingCapabilityRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestMissingCapabilityRequest) Reset() {
+	*x = TestMissingCapabilityRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestMissingCapabilityRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestMissingCapabilityRequest) ProtoMessage() {}
+
+func (x *TestMissingCapabilityRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestMissingCapabilityRequest.ProtoReflect.Descriptor instead.
+func (*TestMissingCapabilityRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{24}
+}
+
+// The arguments of test_streaming_elicitation: none.
+type TestStreamingElicitationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestStreamingElicitationRequest) Reset() {
+	*x = TestStreamingElicitationRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestStreamingElicitationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestStreamingElicitationRequest) ProtoMessage() {}
+
+func (x *TestStreamingElicitationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestStreamingElicitationRequest.ProtoReflect.Descriptor instead.
+func (*TestStreamingElicitationRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{25}
+}
+
+// The arguments of test_logging_tool: none.
+type TestLoggingToolRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestLoggingToolRequest) Reset() {
+	*x = TestLoggingToolRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestLoggingToolRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestLoggingToolRequest) ProtoMessage() {}
+
+func (x *TestLoggingToolRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestLoggingToolRequest.ProtoReflect.Descriptor instead.
+func (*TestLoggingToolRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{26}
+}
+
+// The arguments of test_trigger_tool_change: none.
+type TestTriggerToolChangeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestTriggerToolChangeRequest) Reset() {
+	*x = TestTriggerToolChangeRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestTriggerToolChangeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestTriggerToolChangeRequest) ProtoMessage() {}
+
+func (x *TestTriggerToolChangeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestTriggerToolChangeRequest.ProtoReflect.Descriptor instead.
+func (*TestTriggerToolChangeRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{27}
+}
+
+// The arguments of test_trigger_prompt_change: none.
+type TestTriggerPromptChangeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestTriggerPromptChangeRequest) Reset() {
+	*x = TestTriggerPromptChangeRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestTriggerPromptChangeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestTriggerPromptChangeRequest) ProtoMessage() {}
+
+func (x *TestTriggerPromptChangeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestTriggerPromptChangeRequest.ProtoReflect.Descriptor instead.
+func (*TestTriggerPromptChangeRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{28}
+}
+
+// The arguments of test_input_required_result_elicitation: none.
+type TestInputRequiredResultElicitationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestInputRequiredResultElicitationRequest) Reset() {
+	*x = TestInputRequiredResultElicitationRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestInputRequiredResultElicitationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestInputRequiredResultElicitationRequest) ProtoMessage() {}
+
+func (x *TestInputRequiredResultElicitationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestInputRequiredResultElicitationRequest.ProtoReflect.Descriptor instead.
+func (*TestInputRequiredResultElicitationRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{29}
+}
+
+// The arguments of test_input_required_result_sampling: none.
+type TestInputRequiredResultSamplingRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestInputRequiredResultSamplingRequest) Reset() {
+	*x = TestInputRequiredResultSamplingRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestInputRequiredResultSamplingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestInputRequiredResultSamplingRequest) ProtoMessage() {}
+
+func (x *TestInputRequiredResultSamplingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestInputRequiredResultSamplingRequest.ProtoReflect.Descriptor instead.
+func (*TestInputRequiredResultSamplingRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{30}
+}
+
+// The arguments of test_input_required_result_list_roots: none.
+type TestInputRequiredResultListRootsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestInputRequiredResultListRootsRequest) Reset() {
+	*x = TestInputRequiredResultListRootsRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestInputRequiredResultListRootsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestInputRequiredResultListRootsRequest) ProtoMessage() {}
+
+func (x *TestInputRequiredResultListRootsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestInputRequiredResultListRootsRequest.ProtoReflect.Descriptor instead.
+func (*TestInputRequiredResultListRootsRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{31}
+}
+
+// The arguments of test_input_required_result_request_state: none.
+type TestInputRequiredResultRequestStateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestInputRequiredResultRequestStateRequest) Reset() {
+	*x = TestInputRequiredResultRequestStateRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestInputRequiredResultRequestStateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestInputRequiredResultRequestStateRequest) ProtoMessage() {}
+
+func (x *TestInputRequiredResultRequestStateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestInputRequiredResultRequestStateRequest.ProtoReflect.Descriptor instead.
+func (*TestInputRequiredResultRequestStateRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{32}
+}
+
+// The arguments of test_input_required_result_tampered_state: none.
+type TestInputRequiredResultTamperedStateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestInputRequiredResultTamperedStateRequest) Reset() {
+	*x = TestInputRequiredResultTamperedStateRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestInputRequiredResultTamperedStateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestInputRequiredResultTamperedStateRequest) ProtoMessage() {}
+
+func (x *TestInputRequiredResultTamperedStateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestInputRequiredResultTamperedStateRequest.ProtoReflect.Descriptor instead.
+func (*TestInputRequiredResultTamperedStateRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{33}
+}
+
+// The arguments of test_input_required_result_multiple_inputs: none.
+type TestInputRequiredResultMultipleInputsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestInputRequiredResultMultipleInputsRequest) Reset() {
+	*x = TestInputRequiredResultMultipleInputsRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestInputRequiredResultMultipleInputsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestInputRequiredResultMultipleInputsRequest) ProtoMessage() {}
+
+func (x *TestInputRequiredResultMultipleInputsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestInputRequiredResultMultipleInputsRequest.ProtoReflect.Descriptor instead.
+func (*TestInputRequiredResultMultipleInputsRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{34}
+}
+
+// The arguments of test_input_required_result_multi_round: none.
+type TestInputRequiredResultMultiRoundRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestInputRequiredResultMultiRoundRequest) Reset() {
+	*x = TestInputRequiredResultMultiRoundRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestInputRequiredResultMultiRoundRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestInputRequiredResultMultiRoundRequest) ProtoMessage() {}
+
+func (x *TestInputRequiredResultMultiRoundRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestInputRequiredResultMultiRoundRequest.ProtoReflect.Descriptor instead.
+func (*TestInputRequiredResultMultiRoundRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{35}
+}
+
+// The arguments of test_input_required_result_capabilities: none.
+type TestInputRequiredResultCapabilitiesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestInputRequiredResultCapabilitiesRequest) Reset() {
+	*x = TestInputRequiredResultCapabilitiesRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestInputRequiredResultCapabilitiesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestInputRequiredResultCapabilitiesRequest) ProtoMessage() {}
+
+func (x *TestInputRequiredResultCapabilitiesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestInputRequiredResultCapabilitiesRequest.ProtoReflect.Descriptor instead.
+func (*TestInputRequiredResultCapabilitiesRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{36}
+}
+
+// The arguments of test_input_required_result_prompt: none.
+type TestInputRequiredResultPromptRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestInputRequiredResultPromptRequest) Reset() {
+	*x = TestInputRequiredResultPromptRequest{}
+	mi := &file_conformance_v1_conformance_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestInputRequiredResultPromptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestInputRequiredResultPromptRequest) ProtoMessage() {}
+
+func (x *TestInputRequiredResultPromptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_conformance_v1_conformance_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestInputRequiredResultPromptRequest.ProtoReflect.Descriptor instead.
+func (*TestInputRequiredResultPromptRequest) Descriptor() ([]byte, []int) {
+	return file_conformance_v1_conformance_proto_rawDescGZIP(), []int{37}
+}
+
 var File_conformance_v1_conformance_proto protoreflect.FileDescriptor
 
 const file_conformance_v1_conformance_proto_rawDesc = "" +
@@ -1062,7 +1580,21 @@ const file_conformance_v1_conformance_proto_rawDesc = "" +
 	"\x11AddNumbersRequest\x12\x14\n" +
 	"\x01a\x18\x01 \x01(\x01B\x06ڟ\x19\x02\x18\x01R\x01a\x12\x14\n" +
 	"\x01b\x18\x02 \x01(\x01B\x06ڟ\x19\x02\x18\x01R\x01b\"&\n" +
-	"$TestClientElicitationDefaultsRequest2\xb0\x14\n" +
+	"$TestClientElicitationDefaultsRequest\"\x1e\n" +
+	"\x1cTestMissingCapabilityRequest\"!\n" +
+	"\x1fTestStreamingElicitationRequest\"\x18\n" +
+	"\x16TestLoggingToolRequest\"\x1e\n" +
+	"\x1cTestTriggerToolChangeRequest\" \n" +
+	"\x1eTestTriggerPromptChangeRequest\"+\n" +
+	")TestInputRequiredResultElicitationRequest\"(\n" +
+	"&TestInputRequiredResultSamplingRequest\")\n" +
+	"'TestInputRequiredResultListRootsRequest\",\n" +
+	"*TestInputRequiredResultRequestStateRequest\"-\n" +
+	"+TestInputRequiredResultTamperedStateRequest\".\n" +
+	",TestInputRequiredResultMultipleInputsRequest\"*\n" +
+	"(TestInputRequiredResultMultiRoundRequest\",\n" +
+	"*TestInputRequiredResultCapabilitiesRequest\"&\n" +
+	"$TestInputRequiredResultPromptRequest2\xd1$\n" +
 	"\x12ConformanceService\x12c\n" +
 	"\x0eTestSimpleText\x12%.conformance.v1.TestSimpleTextRequest\x1a\x12.mcp.v1.ToolResult\"\x16ڟ\x19\x12\n" +
 	"\x10test_simple_text\x12i\n" +
@@ -1105,7 +1637,35 @@ const file_conformance_v1_conformance_proto_rawDesc = "" +
 	"\x0fWatchedResource\x12&.conformance.v1.WatchedResourceRequest\x1a\x16.mcp.v1.ResourceResult\";\xea\x9f\x197\x12\x17test://watched-resource\x1a\x10Watched Resource2\n" +
 	"text/plain\x12\x8d\x01\n" +
 	"\fTemplateData\x12#.conformance.v1.TemplateDataRequest\x1a$.conformance.v1.TemplateDataResponse\"2\xea\x9f\x19.\n" +
-	"\x19test://template/{id}/data\x1a\x11Template Resource2\xff\x01\n" +
+	"\x19test://template/{id}/data\x1a\x11Template Resource\x12x\n" +
+	"\x15TestMissingCapability\x12,.conformance.v1.TestMissingCapabilityRequest\x1a\x12.mcp.v1.ToolResult\"\x1dڟ\x19\x19\n" +
+	"\x17test_missing_capability\x12\x81\x01\n" +
+	"\x18TestStreamingElicitation\x12/.conformance.v1.TestStreamingElicitationRequest\x1a\x12.mcp.v1.ToolResult\" ڟ\x19\x1c\n" +
+	"\x1atest_streaming_elicitation\x12f\n" +
+	"\x0fTestLoggingTool\x12&.conformance.v1.TestLoggingToolRequest\x1a\x12.mcp.v1.ToolResult\"\x17ڟ\x19\x13\n" +
+	"\x11test_logging_tool\x12y\n" +
+	"\x15TestTriggerToolChange\x12,.conformance.v1.TestTriggerToolChangeRequest\x1a\x12.mcp.v1.ToolResult\"\x1eڟ\x19\x1a\n" +
+	"\x18test_trigger_tool_change\x12\x7f\n" +
+	"\x17TestTriggerPromptChange\x12..conformance.v1.TestTriggerPromptChangeRequest\x1a\x12.mcp.v1.ToolResult\" ڟ\x19\x1c\n" +
+	"\x1atest_trigger_prompt_change\x12\xa1\x01\n" +
+	"\"TestInputRequiredResultElicitation\x129.conformance.v1.TestInputRequiredResultElicitationRequest\x1a\x12.mcp.v1.ToolResult\",ڟ\x19(\n" +
+	"&test_input_required_result_elicitation\x12\x98\x01\n" +
+	"\x1fTestInputRequiredResultSampling\x126.conformance.v1.TestInputRequiredResultSamplingRequest\x1a\x12.mcp.v1.ToolResult\")ڟ\x19%\n" +
+	"#test_input_required_result_sampling\x12\x9c\x01\n" +
+	" TestInputRequiredResultListRoots\x127.conformance.v1.TestInputRequiredResultListRootsRequest\x1a\x12.mcp.v1.ToolResult\"+ڟ\x19'\n" +
+	"%test_input_required_result_list_roots\x12\xa5\x01\n" +
+	"#TestInputRequiredResultRequestState\x12:.conformance.v1.TestInputRequiredResultRequestStateRequest\x1a\x12.mcp.v1.ToolResult\".ڟ\x19*\n" +
+	"(test_input_required_result_request_state\x12\xa8\x01\n" +
+	"$TestInputRequiredResultTamperedState\x12;.conformance.v1.TestInputRequiredResultTamperedStateRequest\x1a\x12.mcp.v1.ToolResult\"/ڟ\x19+\n" +
+	")test_input_required_result_tampered_state\x12\xab\x01\n" +
+	"%TestInputRequiredResultMultipleInputs\x12<.conformance.v1.TestInputRequiredResultMultipleInputsRequest\x1a\x12.mcp.v1.ToolResult\"0ڟ\x19,\n" +
+	"*test_input_required_result_multiple_inputs\x12\x9f\x01\n" +
+	"!TestInputRequiredResultMultiRound\x128.conformance.v1.TestInputRequiredResultMultiRoundRequest\x1a\x12.mcp.v1.ToolResult\",ڟ\x19(\n" +
+	"&test_input_required_result_multi_round\x12\xa4\x01\n" +
+	"#TestInputRequiredResultCapabilities\x12:.conformance.v1.TestInputRequiredResultCapabilitiesRequest\x1a\x12.mcp.v1.ToolResult\"-ڟ\x19)\n" +
+	"'test_input_required_result_capabilities\x12\x94\x01\n" +
+	"\x1dTestInputRequiredResultPrompt\x124.conformance.v1.TestInputRequiredResultPromptRequest\x1a\x14.mcp.v1.PromptResult\"'\xe2\x9f\x19#\n" +
+	"!test_input_required_result_prompt2\xff\x01\n" +
 	"\x11MockServerService\x12V\n" +
 	"\n" +
 	"AddNumbers\x12!.conformance.v1.AddNumbersRequest\x1a\x12.mcp.v1.ToolResult\"\x11ڟ\x19\r\n" +
@@ -1125,35 +1685,49 @@ func file_conformance_v1_conformance_proto_rawDescGZIP() []byte {
 	return file_conformance_v1_conformance_proto_rawDescData
 }
 
-var file_conformance_v1_conformance_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_conformance_v1_conformance_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_conformance_v1_conformance_proto_goTypes = []any{
-	(*TestSimpleTextRequest)(nil),                 // 0: conformance.v1.TestSimpleTextRequest
-	(*TestImageContentRequest)(nil),               // 1: conformance.v1.TestImageContentRequest
-	(*TestAudioContentRequest)(nil),               // 2: conformance.v1.TestAudioContentRequest
-	(*TestEmbeddedResourceRequest)(nil),           // 3: conformance.v1.TestEmbeddedResourceRequest
-	(*TestMultipleContentTypesRequest)(nil),       // 4: conformance.v1.TestMultipleContentTypesRequest
-	(*TestToolWithLoggingRequest)(nil),            // 5: conformance.v1.TestToolWithLoggingRequest
-	(*TestToolWithProgressRequest)(nil),           // 6: conformance.v1.TestToolWithProgressRequest
-	(*TestErrorHandlingRequest)(nil),              // 7: conformance.v1.TestErrorHandlingRequest
-	(*TestSamplingRequest)(nil),                   // 8: conformance.v1.TestSamplingRequest
-	(*TestElicitationRequest)(nil),                // 9: conformance.v1.TestElicitationRequest
-	(*TestElicitationSep1034DefaultsRequest)(nil), // 10: conformance.v1.TestElicitationSep1034DefaultsRequest
-	(*TestElicitationSep1330EnumsRequest)(nil),    // 11: conformance.v1.TestElicitationSep1330EnumsRequest
-	(*TestReconnectionRequest)(nil),               // 12: conformance.v1.TestReconnectionRequest
-	(*TestSimplePromptRequest)(nil),               // 13: conformance.v1.TestSimplePromptRequest
-	(*TestPromptWithArgumentsRequest)(nil),        // 14: conformance.v1.TestPromptWithArgumentsRequest
-	(*TestPromptWithEmbeddedResourceRequest)(nil), // 15: conformance.v1.TestPromptWithEmbeddedResourceRequest
-	(*TestPromptWithImageRequest)(nil),            // 16: conformance.v1.TestPromptWithImageRequest
-	(*StaticTextRequest)(nil),                     // 17: conformance.v1.StaticTextRequest
-	(*StaticBinaryRequest)(nil),                   // 18: conformance.v1.StaticBinaryRequest
-	(*WatchedResourceRequest)(nil),                // 19: conformance.v1.WatchedResourceRequest
-	(*TemplateDataRequest)(nil),                   // 20: conformance.v1.TemplateDataRequest
-	(*TemplateDataResponse)(nil),                  // 21: conformance.v1.TemplateDataResponse
-	(*AddNumbersRequest)(nil),                     // 22: conformance.v1.AddNumbersRequest
-	(*TestClientElicitationDefaultsRequest)(nil),  // 23: conformance.v1.TestClientElicitationDefaultsRequest
-	(*v1.ToolResult)(nil),                         // 24: mcp.v1.ToolResult
-	(*v1.PromptResult)(nil),                       // 25: mcp.v1.PromptResult
-	(*v1.ResourceResult)(nil),                     // 26: mcp.v1.ResourceResult
+	(*TestSimpleTextRequest)(nil),                        // 0: conformance.v1.TestSimpleTextRequest
+	(*TestImageContentRequest)(nil),                      // 1: conformance.v1.TestImageContentRequest
+	(*TestAudioContentRequest)(nil),                      // 2: conformance.v1.TestAudioContentRequest
+	(*TestEmbeddedResourceRequest)(nil),                  // 3: conformance.v1.TestEmbeddedResourceRequest
+	(*TestMultipleContentTypesRequest)(nil),              // 4: conformance.v1.TestMultipleContentTypesRequest
+	(*TestToolWithLoggingRequest)(nil),                   // 5: conformance.v1.TestToolWithLoggingRequest
+	(*TestToolWithProgressRequest)(nil),                  // 6: conformance.v1.TestToolWithProgressRequest
+	(*TestErrorHandlingRequest)(nil),                     // 7: conformance.v1.TestErrorHandlingRequest
+	(*TestSamplingRequest)(nil),                          // 8: conformance.v1.TestSamplingRequest
+	(*TestElicitationRequest)(nil),                       // 9: conformance.v1.TestElicitationRequest
+	(*TestElicitationSep1034DefaultsRequest)(nil),        // 10: conformance.v1.TestElicitationSep1034DefaultsRequest
+	(*TestElicitationSep1330EnumsRequest)(nil),           // 11: conformance.v1.TestElicitationSep1330EnumsRequest
+	(*TestReconnectionRequest)(nil),                      // 12: conformance.v1.TestReconnectionRequest
+	(*TestSimplePromptRequest)(nil),                      // 13: conformance.v1.TestSimplePromptRequest
+	(*TestPromptWithArgumentsRequest)(nil),               // 14: conformance.v1.TestPromptWithArgumentsRequest
+	(*TestPromptWithEmbeddedResourceRequest)(nil),        // 15: conformance.v1.TestPromptWithEmbeddedResourceRequest
+	(*TestPromptWithImageRequest)(nil),                   // 16: conformance.v1.TestPromptWithImageRequest
+	(*StaticTextRequest)(nil),                            // 17: conformance.v1.StaticTextRequest
+	(*StaticBinaryRequest)(nil),                          // 18: conformance.v1.StaticBinaryRequest
+	(*WatchedResourceRequest)(nil),                       // 19: conformance.v1.WatchedResourceRequest
+	(*TemplateDataRequest)(nil),                          // 20: conformance.v1.TemplateDataRequest
+	(*TemplateDataResponse)(nil),                         // 21: conformance.v1.TemplateDataResponse
+	(*AddNumbersRequest)(nil),                            // 22: conformance.v1.AddNumbersRequest
+	(*TestClientElicitationDefaultsRequest)(nil),         // 23: conformance.v1.TestClientElicitationDefaultsRequest
+	(*TestMissingCapabilityRequest)(nil),                 // 24: conformance.v1.TestMissingCapabilityRequest
+	(*TestStreamingElicitationRequest)(nil),              // 25: conformance.v1.TestStreamingElicitationRequest
+	(*TestLoggingToolRequest)(nil),                       // 26: conformance.v1.TestLoggingToolRequest
+	(*TestTriggerToolChangeRequest)(nil),                 // 27: conformance.v1.TestTriggerToolChangeRequest
+	(*TestTriggerPromptChangeRequest)(nil),               // 28: conformance.v1.TestTriggerPromptChangeRequest
+	(*TestInputRequiredResultElicitationRequest)(nil),    // 29: conformance.v1.TestInputRequiredResultElicitationRequest
+	(*TestInputRequiredResultSamplingRequest)(nil),       // 30: conformance.v1.TestInputRequiredResultSamplingRequest
+	(*TestInputRequiredResultListRootsRequest)(nil),      // 31: conformance.v1.TestInputRequiredResultListRootsRequest
+	(*TestInputRequiredResultRequestStateRequest)(nil),   // 32: conformance.v1.TestInputRequiredResultRequestStateRequest
+	(*TestInputRequiredResultTamperedStateRequest)(nil),  // 33: conformance.v1.TestInputRequiredResultTamperedStateRequest
+	(*TestInputRequiredResultMultipleInputsRequest)(nil), // 34: conformance.v1.TestInputRequiredResultMultipleInputsRequest
+	(*TestInputRequiredResultMultiRoundRequest)(nil),     // 35: conformance.v1.TestInputRequiredResultMultiRoundRequest
+	(*TestInputRequiredResultCapabilitiesRequest)(nil),   // 36: conformance.v1.TestInputRequiredResultCapabilitiesRequest
+	(*TestInputRequiredResultPromptRequest)(nil),         // 37: conformance.v1.TestInputRequiredResultPromptRequest
+	(*v1.ToolResult)(nil),                                // 38: mcp.v1.ToolResult
+	(*v1.PromptResult)(nil),                              // 39: mcp.v1.PromptResult
+	(*v1.ResourceResult)(nil),                            // 40: mcp.v1.ResourceResult
 }
 var file_conformance_v1_conformance_proto_depIdxs = []int32{
 	0,  // 0: conformance.v1.ConformanceService.TestSimpleText:input_type -> conformance.v1.TestSimpleTextRequest
@@ -1177,33 +1751,61 @@ var file_conformance_v1_conformance_proto_depIdxs = []int32{
 	18, // 18: conformance.v1.ConformanceService.StaticBinary:input_type -> conformance.v1.StaticBinaryRequest
 	19, // 19: conformance.v1.ConformanceService.WatchedResource:input_type -> conformance.v1.WatchedResourceRequest
 	20, // 20: conformance.v1.ConformanceService.TemplateData:input_type -> conformance.v1.TemplateDataRequest
-	22, // 21: conformance.v1.MockServerService.AddNumbers:input_type -> conformance.v1.AddNumbersRequest
-	23, // 22: conformance.v1.MockServerService.TestClientElicitationDefaults:input_type -> conformance.v1.TestClientElicitationDefaultsRequest
-	24, // 23: conformance.v1.ConformanceService.TestSimpleText:output_type -> mcp.v1.ToolResult
-	24, // 24: conformance.v1.ConformanceService.TestImageContent:output_type -> mcp.v1.ToolResult
-	24, // 25: conformance.v1.ConformanceService.TestAudioContent:output_type -> mcp.v1.ToolResult
-	24, // 26: conformance.v1.ConformanceService.TestEmbeddedResource:output_type -> mcp.v1.ToolResult
-	24, // 27: conformance.v1.ConformanceService.TestMultipleContentTypes:output_type -> mcp.v1.ToolResult
-	24, // 28: conformance.v1.ConformanceService.TestToolWithLogging:output_type -> mcp.v1.ToolResult
-	24, // 29: conformance.v1.ConformanceService.TestToolWithProgress:output_type -> mcp.v1.ToolResult
-	24, // 30: conformance.v1.ConformanceService.TestErrorHandling:output_type -> mcp.v1.ToolResult
-	24, // 31: conformance.v1.ConformanceService.TestSampling:output_type -> mcp.v1.ToolResult
-	24, // 32: conformance.v1.ConformanceService.TestElicitation:output_type -> mcp.v1.ToolResult
-	24, // 33: conformance.v1.ConformanceService.TestElicitationSep1034Defaults:output_type -> mcp.v1.ToolResult
-	24, // 34: conformance.v1.ConformanceService.TestElicitationSep1330Enums:output_type -> mcp.v1.ToolResult
-	24, // 35: conformance.v1.ConformanceService.TestReconnection:output_type -> mcp.v1.ToolResult
-	25, // 36: conformance.v1.ConformanceService.TestSimplePrompt:output_type -> mcp.v1.PromptResult
-	25, // 37: conformance.v1.ConformanceService.TestPromptWithArguments:output_type -> mcp.v1.PromptResult
-	25, // 38: conformance.v1.ConformanceService.TestPromptWithEmbeddedResource:output_type -> mcp.v1.PromptResult
-	25, // 39: conformance.v1.ConformanceService.TestPromptWithImage:output_type -> mcp.v1.PromptResult
-	26, // 40: conformance.v1.ConformanceService.StaticText:output_type -> mcp.v1.ResourceResult
-	26, // 41: conformance.v1.ConformanceService.StaticBinary:output_type -> mcp.v1.ResourceResult
-	26, // 42: conformance.v1.ConformanceService.WatchedResource:output_type -> mcp.v1.ResourceResult
-	21, // 43: conformance.v1.ConformanceService.TemplateData:output_type -> conformance.v1.TemplateDataResponse
-	24, // 44: conformance.v1.MockServerService.AddNumbers:output_type -> mcp.v1.ToolResult
-	24, // 45: conformance.v1.MockServerService.TestClientElicitationDefaults:output_type -> mcp.v1.ToolResult
-	23, // [23:46] is the sub-list for method output_type
-	0,  // [0:23] is the sub-list for method input_type
+	24, // 21: conformance.v1.ConformanceService.TestMissingCapability:input_type -> conformance.v1.TestMissingCapabilityRequest
+	25, // 22: conformance.v1.ConformanceService.TestStreamingElicitation:input_type -> conformance.v1.TestStreamingElicitationRequest
+	26, // 23: conformance.v1.ConformanceService.TestLoggingTool:input_type -> conformance.v1.TestLoggingToolRequest
+	27, // 24: conformance.v1.ConformanceService.TestTriggerToolChange:input_type -> conformance.v1.TestTriggerToolChangeRequest
+	28, // 25: conformance.v1.ConformanceService.TestTriggerPromptChange:input_type -> conformance.v1.TestTriggerPromptChangeRequest
+	29, // 26: conformance.v1.ConformanceService.TestInputRequiredResultElicitation:input_type -> conformance.v1.TestInputRequiredResultElicitationRequest
+	30, // 27: conformance.v1.ConformanceService.TestInputRequiredResultSampling:input_type -> conformance.v1.TestInputRequiredResultSamplingRequest
+	31, // 28: conformance.v1.ConformanceService.TestInputRequiredResultListRoots:input_type -> conformance.v1.TestInputRequiredResultListRootsRequest
+	32, // 29: conformance.v1.ConformanceService.TestInputRequiredResultRequestState:input_type -> conformance.v1.TestInputRequiredResultRequestStateRequest
+	33, // 30: conformance.v1.ConformanceService.TestInputRequiredResultTamperedState:input_type -> conformance.v1.TestInputRequiredResultTamperedStateRequest
+	34, // 31: conformance.v1.ConformanceService.TestInputRequiredResultMultipleInputs:input_type -> conformance.v1.TestInputRequiredResultMultipleInputsRequest
+	35, // 32: conformance.v1.ConformanceService.TestInputRequiredResultMultiRound:input_type -> conformance.v1.TestInputRequiredResultMultiRoundRequest
+	36, // 33: conformance.v1.ConformanceService.TestInputRequiredResultCapabilities:input_type -> conformance.v1.TestInputRequiredResultCapabilitiesRequest
+	37, // 34: conformance.v1.ConformanceService.TestInputRequiredResultPrompt:input_type -> conformance.v1.TestInputRequiredResultPromptRequest
+	22, // 35: conformance.v1.MockServerService.AddNumbers:input_type -> conformance.v1.AddNumbersRequest
+	23, // 36: conformance.v1.MockServerService.TestClientElicitationDefaults:input_type -> conformance.v1.TestClientElicitationDefaultsRequest
+	38, // 37: conformance.v1.ConformanceService.TestSimpleText:output_type -> mcp.v1.ToolResult
+	38, // 38: conformance.v1.ConformanceService.TestImageContent:output_type -> mcp.v1.ToolResult
+	38, // 39: conformance.v1.ConformanceService.TestAudioContent:output_type -> mcp.v1.ToolResult
+	38, // 40: conformance.v1.ConformanceService.TestEmbeddedResource:output_type -> mcp.v1.ToolResult
+	38, // 41: conformance.v1.ConformanceService.TestMultipleContentTypes:output_type -> mcp.v1.ToolResult
+	38, // 42: conformance.v1.ConformanceService.TestToolWithLogging:output_type -> mcp.v1.ToolResult
+	38, // 43: conformance.v1.ConformanceService.TestToolWithProgress:output_type -> mcp.v1.ToolResult
+	38, // 44: conformance.v1.ConformanceService.TestErrorHandling:output_type -> mcp.v1.ToolResult
+	38, // 45: conformance.v1.ConformanceService.TestSampling:output_type -> mcp.v1.ToolResult
+	38, // 46: conformance.v1.ConformanceService.TestElicitation:output_type -> mcp.v1.ToolResult
+	38, // 47: conformance.v1.ConformanceService.TestElicitationSep1034Defaults:output_type -> mcp.v1.ToolResult
+	38, // 48: conformance.v1.ConformanceService.TestElicitationSep1330Enums:output_type -> mcp.v1.ToolResult
+	38, // 49: conformance.v1.ConformanceService.TestReconnection:output_type -> mcp.v1.ToolResult
+	39, // 50: conformance.v1.ConformanceService.TestSimplePrompt:output_type -> mcp.v1.PromptResult
+	39, // 51: conformance.v1.ConformanceService.TestPromptWithArguments:output_type -> mcp.v1.PromptResult
+	39, // 52: conformance.v1.ConformanceService.TestPromptWithEmbeddedResource:output_type -> mcp.v1.PromptResult
+	39, // 53: conformance.v1.ConformanceService.TestPromptWithImage:output_type -> mcp.v1.PromptResult
+	40, // 54: conformance.v1.ConformanceService.StaticText:output_type -> mcp.v1.ResourceResult
+	40, // 55: conformance.v1.ConformanceService.StaticBinary:output_type -> mcp.v1.ResourceResult
+	40, // 56: conformance.v1.ConformanceService.WatchedResource:output_type -> mcp.v1.ResourceResult
+	21, // 57: conformance.v1.ConformanceService.TemplateData:output_type -> conformance.v1.TemplateDataResponse
+	38, // 58: conformance.v1.ConformanceService.TestMissingCapability:output_type -> mcp.v1.ToolResult
+	38, // 59: conformance.v1.ConformanceService.TestStreamingElicitation:output_type -> mcp.v1.ToolResult
+	38, // 60: conformance.v1.ConformanceService.TestLoggingTool:output_type -> mcp.v1.ToolResult
+	38, // 61: conformance.v1.ConformanceService.TestTriggerToolChange:output_type -> mcp.v1.ToolResult
+	38, // 62: conformance.v1.ConformanceService.TestTriggerPromptChange:output_type -> mcp.v1.ToolResult
+	38, // 63: conformance.v1.ConformanceService.TestInputRequiredResultElicitation:output_type -> mcp.v1.ToolResult
+	38, // 64: conformance.v1.ConformanceService.TestInputRequiredResultSampling:output_type -> mcp.v1.ToolResult
+	38, // 65: conformance.v1.ConformanceService.TestInputRequiredResultListRoots:output_type -> mcp.v1.ToolResult
+	38, // 66: conformance.v1.ConformanceService.TestInputRequiredResultRequestState:output_type -> mcp.v1.ToolResult
+	38, // 67: conformance.v1.ConformanceService.TestInputRequiredResultTamperedState:output_type -> mcp.v1.ToolResult
+	38, // 68: conformance.v1.ConformanceService.TestInputRequiredResultMultipleInputs:output_type -> mcp.v1.ToolResult
+	38, // 69: conformance.v1.ConformanceService.TestInputRequiredResultMultiRound:output_type -> mcp.v1.ToolResult
+	38, // 70: conformance.v1.ConformanceService.TestInputRequiredResultCapabilities:output_type -> mcp.v1.ToolResult
+	39, // 71: conformance.v1.ConformanceService.TestInputRequiredResultPrompt:output_type -> mcp.v1.PromptResult
+	38, // 72: conformance.v1.MockServerService.AddNumbers:output_type -> mcp.v1.ToolResult
+	38, // 73: conformance.v1.MockServerService.TestClientElicitationDefaults:output_type -> mcp.v1.ToolResult
+	37, // [37:74] is the sub-list for method output_type
+	0,  // [0:37] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name
@@ -1220,7 +1822,7 @@ func file_conformance_v1_conformance_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_conformance_v1_conformance_proto_rawDesc), len(file_conformance_v1_conformance_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

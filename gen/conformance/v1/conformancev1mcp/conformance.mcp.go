@@ -52,6 +52,32 @@ const (
 	ConformanceServiceTestElicitationSep1330EnumsToolName = "test_elicitation_sep1330_enums"
 	// ConformanceServiceTestReconnectionToolName is the tool name of conformance.v1.ConformanceService.TestReconnection.
 	ConformanceServiceTestReconnectionToolName = "test_reconnection"
+	// ConformanceServiceTestMissingCapabilityToolName is the tool name of conformance.v1.ConformanceService.TestMissingCapability.
+	ConformanceServiceTestMissingCapabilityToolName = "test_missing_capability"
+	// ConformanceServiceTestStreamingElicitationToolName is the tool name of conformance.v1.ConformanceService.TestStreamingElicitation.
+	ConformanceServiceTestStreamingElicitationToolName = "test_streaming_elicitation"
+	// ConformanceServiceTestLoggingToolToolName is the tool name of conformance.v1.ConformanceService.TestLoggingTool.
+	ConformanceServiceTestLoggingToolToolName = "test_logging_tool"
+	// ConformanceServiceTestTriggerToolChangeToolName is the tool name of conformance.v1.ConformanceService.TestTriggerToolChange.
+	ConformanceServiceTestTriggerToolChangeToolName = "test_trigger_tool_change"
+	// ConformanceServiceTestTriggerPromptChangeToolName is the tool name of conformance.v1.ConformanceService.TestTriggerPromptChange.
+	ConformanceServiceTestTriggerPromptChangeToolName = "test_trigger_prompt_change"
+	// ConformanceServiceTestInputRequiredResultElicitationToolName is the tool name of conformance.v1.ConformanceService.TestInputRequiredResultElicitation.
+	ConformanceServiceTestInputRequiredResultElicitationToolName = "test_input_required_result_elicitation"
+	// ConformanceServiceTestInputRequiredResultSamplingToolName is the tool name of conformance.v1.ConformanceService.TestInputRequiredResultSampling.
+	ConformanceServiceTestInputRequiredResultSamplingToolName = "test_input_required_result_sampling"
+	// ConformanceServiceTestInputRequiredResultListRootsToolName is the tool name of conformance.v1.ConformanceService.TestInputRequiredResultListRoots.
+	ConformanceServiceTestInputRequiredResultListRootsToolName = "test_input_required_result_list_roots"
+	// ConformanceServiceTestInputRequiredResultRequestStateToolName is the tool name of conformance.v1.ConformanceService.TestInputRequiredResultRequestState.
+	ConformanceServiceTestInputRequiredResultRequestStateToolName = "test_input_required_result_request_state"
+	// ConformanceServiceTestInputRequiredResultTamperedStateToolName is the tool name of conformance.v1.ConformanceService.TestInputRequiredResultTamperedState.
+	ConformanceServiceTestInputRequiredResultTamperedStateToolName = "test_input_required_result_tampered_state"
+	// ConformanceServiceTestInputRequiredResultMultipleInputsToolName is the tool name of conformance.v1.ConformanceService.TestInputRequiredResultMultipleInputs.
+	ConformanceServiceTestInputRequiredResultMultipleInputsToolName = "test_input_required_result_multiple_inputs"
+	// ConformanceServiceTestInputRequiredResultMultiRoundToolName is the tool name of conformance.v1.ConformanceService.TestInputRequiredResultMultiRound.
+	ConformanceServiceTestInputRequiredResultMultiRoundToolName = "test_input_required_result_multi_round"
+	// ConformanceServiceTestInputRequiredResultCapabilitiesToolName is the tool name of conformance.v1.ConformanceService.TestInputRequiredResultCapabilities.
+	ConformanceServiceTestInputRequiredResultCapabilitiesToolName = "test_input_required_result_capabilities"
 )
 
 // These constants are the MCP prompt names of the ConformanceService service's rpcs.
@@ -64,6 +90,8 @@ const (
 	ConformanceServiceTestPromptWithEmbeddedResourcePromptName = "test_prompt_with_embedded_resource"
 	// ConformanceServiceTestPromptWithImagePromptName is the prompt name of conformance.v1.ConformanceService.TestPromptWithImage.
 	ConformanceServiceTestPromptWithImagePromptName = "test_prompt_with_image"
+	// ConformanceServiceTestInputRequiredResultPromptPromptName is the prompt name of conformance.v1.ConformanceService.TestInputRequiredResultPrompt.
+	ConformanceServiceTestInputRequiredResultPromptPromptName = "test_input_required_result_prompt"
 )
 
 // These constants are the resource URI templates and URIs of the ConformanceService service's rpcs.
@@ -140,6 +168,66 @@ type ConformanceServiceClient interface {
 	// Closes the SSE stream of the call before answering, so that the client must reconnect
 	// with GET and Last-Event-ID to receive the result (SEP-1699).
 	TestReconnection(ctx context.Context, req *v1.TestReconnectionRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// TestMissingCapability calls the test_missing_capability tool.
+	//
+	// Asks the client to sample an LLM, which needs the sampling capability: called without it
+	// in the modern era, it is refused with -32021 and HTTP 400 (server scenario
+	// server-stateless, spec 2026-07-28, MissingRequiredClientCapabilityError).
+	TestMissingCapability(ctx context.Context, req *v1.TestMissingCapabilityRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// TestStreamingElicitation calls the test_streaming_elicitation tool.
+	//
+	// Asks the client for input while the response streams: in the modern era the stream
+	// carries an InputRequiredResult, never a server-to-client request (server-stateless).
+	TestStreamingElicitation(ctx context.Context, req *v1.TestStreamingElicitationRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// TestLoggingTool calls the test_logging_tool tool.
+	//
+	// Logs at info level: a modern request without _meta's logLevel gets no log notification
+	// (server-stateless).
+	TestLoggingTool(ctx context.Context, req *v1.TestLoggingToolRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// TestTriggerToolChange calls the test_trigger_tool_change tool.
+	//
+	// Adds or removes a tool, so that list_changed reaches open subscriptions/listen streams
+	// (server-stateless).
+	TestTriggerToolChange(ctx context.Context, req *v1.TestTriggerToolChangeRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// TestTriggerPromptChange calls the test_trigger_prompt_change tool.
+	//
+	// Adds or removes a prompt, as test_trigger_tool_change does a tool (server-stateless).
+	TestTriggerPromptChange(ctx context.Context, req *v1.TestTriggerPromptChangeRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// TestInputRequiredResultElicitation calls the test_input_required_result_elicitation tool.
+	//
+	// Elicits the user's name (key user_name).
+	TestInputRequiredResultElicitation(ctx context.Context, req *v1.TestInputRequiredResultElicitationRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// TestInputRequiredResultSampling calls the test_input_required_result_sampling tool.
+	//
+	// Samples the capital of France (key capital_question).
+	TestInputRequiredResultSampling(ctx context.Context, req *v1.TestInputRequiredResultSamplingRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// TestInputRequiredResultListRoots calls the test_input_required_result_list_roots tool.
+	//
+	// Lists the client's roots (key client_roots).
+	TestInputRequiredResultListRoots(ctx context.Context, req *v1.TestInputRequiredResultListRootsRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// TestInputRequiredResultRequestState calls the test_input_required_result_request_state tool.
+	//
+	// Asks for a confirmation (key confirm) and says state-ok once the retry's requestState
+	// verified.
+	TestInputRequiredResultRequestState(ctx context.Context, req *v1.TestInputRequiredResultRequestStateRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// TestInputRequiredResultTamperedState calls the test_input_required_result_tampered_state tool.
+	//
+	// Asks for a confirmation as test_input_required_result_request_state does; the suite then
+	// retries with a tampered requestState, which the runtime refuses.
+	TestInputRequiredResultTamperedState(ctx context.Context, req *v1.TestInputRequiredResultTamperedStateRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// TestInputRequiredResultMultipleInputs calls the test_input_required_result_multiple_inputs tool.
+	//
+	// Asks for three inputs at once: an elicitation, a sampling and the roots.
+	TestInputRequiredResultMultipleInputs(ctx context.Context, req *v1.TestInputRequiredResultMultipleInputsRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// TestInputRequiredResultMultiRound calls the test_input_required_result_multi_round tool.
+	//
+	// Asks for a name (step1), then, in a second round, a colour (step2).
+	TestInputRequiredResultMultiRound(ctx context.Context, req *v1.TestInputRequiredResultMultiRoundRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
+	// TestInputRequiredResultCapabilities calls the test_input_required_result_capabilities tool.
+	//
+	// Asks only for what the client's capabilities allow: an elicitation if it declares
+	// elicitation, a sampling if it declares sampling.
+	TestInputRequiredResultCapabilities(ctx context.Context, req *v1.TestInputRequiredResultCapabilitiesRequest, opts ...runtime.CallOption) (*v11.ToolResult, error)
 	// TestSimplePrompt renders the test_simple_prompt prompt.
 	//
 	// A simple prompt without arguments
@@ -156,6 +244,11 @@ type ConformanceServiceClient interface {
 	//
 	// A prompt with an image
 	TestPromptWithImage(ctx context.Context, req *v1.TestPromptWithImageRequest, opts ...runtime.CallOption) (*v11.PromptResult, error)
+	// TestInputRequiredResultPrompt renders the test_input_required_result_prompt prompt.
+	//
+	// A prompt that elicits its context first (key user_context), to show that
+	// InputRequiredResult is not only for tools.
+	TestInputRequiredResultPrompt(ctx context.Context, req *v1.TestInputRequiredResultPromptRequest, opts ...runtime.CallOption) (*v11.PromptResult, error)
 	// StaticText reads the resource test://static-text.
 	//
 	// A static text resource for testing
@@ -249,6 +342,71 @@ func (c *conformanceServiceClient) TestReconnection(ctx context.Context, req *v1
 	return runtime.CallTypedTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestReconnectionToolName, req, opts...)
 }
 
+// TestMissingCapability calls the test_missing_capability tool.
+func (c *conformanceServiceClient) TestMissingCapability(ctx context.Context, req *v1.TestMissingCapabilityRequest, opts ...runtime.CallOption) (*v11.ToolResult, error) {
+	return runtime.CallTypedTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestMissingCapabilityToolName, req, opts...)
+}
+
+// TestStreamingElicitation calls the test_streaming_elicitation tool.
+func (c *conformanceServiceClient) TestStreamingElicitation(ctx context.Context, req *v1.TestStreamingElicitationRequest, opts ...runtime.CallOption) (*v11.ToolResult, error) {
+	return runtime.CallTypedTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestStreamingElicitationToolName, req, opts...)
+}
+
+// TestLoggingTool calls the test_logging_tool tool.
+func (c *conformanceServiceClient) TestLoggingTool(ctx context.Context, req *v1.TestLoggingToolRequest, opts ...runtime.CallOption) (*v11.ToolResult, error) {
+	return runtime.CallTypedTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestLoggingToolToolName, req, opts...)
+}
+
+// TestTriggerToolChange calls the test_trigger_tool_change tool.
+func (c *conformanceServiceClient) TestTriggerToolChange(ctx context.Context, req *v1.TestTriggerToolChangeRequest, opts ...runtime.CallOption) (*v11.ToolResult, error) {
+	return runtime.CallTypedTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestTriggerToolChangeToolName, req, opts...)
+}
+
+// TestTriggerPromptChange calls the test_trigger_prompt_change tool.
+func (c *conformanceServiceClient) TestTriggerPromptChange(ctx context.Context, req *v1.TestTriggerPromptChangeRequest, opts ...runtime.CallOption) (*v11.ToolResult, error) {
+	return runtime.CallTypedTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestTriggerPromptChangeToolName, req, opts...)
+}
+
+// TestInputRequiredResultElicitation calls the test_input_required_result_elicitation tool.
+func (c *conformanceServiceClient) TestInputRequiredResultElicitation(ctx context.Context, req *v1.TestInputRequiredResultElicitationRequest, opts ...runtime.CallOption) (*v11.ToolResult, error) {
+	return runtime.CallTypedTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestInputRequiredResultElicitationToolName, req, opts...)
+}
+
+// TestInputRequiredResultSampling calls the test_input_required_result_sampling tool.
+func (c *conformanceServiceClient) TestInputRequiredResultSampling(ctx context.Context, req *v1.TestInputRequiredResultSamplingRequest, opts ...runtime.CallOption) (*v11.ToolResult, error) {
+	return runtime.CallTypedTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestInputRequiredResultSamplingToolName, req, opts...)
+}
+
+// TestInputRequiredResultListRoots calls the test_input_required_result_list_roots tool.
+func (c *conformanceServiceClient) TestInputRequiredResultListRoots(ctx context.Context, req *v1.TestInputRequiredResultListRootsRequest, opts ...runtime.CallOption) (*v11.ToolResult, error) {
+	return runtime.CallTypedTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestInputRequiredResultListRootsToolName, req, opts...)
+}
+
+// TestInputRequiredResultRequestState calls the test_input_required_result_request_state tool.
+func (c *conformanceServiceClient) TestInputRequiredResultRequestState(ctx context.Context, req *v1.TestInputRequiredResultRequestStateRequest, opts ...runtime.CallOption) (*v11.ToolResult, error) {
+	return runtime.CallTypedTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestInputRequiredResultRequestStateToolName, req, opts...)
+}
+
+// TestInputRequiredResultTamperedState calls the test_input_required_result_tampered_state tool.
+func (c *conformanceServiceClient) TestInputRequiredResultTamperedState(ctx context.Context, req *v1.TestInputRequiredResultTamperedStateRequest, opts ...runtime.CallOption) (*v11.ToolResult, error) {
+	return runtime.CallTypedTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestInputRequiredResultTamperedStateToolName, req, opts...)
+}
+
+// TestInputRequiredResultMultipleInputs calls the test_input_required_result_multiple_inputs tool.
+func (c *conformanceServiceClient) TestInputRequiredResultMultipleInputs(ctx context.Context, req *v1.TestInputRequiredResultMultipleInputsRequest, opts ...runtime.CallOption) (*v11.ToolResult, error) {
+	return runtime.CallTypedTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestInputRequiredResultMultipleInputsToolName, req, opts...)
+}
+
+// TestInputRequiredResultMultiRound calls the test_input_required_result_multi_round tool.
+func (c *conformanceServiceClient) TestInputRequiredResultMultiRound(ctx context.Context, req *v1.TestInputRequiredResultMultiRoundRequest, opts ...runtime.CallOption) (*v11.ToolResult, error) {
+	return runtime.CallTypedTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestInputRequiredResultMultiRoundToolName, req, opts...)
+}
+
+// TestInputRequiredResultCapabilities calls the test_input_required_result_capabilities tool.
+func (c *conformanceServiceClient) TestInputRequiredResultCapabilities(ctx context.Context, req *v1.TestInputRequiredResultCapabilitiesRequest, opts ...runtime.CallOption) (*v11.ToolResult, error) {
+	return runtime.CallTypedTool[v11.ToolResult](ctx, c.client, ConformanceServiceTestInputRequiredResultCapabilitiesToolName, req, opts...)
+}
+
 // TestSimplePrompt renders the test_simple_prompt prompt.
 func (c *conformanceServiceClient) TestSimplePrompt(ctx context.Context, req *v1.TestSimplePromptRequest, opts ...runtime.CallOption) (*v11.PromptResult, error) {
 	return runtime.GetTypedPrompt(ctx, c.client, ConformanceServiceTestSimplePromptPromptName, req, opts...)
@@ -267,6 +425,11 @@ func (c *conformanceServiceClient) TestPromptWithEmbeddedResource(ctx context.Co
 // TestPromptWithImage renders the test_prompt_with_image prompt.
 func (c *conformanceServiceClient) TestPromptWithImage(ctx context.Context, req *v1.TestPromptWithImageRequest, opts ...runtime.CallOption) (*v11.PromptResult, error) {
 	return runtime.GetTypedPrompt(ctx, c.client, ConformanceServiceTestPromptWithImagePromptName, req, opts...)
+}
+
+// TestInputRequiredResultPrompt renders the test_input_required_result_prompt prompt.
+func (c *conformanceServiceClient) TestInputRequiredResultPrompt(ctx context.Context, req *v1.TestInputRequiredResultPromptRequest, opts ...runtime.CallOption) (*v11.PromptResult, error) {
+	return runtime.GetTypedPrompt(ctx, c.client, ConformanceServiceTestInputRequiredResultPromptPromptName, req, opts...)
 }
 
 // StaticText reads the resource test://static-text.
@@ -351,6 +514,66 @@ type ConformanceServiceHandler interface {
 	// Closes the SSE stream of the call before answering, so that the client must reconnect
 	// with GET and Last-Event-ID to receive the result (SEP-1699).
 	TestReconnection(context.Context, *v1.TestReconnectionRequest) (*v11.ToolResult, error)
+	// TestMissingCapability handles the test_missing_capability tool.
+	//
+	// Asks the client to sample an LLM, which needs the sampling capability: called without it
+	// in the modern era, it is refused with -32021 and HTTP 400 (server scenario
+	// server-stateless, spec 2026-07-28, MissingRequiredClientCapabilityError).
+	TestMissingCapability(context.Context, *v1.TestMissingCapabilityRequest) (*v11.ToolResult, error)
+	// TestStreamingElicitation handles the test_streaming_elicitation tool.
+	//
+	// Asks the client for input while the response streams: in the modern era the stream
+	// carries an InputRequiredResult, never a server-to-client request (server-stateless).
+	TestStreamingElicitation(context.Context, *v1.TestStreamingElicitationRequest) (*v11.ToolResult, error)
+	// TestLoggingTool handles the test_logging_tool tool.
+	//
+	// Logs at info level: a modern request without _meta's logLevel gets no log notification
+	// (server-stateless).
+	TestLoggingTool(context.Context, *v1.TestLoggingToolRequest) (*v11.ToolResult, error)
+	// TestTriggerToolChange handles the test_trigger_tool_change tool.
+	//
+	// Adds or removes a tool, so that list_changed reaches open subscriptions/listen streams
+	// (server-stateless).
+	TestTriggerToolChange(context.Context, *v1.TestTriggerToolChangeRequest) (*v11.ToolResult, error)
+	// TestTriggerPromptChange handles the test_trigger_prompt_change tool.
+	//
+	// Adds or removes a prompt, as test_trigger_tool_change does a tool (server-stateless).
+	TestTriggerPromptChange(context.Context, *v1.TestTriggerPromptChangeRequest) (*v11.ToolResult, error)
+	// TestInputRequiredResultElicitation handles the test_input_required_result_elicitation tool.
+	//
+	// Elicits the user's name (key user_name).
+	TestInputRequiredResultElicitation(context.Context, *v1.TestInputRequiredResultElicitationRequest) (*v11.ToolResult, error)
+	// TestInputRequiredResultSampling handles the test_input_required_result_sampling tool.
+	//
+	// Samples the capital of France (key capital_question).
+	TestInputRequiredResultSampling(context.Context, *v1.TestInputRequiredResultSamplingRequest) (*v11.ToolResult, error)
+	// TestInputRequiredResultListRoots handles the test_input_required_result_list_roots tool.
+	//
+	// Lists the client's roots (key client_roots).
+	TestInputRequiredResultListRoots(context.Context, *v1.TestInputRequiredResultListRootsRequest) (*v11.ToolResult, error)
+	// TestInputRequiredResultRequestState handles the test_input_required_result_request_state tool.
+	//
+	// Asks for a confirmation (key confirm) and says state-ok once the retry's requestState
+	// verified.
+	TestInputRequiredResultRequestState(context.Context, *v1.TestInputRequiredResultRequestStateRequest) (*v11.ToolResult, error)
+	// TestInputRequiredResultTamperedState handles the test_input_required_result_tampered_state tool.
+	//
+	// Asks for a confirmation as test_input_required_result_request_state does; the suite then
+	// retries with a tampered requestState, which the runtime refuses.
+	TestInputRequiredResultTamperedState(context.Context, *v1.TestInputRequiredResultTamperedStateRequest) (*v11.ToolResult, error)
+	// TestInputRequiredResultMultipleInputs handles the test_input_required_result_multiple_inputs tool.
+	//
+	// Asks for three inputs at once: an elicitation, a sampling and the roots.
+	TestInputRequiredResultMultipleInputs(context.Context, *v1.TestInputRequiredResultMultipleInputsRequest) (*v11.ToolResult, error)
+	// TestInputRequiredResultMultiRound handles the test_input_required_result_multi_round tool.
+	//
+	// Asks for a name (step1), then, in a second round, a colour (step2).
+	TestInputRequiredResultMultiRound(context.Context, *v1.TestInputRequiredResultMultiRoundRequest) (*v11.ToolResult, error)
+	// TestInputRequiredResultCapabilities handles the test_input_required_result_capabilities tool.
+	//
+	// Asks only for what the client's capabilities allow: an elicitation if it declares
+	// elicitation, a sampling if it declares sampling.
+	TestInputRequiredResultCapabilities(context.Context, *v1.TestInputRequiredResultCapabilitiesRequest) (*v11.ToolResult, error)
 	// TestSimplePrompt renders the test_simple_prompt prompt.
 	//
 	// A simple prompt without arguments
@@ -367,6 +590,11 @@ type ConformanceServiceHandler interface {
 	//
 	// A prompt with an image
 	TestPromptWithImage(context.Context, *v1.TestPromptWithImageRequest) (*v11.PromptResult, error)
+	// TestInputRequiredResultPrompt renders the test_input_required_result_prompt prompt.
+	//
+	// A prompt that elicits its context first (key user_context), to show that
+	// InputRequiredResult is not only for tools.
+	TestInputRequiredResultPrompt(context.Context, *v1.TestInputRequiredResultPromptRequest) (*v11.PromptResult, error)
 	// StaticText reads the resource test://static-text.
 	//
 	// A static text resource for testing
@@ -455,6 +683,71 @@ func (UnimplementedConformanceServiceHandler) TestReconnection(context.Context, 
 	return nil, runtime.Unimplemented(ConformanceServiceTestReconnectionToolName)
 }
 
+// TestMissingCapability reports that the test_missing_capability tool is not implemented.
+func (UnimplementedConformanceServiceHandler) TestMissingCapability(context.Context, *v1.TestMissingCapabilityRequest) (*v11.ToolResult, error) {
+	return nil, runtime.Unimplemented(ConformanceServiceTestMissingCapabilityToolName)
+}
+
+// TestStreamingElicitation reports that the test_streaming_elicitation tool is not implemented.
+func (UnimplementedConformanceServiceHandler) TestStreamingElicitation(context.Context, *v1.TestStreamingElicitationRequest) (*v11.ToolResult, error) {
+	return nil, runtime.Unimplemented(ConformanceServiceTestStreamingElicitationToolName)
+}
+
+// TestLoggingTool reports that the test_logging_tool tool is not implemented.
+func (UnimplementedConformanceServiceHandler) TestLoggingTool(context.Context, *v1.TestLoggingToolRequest) (*v11.ToolResult, error) {
+	return nil, runtime.Unimplemented(ConformanceServiceTestLoggingToolToolName)
+}
+
+// TestTriggerToolChange reports that the test_trigger_tool_change tool is not implemented.
+func (UnimplementedConformanceServiceHandler) TestTriggerToolChange(context.Context, *v1.TestTriggerToolChangeRequest) (*v11.ToolResult, error) {
+	return nil, runtime.Unimplemented(ConformanceServiceTestTriggerToolChangeToolName)
+}
+
+// TestTriggerPromptChange reports that the test_trigger_prompt_change tool is not implemented.
+func (UnimplementedConformanceServiceHandler) TestTriggerPromptChange(context.Context, *v1.TestTriggerPromptChangeRequest) (*v11.ToolResult, error) {
+	return nil, runtime.Unimplemented(ConformanceServiceTestTriggerPromptChangeToolName)
+}
+
+// TestInputRequiredResultElicitation reports that the test_input_required_result_elicitation tool is not implemented.
+func (UnimplementedConformanceServiceHandler) TestInputRequiredResultElicitation(context.Context, *v1.TestInputRequiredResultElicitationRequest) (*v11.ToolResult, error) {
+	return nil, runtime.Unimplemented(ConformanceServiceTestInputRequiredResultElicitationToolName)
+}
+
+// TestInputRequiredResultSampling reports that the test_input_required_result_sampling tool is not implemented.
+func (UnimplementedConformanceServiceHandler) TestInputRequiredResultSampling(context.Context, *v1.TestInputRequiredResultSamplingRequest) (*v11.ToolResult, error) {
+	return nil, runtime.Unimplemented(ConformanceServiceTestInputRequiredResultSamplingToolName)
+}
+
+// TestInputRequiredResultListRoots reports that the test_input_required_result_list_roots tool is not implemented.
+func (UnimplementedConformanceServiceHandler) TestInputRequiredResultListRoots(context.Context, *v1.TestInputRequiredResultListRootsRequest) (*v11.ToolResult, error) {
+	return nil, runtime.Unimplemented(ConformanceServiceTestInputRequiredResultListRootsToolName)
+}
+
+// TestInputRequiredResultRequestState reports that the test_input_required_result_request_state tool is not implemented.
+func (UnimplementedConformanceServiceHandler) TestInputRequiredResultRequestState(context.Context, *v1.TestInputRequiredResultRequestStateRequest) (*v11.ToolResult, error) {
+	return nil, runtime.Unimplemented(ConformanceServiceTestInputRequiredResultRequestStateToolName)
+}
+
+// TestInputRequiredResultTamperedState reports that the test_input_required_result_tampered_state tool is not implemented.
+func (UnimplementedConformanceServiceHandler) TestInputRequiredResultTamperedState(context.Context, *v1.TestInputRequiredResultTamperedStateRequest) (*v11.ToolResult, error) {
+	return nil, runtime.Unimplemented(ConformanceServiceTestInputRequiredResultTamperedStateToolName)
+}
+
+// TestInputRequiredResultMultipleInputs reports that the test_input_required_result_multiple_inputs tool is not implemented.
+func (UnimplementedConformanceServiceHandler) TestInputRequiredResultMultipleInputs(context.Context, *v1.TestInputRequiredResultMultipleInputsRequest) (*v11.ToolResult, error) {
+	return nil, runtime.Unimplemented(ConformanceServiceTestInputRequiredResultMultipleInputsToolName)
+}
+
+// TestInputRequiredResultMultiRound reports that the test_input_required_result_multi_round tool is not implemented.
+func (UnimplementedConformanceServiceHandler) TestInputRequiredResultMultiRound(context.Context, *v1.TestInputRequiredResultMultiRoundRequest) (*v11.ToolResult, error) {
+	return nil, runtime.Unimplemented(ConformanceServiceTestInputRequiredResultMultiRoundToolName)
+}
+
+// TestInputRequiredResultCapabilities reports that the test_input_required_result_capabilities tool is not implemented.
+func (UnimplementedConformanceServiceHandler) TestInputRequiredResultCapabilities(context.Context, *v1.TestInputRequiredResultCapabilitiesRequest) (*v11.ToolResult, error) {
+	return nil, runtime.Unimplemented(ConformanceServiceTestInputRequiredResultCapabilitiesToolName)
+}
+
 // TestSimplePrompt reports that the test_simple_prompt prompt is not implemented.
 func (UnimplementedConformanceServiceHandler) TestSimplePrompt(context.Context, *v1.TestSimplePromptRequest) (*v11.PromptResult, error) {
 	return nil, runtime.UnimplementedPrompt(ConformanceServiceTestSimplePromptPromptName)
@@ -473,6 +766,11 @@ func (UnimplementedConformanceServiceHandler) TestPromptWithEmbeddedResource(con
 // TestPromptWithImage reports that the test_prompt_with_image prompt is not implemented.
 func (UnimplementedConformanceServiceHandler) TestPromptWithImage(context.Context, *v1.TestPromptWithImageRequest) (*v11.PromptResult, error) {
 	return nil, runtime.UnimplementedPrompt(ConformanceServiceTestPromptWithImagePromptName)
+}
+
+// TestInputRequiredResultPrompt reports that the test_input_required_result_prompt prompt is not implemented.
+func (UnimplementedConformanceServiceHandler) TestInputRequiredResultPrompt(context.Context, *v1.TestInputRequiredResultPromptRequest) (*v11.PromptResult, error) {
+	return nil, runtime.UnimplementedPrompt(ConformanceServiceTestInputRequiredResultPromptPromptName)
 }
 
 // StaticText reports that the resource test://static-text is not implemented.
@@ -524,7 +822,7 @@ type ConformanceServiceTemplateDataCompleter interface {
 // UnimplementedConformanceServiceHandler. Options such as runtime.WithInterceptors apply to these only.
 // It panics if s already has a tool, prompt or resource of one of these names.
 func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHandler, opts ...runtime.HandlerOption) {
-	unimplemented := runtime.UnimplementedMethods(h, UnimplementedConformanceServiceHandler{}, "TestSimpleText", "TestImageContent", "TestAudioContent", "TestEmbeddedResource", "TestMultipleContentTypes", "TestToolWithLogging", "TestToolWithProgress", "TestErrorHandling", "TestSampling", "TestElicitation", "TestElicitationSep1034Defaults", "TestElicitationSep1330Enums", "TestReconnection", "TestSimplePrompt", "TestPromptWithArguments", "TestPromptWithEmbeddedResource", "TestPromptWithImage", "StaticText", "StaticBinary", "WatchedResource", "TemplateData")
+	unimplemented := runtime.UnimplementedMethods(h, UnimplementedConformanceServiceHandler{}, "TestSimpleText", "TestImageContent", "TestAudioContent", "TestEmbeddedResource", "TestMultipleContentTypes", "TestToolWithLogging", "TestToolWithProgress", "TestErrorHandling", "TestSampling", "TestElicitation", "TestElicitationSep1034Defaults", "TestElicitationSep1330Enums", "TestReconnection", "TestMissingCapability", "TestStreamingElicitation", "TestLoggingTool", "TestTriggerToolChange", "TestTriggerPromptChange", "TestInputRequiredResultElicitation", "TestInputRequiredResultSampling", "TestInputRequiredResultListRoots", "TestInputRequiredResultRequestState", "TestInputRequiredResultTamperedState", "TestInputRequiredResultMultipleInputs", "TestInputRequiredResultMultiRound", "TestInputRequiredResultCapabilities", "TestSimplePrompt", "TestPromptWithArguments", "TestPromptWithEmbeddedResource", "TestPromptWithImage", "TestInputRequiredResultPrompt", "StaticText", "StaticBinary", "WatchedResource", "TemplateData")
 	if !unimplemented["TestSimpleText"] {
 		runtime.AddTypedTool(s, runtime.ToolSpec{
 			Name:        ConformanceServiceTestSimpleTextToolName,
@@ -616,6 +914,97 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			InputSchema: conformanceServiceTestReconnectionInputSchema,
 		}, h.TestReconnection, opts...)
 	}
+	if !unimplemented["TestMissingCapability"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:        ConformanceServiceTestMissingCapabilityToolName,
+			Description: "Asks the client to sample an LLM, which needs the sampling capability: called without it in the modern era, it is refused with -32021 and HTTP 400 (server scenario server-stateless, spec 2026-07-28, MissingRequiredClientCapabilityError).",
+			InputSchema: conformanceServiceTestMissingCapabilityInputSchema,
+		}, h.TestMissingCapability, opts...)
+	}
+	if !unimplemented["TestStreamingElicitation"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:        ConformanceServiceTestStreamingElicitationToolName,
+			Description: "Asks the client for input while the response streams: in the modern era the stream carries an InputRequiredResult, never a server-to-client request (server-stateless).",
+			InputSchema: conformanceServiceTestStreamingElicitationInputSchema,
+		}, h.TestStreamingElicitation, opts...)
+	}
+	if !unimplemented["TestLoggingTool"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:        ConformanceServiceTestLoggingToolToolName,
+			Description: "Logs at info level: a modern request without _meta's logLevel gets no log notification (server-stateless).",
+			InputSchema: conformanceServiceTestLoggingToolInputSchema,
+		}, h.TestLoggingTool, opts...)
+	}
+	if !unimplemented["TestTriggerToolChange"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:        ConformanceServiceTestTriggerToolChangeToolName,
+			Description: "Adds or removes a tool, so that list_changed reaches open subscriptions/listen streams (server-stateless).",
+			InputSchema: conformanceServiceTestTriggerToolChangeInputSchema,
+		}, h.TestTriggerToolChange, opts...)
+	}
+	if !unimplemented["TestTriggerPromptChange"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:        ConformanceServiceTestTriggerPromptChangeToolName,
+			Description: "Adds or removes a prompt, as test_trigger_tool_change does a tool (server-stateless).",
+			InputSchema: conformanceServiceTestTriggerPromptChangeInputSchema,
+		}, h.TestTriggerPromptChange, opts...)
+	}
+	if !unimplemented["TestInputRequiredResultElicitation"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:        ConformanceServiceTestInputRequiredResultElicitationToolName,
+			Description: "Elicits the user's name (key user_name).",
+			InputSchema: conformanceServiceTestInputRequiredResultElicitationInputSchema,
+		}, h.TestInputRequiredResultElicitation, opts...)
+	}
+	if !unimplemented["TestInputRequiredResultSampling"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:        ConformanceServiceTestInputRequiredResultSamplingToolName,
+			Description: "Samples the capital of France (key capital_question).",
+			InputSchema: conformanceServiceTestInputRequiredResultSamplingInputSchema,
+		}, h.TestInputRequiredResultSampling, opts...)
+	}
+	if !unimplemented["TestInputRequiredResultListRoots"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:        ConformanceServiceTestInputRequiredResultListRootsToolName,
+			Description: "Lists the client's roots (key client_roots).",
+			InputSchema: conformanceServiceTestInputRequiredResultListRootsInputSchema,
+		}, h.TestInputRequiredResultListRoots, opts...)
+	}
+	if !unimplemented["TestInputRequiredResultRequestState"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:        ConformanceServiceTestInputRequiredResultRequestStateToolName,
+			Description: "Asks for a confirmation (key confirm) and says state-ok once the retry's requestState verified.",
+			InputSchema: conformanceServiceTestInputRequiredResultRequestStateInputSchema,
+		}, h.TestInputRequiredResultRequestState, opts...)
+	}
+	if !unimplemented["TestInputRequiredResultTamperedState"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:        ConformanceServiceTestInputRequiredResultTamperedStateToolName,
+			Description: "Asks for a confirmation as test_input_required_result_request_state does; the suite then retries with a tampered requestState, which the runtime refuses.",
+			InputSchema: conformanceServiceTestInputRequiredResultTamperedStateInputSchema,
+		}, h.TestInputRequiredResultTamperedState, opts...)
+	}
+	if !unimplemented["TestInputRequiredResultMultipleInputs"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:        ConformanceServiceTestInputRequiredResultMultipleInputsToolName,
+			Description: "Asks for three inputs at once: an elicitation, a sampling and the roots.",
+			InputSchema: conformanceServiceTestInputRequiredResultMultipleInputsInputSchema,
+		}, h.TestInputRequiredResultMultipleInputs, opts...)
+	}
+	if !unimplemented["TestInputRequiredResultMultiRound"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:        ConformanceServiceTestInputRequiredResultMultiRoundToolName,
+			Description: "Asks for a name (step1), then, in a second round, a colour (step2).",
+			InputSchema: conformanceServiceTestInputRequiredResultMultiRoundInputSchema,
+		}, h.TestInputRequiredResultMultiRound, opts...)
+	}
+	if !unimplemented["TestInputRequiredResultCapabilities"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:        ConformanceServiceTestInputRequiredResultCapabilitiesToolName,
+			Description: "Asks only for what the client's capabilities allow: an elicitation if it declares elicitation, a sampling if it declares sampling.",
+			InputSchema: conformanceServiceTestInputRequiredResultCapabilitiesInputSchema,
+		}, h.TestInputRequiredResultCapabilities, opts...)
+	}
 	if !unimplemented["TestSimplePrompt"] {
 		runtime.AddTypedPrompt(s, runtime.PromptSpec{
 			Name:        ConformanceServiceTestSimplePromptPromptName,
@@ -656,6 +1045,12 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestPromptWithImagePromptName,
 			Description: "A prompt with an image",
 		}, h.TestPromptWithImage, opts...)
+	}
+	if !unimplemented["TestInputRequiredResultPrompt"] {
+		runtime.AddTypedPrompt(s, runtime.PromptSpec{
+			Name:        ConformanceServiceTestInputRequiredResultPromptPromptName,
+			Description: "A prompt that elicits its context first (key user_context), to show that InputRequiredResult is not only for tools.",
+		}, h.TestInputRequiredResultPrompt, opts...)
 	}
 	if !unimplemented["StaticText"] {
 		runtime.AddTypedResource(s, runtime.ResourceSpec{
@@ -811,6 +1206,110 @@ const conformanceServiceTestElicitationSep1330EnumsInputSchema = `{
 const conformanceServiceTestReconnectionInputSchema = `{
   "type": "object",
   "description": "The arguments of test_reconnection: none.",
+  "additionalProperties": false
+}`
+
+// conformanceServiceTestMissingCapabilityInputSchema is the JSON Schema of the test_missing_capability tool's arguments
+// (conformance.v1.TestMissingCapabilityRequest).
+const conformanceServiceTestMissingCapabilityInputSchema = `{
+  "type": "object",
+  "description": "The arguments of test_missing_capability: none.",
+  "additionalProperties": false
+}`
+
+// conformanceServiceTestStreamingElicitationInputSchema is the JSON Schema of the test_streaming_elicitation tool's arguments
+// (conformance.v1.TestStreamingElicitationRequest).
+const conformanceServiceTestStreamingElicitationInputSchema = `{
+  "type": "object",
+  "description": "The arguments of test_streaming_elicitation: none.",
+  "additionalProperties": false
+}`
+
+// conformanceServiceTestLoggingToolInputSchema is the JSON Schema of the test_logging_tool tool's arguments
+// (conformance.v1.TestLoggingToolRequest).
+const conformanceServiceTestLoggingToolInputSchema = `{
+  "type": "object",
+  "description": "The arguments of test_logging_tool: none.",
+  "additionalProperties": false
+}`
+
+// conformanceServiceTestTriggerToolChangeInputSchema is the JSON Schema of the test_trigger_tool_change tool's arguments
+// (conformance.v1.TestTriggerToolChangeRequest).
+const conformanceServiceTestTriggerToolChangeInputSchema = `{
+  "type": "object",
+  "description": "The arguments of test_trigger_tool_change: none.",
+  "additionalProperties": false
+}`
+
+// conformanceServiceTestTriggerPromptChangeInputSchema is the JSON Schema of the test_trigger_prompt_change tool's arguments
+// (conformance.v1.TestTriggerPromptChangeRequest).
+const conformanceServiceTestTriggerPromptChangeInputSchema = `{
+  "type": "object",
+  "description": "The arguments of test_trigger_prompt_change: none.",
+  "additionalProperties": false
+}`
+
+// conformanceServiceTestInputRequiredResultElicitationInputSchema is the JSON Schema of the test_input_required_result_elicitation tool's arguments
+// (conformance.v1.TestInputRequiredResultElicitationRequest).
+const conformanceServiceTestInputRequiredResultElicitationInputSchema = `{
+  "type": "object",
+  "description": "The arguments of test_input_required_result_elicitation: none.",
+  "additionalProperties": false
+}`
+
+// conformanceServiceTestInputRequiredResultSamplingInputSchema is the JSON Schema of the test_input_required_result_sampling tool's arguments
+// (conformance.v1.TestInputRequiredResultSamplingRequest).
+const conformanceServiceTestInputRequiredResultSamplingInputSchema = `{
+  "type": "object",
+  "description": "The arguments of test_input_required_result_sampling: none.",
+  "additionalProperties": false
+}`
+
+// conformanceServiceTestInputRequiredResultListRootsInputSchema is the JSON Schema of the test_input_required_result_list_roots tool's arguments
+// (conformance.v1.TestInputRequiredResultListRootsRequest).
+const conformanceServiceTestInputRequiredResultListRootsInputSchema = `{
+  "type": "object",
+  "description": "The arguments of test_input_required_result_list_roots: none.",
+  "additionalProperties": false
+}`
+
+// conformanceServiceTestInputRequiredResultRequestStateInputSchema is the JSON Schema of the test_input_required_result_request_state tool's arguments
+// (conformance.v1.TestInputRequiredResultRequestStateRequest).
+const conformanceServiceTestInputRequiredResultRequestStateInputSchema = `{
+  "type": "object",
+  "description": "The arguments of test_input_required_result_request_state: none.",
+  "additionalProperties": false
+}`
+
+// conformanceServiceTestInputRequiredResultTamperedStateInputSchema is the JSON Schema of the test_input_required_result_tampered_state tool's arguments
+// (conformance.v1.TestInputRequiredResultTamperedStateRequest).
+const conformanceServiceTestInputRequiredResultTamperedStateInputSchema = `{
+  "type": "object",
+  "description": "The arguments of test_input_required_result_tampered_state: none.",
+  "additionalProperties": false
+}`
+
+// conformanceServiceTestInputRequiredResultMultipleInputsInputSchema is the JSON Schema of the test_input_required_result_multiple_inputs tool's arguments
+// (conformance.v1.TestInputRequiredResultMultipleInputsRequest).
+const conformanceServiceTestInputRequiredResultMultipleInputsInputSchema = `{
+  "type": "object",
+  "description": "The arguments of test_input_required_result_multiple_inputs: none.",
+  "additionalProperties": false
+}`
+
+// conformanceServiceTestInputRequiredResultMultiRoundInputSchema is the JSON Schema of the test_input_required_result_multi_round tool's arguments
+// (conformance.v1.TestInputRequiredResultMultiRoundRequest).
+const conformanceServiceTestInputRequiredResultMultiRoundInputSchema = `{
+  "type": "object",
+  "description": "The arguments of test_input_required_result_multi_round: none.",
+  "additionalProperties": false
+}`
+
+// conformanceServiceTestInputRequiredResultCapabilitiesInputSchema is the JSON Schema of the test_input_required_result_capabilities tool's arguments
+// (conformance.v1.TestInputRequiredResultCapabilitiesRequest).
+const conformanceServiceTestInputRequiredResultCapabilitiesInputSchema = `{
+  "type": "object",
+  "description": "The arguments of test_input_required_result_capabilities: none.",
   "additionalProperties": false
 }`
 

@@ -47,6 +47,13 @@ func TestHandlerDeadline(t *testing.T) {
 		require.Fail(t, "the handler's context did not end at its deadline")
 	}
 	assert.True(t, errors.Is(a.Err(), context.DeadlineExceeded), "a.Err() = %v", a.Err())
+	// A context derived from a's is cancelled by a goroutine of package context (a is no
+	// context of that package), so a moment after a's own end.
+	select {
+	case <-derived.Done():
+	case <-time.After(10 * time.Second):
+		require.Fail(t, "a context derived from the handler's did not end with it")
+	}
 	assert.True(t, errors.Is(derived.Err(), context.DeadlineExceeded), "a derived context's Err() = %v", derived.Err())
 	cancelA()
 

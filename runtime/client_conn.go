@@ -457,6 +457,11 @@ func (m *msgConn) overflow(call *connCall) {
 	live := m.calls[call.id] == call
 	if live {
 		delete(m.calls, call.id)
+		if call.token != "" && m.progress[call.token] == call {
+			// What follows the lost message must not reach the stream either: it would
+			// arrive after a gap.
+			delete(m.progress, call.token)
+		}
 	}
 	m.mu.Unlock()
 	if !live {

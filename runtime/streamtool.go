@@ -199,32 +199,55 @@ func CallToolStream[Res any, PRes interface {
 }](ctx context.Context, c *Client, name string, req proto.Message, opts ...CallOption) *ToolStream[Res] {
 	ctx, cancel := context.WithCancel(ctx)
 	st := &ToolStream[Res]{msgs: make(chan *Res, StreamBuffer), cancel: cancel}
-	received := 0
-	var recvErr error
+	// The progress callbacks may run on another goroutine than the call's (a message
+	// connection's dispatcher), even after the call has returned: mu guards what they share
+	// with it, and inflight lets the call close msgs only once no callback can send on it.
+	var (
+		mu       sync.Mutex
+		received int
+		recvErr  error
+		finished bool
+		inflight sync.WaitGroup
+	)
 	deliver := func(m *Res) bool {
 		select {
 		case st.msgs <- m:
-			received++
 			return true
 		case <-ctx.Done():
 			return false
 		}
 	}
+	fail := func(err error) {
+		mu.Lock()
+		if recvErr == nil {
+			recvErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
 	onProgress := func(p *ProgressParams) {
 		raw, ok := p.Meta[MetaStreamMessage]
-		if !ok || recvErr != nil {
+		if !ok {
 			return
 		}
 		seq, _ := strconv.Atoi(string(p.Meta[MetaStreamSeq]))
-		if seq != received+1 {
-			recvErr = fmt.Errorf("mcp tools/call %s: streamed message %d arrived after message %d", name, seq, received)
-			cancel()
+		mu.Lock()
+		if finished || recvErr != nil {
+			mu.Unlock()
 			return
 		}
+		if seq != received+1 {
+			mu.Unlock()
+			fail(fmt.Errorf("mcp tools/call %s: streamed message %d arrived after message %d", name, seq, received))
+			return
+		}
+		received++
+		inflight.Add(1)
+		mu.Unlock()
+		defer inflight.Done()
 		out := PRes(new(Res))
 		if err := resultUnmarshal.Unmarshal(raw, out); err != nil {
-			recvErr = fmt.Errorf("mcp tools/call %s: decode streamed message into %s: %w", name, out.ProtoReflect().Descriptor().FullName(), err)
-			cancel()
+			fail(fmt.Errorf("mcp tools/call %s: decode streamed message into %s: %w", name, out.ProtoReflect().Descriptor().FullName(), err))
 			return
 		}
 		deliver((*Res)(out))
@@ -240,16 +263,26 @@ func CallToolStream[Res any, PRes interface {
 	co := newCallOptions(append(opts, WithProgress(onProgress)))
 	co.progressSync = true
 	go func() {
-		defer close(st.msgs)
-		defer cancel()
+		defer func() {
+			cancel() // a callback waiting to deliver gives up
+			mu.Lock()
+			finished = true
+			mu.Unlock()
+			inflight.Wait()
+			close(st.msgs)
+		}()
 		st.err = func() error {
 			args, err := marshalArgs(req)
 			if err != nil {
 				return fmt.Errorf("mcp tools/call %s: encode arguments: %w", name, err)
 			}
 			resp, err := c.invoke(ctx, newToolRequest(name, args, req), co)
-			if recvErr != nil {
-				return recvErr
+			mu.Lock()
+			rerr, received := recvErr, received
+			finished = true // what arrives from now on is not part of the stream
+			mu.Unlock()
+			if rerr != nil && (err == nil || ctx.Err() != nil) {
+				return rerr // the stream's own failure cancelled the call
 			}
 			if err != nil {
 				return err

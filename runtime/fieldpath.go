@@ -37,37 +37,46 @@ type failure struct {
 	path, reason string
 }
 
+// failingMember finds the first member, in key order, of raw (m's JSON object) that does not
+// decode alone, and returns its path after path, down to what fails inside it.
 func failingMember(m protoreflect.Message, raw json.RawMessage, path string) failure {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) != nil {
 		return failure{}
 	}
-	md := m.Descriptor()
-	if md.ParentFile().Package() == "google.protobuf" {
+	if m.Descriptor().ParentFile().Package() == "google.protobuf" {
 		return failure{} // a well-known type's JSON form is not an object of its fields
 	}
 	for _, k := range sortedKeys(obj) {
-		fd := md.Fields().ByJSONName(k)
-		if fd == nil {
-			fd = md.Fields().ByName(protoreflect.Name(k))
+		if f, failed := memberFailure(m, k, obj[k], path+k); failed {
+			return f
 		}
-		name := path + k
-		if fd == nil {
-			return failure{path: name} // an unknown field
-		}
-		one, _ := json.Marshal(map[string]json.RawMessage{k: obj[k]})
-		if argsUnmarshal.Unmarshal(one, m.New().Interface()) == nil {
-			continue
-		}
-		if r := kindMismatch(fd, obj[k], false); r != "" {
-			return failure{name, r}
-		}
-		if inner := failingValue(m, fd, obj[k], name); inner.path != "" {
-			return inner
-		}
-		return failure{path: name}
 	}
 	return failure{}
+}
+
+// memberFailure decodes the member k: v of m's object alone; failed is false when it decodes,
+// else f says where it fails (name, the member's path, or below it) and why.
+func memberFailure(m protoreflect.Message, k string, v json.RawMessage, name string) (f failure, failed bool) {
+	md := m.Descriptor()
+	fd := md.Fields().ByJSONName(k)
+	if fd == nil {
+		fd = md.Fields().ByName(protoreflect.Name(k))
+	}
+	if fd == nil {
+		return failure{path: name}, true // an unknown field
+	}
+	one, _ := json.Marshal(map[string]json.RawMessage{k: v})
+	if argsUnmarshal.Unmarshal(one, m.New().Interface()) == nil {
+		return failure{}, false
+	}
+	if r := kindMismatch(fd, v, false); r != "" {
+		return failure{name, r}, true
+	}
+	if inner := failingValue(m, fd, v, name); inner.path != "" {
+		return inner, true
+	}
+	return failure{path: name}, true
 }
 
 // failingValue descends into a failing member's value: the list item, map entry or field of a
@@ -145,27 +154,38 @@ func kindMismatch(fd protoreflect.FieldDescriptor, raw json.RawMessage, item boo
 	if got == "" || got == "null" && !item {
 		return "" // null clears a field; inside a list it is an error protojson words well
 	}
-	var want []string
-	switch {
-	case fd.IsList() && !item:
-		want = []string{"an array"}
-	case fd.IsMap():
-		want = []string{"an object"}
-	case fd.Message() != nil:
-		want = messageKinds(fd.Message())
-	case fd.Kind() == protoreflect.StringKind || fd.Kind() == protoreflect.BytesKind:
-		want = []string{"a string"}
-	case fd.Kind() == protoreflect.BoolKind:
-		want = []string{"a boolean"}
-	case fd.Kind() == protoreflect.EnumKind:
-		want = []string{"a string", "a number"}
-	default: // numbers: protojson takes them quoted too
-		want = []string{"a number", "a string"}
-	}
+	want := wantKinds(fd, item)
 	if len(want) == 0 || slices.Contains(want, got) {
 		return ""
 	}
 	return "expected " + want[0] + ", got " + got
+}
+
+// wantKinds is the JSON kinds fd (its list's item, when item) takes in proto3 JSON, the
+// one to name first; none for a well-known type whose JSON form kindMismatch does not judge.
+func wantKinds(fd protoreflect.FieldDescriptor, item bool) []string {
+	switch {
+	case fd.IsList() && !item:
+		return []string{"an array"}
+	case fd.IsMap():
+		return []string{"an object"}
+	case fd.Message() != nil:
+		return messageKinds(fd.Message())
+	}
+	return scalarKinds(fd.Kind())
+}
+
+// scalarKinds is the JSON kinds a scalar or enum of kind k takes, the one to name first.
+func scalarKinds(k protoreflect.Kind) []string {
+	switch k {
+	case protoreflect.StringKind, protoreflect.BytesKind:
+		return []string{"a string"}
+	case protoreflect.BoolKind:
+		return []string{"a boolean"}
+	case protoreflect.EnumKind:
+		return []string{"a string", "a number"}
+	}
+	return []string{"a number", "a string"} // numbers: protojson takes them quoted too
 }
 
 // messageKinds is the JSON kinds a message field takes: an object, but for the well-known

@@ -58,11 +58,7 @@ func failingMember(m protoreflect.Message, raw json.RawMessage, path string) fai
 // memberFailure decodes the member k: v of m's object alone; failed is false when it decodes,
 // else f says where it fails (name, the member's path, or below it) and why.
 func memberFailure(m protoreflect.Message, k string, v json.RawMessage, name string) (f failure, failed bool) {
-	md := m.Descriptor()
-	fd := md.Fields().ByJSONName(k)
-	if fd == nil {
-		fd = md.Fields().ByName(protoreflect.Name(k))
-	}
+	fd := fieldByKey(m.Descriptor(), k)
 	if fd == nil {
 		return failure{path: name}, true // an unknown field
 	}

@@ -323,12 +323,8 @@ func (sg *serviceGen) toolRegistration(t *tool) {
 	}
 	g.P(runtimePackage.Ident(add), "(s, ", runtimePackage.Ident("ToolSpec"), "{")
 	g.P("Name: ", t.constName, ",")
-	if t.title != "" {
-		g.P("Title: ", strconv.Quote(t.title), ",")
-	}
-	if t.description != "" {
-		g.P("Description: ", strconv.Quote(t.description), ",")
-	}
+	stringField(g, "Title", t.title)
+	stringField(g, "Description", t.description)
 	g.P("InputSchema: ", t.schemaPrefix, "InputSchema,")
 	if t.outputSchema != "" {
 		g.P("OutputSchema: ", t.schemaPrefix, "OutputSchema,")

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"math"
 	"os"
 	"slices"
@@ -137,12 +138,7 @@ func cycleEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName
 	var visit func(md protoreflect.MessageDescriptor)
 	visit = func(md protoreflect.MessageDescriptor) {
 		state[md.FullName()] = onStack
-		fields := md.Fields()
-		for i := 0; i < fields.Len(); i++ {
-			m := fieldMessage(fields.Get(i))
-			if m == nil || isWellKnown(m) {
-				continue
-			}
+		for m := range fieldObjects(md) {
 			switch state[m.FullName()] {
 			case onStack:
 				marked[m.FullName()] = true
@@ -179,11 +175,8 @@ func defEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName]b
 		if md.FullName() != root.FullName() && uses[md.FullName()] > 1 && !smallLeaf(md) {
 			refs[md.FullName()] = true
 		}
-		fields := md.Fields()
-		for i := 0; i < fields.Len(); i++ {
-			if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) {
-				mark(m)
-			}
+		for m := range fieldObjects(md) {
+			mark(m)
 		}
 	}
 	mark(root)
@@ -201,12 +194,9 @@ func fieldUses(root protoreflect.MessageDescriptor) map[protoreflect.FullName]in
 			return
 		}
 		seen[md.FullName()] = true
-		fields := md.Fields()
-		for i := 0; i < fields.Len(); i++ {
-			if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) {
-				uses[m.FullName()]++
-				walk(m)
-			}
+		for m := range fieldObjects(md) {
+			uses[m.FullName()]++
+			walk(m)
 		}
 	}
 	walk(root)
@@ -216,16 +206,27 @@ func fieldUses(root protoreflect.MessageDescriptor) map[protoreflect.FullName]in
 // smallLeaf reports whether md is small enough to repeat inline wherever it is used: a few
 // fields, none of them another message (well-known types aside).
 func smallLeaf(md protoreflect.MessageDescriptor) bool {
-	fields := md.Fields()
-	if fields.Len() > 4 {
+	if md.Fields().Len() > 4 {
 		return false
 	}
-	for i := 0; i < fields.Len(); i++ {
-		if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) {
-			return false
-		}
+	for range fieldObjects(md) {
+		return false
 	}
 	return true
+}
+
+// fieldObjects yields, for each field of md in order, the message its values are (its map
+// values, for a map) when that message is written as an object: well-known types, which have
+// JSON forms of their own, and scalar fields yield nothing.
+func fieldObjects(md protoreflect.MessageDescriptor) iter.Seq[protoreflect.MessageDescriptor] {
+	return func(yield func(protoreflect.MessageDescriptor) bool) {
+		fields := md.Fields()
+		for i := 0; i < fields.Len(); i++ {
+			if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) && !yield(m) {
+				return
+			}
+		}
+	}
 }
 
 // fieldMessage is the message a field's values are (its map values, for a map), or nil.
@@ -273,18 +274,7 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 	}
 	fields := md.Fields()
 	for i := 0; i < fields.Len(); i++ {
-		fd := fields.Get(i)
-		if b.dir == input && fieldrules.OutputOnly(fd) {
-			continue // the server sets it; a model has nothing to send
-		}
-		fs, required := b.property(fd)
-		if required {
-			s.Required = append(s.Required, fd.JSONName())
-		}
-		s.Properties = append(s.Properties, Property{fd.JSONName(), fs})
-		if len(fs.Default) > 0 || len(fs.Examples) > 0 {
-			b.values = append(b.values, fieldValues{fd, fs})
-		}
+		b.addProperty(s, fields.Get(i))
 	}
 	b.noteOneofs(s, md)
 	if notes := messageRuleNotes(md); b.dir == input && len(notes) > 0 {
@@ -297,6 +287,22 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 	return s
 }
 
+// addProperty adds field fd to s, its message's object, unless it is output only and s an
+// input; a field with a default or examples is kept for checkValues.
+func (b *schemaBuilder) addProperty(s *Schema, fd protoreflect.FieldDescriptor) {
+	if b.dir == input && fieldrules.OutputOnly(fd) {
+		return // the server sets it; a model has nothing to send
+	}
+	fs, required := b.property(fd)
+	if required {
+		s.Required = append(s.Required, fd.JSONName())
+	}
+	s.Properties = append(s.Properties, Property{fd.JSONName(), fs})
+	if len(fs.Default) > 0 || len(fs.Examples) > 0 {
+		b.values = append(b.values, fieldValues{fd, fs})
+	}
+}
+
 // property is a field's schema as a property of its message's object, and whether the
 // object requires it. On inputs, a field is required when a rule says so, and accepts null
 // otherwise; on outputs, a field the server alone sets is read-only.
@@ -304,13 +310,7 @@ func (b *schemaBuilder) property(fd protoreflect.FieldDescriptor) (fs *Schema, r
 	fs = b.field(fd)
 	switch {
 	case b.dir == input && (fieldrules.Required(fd) || validateRequired(fd)):
-		// A required list or map needs an entry: the runtime refuses an empty one.
-		switch {
-		case fd.IsList():
-			fs.MinItems = "1"
-		case fd.IsMap():
-			fs.MinProperties = "1"
-		}
+		requireEntry(fs, fd)
 		return fs, true
 	case b.dir == input && !acceptsNull(fd):
 		// protojson reads null as "not set" for every field, and some clients send it
@@ -320,6 +320,17 @@ func (b *schemaBuilder) property(fd protoreflect.FieldDescriptor) (fs *Schema, r
 		fs.ReadOnly = true
 	}
 	return fs, false
+}
+
+// requireEntry makes fs, the schema of a required list or map field fd, need an entry: the
+// runtime refuses an empty one.
+func requireEntry(fs *Schema, fd protoreflect.FieldDescriptor) {
+	switch {
+	case fd.IsList():
+		fs.MinItems = "1"
+	case fd.IsMap():
+		fs.MinProperties = "1"
+	}
 }
 
 // noteOneofs says each oneof's rule in its members' descriptions. A oneof is a rule in the
@@ -333,20 +344,25 @@ func (b *schemaBuilder) noteOneofs(s *Schema, md protoreflect.MessageDescriptor)
 		if od.IsSynthetic() || od.Fields().Len() < 2 {
 			continue
 		}
-		var names []string
-		for j := 0; j < od.Fields().Len(); j++ {
-			names = append(names, od.Fields().Get(j).JSONName())
-		}
-		note := fmt.Sprintf("Set at most one of: %s.", strings.Join(names, ", "))
-		if b.dir == input && oneofRequired(od) {
-			note = fmt.Sprintf("Set exactly one of: %s.", strings.Join(names, ", "))
-		}
+		names, note := b.oneofNote(od)
 		for k := range s.Properties {
 			if p := &s.Properties[k]; slices.Contains(names, p.Name) {
 				p.Schema.Description = join(p.Schema.Description, note)
 			}
 		}
 	}
+}
+
+// oneofNote is the JSON names of od's members and the rule that notes them: at most one, or
+// on inputs exactly one when the oneof is required.
+func (b *schemaBuilder) oneofNote(od protoreflect.OneofDescriptor) (names []string, note string) {
+	for j := 0; j < od.Fields().Len(); j++ {
+		names = append(names, od.Fields().Get(j).JSONName())
+	}
+	if b.dir == input && oneofRequired(od) {
+		return names, fmt.Sprintf("Set exactly one of: %s.", strings.Join(names, ", "))
+	}
+	return names, fmt.Sprintf("Set at most one of: %s.", strings.Join(names, ", "))
 }
 
 // acceptsNull reports whether a field's schema already accepts null as a value:
@@ -451,26 +467,7 @@ func defaultJSON(fd protoreflect.FieldDescriptor) json.RawMessage {
 	if !fd.HasDefault() || fd.IsList() || fd.IsMap() {
 		return nil
 	}
-	v := fd.Default()
-	var out any
-	switch fd.Kind() {
-	case protoreflect.EnumKind:
-		if ev := fd.DefaultEnumValue(); ev != nil {
-			out = string(ev.Name())
-		}
-	case protoreflect.BytesKind:
-		out = base64.StdEncoding.EncodeToString(v.Bytes())
-	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		out = strconv.FormatInt(v.Int(), 10)
-	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		out = strconv.FormatUint(v.Uint(), 10)
-	case protoreflect.FloatKind, protoreflect.DoubleKind:
-		if f := v.Float(); !math.IsNaN(f) && !math.IsInf(f, 0) {
-			out = f
-		}
-	default:
-		out = v.Interface()
-	}
+	out := defaultValue(fd)
 	if out == nil {
 		return nil
 	}
@@ -479,6 +476,32 @@ func defaultJSON(fd protoreflect.FieldDescriptor) json.RawMessage {
 		return nil
 	}
 	return b
+}
+
+// defaultValue is fd's default as encoding/json should write it in proto3 JSON form: enum
+// values by name, bytes in Base64, 64-bit integers as strings; nil for a default that has no
+// plain JSON form (NaN, the infinities).
+func defaultValue(fd protoreflect.FieldDescriptor) any {
+	v := fd.Default()
+	switch fd.Kind() {
+	case protoreflect.EnumKind:
+		if ev := fd.DefaultEnumValue(); ev != nil {
+			return string(ev.Name())
+		}
+		return nil
+	case protoreflect.BytesKind:
+		return base64.StdEncoding.EncodeToString(v.Bytes())
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return strconv.FormatInt(v.Int(), 10)
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return strconv.FormatUint(v.Uint(), 10)
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		if f := v.Float(); !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return f
+		}
+		return nil
+	}
+	return v.Interface()
 }
 
 // Ranges of the proto3 JSON numbers.
@@ -632,36 +655,43 @@ func wellKnownSchema(md protoreflect.MessageDescriptor, dir direction) *Schema {
 		b := &schemaBuilder{dir: dir}
 		return b.singular(md.Fields().ByName("value"))
 	}
-	str := []string{"string"}
-	switch md.Name() {
-	case "Timestamp":
-		return &Schema{Type: str, Format: "date-time", Pattern: timestampPattern}
-	case "Duration":
-		return &Schema{Type: str, Pattern: durationPattern}
-	case "FieldMask":
-		return &Schema{Type: str, Description: "Comma-separated field paths in lowerCamelCase.", Pattern: fieldMaskPattern}
-	case "Struct":
-		return &Schema{Type: []string{"object"}}
-	case "Value":
-		return anyJSON()
-	case "ListValue":
-		return &Schema{Type: []string{"array"}}
-	case "Empty":
-		return &Schema{Type: []string{"object"}, AdditionalProperties: falseSchema()}
-	case "Any":
-		s := &Schema{
-			Type: []string{"object"},
-			Properties: []Property{{"@type", &Schema{
-				Type:        str,
-				Description: "The type URL of the packed message, e.g. type.googleapis.com/google.protobuf.Duration.",
-			}}},
-		}
-		if dir == input {
-			s.Required = []string{"@type"} // protojson writes {} for an empty Any
-		}
-		return s
+	if form, ok := wellKnownForms[md.Name()]; ok {
+		return form(dir)
 	}
 	return nil
+}
+
+// wellKnownForms makes the JSON form of each well-known type other than the wrappers, a new
+// schema on every call.
+var wellKnownForms = map[protoreflect.Name]func(direction) *Schema{
+	"Timestamp": func(direction) *Schema {
+		return &Schema{Type: []string{"string"}, Format: "date-time", Pattern: timestampPattern}
+	},
+	"Duration": func(direction) *Schema { return &Schema{Type: []string{"string"}, Pattern: durationPattern} },
+	"FieldMask": func(direction) *Schema {
+		return &Schema{Type: []string{"string"}, Description: "Comma-separated field paths in lowerCamelCase.", Pattern: fieldMaskPattern}
+	},
+	"Struct":    func(direction) *Schema { return &Schema{Type: []string{"object"}} },
+	"Value":     func(direction) *Schema { return anyJSON() },
+	"ListValue": func(direction) *Schema { return &Schema{Type: []string{"array"}} },
+	"Empty":     func(direction) *Schema { return &Schema{Type: []string{"object"}, AdditionalProperties: falseSchema()} },
+	"Any":       anySchema,
+}
+
+// anySchema is the JSON form of google.protobuf.Any: an object with an "@type", which inputs
+// require (protojson writes {} for an empty Any).
+func anySchema(dir direction) *Schema {
+	s := &Schema{
+		Type: []string{"object"},
+		Properties: []Property{{"@type", &Schema{
+			Type:        []string{"string"},
+			Description: "The type URL of the packed message, e.g. type.googleapis.com/google.protobuf.Duration.",
+		}}},
+	}
+	if dir == input {
+		s.Required = []string{"@type"}
+	}
+	return s
 }
 
 // leadingComments is the cleaned leading comment of d, from its file's source info.

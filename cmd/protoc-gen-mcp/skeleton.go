@@ -181,40 +181,37 @@ func skeletonMain(p func(...any), f *protogen.File, services []*service, mcp str
 
 // fieldKind names a field's Go type, roughly, for the skeleton's comments.
 func fieldKind(fd protoreflect.FieldDescriptor) string {
-	var k string
-	switch {
-	case fd.Message() != nil:
-		k = "*" + string(fd.Message().Name())
-	case fd.Enum() != nil:
-		k = string(fd.Enum().Name())
-	default:
-		k = fd.Kind().String()
-		switch k {
-		case "bytes":
-			k = "[]byte"
-		case "sint32", "sfixed32":
-			k = "int32"
-		case "sint64", "sfixed64":
-			k = "int64"
-		case "fixed32":
-			k = "uint32"
-		case "fixed64":
-			k = "uint64"
-		case "double":
-			k = "float64"
-		case "float":
-			k = "float32"
-		}
-	}
 	switch {
 	case fd.IsMap():
 		return "map[...]" // a map field's entry types
 	case fd.IsList():
-		return "[]" + k
+		return "[]" + valueKind(fd)
+	}
+	return valueKind(fd)
+}
+
+// valueKind names the Go type of one value of fd: a message pointer, an enum, or a scalar.
+func valueKind(fd protoreflect.FieldDescriptor) string {
+	switch {
+	case fd.Message() != nil:
+		return "*" + string(fd.Message().Name())
+	case fd.Enum() != nil:
+		return string(fd.Enum().Name())
+	}
+	k := fd.Kind().String()
+	if g, ok := goScalarNames[k]; ok {
+		return g
 	}
 	return k
 }
 
+// goScalarNames maps the proto scalar kinds whose Go type has another name to that name.
+var goScalarNames = map[string]string{
+	"bytes": "[]byte", "sint32": "int32", "sfixed32": "int32", "sint64": "int64", "sfixed64": "int64",
+	"fixed32": "uint32", "fixed64": "uint64", "double": "float64", "float": "float32",
+}
+
+// firstLine is the first non-blank line of a comment, trimmed.
 func firstLine(c protogen.Comments) string {
 	for _, line := range commentLines(c) {
 		if strings.TrimSpace(line) != "" {

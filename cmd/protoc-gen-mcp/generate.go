@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"path"
@@ -315,13 +316,12 @@ type fileNames struct {
 func (c *config) addMethod(f *protogen.File, s *service, svcOpts *mcpv1.ServiceOptions, m *protogen.Method, seen fileNames) error {
 	fail := methodFail(f, m)
 	toolOpts, promptOpts, resourceOpts := methodKind(m)
+	if why := kindConflict(toolOpts, promptOpts, resourceOpts); why != "" {
+		return fail("an rpc is a tool, a prompt or a resource: %s", why)
+	}
 	switch {
 	case toolOpts.GetSkip():
 		return nil
-	case promptOpts != nil && resourceOpts != nil:
-		return fail("an rpc is a tool, a prompt or a resource: it cannot have both (mcp.v1.prompt) and (mcp.v1.resource)")
-	case (promptOpts != nil || resourceOpts != nil) && toolOpts != nil:
-		return fail("an rpc is a tool, a prompt or a resource: (mcp.v1.tool) cannot be combined with (mcp.v1.prompt) or (mcp.v1.resource)")
 	case promptOpts != nil:
 		return seen.addPrompt(f, s, m, promptOpts)
 	case resourceOpts != nil:
@@ -337,6 +337,20 @@ func (c *config) addMethod(f *protogen.File, s *service, svcOpts *mcpv1.ServiceO
 	seen.tools[t.name] = string(m.Desc.FullName())
 	s.tools = append(s.tools, t)
 	return nil
+}
+
+// kindConflict says which of an rpc's options contradict each other (it is one of a tool, a
+// prompt or a resource), or "". A skipped tool conflicts with nothing.
+func kindConflict(toolOpts *mcpv1.ToolOptions, promptOpts *mcpv1.PromptOptions, resourceOpts *mcpv1.ResourceOptions) string {
+	switch {
+	case toolOpts.GetSkip():
+		return ""
+	case promptOpts != nil && resourceOpts != nil:
+		return "it cannot have both (mcp.v1.prompt) and (mcp.v1.resource)"
+	case (promptOpts != nil || resourceOpts != nil) && toolOpts != nil:
+		return "(mcp.v1.tool) cannot be combined with (mcp.v1.prompt) or (mcp.v1.resource)"
+	}
+	return ""
 }
 
 // addPrompt adds a prompt rpc to its service; its name must be new to the file.
@@ -385,34 +399,36 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 		Method:       m,
 		constName:    m.Parent.GoName + m.GoName + "ToolName",
 		schemaPrefix: unexport(m.Parent.GoName) + m.GoName,
+		name:         cmp.Or(opts.GetName(), svcOpts.GetToolNamePrefix()+snakeCase(string(m.Desc.Name()))),
 		title:        opts.GetTitle(),
-		description:  opts.GetDescription(),
+		description:  cmp.Or(opts.GetDescription(), cleanComment(string(m.Comments.Leading))),
 		streaming:    m.Desc.IsStreamingServer(),
 		scopes:       opts.GetScopes(),
 	}
-	t.name = opts.GetName()
-	if t.name == "" {
-		t.name = svcOpts.GetToolNamePrefix() + snakeCase(string(m.Desc.Name()))
-	}
 	if !toolNamePattern.MatchString(t.name) {
 		return nil, fail("tool name %q is invalid: it must match %s", t.name, toolNamePattern)
-	}
-	if t.description == "" {
-		t.description = cleanComment(string(m.Comments.Leading))
 	}
 	if methodOpts.GetDeprecated() {
 		t.description = join(t.description, "Deprecated.")
 	}
 	t.annotate(methodOpts.GetIdempotencyLevel(), opts)
-	for _, sc := range t.scopes {
-		if !scopeTokenPattern.MatchString(sc) {
-			return nil, fail("scope %q is invalid: an OAuth scope is one or more printable ASCII characters other than space, '\"' and '\\' (RFC 6749 Section 3.3)", sc)
-		}
+	if err := checkScopes(t.scopes); err != nil {
+		return nil, fail("%v", err)
 	}
 	if err := c.schemas(t); err != nil {
 		return nil, fail("%v", err)
 	}
 	return t, nil
+}
+
+// checkScopes refuses a scope that is not an OAuth scope-token.
+func checkScopes(scopes []string) error {
+	for _, sc := range scopes {
+		if !scopeTokenPattern.MatchString(sc) {
+			return fmt.Errorf("scope %q is invalid: an OAuth scope is one or more printable ASCII characters other than space, '\"' and '\\' (RFC 6749 Section 3.3)", sc)
+		}
+	}
+	return nil
 }
 
 // streamingProblem says why an rpc's streaming keeps it from being a tool, or "".

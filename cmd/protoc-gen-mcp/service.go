@@ -329,30 +329,50 @@ func (sg *serviceGen) toolRegistration(t *tool) {
 	if t.outputSchema != "" {
 		g.P("OutputSchema: ", t.schemaPrefix, "OutputSchema,")
 	}
-	if t.validates {
+	validateSpecField(g, t.validates)
+	annotationsField(g, t)
+	scopesField(g, t.scopes)
+	g.P("}, h.", t.GoName, ", opts...)")
+}
+
+// validateSpecField writes a spec's Validate field when its request has buf.validate rules.
+func validateSpecField(g *protogen.GeneratedFile, validates bool) {
+	if validates {
 		g.P("Validate: ", bufvalidatePackage.Ident("Validate"), ",")
 	}
-	if t.readOnly != nil || t.destructive != nil || t.idempotent != nil || t.openWorld != nil {
-		g.P("Annotations: &", runtimePackage.Ident("ToolAnnotations"), "{")
-		hint := func(field string, v *bool) {
-			if v != nil {
-				g.P(field, ": ", runtimePackage.Ident("Bool"), "(", *v, "),")
-			}
-		}
-		hint("ReadOnlyHint", t.readOnly)
-		hint("DestructiveHint", t.destructive)
-		hint("IdempotentHint", t.idempotent)
-		hint("OpenWorldHint", t.openWorld)
-		g.P("},")
+}
+
+// annotationsField writes a ToolSpec's Annotations field with the hints t sets, when it sets
+// any.
+func annotationsField(g *protogen.GeneratedFile, t *tool) {
+	if t.readOnly == nil && t.destructive == nil && t.idempotent == nil && t.openWorld == nil {
+		return
 	}
-	if len(t.scopes) > 0 {
-		quoted := make([]string, len(t.scopes))
-		for i, sc := range t.scopes {
-			quoted[i] = strconv.Quote(sc)
-		}
-		g.P("Scopes: []string{", strings.Join(quoted, ", "), "},")
+	g.P("Annotations: &", runtimePackage.Ident("ToolAnnotations"), "{")
+	hintField(g, "ReadOnlyHint", t.readOnly)
+	hintField(g, "DestructiveHint", t.destructive)
+	hintField(g, "IdempotentHint", t.idempotent)
+	hintField(g, "OpenWorldHint", t.openWorld)
+	g.P("},")
+}
+
+// hintField writes one hint of ToolAnnotations when it is set.
+func hintField(g *protogen.GeneratedFile, field string, v *bool) {
+	if v != nil {
+		g.P(field, ": ", runtimePackage.Ident("Bool"), "(", *v, "),")
 	}
-	g.P("}, h.", t.GoName, ", opts...)")
+}
+
+// scopesField writes a ToolSpec's Scopes field when the tool has scopes.
+func scopesField(g *protogen.GeneratedFile, scopes []string) {
+	if len(scopes) == 0 {
+		return
+	}
+	quoted := make([]string, len(scopes))
+	for i, sc := range scopes {
+		quoted[i] = strconv.Quote(sc)
+	}
+	g.P("Scopes: []string{", strings.Join(quoted, ", "), "},")
 }
 
 // schemaConstants writes the JSON Schemas of the tools' arguments and structured results.

@@ -316,9 +316,7 @@ func generatePromptRegistration(g *protogen.GeneratedFile, svc string, p *prompt
 		g.P("},")
 		g.P("Complete: complete,")
 	}
-	if p.validates {
-		g.P("Validate: ", bufvalidatePackage.Ident("Validate"), ",")
-	}
+	validateSpecField(g, p.validates)
 	g.P("}, h.", p.GoName, ", opts...)")
 }
 
@@ -343,9 +341,7 @@ func generateResourceRegistration(g *protogen.GeneratedFile, svc string, r *reso
 	if r.uriTemplate != "" {
 		g.P("Complete: complete,")
 	}
-	if r.validates {
-		g.P("Validate: ", bufvalidatePackage.Ident("Validate"), ",")
-	}
+	validateSpecField(g, r.validates)
 	g.P("}, h.", r.GoName, ", opts...)")
 }
 

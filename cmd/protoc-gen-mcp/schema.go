@@ -750,8 +750,14 @@ func (s *Schema) oneLine() (one string, ok bool) {
 
 // flat reports whether s has neither a description nor subschemas.
 func (s *Schema) flat() bool {
-	return s.Description == "" && len(s.Properties) == 0 && len(s.Defs) == 0 && s.Items == nil &&
-		s.AdditionalProperties == nil && s.PropertyNames == nil && len(s.AnyOf) == 0 && s.Not == nil && len(s.PatternProperties) == 0
+	return s.Description == "" && !s.hasSubschemas()
+}
+
+// hasSubschemas reports whether s holds another schema: under a property, a definition, its
+// items, its additional properties or property names, a branch, or not.
+func (s *Schema) hasSubschemas() bool {
+	return len(s.Properties) > 0 || len(s.PatternProperties) > 0 || len(s.Defs) > 0 ||
+		s.Items != nil || s.AdditionalProperties != nil || s.PropertyNames != nil || len(s.AnyOf) > 0 || s.Not != nil
 }
 
 // writeMembers writes s as a JSON object, its keywords in the order of Schema's fields.

@@ -66,13 +66,7 @@ func memberFailure(m protoreflect.Message, k string, v json.RawMessage, name str
 	if argsUnmarshal.Unmarshal(one, m.New().Interface()) == nil {
 		return failure{}, false
 	}
-	if r := kindMismatch(fd, v, false); r != "" {
-		return failure{name, r}, true
-	}
-	if inner := failingValue(m, fd, v, name); inner.path != "" {
-		return inner, true
-	}
-	return failure{path: name}, true
+	return failureAt(name, kindMismatch(fd, v, false), failingValue(m, fd, v, name)), true
 }
 
 // failingValue descends into a failing member's value: the list item, map entry or field of a
@@ -105,13 +99,7 @@ func failingItem(m protoreflect.Message, fd protoreflect.FieldDescriptor, raw js
 		}
 		elem := m.NewField(fd).List().NewElement().Message()
 		if !decodesInto(elem, item) {
-			if r := kindMismatch(fd, item, true); r != "" {
-				return failure{p, r}
-			}
-			if inner := failingMember(elem, item, p+"."); inner.path != "" {
-				return inner
-			}
-			return failure{path: p}
+			return failureAt(p, kindMismatch(fd, item, true), failingMember(elem, item, p+"."))
 		}
 	}
 	return failure{}
@@ -128,18 +116,26 @@ func failingEntry(m protoreflect.Message, fd protoreflect.FieldDescriptor, raw j
 		if decodes(m, fd, map[string]json.RawMessage{k: entries[k]}) {
 			continue
 		}
-		if r := kindMismatch(fd.MapValue(), entries[k], false); r != "" {
-			return failure{p, r}
-		}
+		var inside failure
 		if fd.MapValue().Message() != nil {
-			v := m.NewField(fd).Map().NewValue().Message()
-			if inner := failingMember(v, entries[k], p+"."); inner.path != "" {
-				return inner
-			}
+			inside = failingMember(m.NewField(fd).Map().NewValue().Message(), entries[k], p+".")
 		}
-		return failure{path: p}
+		return failureAt(p, kindMismatch(fd.MapValue(), entries[k], false), inside)
 	}
 	return failure{}
+}
+
+// failureAt says where and why the value at path, which does not decode, fails: at path when
+// reason (its JSON kind is wrong) is set, else at inside (the first thing inside it that fails
+// alone), else at path.
+func failureAt(path, reason string, inside failure) failure {
+	switch {
+	case reason != "":
+		return failure{path, reason}
+	case inside.path != "":
+		return inside
+	}
+	return failure{path: path}
 }
 
 // kindMismatch returns "expected an array, got a string" when raw is of a JSON kind that fd

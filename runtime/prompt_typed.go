@@ -184,17 +184,26 @@ func messageToStrings(msg proto.Message) (map[string]string, error) {
 	}
 	out := make(map[string]string, len(obj))
 	for k, v := range obj {
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			out[k] = s
-			continue
-		}
-		if len(v) > 0 && (v[0] == '{' || v[0] == '[') {
+		s, ok := scalarText(v)
+		if !ok {
 			return nil, fmt.Errorf("field %q is not a scalar", k)
 		}
-		out[k] = string(v)
+		out[k] = s
 	}
 	return out, nil
+}
+
+// scalarText is a JSON scalar as a string argument: a string's text, or a number's or a
+// boolean's JSON; ok is false for an object or an array.
+func scalarText(v json.RawMessage) (text string, ok bool) {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s, true
+	}
+	if len(v) > 0 && (v[0] == '{' || v[0] == '[') {
+		return "", false
+	}
+	return string(v), true
 }
 
 // UnimplementedPrompt returns the error of a generated Unimplemented...Handler's prompt

@@ -111,17 +111,24 @@ func (ps *planSet) propagate() map[protoreflect.FullName]bool {
 	for changed := true; changed; {
 		changed = false
 		for name, p := range ps.plans {
-			ps.messageFields(name, func(_ protoreflect.FieldDescriptor, c protoreflect.MessageDescriptor) {
-				if rules[c.FullName()] && !rules[name] {
-					rules[name], changed = true, true
-				}
-				if ps.plans[c.FullName()].fills && !p.fills {
-					p.fills, changed = true, true
-				}
-			})
+			changed = ps.spread(name, p, rules) || changed
 		}
 	}
 	return rules
+}
+
+// spread takes into name's entries, and p, its plan, what the types of its message fields
+// have: rules at any depth, and fills; it reports whether either changed.
+func (ps *planSet) spread(name protoreflect.FullName, p *requiredPlan, rules map[protoreflect.FullName]bool) (changed bool) {
+	ps.messageFields(name, func(_ protoreflect.FieldDescriptor, c protoreflect.MessageDescriptor) {
+		if rules[c.FullName()] && !rules[name] {
+			rules[name], changed = true, true
+		}
+		if ps.plans[c.FullName()].fills && !p.fills {
+			p.fills, changed = true, true
+		}
+	})
+	return changed
 }
 
 // addChildren lists, in each plan, the message fields whose types have rules.
@@ -164,11 +171,24 @@ func checkRequiredPlan(p *requiredPlan, md protoreflect.MessageDescriptor, args 
 	return problems
 }
 
+// checkObject checks raw, an object of type md, against p, its plan: its required fields,
+// then the messages below that have rules. Problems name each field by its path, after path.
 func checkObject(p *requiredPlan, md protoreflect.MessageDescriptor, raw json.RawMessage, path string, missing, problems *[]string) {
 	var obj map[string]json.RawMessage
 	if len(raw) > 0 && json.Unmarshal(raw, &obj) != nil {
 		return // not an object: protojson has already reported it
 	}
+	checkRequired(p, obj, path, missing, problems)
+	for _, fd := range p.children {
+		if v, ok := memberOf(obj, fd); ok {
+			checkChild(fd, v, path+fd.JSONName(), missing, problems)
+		}
+	}
+}
+
+// checkRequired adds to missing each required field of p that obj lacks, and to problems what
+// is wrong with those it has.
+func checkRequired(p *requiredPlan, obj map[string]json.RawMessage, path string, missing, problems *[]string) {
 	for _, fd := range p.required {
 		name := path + fd.JSONName()
 		v, ok := memberOf(obj, fd)
@@ -176,11 +196,6 @@ func checkObject(p *requiredPlan, md protoreflect.MessageDescriptor, raw json.Ra
 			*missing = append(*missing, strconv.Quote(name))
 		} else if problem := requiredProblem(fd, v); problem != "" {
 			*problems = append(*problems, fmt.Sprintf("required field %q %s", name, problem))
-		}
-	}
-	for _, fd := range p.children {
-		if v, ok := memberOf(obj, fd); ok {
-			checkChild(fd, v, path+fd.JSONName(), missing, problems)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -306,19 +307,7 @@ func cutVariable(uri, lit string) (v, rest string, ok bool) {
 // resourceResult turns a resource handler's response into the wire result.
 func resourceResult(uri, mime string, out proto.Message) (*ReadResourceResult, error) {
 	if rr, ok := out.(*mcpv1.ResourceResult); ok {
-		res := &ReadResourceResult{Contents: make([]ResourceContents, 0, len(rr.GetContents()))}
-		for i, er := range rr.GetContents() {
-			c, err := ContentFromProto(&mcpv1.Content{Kind: &mcpv1.Content_Resource{Resource: er}})
-			if err != nil {
-				return nil, Errorf(CodeInternalError, "resource contents[%d]: %v", i, err)
-			}
-			rc := *c.Resource
-			if rc.URI == "" {
-				rc.URI = uri
-			}
-			res.Contents = append(res.Contents, rc)
-		}
-		return res, nil
+		return contentsFromProto(uri, rr), nil
 	}
 	if out == nil || !out.ProtoReflect().IsValid() {
 		out = out.ProtoReflect().Type().New().Interface()
@@ -328,6 +317,18 @@ func resourceResult(uri, mime string, out proto.Message) (*ReadResourceResult, e
 		return nil, Errorf(CodeInternalError, "could not encode resource: %v", err)
 	}
 	return &ReadResourceResult{Contents: []ResourceContents{TextResource(uri, mime, string(b))}}, nil
+}
+
+// contentsFromProto is the wire result of rr, a resource handler's contents as they are; a
+// content without a URI gets uri, the one read.
+func contentsFromProto(uri string, rr *mcpv1.ResourceResult) *ReadResourceResult {
+	res := &ReadResourceResult{Contents: make([]ResourceContents, 0, len(rr.GetContents()))}
+	for _, er := range rr.GetContents() {
+		rc := *resourceFromProto(er)
+		rc.URI = cmp.Or(rc.URI, uri)
+		res.Contents = append(res.Contents, rc)
+	}
+	return res
 }
 
 // UnimplementedResource returns the error of a generated Unimplemented...Handler's resource

@@ -95,44 +95,62 @@ func (sg *serviceGen) nameConstants() {
 	g.P("const ", sg.name, "Name = ", strconv.Quote(string(s.Desc.FullName())))
 	g.P()
 	if len(s.tools) > 0 {
-		g.P("// These constants are the MCP tool names of the ", s.Desc.Name(), " service's rpcs.")
-		g.P("const (")
-		for _, t := range s.tools {
-			g.P("// ", t.constName, " is the tool name of ", t.Desc.FullName(), ".")
-			sg.methodDeprecation(t.Method)
-			g.P(t.constName, " = ", strconv.Quote(t.name))
-		}
-		g.P(")")
-		g.P()
+		sg.toolConstants()
 	}
 	if len(s.prompts) > 0 {
-		g.P("// These constants are the MCP prompt names of the ", s.Desc.Name(), " service's rpcs.")
-		g.P("const (")
-		for _, p := range s.prompts {
-			g.P("// ", p.constName, " is the prompt name of ", p.Desc.FullName(), ".")
-			sg.methodDeprecation(p.Method)
-			g.P(p.constName, " = ", strconv.Quote(p.name))
-		}
-		g.P(")")
-		g.P()
+		sg.promptConstants()
 	}
 	if len(s.resources) > 0 {
-		g.P("// These constants are the resource URI templates and URIs of the ", s.Desc.Name(), " service's rpcs.")
-		g.P("const (")
-		for _, r := range s.resources {
-			if r.uriTemplate != "" {
-				g.P("// ", r.constName, " is the URI template of the resource ", r.Desc.FullName(), " reads.")
-				sg.methodDeprecation(r.Method)
-				g.P(r.constName, " = ", strconv.Quote(r.uriTemplate))
-			} else {
-				g.P("// ", r.constName, " is the URI of the resource ", r.Desc.FullName(), " reads.")
-				sg.methodDeprecation(r.Method)
-				g.P(r.constName, " = ", strconv.Quote(r.uri))
-			}
-		}
-		g.P(")")
-		g.P()
+		sg.resourceConstants()
 	}
+}
+
+// toolConstants writes the constants of the service's tool names.
+func (sg *serviceGen) toolConstants() {
+	g := sg.g
+	g.P("// These constants are the MCP tool names of the ", sg.s.Desc.Name(), " service's rpcs.")
+	g.P("const (")
+	for _, t := range sg.s.tools {
+		g.P("// ", t.constName, " is the tool name of ", t.Desc.FullName(), ".")
+		sg.methodDeprecation(t.Method)
+		g.P(t.constName, " = ", strconv.Quote(t.name))
+	}
+	g.P(")")
+	g.P()
+}
+
+// promptConstants writes the constants of the service's prompt names.
+func (sg *serviceGen) promptConstants() {
+	g := sg.g
+	g.P("// These constants are the MCP prompt names of the ", sg.s.Desc.Name(), " service's rpcs.")
+	g.P("const (")
+	for _, p := range sg.s.prompts {
+		g.P("// ", p.constName, " is the prompt name of ", p.Desc.FullName(), ".")
+		sg.methodDeprecation(p.Method)
+		g.P(p.constName, " = ", strconv.Quote(p.name))
+	}
+	g.P(")")
+	g.P()
+}
+
+// resourceConstants writes the constants of the service's resource URI templates and URIs.
+func (sg *serviceGen) resourceConstants() {
+	g := sg.g
+	g.P("// These constants are the resource URI templates and URIs of the ", sg.s.Desc.Name(), " service's rpcs.")
+	g.P("const (")
+	for _, r := range sg.s.resources {
+		if r.uriTemplate != "" {
+			g.P("// ", r.constName, " is the URI template of the resource ", r.Desc.FullName(), " reads.")
+			sg.methodDeprecation(r.Method)
+			g.P(r.constName, " = ", strconv.Quote(r.uriTemplate))
+		} else {
+			g.P("// ", r.constName, " is the URI of the resource ", r.Desc.FullName(), " reads.")
+			sg.methodDeprecation(r.Method)
+			g.P(r.constName, " = ", strconv.Quote(r.uri))
+		}
+	}
+	g.P(")")
+	g.P()
 }
 
 // clientInterface writes the <Service>Client interface.
@@ -274,16 +292,7 @@ func (sg *serviceGen) unimplementedHandler() {
 // server.
 func (sg *serviceGen) registerFunc() {
 	g, s, name := sg.g, sg.s, sg.name
-	var methods []string
-	for _, t := range s.tools {
-		methods = append(methods, strconv.Quote(t.GoName))
-	}
-	for _, p := range s.prompts {
-		methods = append(methods, strconv.Quote(p.GoName))
-	}
-	for _, r := range s.resources {
-		methods = append(methods, strconv.Quote(r.GoName))
-	}
+	methods := s.quotedMethods()
 	g.P("// Register", name, "Handler adds the ", s.surface(), " of ", s.Desc.FullName(), " to s, each")
 	g.P("// served by the method of h of the same name, leaving out those that h serves with an embedded")
 	g.P("// Unimplemented", name, "Handler. Options such as runtime.WithInterceptors apply to these only.")
@@ -311,6 +320,22 @@ func (sg *serviceGen) registerFunc() {
 	generateStaticResources(g, s)
 	g.P("}")
 	g.P()
+}
+
+// quotedMethods is the Go names, quoted, of the service's tools, prompts and resources, in
+// that order.
+func (s *service) quotedMethods() []string {
+	var methods []string
+	for _, t := range s.tools {
+		methods = append(methods, strconv.Quote(t.GoName))
+	}
+	for _, p := range s.prompts {
+		methods = append(methods, strconv.Quote(p.GoName))
+	}
+	for _, r := range s.resources {
+		methods = append(methods, strconv.Quote(r.GoName))
+	}
+	return methods
 }
 
 // toolRegistration writes the runtime.AddTypedTool (or AddStreamTool) call of one tool, with its

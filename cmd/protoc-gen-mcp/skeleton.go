@@ -101,27 +101,13 @@ func skeletonService(p func(...any), s *service, mcp string, qualify func(*proto
 	p(mcp, ".Unimplemented", s.GoName, "Handler")
 	p("}")
 	p()
-	fields := func(m *protogen.Message) {
-		if len(m.Fields) == 0 {
-			p("\t// The request has no fields.")
-			return
-		}
-		p("\t// The request's fields:")
-		for _, fd := range m.Fields {
-			line := "\t//   req.Get" + fd.GoName + "() " + fieldKind(fd.Desc)
-			if c := firstLine(fd.Comments.Leading); c != "" {
-				line += ": " + c
-			}
-			p(line)
-		}
-	}
 	for _, t := range s.tools {
 		in, out := qualify(t.Input), qualify(t.Output)
 		if t.streaming {
 			p("// ", t.GoName, " serves the ", t.name, " tool: send each message with stream.Send; the")
 			p("// last one is the result.")
 			p("func (s *", typ, ") ", t.GoName, "(ctx context.Context, req *", in, ", stream *runtime.ServerStream[", out, "]) error {")
-			fields(t.Input)
+			skeletonFields(p, t.Input)
 			p("\treturn errors.New(\"TODO: implement the ", t.name, " tool\")")
 			p("}")
 			p()
@@ -129,7 +115,7 @@ func skeletonService(p func(...any), s *service, mcp string, qualify func(*proto
 		}
 		p("// ", t.GoName, " serves the ", t.name, " tool.")
 		p("func (s *", typ, ") ", t.GoName, "(ctx context.Context, req *", in, ") (*", out, ", error) {")
-		fields(t.Input)
+		skeletonFields(p, t.Input)
 		p("\treturn nil, errors.New(\"TODO: implement the ", t.name, " tool\")")
 		p("}")
 		p()
@@ -137,7 +123,7 @@ func skeletonService(p func(...any), s *service, mcp string, qualify func(*proto
 	for _, pr := range s.prompts {
 		p("// ", pr.GoName, " renders the ", pr.name, " prompt.")
 		p("func (s *", typ, ") ", pr.GoName, "(ctx context.Context, req *", qualify(pr.Input), ") (*", qualify(pr.Output), ", error) {")
-		fields(pr.Input)
+		skeletonFields(p, pr.Input)
 		p("\treturn nil, errors.New(\"TODO: implement the ", pr.name, " prompt\")")
 		p("}")
 		p()
@@ -145,7 +131,7 @@ func skeletonService(p func(...any), s *service, mcp string, qualify func(*proto
 	for _, r := range s.resources {
 		p("// ", r.GoName, " reads the resource ", r.uri+r.uriTemplate, ".")
 		p("func (s *", typ, ") ", r.GoName, "(ctx context.Context, req *", qualify(r.Input), ") (*", qualify(r.Output), ", error) {")
-		fields(r.Input)
+		skeletonFields(p, r.Input)
 		p("\treturn nil, errors.New(\"TODO: implement the resource ", r.uri+r.uriTemplate, "\")")
 		p("}")
 		p()
@@ -177,6 +163,23 @@ func skeletonMain(p func(...any), f *protogen.File, services []*service, mcp str
 	p("log.Printf(\"serving MCP on http://%s/mcp\", *addr)")
 	p("log.Fatal(http.ListenAndServe(*addr, nil))")
 	p("}")
+}
+
+// skeletonFields writes, inside a stub, a comment listing the request's fields with their
+// getters, kinds and the first line of their comments.
+func skeletonFields(p func(...any), m *protogen.Message) {
+	if len(m.Fields) == 0 {
+		p("\t// The request has no fields.")
+		return
+	}
+	p("\t// The request's fields:")
+	for _, fd := range m.Fields {
+		line := "\t//   req.Get" + fd.GoName + "() " + fieldKind(fd.Desc)
+		if c := firstLine(fd.Comments.Leading); c != "" {
+			line += ": " + c
+		}
+		p(line)
+	}
 }
 
 // fieldKind names a field's Go type, roughly, for the skeleton's comments.

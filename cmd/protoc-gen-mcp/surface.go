@@ -207,20 +207,11 @@ func templateFields(uriTemplate string, req *protogen.Message) error {
 	}
 	used := map[protoreflect.FieldNumber]bool{}
 	for _, v := range vars {
-		fd := req.Desc.Fields().ByName(protoreflect.Name(v))
-		if fd == nil {
-			fd = req.Desc.Fields().ByJSONName(v)
-		}
-		if fd == nil {
-			return fmt.Errorf("uri_template %q: variable {%s} is not a field of %s", uriTemplate, v, req.Desc.FullName())
-		}
-		if used[fd.Number()] {
-			return fmt.Errorf("uri_template %q: field %s appears twice", uriTemplate, fd.Name())
+		fd, err := variableField(req.Desc, v, used)
+		if err != nil {
+			return fmt.Errorf("uri_template %q: %w", uriTemplate, err)
 		}
 		used[fd.Number()] = true
-		if err := scalarField(fd); err != nil {
-			return fmt.Errorf("uri_template %q: variable {%s}: field %s %w", uriTemplate, v, fd.FullName(), err)
-		}
 	}
 	for _, fd := range req.Fields {
 		if !used[fd.Desc.Number()] {
@@ -228,6 +219,25 @@ func templateFields(uriTemplate string, req *protogen.Message) error {
 		}
 	}
 	return nil
+}
+
+// variableField is the field of md that the template variable v names (by proto name, else
+// JSON name, as the runtime reads it): a scalar or enum not already used by another variable.
+func variableField(md protoreflect.MessageDescriptor, v string, used map[protoreflect.FieldNumber]bool) (protoreflect.FieldDescriptor, error) {
+	fd := md.Fields().ByName(protoreflect.Name(v))
+	if fd == nil {
+		fd = md.Fields().ByJSONName(v)
+	}
+	switch {
+	case fd == nil:
+		return nil, fmt.Errorf("variable {%s} is not a field of %s", v, md.FullName())
+	case used[fd.Number()]:
+		return nil, fmt.Errorf("field %s appears twice", fd.Name())
+	}
+	if err := scalarField(fd); err != nil {
+		return nil, fmt.Errorf("variable {%s}: field %s %w", v, fd.FullName(), err)
+	}
+	return fd, nil
 }
 
 // uriTemplateVars lists the variables of an RFC 6570 level-1 URI template, the level that

@@ -81,14 +81,8 @@ func stateSize(info *Implementation) int64 {
 // subscribe records a subscription within the session's state budget, after asking the
 // server's SubscribeHandler.
 func (sess *session) subscribe(ctx context.Context, uri string) error {
-	if h := sess.server.cfg.subscribe; h != nil {
-		if err := h(ctx, uri); err != nil {
-			var rpc *Error
-			if errors.As(err, &rpc) {
-				return err
-			}
-			return Errorf(CodeInvalidParams, "subscription to %s refused: %v", truncate(uri, 200), err)
-		}
+	if err := sess.server.askSubscribe(ctx, uri); err != nil {
+		return err
 	}
 	cost := int64(len(uri)) + subscriptionOverhead
 	sess.mu.Lock()
@@ -102,6 +96,23 @@ func (sess *session) subscribe(ctx context.Context, uri string) error {
 	sess.state += cost
 	sess.subscriptions[uri] = true
 	return nil
+}
+
+// askSubscribe asks the server's SubscribeHandler, when it has one, whether a session may
+// subscribe to uri: its JSON-RPC errors are sent as they are, others as invalid params.
+func (s *Server) askSubscribe(ctx context.Context, uri string) error {
+	h := s.cfg.subscribe
+	if h == nil {
+		return nil
+	}
+	err := h(ctx, uri)
+	if err == nil {
+		return nil
+	}
+	if rpc := (*Error)(nil); errors.As(err, &rpc) {
+		return err
+	}
+	return Errorf(CodeInvalidParams, "subscription to %s refused: %v", truncate(uri, 200), err)
 }
 
 // unsubscribe forgets a subscription and releases its bytes.

@@ -19,24 +19,11 @@ import (
 // builds: the user copies it out and renames it, so that regenerating never overwrites code
 // they have edited.
 func generateSkeleton(gen *protogen.Plugin, f *protogen.File, mcpFile string, mcpImport protogen.GoImportPath, mcpPkg protogen.GoPackageName, services []*service) error {
-	imports := map[protogen.GoImportPath]string{}
-	used := map[string]bool{"context": true, "errors": true, "flag": true, "log": true, "http": true, "os": true, "runtime": true, "signal": true}
-	name := func(p protogen.GoImportPath, pkg protogen.GoPackageName) string {
-		if n, ok := imports[p]; ok {
-			return n
-		}
-		n := string(pkg)
-		for i := 2; used[n]; i++ {
-			n = string(pkg) + strconv.Itoa(i)
-		}
-		used[n] = true
-		imports[p] = n
-		return n
-	}
-	mcp := name(mcpImport, mcpPkg)
+	imports := newSkeletonImports()
+	mcp := imports.name(mcpImport, mcpPkg)
 	qualify := func(m *protogen.Message) string {
 		file := gen.FilesByPath[m.Desc.ParentFile().Path()]
-		return name(m.GoIdent.GoImportPath, file.GoPackageName) + "." + m.GoIdent.GoName
+		return imports.name(m.GoIdent.GoImportPath, file.GoPackageName) + "." + m.GoIdent.GoName
 	}
 
 	var b, body bytes.Buffer
@@ -61,24 +48,7 @@ func generateSkeleton(gen *protogen.Plugin, f *protogen.File, mcpFile string, mc
 	p("//\tgo run . -stdio                  # stdio, for a host that launches the server")
 	p("package main")
 	p()
-	p("import (")
-	for _, std := range []string{"context", "errors", "flag", "log", "net/http", "os", "os/signal"} {
-		if std != "errors" || stubs > 0 {
-			p(strconv.Quote(std))
-		}
-	}
-	p()
-	paths := make([]string, 0, len(imports))
-	for ip := range imports {
-		paths = append(paths, string(ip))
-	}
-	sort.Strings(paths)
-	for _, ip := range paths {
-		p(imports[protogen.GoImportPath(ip)], " ", strconv.Quote(ip))
-	}
-	p(strconv.Quote(string(runtimePackage)))
-	p(")")
-	p()
+	imports.write(p, stubs > 0)
 	b.Write(body.Bytes())
 
 	src, err := format.Source(b.Bytes())
@@ -163,6 +133,58 @@ func skeletonMain(p func(...any), f *protogen.File, services []*service, mcp str
 	p("log.Printf(\"serving MCP on http://%s/mcp\", *addr)")
 	p("log.Fatal(http.ListenAndServe(*addr, nil))")
 	p("}")
+}
+
+// skeletonImports names the packages a skeleton imports: each by its package name, numbered
+// when that name is taken (by the standard packages main uses, or another import).
+type skeletonImports struct {
+	names map[protogen.GoImportPath]string
+	used  map[string]bool
+}
+
+// newSkeletonImports returns the imports of a skeleton that has none beyond the standard ones.
+func newSkeletonImports() *skeletonImports {
+	return &skeletonImports{
+		names: map[protogen.GoImportPath]string{},
+		used:  map[string]bool{"context": true, "errors": true, "flag": true, "log": true, "http": true, "os": true, "runtime": true, "signal": true},
+	}
+}
+
+// name is the name the skeleton calls the package at p (package pkg) by, importing it.
+func (im *skeletonImports) name(p protogen.GoImportPath, pkg protogen.GoPackageName) string {
+	if n, ok := im.names[p]; ok {
+		return n
+	}
+	n := string(pkg)
+	for i := 2; im.used[n]; i++ {
+		n = string(pkg) + strconv.Itoa(i)
+	}
+	im.used[n] = true
+	im.names[p] = n
+	return n
+}
+
+// write writes the import block: the standard packages (errors only when there are stubs to
+// return one), the named imports in order, then the runtime.
+func (im *skeletonImports) write(p func(...any), stubs bool) {
+	p("import (")
+	for _, std := range []string{"context", "errors", "flag", "log", "net/http", "os", "os/signal"} {
+		if std != "errors" || stubs {
+			p(strconv.Quote(std))
+		}
+	}
+	p()
+	paths := make([]string, 0, len(im.names))
+	for ip := range im.names {
+		paths = append(paths, string(ip))
+	}
+	sort.Strings(paths)
+	for _, ip := range paths {
+		p(im.names[protogen.GoImportPath(ip)], " ", strconv.Quote(ip))
+	}
+	p(strconv.Quote(string(runtimePackage)))
+	p(")")
+	p()
 }
 
 // skeletonFields writes, inside a stub, a comment listing the request's fields with their

@@ -116,12 +116,22 @@ func hasOwnRules(md protoreflect.MessageDescriptor) bool {
 	if opts, _ := md.Options().(*descriptorpb.MessageOptions); opts != nil && proto.HasExtension(opts, validate.E_Message) {
 		return true
 	}
+	return hasOneofRules(md) || hasFieldRules(md)
+}
+
+// hasOneofRules reports whether one of md's oneofs has (buf.validate.oneof) rules.
+func hasOneofRules(md protoreflect.MessageDescriptor) bool {
 	oneofs := md.Oneofs()
 	for i := 0; i < oneofs.Len(); i++ {
 		if opts, _ := oneofs.Get(i).Options().(*descriptorpb.OneofOptions); opts != nil && proto.HasExtension(opts, validate.E_Oneof) {
 			return true
 		}
 	}
+	return false
+}
+
+// hasFieldRules reports whether one of md's own fields has buf.validate rules.
+func hasFieldRules(md protoreflect.MessageDescriptor) bool {
 	fields := md.Fields()
 	for i := 0; i < fields.Len(); i++ {
 		if fieldRules(fields.Get(i)) != nil {

@@ -142,12 +142,7 @@ func decodeMessage(data []byte) (*wireMessage, *Error) {
 func decodeMessageJSON(data []byte) (*wireMessage, *Error) {
 	var m wireMessage
 	if err := json.Unmarshal(data, &m); err != nil {
-		if _, ok := err.(*json.SyntaxError); ok || !json.Valid(data) {
-			return nil, Errorf(CodeParseError, "parse error: %v", err)
-		}
-		// Valid JSON of the wrong shape: recover the ID for the error response.
-		m.ID = probeID(data)
-		return &m, Errorf(CodeInvalidRequest, "invalid request: %v", err)
+		return undecodable(data, &m, err)
 	}
 	if m.ID == nil && m.Method != "" && hasNullID(data) {
 		// encoding/json leaves a null id as a nil pointer, which would make a request with
@@ -158,6 +153,17 @@ func decodeMessageJSON(data []byte) (*wireMessage, *Error) {
 		return &m, e
 	}
 	return &m, m.validate()
+}
+
+// undecodable is decodeMessageJSON's answer for data that encoding/json could not decode into
+// m (err): a parse error for text that is not JSON; for valid JSON of the wrong shape, an
+// invalid request with the ID recovered, so that the error response can carry it.
+func undecodable(data []byte, m *wireMessage, err error) (*wireMessage, *Error) {
+	if _, ok := err.(*json.SyntaxError); ok || !json.Valid(data) {
+		return nil, Errorf(CodeParseError, "parse error: %v", err)
+	}
+	m.ID = probeID(data)
+	return m, Errorf(CodeInvalidRequest, "invalid request: %v", err)
 }
 
 // probeID reads the id of data, valid JSON that is not a valid message, so that the error

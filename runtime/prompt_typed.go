@@ -147,8 +147,8 @@ func stringsToMessage(args map[string]string, msg proto.Message) error {
 // stringsToMessage builds for md: a string, which protojson parses as the field's kind, or a
 // boolean. Only singular scalar and enum fields take a string argument.
 func appendStringArg(buf []byte, md protoreflect.MessageDescriptor, k, v string) ([]byte, error) {
-	fd := fieldByKey(md, k)
-	if fd == nil || fd.IsList() || fd.IsMap() || fd.Message() != nil {
+	fd := stringArgField(md, k)
+	if fd == nil {
 		return nil, fmt.Errorf("unknown argument %q", k)
 	}
 	buf = protojsonfast.AppendString(buf, fd.JSONName())
@@ -160,6 +160,16 @@ func appendStringArg(buf []byte, md protoreflect.MessageDescriptor, k, v string)
 		return nil, fmt.Errorf("argument %q: want true or false, got %q", k, truncate(v, 40))
 	}
 	return append(buf, v...), nil
+}
+
+// stringArgField is the field of md that argument k sets, or nil when there is none that a
+// string sets: only singular scalar and enum fields take one.
+func stringArgField(md protoreflect.MessageDescriptor, k string) protoreflect.FieldDescriptor {
+	fd := fieldByKey(md, k)
+	if fd == nil || fd.IsList() || fd.IsMap() || fd.Message() != nil {
+		return nil
+	}
+	return fd
 }
 
 // fieldByKey finds the field a JSON member names, by JSON name, else by proto name, as

@@ -182,18 +182,28 @@ func ExpandURITemplate(tmpl string, msg proto.Message) (string, error) {
 	var b strings.Builder
 	b.WriteString(t.lits[0])
 	for n, name := range t.names {
-		fd := fieldByName(md, name)
-		if fd == nil {
-			return "", fmt.Errorf("the request %s has no field %q", md.FullName(), name)
-		}
-		v := values[fd.JSONName()]
-		if v == "" {
-			return "", fmt.Errorf("field %q is empty: it is a variable of the URI template %s", fd.JSONName(), tmpl)
+		v, err := templateValue(md, values, name, tmpl)
+		if err != nil {
+			return "", err
 		}
 		b.WriteString(escapeURIValue(v))
 		b.WriteString(t.lits[n+1])
 	}
 	return b.String(), nil
+}
+
+// templateValue is the value, among values (a message's fields as strings, by JSON name), of
+// the field of md that name, a variable of the URI template tmpl, names; it must be set.
+func templateValue(md protoreflect.MessageDescriptor, values map[string]string, name, tmpl string) (string, error) {
+	fd := fieldByName(md, name)
+	if fd == nil {
+		return "", fmt.Errorf("the request %s has no field %q", md.FullName(), name)
+	}
+	v := values[fd.JSONName()]
+	if v == "" {
+		return "", fmt.Errorf("field %q is empty: it is a variable of the URI template %s", fd.JSONName(), tmpl)
+	}
+	return v, nil
 }
 
 // unreservedBytes marks RFC 3986's unreserved characters, which escapeURIValue leaves as they are.

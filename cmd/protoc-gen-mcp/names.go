@@ -42,25 +42,28 @@ func wordStart(rs []rune, i int) bool {
 // WeatherService -> weatherService, HTTPService -> httpService, API -> api.
 func unexport(s string) string {
 	rs := []rune(s)
-	n := 0
-	for n < len(rs) && unicode.IsUpper(rs[n]) {
-		n++
-	}
-	switch {
-	case n == 0:
+	n := leadingToLower(rs)
+	if n == 0 {
 		return s
-	case n == 1 || n == len(rs):
-		// Lower the single capital, or the whole all-caps identifier.
-	default:
-		// Keep the last capital of a run when a lowercase letter follows: HTTPServer -> httpServer.
-		if unicode.IsLower(rs[n]) {
-			n--
-		}
 	}
 	for i := 0; i < n; i++ {
 		rs[i] = unicode.ToLower(rs[i])
 	}
 	return string(rs)
+}
+
+// leadingToLower is how many of an identifier's leading capitals unexport lowers: a single
+// one, a whole all-caps identifier, or a run of them but its last when a lowercase letter
+// follows (HTTPServer -> httpServer).
+func leadingToLower(rs []rune) int {
+	n := 0
+	for n < len(rs) && unicode.IsUpper(rs[n]) {
+		n++
+	}
+	if n > 1 && n < len(rs) && unicode.IsLower(rs[n]) {
+		return n - 1
+	}
+	return n
 }
 
 // cleanComment turns a proto comment into description text: each line loses the one space

@@ -521,6 +521,26 @@ const (
 // protojson writes: "NaN" and the infinities, and enum numbers it does not know by name.
 func (b *schemaBuilder) singular(fd protoreflect.FieldDescriptor) *Schema {
 	switch fd.Kind() {
+	case protoreflect.FloatKind:
+		return b.number(&Schema{Type: []string{"number"}, Minimum: "-" + maxFloat32, Maximum: maxFloat32})
+	case protoreflect.DoubleKind:
+		return b.number(&Schema{Type: []string{"number"}})
+	case protoreflect.EnumKind:
+		return b.enum(fd.Enum())
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return b.message(fd.Message(), false)
+	}
+	if s := scalarSchema(fd.Kind()); s != nil {
+		return s
+	}
+	b.fail(fd, "unsupported field kind %v", fd.Kind())
+	return &Schema{}
+}
+
+// scalarSchema is the schema of a scalar whose JSON form is the same on inputs and outputs:
+// booleans, integers (64-bit ones as decimal strings), strings and bytes; nil for other kinds.
+func scalarSchema(k protoreflect.Kind) *Schema {
+	switch k {
 	case protoreflect.BoolKind:
 		return &Schema{Type: []string{"boolean"}}
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
@@ -531,21 +551,12 @@ func (b *schemaBuilder) singular(fd protoreflect.FieldDescriptor) *Schema {
 		return &Schema{Type: []string{"string"}, Pattern: int64Pattern}
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
 		return &Schema{Type: []string{"string"}, Pattern: uint64Pattern}
-	case protoreflect.FloatKind:
-		return b.number(&Schema{Type: []string{"number"}, Minimum: "-" + maxFloat32, Maximum: maxFloat32})
-	case protoreflect.DoubleKind:
-		return b.number(&Schema{Type: []string{"number"}})
 	case protoreflect.StringKind:
 		return &Schema{Type: []string{"string"}}
 	case protoreflect.BytesKind:
 		return &Schema{Type: []string{"string"}, ContentEncoding: "base64"}
-	case protoreflect.EnumKind:
-		return b.enum(fd.Enum())
-	case protoreflect.MessageKind, protoreflect.GroupKind:
-		return b.message(fd.Message(), false)
 	}
-	b.fail(fd, "unsupported field kind %v", fd.Kind())
-	return &Schema{}
+	return nil
 }
 
 // number is a float or double: finite numbers on inputs; on outputs also the strings

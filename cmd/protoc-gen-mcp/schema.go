@@ -100,10 +100,7 @@ func messageSchema(md protoreflect.MessageDescriptor, dir direction) (*Schema, e
 		defs: map[protoreflect.FullName]*Schema{},
 	}
 	if s := wellKnownSchema(md, dir); s != nil {
-		if len(s.Type) != 1 || s.Type[0] != "object" {
-			return nil, &schemaError{md, "a tool's arguments and results must be JSON objects, and the JSON form of this well-known type is not"}
-		}
-		return s, nil // without the well-known type's long comment
+		return wellKnownObject(md, s)
 	}
 	s := b.message(md, true)
 	if b.err != nil {
@@ -118,6 +115,16 @@ func messageSchema(md protoreflect.MessageDescriptor, dir direction) (*Schema, e
 	return s, nil
 }
 
+// wellKnownObject is s, the JSON form of the well-known type md, as the schema of a tool's
+// arguments or result (without the type's long comment): it must be an object.
+func wellKnownObject(md protoreflect.MessageDescriptor, s *Schema) (*Schema, error) {
+	if len(s.Type) != 1 || s.Type[0] != "object" {
+		return nil, &schemaError{md, "a tool's arguments and results must be JSON objects, and the JSON form of this well-known type is not"}
+	}
+	return s, nil
+}
+
+// schemaBuilder builds the schema of one message in one direction.
 type schemaBuilder struct {
 	dir      direction
 	root     protoreflect.MessageDescriptor
@@ -303,6 +310,18 @@ func (b *schemaBuilder) addProperty(s *Schema, fd protoreflect.FieldDescriptor) 
 	}
 }
 
+// describeSingular gives s, a singular field's schema, the field's comment doc when it has
+// one, followed for an enum by its values: the enum's own description is replaced.
+func (b *schemaBuilder) describeSingular(s *Schema, fd protoreflect.FieldDescriptor, doc string) {
+	switch {
+	case doc == "":
+	case fd.Enum() != nil:
+		s.Description = join(doc, enumValuesDoc(fd.Enum(), b.dir))
+	default:
+		s.Description = doc
+	}
+}
+
 // property is a field's schema as a property of its message's object, and whether the
 // object requires it. On inputs, a field is required when a rule says so, and accepts null
 // otherwise; on outputs, a field the server alone sets is read-only.
@@ -406,13 +425,7 @@ func (b *schemaBuilder) field(fd protoreflect.FieldDescriptor) *Schema {
 	default:
 		s = b.singular(fd)
 		elem = s
-		if doc != "" {
-			if fd.Enum() != nil {
-				s.Description = join(doc, enumValuesDoc(fd.Enum(), b.dir))
-			} else {
-				s.Description = doc
-			}
-		}
+		b.describeSingular(s, fd, doc)
 	}
 	opts, _ := fd.Options().(*descriptorpb.FieldOptions)
 	s.Deprecated = opts.GetDeprecated()

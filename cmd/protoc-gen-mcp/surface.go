@@ -400,6 +400,15 @@ func (s *service) surface() string {
 	return strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1]
 }
 
+// withStaticDefaults is a copy of r with its defaults filled in: its URI for a name, and
+// text/plain.
+func withStaticDefaults(r *mcpv1.StaticResource) *mcpv1.StaticResource {
+	r = proto.Clone(r).(*mcpv1.StaticResource)
+	r.Name = cmp.Or(r.GetName(), r.GetUri())
+	r.MimeType = cmp.Or(r.GetMimeType(), "text/plain")
+	return r
+}
+
 // staticResources checks a service's (mcp.v1.service).resources.
 func staticResources(f *protogen.File, svc *protogen.Service, opts *mcpv1.ServiceOptions, uris map[string]string) ([]*mcpv1.StaticResource, error) {
 	var out []*mcpv1.StaticResource
@@ -417,14 +426,7 @@ func staticResources(f *protogen.File, svc *protogen.Service, opts *mcpv1.Servic
 			return nil, fail("resource %q is already served by %s", r.GetUri(), other)
 		}
 		uris[r.GetUri()] = "service " + string(svc.Desc.FullName())
-		r = proto.Clone(r).(*mcpv1.StaticResource)
-		if r.GetName() == "" {
-			r.Name = r.GetUri()
-		}
-		if r.GetMimeType() == "" {
-			r.MimeType = "text/plain"
-		}
-		out = append(out, r)
+		out = append(out, withStaticDefaults(r))
 	}
 	return out, nil
 }

@@ -42,19 +42,29 @@ func checkValues(root *Schema, fields []fieldValues) error {
 	at := map[*Schema]string{}
 	root.locate("", at)
 	for _, f := range fields {
-		ptr, ok := at[f.schema]
-		if !ok {
-			return &schemaError{f.fd, "the field's schema is not part of the tool's schema"}
-		}
-		sch, err := c.Compile(valuesURL + "#" + ptr)
+		sch, err := f.compile(c, at)
 		if err != nil {
-			return &schemaError{f.fd, fmt.Sprintf("the generated schema does not compile: %v", err)}
+			return err
 		}
 		if err := f.check(sch); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// compile compiles the field's subschema from c, which holds the root schema, by its JSON
+// pointer in at.
+func (f fieldValues) compile(c *jsonschema.Compiler, at map[*Schema]string) (*jsonschema.Schema, error) {
+	ptr, ok := at[f.schema]
+	if !ok {
+		return nil, &schemaError{f.fd, "the field's schema is not part of the tool's schema"}
+	}
+	sch, err := c.Compile(valuesURL + "#" + ptr)
+	if err != nil {
+		return nil, &schemaError{f.fd, fmt.Sprintf("the generated schema does not compile: %v", err)}
+	}
+	return sch, nil
 }
 
 // check validates the field's default and examples against sch, its compiled schema.

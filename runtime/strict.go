@@ -62,12 +62,9 @@ func namedExactly(data []byte, m *wireMessage) bool {
 // checkKeyCase refuses a key (as it is written, escapes included) that is a JSON-RPC member's
 // name only without regard to case.
 func checkKeyCase(key []byte) *Error {
-	if jsonscan.HasEscape(key) {
-		var k string
-		if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &k) != nil {
-			return nil
-		}
-		key = []byte(k)
+	key, ok := unescapeKey(key)
+	if !ok {
+		return nil
 	}
 	for _, m := range envelopeMembers {
 		if len(key) == len(m) && !bytes.Equal(key, m) && bytes.EqualFold(key, m) {
@@ -75,6 +72,19 @@ func checkKeyCase(key []byte) *Error {
 		}
 	}
 	return nil
+}
+
+// unescapeKey returns key, a member name as it is written, with its escapes decoded; ok is
+// false when they do not decode.
+func unescapeKey(key []byte) (k []byte, ok bool) {
+	if !jsonscan.HasEscape(key) {
+		return key, true
+	}
+	var s string
+	if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &s) != nil {
+		return nil, false
+	}
+	return []byte(s), true
 }
 
 // checkArgs walks a typed tool's arguments, which protojson has accepted into a message of

@@ -169,15 +169,20 @@ func missingFields(args json.RawMessage, required []requiredField) []string {
 	}
 	var missing []string
 	for _, f := range required {
-		v, ok := present[f.jsonName]
-		if !ok {
-			v, ok = present[f.protoName]
-		}
-		if !ok || string(v) == "null" {
+		if !f.presentIn(present) {
 			missing = append(missing, strconv.Quote(f.jsonName))
 		}
 	}
 	return missing
+}
+
+// presentIn reports whether the arguments' members hold f, under either name, and not null.
+func (f requiredField) presentIn(members map[string]json.RawMessage) bool {
+	v, ok := members[f.jsonName]
+	if !ok {
+		v, ok = members[f.protoName]
+	}
+	return ok && string(v) != "null"
 }
 
 var (

@@ -154,15 +154,8 @@ func (p goPackages) addIdents(gen *protogen.Plugin, f *protogen.File, importPath
 	idents := p.idents[importPath]
 	first = idents == nil
 	if first {
-		idents = map[string]string{}
+		idents = packageProtoIdents(gen, importPath, besidePB)
 		p.idents[importPath] = idents
-		if besidePB {
-			for _, other := range gen.Files {
-				if other.GoImportPath == importPath {
-					protoGoIdents(other, idents)
-				}
-			}
-		}
 	}
 	for _, s := range services {
 		for _, id := range s.goIdents(f) {
@@ -174,6 +167,22 @@ func (p goPackages) addIdents(gen *protogen.Plugin, f *protogen.File, importPath
 		}
 	}
 	return first, nil
+}
+
+// packageProtoIdents is the identifiers a Go package has before the plugin adds its own:
+// those protoc-gen-go declares there when the generated code goes beside the .pb.go files
+// (besidePB), else none.
+func packageProtoIdents(gen *protogen.Plugin, importPath protogen.GoImportPath, besidePB bool) map[string]string {
+	idents := map[string]string{}
+	if !besidePB {
+		return idents
+	}
+	for _, other := range gen.Files {
+		if other.GoImportPath == importPath {
+			protoGoIdents(other, idents)
+		}
+	}
+	return idents
 }
 
 // goIdent is a package-level Go identifier that the plugin generates, and what it is generated
@@ -568,6 +577,11 @@ func commentLines(c protogen.Comments) []string {
 		}
 		lines = append(lines, strings.TrimRight(line, " \t"))
 	}
+	return trimBlankLines(lines)
+}
+
+// trimBlankLines drops the blank lines at the start and the end of lines.
+func trimBlankLines(lines []string) []string {
 	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
 		lines = lines[1:]
 	}

@@ -201,25 +201,35 @@ func (s *service) goIdents(f *protogen.File) []goIdent {
 		{"Unimplemented" + name + "Handler", svc}, {"Register" + name + "Handler", svc},
 	}
 	for _, t := range s.tools {
-		rpc := "rpc " + string(t.Desc.FullName())
-		ids = append(ids, goIdent{t.constName, rpc}, goIdent{t.schemaPrefix + "InputSchema", rpc})
-		if t.outputSchema != "" {
-			ids = append(ids, goIdent{t.schemaPrefix + "OutputSchema", rpc})
-		}
+		ids = append(ids, t.goIdents()...)
 	}
 	for _, p := range s.prompts {
-		rpc := "rpc " + string(p.Desc.FullName())
-		ids = append(ids, goIdent{p.constName, rpc})
-		if len(p.args) > 0 {
-			ids = append(ids, goIdent{name + p.GoName + "Completer", rpc})
-		}
+		ids = append(ids, methodIdents(p.Method, p.constName, len(p.args) > 0)...)
 	}
 	for _, r := range s.resources {
-		rpc := "rpc " + string(r.Desc.FullName())
-		ids = append(ids, goIdent{r.constName, rpc})
-		if r.uriTemplate != "" {
-			ids = append(ids, goIdent{name + r.GoName + "Completer", rpc})
-		}
+		ids = append(ids, methodIdents(r.Method, r.constName, r.uriTemplate != "")...)
+	}
+	return ids
+}
+
+// goIdents lists the package-level identifiers generated for a tool: its name constant and
+// its schemas.
+func (t *tool) goIdents() []goIdent {
+	rpc := "rpc " + string(t.Desc.FullName())
+	ids := []goIdent{{t.constName, rpc}, {t.schemaPrefix + "InputSchema", rpc}}
+	if t.outputSchema != "" {
+		ids = append(ids, goIdent{t.schemaPrefix + "OutputSchema", rpc})
+	}
+	return ids
+}
+
+// methodIdents lists the package-level identifiers generated for a prompt's or resource's
+// rpc m: its constant (constName), and its Completer interface when it completes.
+func methodIdents(m *protogen.Method, constName string, completes bool) []goIdent {
+	rpc := "rpc " + string(m.Desc.FullName())
+	ids := []goIdent{{constName, rpc}}
+	if completes {
+		ids = append(ids, goIdent{m.Parent.GoName + m.GoName + "Completer", rpc})
 	}
 	return ids
 }
@@ -258,11 +268,7 @@ func protoMessageIdents(m *protogen.Message, from string, idents map[string]stri
 		return // protoc-gen-go declares no type for map entries
 	}
 	idents[m.GoIdent.GoName] = "message " + string(m.Desc.FullName()) + from
-	for _, fd := range m.Fields {
-		if fd.Oneof != nil && !fd.Oneof.Desc.IsSynthetic() {
-			idents[fd.GoIdent.GoName] = "oneof field " + string(fd.Desc.FullName()) + from
-		}
-	}
+	oneofFieldIdents(m, from, idents)
 	for _, e := range m.Enums {
 		protoEnumIdents(e, from, idents)
 	}
@@ -271,6 +277,16 @@ func protoMessageIdents(m *protogen.Message, from string, idents map[string]stri
 	}
 	for _, n := range m.Messages {
 		protoMessageIdents(n, from, idents)
+	}
+}
+
+// oneofFieldIdents adds the wrapper type protoc-gen-go declares for each member of a real
+// (not synthetic) oneof of m.
+func oneofFieldIdents(m *protogen.Message, from string, idents map[string]string) {
+	for _, fd := range m.Fields {
+		if fd.Oneof != nil && !fd.Oneof.Desc.IsSynthetic() {
+			idents[fd.GoIdent.GoName] = "oneof field " + string(fd.Desc.FullName()) + from
+		}
 	}
 }
 

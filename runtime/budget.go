@@ -81,14 +81,8 @@ func stateSize(info *Implementation) int64 {
 // subscribe records a subscription within the session's state budget, after asking the
 // server's SubscribeHandler.
 func (sess *session) subscribe(ctx context.Context, uri string) error {
-	if h := sess.server.cfg.subscribe; h != nil {
-		if err := h(ctx, uri); err != nil {
-			var rpc *Error
-			if errors.As(err, &rpc) {
-				return err
-			}
-			return Errorf(CodeInvalidParams, "subscription to %s refused: %v", truncate(uri, 200), err)
-		}
+	if err := sess.server.askSubscribe(ctx, uri); err != nil {
+		return err
 	}
 	cost := int64(len(uri)) + subscriptionOverhead
 	sess.mu.Lock()
@@ -102,6 +96,23 @@ func (sess *session) subscribe(ctx context.Context, uri string) error {
 	sess.state += cost
 	sess.subscriptions[uri] = true
 	return nil
+}
+
+// askSubscribe asks the server's SubscribeHandler, when it has one, whether a session may
+// subscribe to uri: its JSON-RPC errors are sent as they are, others as invalid params.
+func (s *Server) askSubscribe(ctx context.Context, uri string) error {
+	h := s.cfg.subscribe
+	if h == nil {
+		return nil
+	}
+	err := h(ctx, uri)
+	if err == nil {
+		return nil
+	}
+	if rpc := (*Error)(nil); errors.As(err, &rpc) {
+		return err
+	}
+	return Errorf(CodeInvalidParams, "subscription to %s refused: %v", truncate(uri, 200), err)
 }
 
 // unsubscribe forgets a subscription and releases its bytes.
@@ -143,21 +154,8 @@ const maxProgressToken = 256
 // maxMetaBytes, one that is not an object, and a progressToken that is not a string or a number
 // (the MCP schema's ProgressToken) or is over maxProgressToken bytes are refused with -32602.
 func requestMeta(params json.RawMessage) (*RequestMeta, *Error) {
-	if len(params) == 0 || !bytes.Contains(params, []byte(`"_meta"`)) {
-		return nil, nil
-	}
-	raw, found, ok := scanMember(params, "_meta")
-	if !ok {
-		// Shapes the scanner leaves to encoding/json (escaped keys, other cases).
-		var p struct {
-			Meta json.RawMessage `json:"_meta"`
-		}
-		if json.Unmarshal(params, &p) != nil {
-			return nil, nil // the method's own decoding reports what is wrong
-		}
-		raw, found = p.Meta, p.Meta != nil
-	}
-	if !found || len(raw) == 0 || string(raw) == "null" {
+	raw := findMeta(params)
+	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
 	if len(raw) > maxMetaBytes {
@@ -166,28 +164,69 @@ func requestMeta(params json.RawMessage) (*RequestMeta, *Error) {
 	if raw[0] != '{' {
 		return nil, NewError(CodeInvalidParams, "params._meta must be an object")
 	}
-	var m RequestMeta
-	if all, ok := rawMembers(raw); ok {
-		// What RequestMeta.UnmarshalJSON makes, with views of the params for values.
-		if t, ok := all["progressToken"]; ok {
-			m.ProgressToken = t
-			delete(all, "progressToken")
-		}
-		if len(all) > 0 {
-			m.Other = all
-		}
-	} else if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, Errorf(CodeInvalidParams, "params._meta: %v", err)
+	m, e := decodeRequestMeta(raw)
+	if e != nil {
+		return nil, e
 	}
-	if t := m.ProgressToken; len(t) > 0 {
-		if len(t) > maxProgressToken {
-			return nil, Errorf(CodeInvalidParams, "params._meta.progressToken of %d bytes exceeds the limit of %d bytes", len(t), maxProgressToken)
+	if e := checkProgressToken(m.ProgressToken); e != nil {
+		return nil, e
+	}
+	return m, nil
+}
+
+// findMeta returns the value of params' _meta member, nil when it has none or params is not
+// an object the method's own decoding would accept (which then reports what is wrong).
+func findMeta(params json.RawMessage) json.RawMessage {
+	if len(params) == 0 || !bytes.Contains(params, []byte(`"_meta"`)) {
+		return nil
+	}
+	if raw, _, ok := scanMember(params, "_meta"); ok {
+		return raw
+	}
+	// Shapes the scanner leaves to encoding/json (escaped keys, other cases).
+	var p struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return nil
+	}
+	return p.Meta
+}
+
+// decodeRequestMeta decodes raw, a _meta object, into what RequestMeta.UnmarshalJSON makes,
+// with views of the params for values where the scanner can read them.
+func decodeRequestMeta(raw json.RawMessage) (*RequestMeta, *Error) {
+	var m RequestMeta
+	all, ok := rawMembers(raw)
+	if !ok {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, Errorf(CodeInvalidParams, "params._meta: %v", err)
 		}
-		if c := t[0]; c != '"' && c != '-' && (c < '0' || c > '9') {
-			return nil, NewError(CodeInvalidParams, "params._meta.progressToken must be a string or a number")
-		}
+		return &m, nil
+	}
+	if t, ok := all["progressToken"]; ok {
+		m.ProgressToken = t
+		delete(all, "progressToken")
+	}
+	if len(all) > 0 {
+		m.Other = all
 	}
 	return &m, nil
+}
+
+// checkProgressToken refuses a progressToken that is not a string or a number (the MCP
+// schema's ProgressToken) or is over maxProgressToken bytes; an absent one is fine.
+func checkProgressToken(t json.RawMessage) *Error {
+	if len(t) == 0 {
+		return nil
+	}
+	if len(t) > maxProgressToken {
+		return Errorf(CodeInvalidParams, "params._meta.progressToken of %d bytes exceeds the limit of %d bytes", len(t), maxProgressToken)
+	}
+	if c := t[0]; c != '"' && !isJSONNumberStart(c) {
+		return NewError(CodeInvalidParams, "params._meta.progressToken must be a string or a number")
+	}
+	return nil
 }
 
 // scanMember finds the value of a top-level member of a JSON object that decodeMessage has

@@ -105,26 +105,31 @@ func CodeOf(err error) Code {
 // DNS, TLS or URL error, or an HTTP status without a JSON-RPC error that means nobody serves
 // MCP at the URL (or not now).
 func unreachable(err error) bool {
-	var (
-		h       *HTTPError
-		netErr  net.Error
-		urlErr  *url.Error
-		certErr *tls.CertificateVerificationError
-		alert   tls.AlertError
-		record  tls.RecordHeaderError
-		unknown x509.UnknownAuthorityError
-		host    x509.HostnameError
-		invalid x509.CertificateInvalidError
-	)
+	var h *HTTPError
 	if errors.As(err, &h) {
-		switch h.StatusCode {
-		case http.StatusNotFound, http.StatusRequestTimeout, http.StatusTooManyRequests,
-			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return unreachableStatus[h.StatusCode]
+	}
+	for _, target := range transportErrors() {
+		if errors.As(err, target) {
 			return true
 		}
-		return false
 	}
-	return errors.As(err, &netErr) || errors.As(err, &urlErr) || errors.As(err, &certErr) ||
-		errors.As(err, &alert) || errors.As(err, &record) || errors.As(err, &unknown) ||
-		errors.As(err, &host) || errors.As(err, &invalid)
+	return false
+}
+
+// unreachableStatus holds the HTTP statuses that, without a JSON-RPC error, mean nobody serves
+// MCP at the URL, or not now.
+var unreachableStatus = map[int]bool{
+	http.StatusNotFound: true, http.StatusRequestTimeout: true, http.StatusTooManyRequests: true,
+	http.StatusBadGateway: true, http.StatusServiceUnavailable: true, http.StatusGatewayTimeout: true,
+}
+
+// transportErrors returns errors.As targets for the error types of a request that reached no
+// server: network, DNS, URL and TLS errors.
+func transportErrors() []any {
+	return []any{
+		new(net.Error), new(*url.Error), new(*tls.CertificateVerificationError), new(tls.AlertError),
+		new(tls.RecordHeaderError), new(x509.UnknownAuthorityError), new(x509.HostnameError),
+		new(x509.CertificateInvalidError),
+	}
 }

@@ -41,31 +41,40 @@ func ContentFromProto(c *mcpv1.Content) (Content, error) {
 	case *mcpv1.Content_Audio:
 		return AudioContent(base64.StdEncoding.EncodeToString(k.Audio.GetData()), k.Audio.GetMimeType()), nil
 	case *mcpv1.Content_Resource:
-		r := k.Resource
-		rc := ResourceContents{URI: r.GetUri(), MIMEType: r.GetMimeType()}
-		switch v := r.GetContents().(type) {
-		case *mcpv1.EmbeddedResource_Text:
-			t := v.Text
-			rc.Text = &t
-		case *mcpv1.EmbeddedResource_Blob:
-			b := base64.StdEncoding.EncodeToString(v.Blob)
-			rc.Blob = &b
-		default:
-			empty := ""
-			rc.Text = &empty
-		}
-		return Content{Type: "resource", Resource: &rc}, nil
+		return Content{Type: "resource", Resource: resourceFromProto(k.Resource)}, nil
 	case *mcpv1.Content_ResourceLink:
-		l := k.ResourceLink
-		out := Content{Type: "resource_link", URI: l.GetUri(), Name: l.GetName(), Title: l.GetTitle(), Description: l.GetDescription(), MIMEType: l.GetMimeType()}
-		if l.Size != nil {
-			n := l.GetSize()
-			out.Size = &n
-		}
-		return out, nil
+		return linkFromProto(k.ResourceLink), nil
 	default:
 		return Content{}, fmt.Errorf("content block with no kind set")
 	}
+}
+
+// resourceFromProto converts an embedded resource: its text, its blob in Base64, or empty
+// text when it has neither (the wire form needs one of them).
+func resourceFromProto(r *mcpv1.EmbeddedResource) *ResourceContents {
+	rc := ResourceContents{URI: r.GetUri(), MIMEType: r.GetMimeType()}
+	switch v := r.GetContents().(type) {
+	case *mcpv1.EmbeddedResource_Text:
+		t := v.Text
+		rc.Text = &t
+	case *mcpv1.EmbeddedResource_Blob:
+		b := base64.StdEncoding.EncodeToString(v.Blob)
+		rc.Blob = &b
+	default:
+		empty := ""
+		rc.Text = &empty
+	}
+	return &rc
+}
+
+// linkFromProto converts a resource link; its size only when it has one.
+func linkFromProto(l *mcpv1.ResourceLink) Content {
+	out := Content{Type: "resource_link", URI: l.GetUri(), Name: l.GetName(), Title: l.GetTitle(), Description: l.GetDescription(), MIMEType: l.GetMimeType()}
+	if l.Size != nil {
+		n := l.GetSize()
+		out.Size = &n
+	}
+	return out
 }
 
 // toProtoToolResult converts a wire result into an *mcpv1.ToolResult, for typed clients of
@@ -94,28 +103,14 @@ func ContentToProto(c Content) (*mcpv1.Content, error) {
 	case "text":
 		return &mcpv1.Content{Kind: &mcpv1.Content_Text{Text: &mcpv1.TextContent{Text: c.Text}}}, nil
 	case "image", "audio":
-		data, err := base64.StdEncoding.DecodeString(c.Data)
-		if err != nil {
-			return nil, fmt.Errorf("%s content: data is not base64: %w", c.Type, err)
-		}
-		if c.Type == "image" {
-			return &mcpv1.Content{Kind: &mcpv1.Content_Image{Image: &mcpv1.ImageContent{Data: data, MimeType: c.MIMEType}}}, nil
-		}
-		return &mcpv1.Content{Kind: &mcpv1.Content_Audio{Audio: &mcpv1.AudioContent{Data: data, MimeType: c.MIMEType}}}, nil
+		return mediaToProto(c)
 	case "resource":
 		if c.Resource == nil {
 			return nil, fmt.Errorf("resource content without a resource")
 		}
-		er := &mcpv1.EmbeddedResource{Uri: c.Resource.URI, MimeType: c.Resource.MIMEType}
-		switch {
-		case c.Resource.Blob != nil:
-			b, err := base64.StdEncoding.DecodeString(*c.Resource.Blob)
-			if err != nil {
-				return nil, fmt.Errorf("resource blob is not base64: %w", err)
-			}
-			er.Contents = &mcpv1.EmbeddedResource_Blob{Blob: b}
-		case c.Resource.Text != nil:
-			er.Contents = &mcpv1.EmbeddedResource_Text{Text: *c.Resource.Text}
+		er, err := resourceToProto(c.Resource)
+		if err != nil {
+			return nil, err
 		}
 		return &mcpv1.Content{Kind: &mcpv1.Content_Resource{Resource: er}}, nil
 	case "resource_link":
@@ -125,6 +120,34 @@ func ContentToProto(c Content) (*mcpv1.Content, error) {
 		b, _ := jsonMarshal(c)
 		return &mcpv1.Content{Kind: &mcpv1.Content_Text{Text: &mcpv1.TextContent{Text: string(b)}}}, nil
 	}
+}
+
+// mediaToProto converts an image or audio block, whose data travels in Base64.
+func mediaToProto(c Content) (*mcpv1.Content, error) {
+	data, err := base64.StdEncoding.DecodeString(c.Data)
+	if err != nil {
+		return nil, fmt.Errorf("%s content: data is not base64: %w", c.Type, err)
+	}
+	if c.Type == "image" {
+		return &mcpv1.Content{Kind: &mcpv1.Content_Image{Image: &mcpv1.ImageContent{Data: data, MimeType: c.MIMEType}}}, nil
+	}
+	return &mcpv1.Content{Kind: &mcpv1.Content_Audio{Audio: &mcpv1.AudioContent{Data: data, MimeType: c.MIMEType}}}, nil
+}
+
+// resourceToProto converts an embedded resource's contents: a blob (from Base64) before text.
+func resourceToProto(r *ResourceContents) (*mcpv1.EmbeddedResource, error) {
+	er := &mcpv1.EmbeddedResource{Uri: r.URI, MimeType: r.MIMEType}
+	switch {
+	case r.Blob != nil:
+		b, err := base64.StdEncoding.DecodeString(*r.Blob)
+		if err != nil {
+			return nil, fmt.Errorf("resource blob is not base64: %w", err)
+		}
+		er.Contents = &mcpv1.EmbeddedResource_Blob{Blob: b}
+	case r.Text != nil:
+		er.Contents = &mcpv1.EmbeddedResource_Text{Text: *r.Text}
+	}
+	return er, nil
 }
 
 type structpbStruct = structpb.Struct

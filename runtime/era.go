@@ -115,33 +115,50 @@ const (
 // encodeHeaderValue returns v as a header value: as is when it is plain visible ASCII (and
 // spaces inside), else in the Base64 sentinel form.
 func encodeHeaderValue(v string) string {
-	safe := v != "" && v[0] != ' ' && v[0] != '\t' && v[len(v)-1] != ' ' && v[len(v)-1] != '\t'
-	for i := 0; safe && i < len(v); i++ {
-		c := v[i]
-		if (c < 0x20 || c > 0x7e) && c != '\t' {
-			safe = false
-		}
-	}
-	if v == "" {
-		safe = true
-	}
-	if safe && !(strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix)) {
+	// A plain value that looks like a sentinel is encoded too, overlapping ends included.
+	if plainHeaderValue(v) && !(strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix)) {
 		return v
 	}
 	return sentinelPrefix + base64.StdEncoding.EncodeToString([]byte(v)) + sentinelSuffix
 }
 
+// plainHeaderValue reports whether v can travel as a header value as it is: empty, or visible
+// ASCII with spaces and tabs inside but not at either end (which HTTP would trim).
+func plainHeaderValue(v string) bool {
+	if v == "" {
+		return true
+	}
+	if isHeaderSpace(v[0]) || isHeaderSpace(v[len(v)-1]) {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// isHeaderSpace reports whether c is whitespace that HTTP trims around a header value.
+func isHeaderSpace(c byte) bool { return c == ' ' || c == '\t' }
+
+// isSentinel reports whether v has the form of the Base64 sentinel (room for both ends),
+// whether or not its payload decodes.
+func isSentinel(v string) bool {
+	return len(v) >= len(sentinelPrefix)+len(sentinelSuffix) && strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix)
+}
+
 // decodeHeaderValue undoes encodeHeaderValue. It fails for a sentinel whose payload is not
 // Base64 of UTF-8 text.
 func decodeHeaderValue(v string) (string, bool) {
-	if len(v) >= len(sentinelPrefix)+len(sentinelSuffix) && strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix) {
-		b, err := base64.StdEncoding.DecodeString(v[len(sentinelPrefix) : len(v)-len(sentinelSuffix)])
-		if err != nil || !utf8.Valid(b) {
-			return "", false
-		}
-		return string(b), true
+	if !isSentinel(v) {
+		return v, true
 	}
-	return v, true
+	b, err := base64.StdEncoding.DecodeString(v[len(sentinelPrefix) : len(v)-len(sentinelSuffix)])
+	if err != nil || !utf8.Valid(b) {
+		return "", false
+	}
+	return string(b), true
 }
 
 // hasMetaVersion reports whether params carry _meta's protocolVersion key: a modern request.

@@ -37,37 +37,36 @@ type failure struct {
 	path, reason string
 }
 
+// failingMember finds the first member, in key order, of raw (m's JSON object) that does not
+// decode alone, and returns its path after path, down to what fails inside it.
 func failingMember(m protoreflect.Message, raw json.RawMessage, path string) failure {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) != nil {
 		return failure{}
 	}
-	md := m.Descriptor()
-	if md.ParentFile().Package() == "google.protobuf" {
+	if m.Descriptor().ParentFile().Package() == "google.protobuf" {
 		return failure{} // a well-known type's JSON form is not an object of its fields
 	}
 	for _, k := range sortedKeys(obj) {
-		fd := md.Fields().ByJSONName(k)
-		if fd == nil {
-			fd = md.Fields().ByName(protoreflect.Name(k))
+		if f, failed := memberFailure(m, k, obj[k], path+k); failed {
+			return f
 		}
-		name := path + k
-		if fd == nil {
-			return failure{path: name} // an unknown field
-		}
-		one, _ := json.Marshal(map[string]json.RawMessage{k: obj[k]})
-		if argsUnmarshal.Unmarshal(one, m.New().Interface()) == nil {
-			continue
-		}
-		if r := kindMismatch(fd, obj[k], false); r != "" {
-			return failure{name, r}
-		}
-		if inner := failingValue(m, fd, obj[k], name); inner.path != "" {
-			return inner
-		}
-		return failure{path: name}
 	}
 	return failure{}
+}
+
+// memberFailure decodes the member k: v of m's object alone; failed is false when it decodes,
+// else f says where it fails (name, the member's path, or below it) and why.
+func memberFailure(m protoreflect.Message, k string, v json.RawMessage, name string) (f failure, failed bool) {
+	fd := fieldByKey(m.Descriptor(), k)
+	if fd == nil {
+		return failure{path: name}, true // an unknown field
+	}
+	one, _ := json.Marshal(map[string]json.RawMessage{k: v})
+	if argsUnmarshal.Unmarshal(one, m.New().Interface()) == nil {
+		return failure{}, false
+	}
+	return failureAt(name, kindMismatch(fd, v, false), failingValue(m, fd, v, name)), true
 }
 
 // failingValue descends into a failing member's value: the list item, map entry or field of a
@@ -100,13 +99,7 @@ func failingItem(m protoreflect.Message, fd protoreflect.FieldDescriptor, raw js
 		}
 		elem := m.NewField(fd).List().NewElement().Message()
 		if !decodesInto(elem, item) {
-			if r := kindMismatch(fd, item, true); r != "" {
-				return failure{p, r}
-			}
-			if inner := failingMember(elem, item, p+"."); inner.path != "" {
-				return inner
-			}
-			return failure{path: p}
+			return failureAt(p, kindMismatch(fd, item, true), failingMember(elem, item, p+"."))
 		}
 	}
 	return failure{}
@@ -123,18 +116,26 @@ func failingEntry(m protoreflect.Message, fd protoreflect.FieldDescriptor, raw j
 		if decodes(m, fd, map[string]json.RawMessage{k: entries[k]}) {
 			continue
 		}
-		if r := kindMismatch(fd.MapValue(), entries[k], false); r != "" {
-			return failure{p, r}
-		}
+		var inside failure
 		if fd.MapValue().Message() != nil {
-			v := m.NewField(fd).Map().NewValue().Message()
-			if inner := failingMember(v, entries[k], p+"."); inner.path != "" {
-				return inner
-			}
+			inside = failingMember(m.NewField(fd).Map().NewValue().Message(), entries[k], p+".")
 		}
-		return failure{path: p}
+		return failureAt(p, kindMismatch(fd.MapValue(), entries[k], false), inside)
 	}
 	return failure{}
+}
+
+// failureAt says where and why the value at path, which does not decode, fails: at path when
+// reason (its JSON kind is wrong) is set, else at inside (the first thing inside it that fails
+// alone), else at path.
+func failureAt(path, reason string, inside failure) failure {
+	switch {
+	case reason != "":
+		return failure{path, reason}
+	case inside.path != "":
+		return inside
+	}
+	return failure{path: path}
 }
 
 // kindMismatch returns "expected an array, got a string" when raw is of a JSON kind that fd
@@ -145,27 +146,38 @@ func kindMismatch(fd protoreflect.FieldDescriptor, raw json.RawMessage, item boo
 	if got == "" || got == "null" && !item {
 		return "" // null clears a field; inside a list it is an error protojson words well
 	}
-	var want []string
-	switch {
-	case fd.IsList() && !item:
-		want = []string{"an array"}
-	case fd.IsMap():
-		want = []string{"an object"}
-	case fd.Message() != nil:
-		want = messageKinds(fd.Message())
-	case fd.Kind() == protoreflect.StringKind || fd.Kind() == protoreflect.BytesKind:
-		want = []string{"a string"}
-	case fd.Kind() == protoreflect.BoolKind:
-		want = []string{"a boolean"}
-	case fd.Kind() == protoreflect.EnumKind:
-		want = []string{"a string", "a number"}
-	default: // numbers: protojson takes them quoted too
-		want = []string{"a number", "a string"}
-	}
+	want := wantKinds(fd, item)
 	if len(want) == 0 || slices.Contains(want, got) {
 		return ""
 	}
 	return "expected " + want[0] + ", got " + got
+}
+
+// wantKinds is the JSON kinds fd (its list's item, when item) takes in proto3 JSON, the
+// one to name first; none for a well-known type whose JSON form kindMismatch does not judge.
+func wantKinds(fd protoreflect.FieldDescriptor, item bool) []string {
+	switch {
+	case fd.IsList() && !item:
+		return []string{"an array"}
+	case fd.IsMap():
+		return []string{"an object"}
+	case fd.Message() != nil:
+		return messageKinds(fd.Message())
+	}
+	return scalarKinds(fd.Kind())
+}
+
+// scalarKinds is the JSON kinds a scalar or enum of kind k takes, the one to name first.
+func scalarKinds(k protoreflect.Kind) []string {
+	switch k {
+	case protoreflect.StringKind, protoreflect.BytesKind:
+		return []string{"a string"}
+	case protoreflect.BoolKind:
+		return []string{"a boolean"}
+	case protoreflect.EnumKind:
+		return []string{"a string", "a number"}
+	}
+	return []string{"a number", "a string"} // numbers: protojson takes them quoted too
 }
 
 // messageKinds is the JSON kinds a message field takes: an object, but for the well-known

@@ -74,13 +74,9 @@ func checkInputSchema(s *jsonschema.Schema, args json.RawMessage) string {
 	if s == nil {
 		return ""
 	}
-	var inst any = map[string]any{}
-	if a := trimSpace(args); len(a) > 0 && string(a) != "null" {
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(a))
-		if err != nil {
-			return "arguments are not valid JSON: " + err.Error()
-		}
-		inst = v
+	inst, problem := schemaInstance(args)
+	if problem != "" {
+		return problem
 	}
 	err := s.Validate(inst)
 	if err == nil {
@@ -90,9 +86,28 @@ func checkInputSchema(s *jsonschema.Schema, args json.RawMessage) string {
 	if !errors.As(err, &ve) {
 		return boundText(err.Error(), maxSchemaProblemLen)
 	}
+	return joinProblems(schemaProblems(inst, ve))
+}
+
+// schemaInstance decodes a raw tool's arguments for the validator: an empty object for nil or
+// null; problem says why when they are not JSON.
+func schemaInstance(args json.RawMessage) (inst any, problem string) {
+	a := trimSpace(args)
+	if len(a) == 0 || string(a) == "null" {
+		return map[string]any{}, ""
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(a))
+	if err != nil {
+		return nil, "arguments are not valid JSON: " + err.Error()
+	}
+	return v, ""
+}
+
+// schemaProblems lists the broken keywords under ve as (path, reason) pairs, in a stable order
+// (the validator walks maps): by path, the arguments object first.
+func schemaProblems(inst any, ve *jsonschema.ValidationError) [][2]string {
 	var leaves []*jsonschema.ValidationError
 	schemaLeaves(ve, &leaves)
-	// In a stable order (the validator walks maps): by path, the arguments object first.
 	problems := make([][2]string, len(leaves))
 	for i, l := range leaves {
 		problems[i] = [2]string{instancePath(inst, l.InstanceLocation), l.ErrorKind.LocalizedString(schemaPrinter)}
@@ -100,6 +115,12 @@ func checkInputSchema(s *jsonschema.Schema, args json.RawMessage) string {
 	slices.SortFunc(problems, func(a, b [2]string) int {
 		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
 	})
+	return problems
+}
+
+// joinProblems writes problems as "path: reason" joined by "; ", each bounded, at most
+// maxSchemaProblems of them and a count of the rest.
+func joinProblems(problems [][2]string) string {
 	var b strings.Builder
 	for i, p := range problems {
 		if i == maxSchemaProblems {
@@ -141,31 +162,41 @@ func instancePath(inst any, loc []string) string {
 	var b strings.Builder
 	v := inst
 	for _, tok := range loc {
-		switch cur := v.(type) {
-		case []any:
+		if _, isList := v.([]any); isList {
 			b.WriteString("[" + tok + "]")
-			if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(cur) {
-				v = cur[i]
-			} else {
-				v = nil
-			}
-		default:
-			switch {
-			case !identRE.MatchString(tok):
-				b.WriteString("[" + strconv.Quote(tok) + "]")
-			case b.Len() > 0:
-				b.WriteString("." + tok)
-			default:
-				b.WriteString(tok)
-			}
-			if m, ok := cur.(map[string]any); ok {
-				v = m[tok]
-			} else {
-				v = nil
-			}
+		} else {
+			writeMemberName(&b, tok)
 		}
+		v = childValue(v, tok)
 	}
 	return b.String()
+}
+
+// writeMemberName writes an object member's name as a path step: .name after another step,
+// name first, ["name"] when it is not an identifier.
+func writeMemberName(b *strings.Builder, tok string) {
+	switch {
+	case !identRE.MatchString(tok):
+		b.WriteString("[" + strconv.Quote(tok) + "]")
+	case b.Len() > 0:
+		b.WriteString("." + tok)
+	default:
+		b.WriteString(tok)
+	}
+}
+
+// childValue is the item or member of v that tok, a step of an instance location, names; nil
+// when there is none.
+func childValue(v any, tok string) any {
+	switch cur := v.(type) {
+	case []any:
+		if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(cur) {
+			return cur[i]
+		}
+	case map[string]any:
+		return cur[tok]
+	}
+	return nil
 }
 
 // boundText cuts s to at most n bytes, on a rune boundary, marking the cut with "...".

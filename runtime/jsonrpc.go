@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"unicode/utf8"
 
@@ -93,21 +94,28 @@ func (m *wireMessage) validate() *Error {
 	}
 	switch {
 	case m.Method != "":
-		if m.Result != nil || m.Error != nil {
-			return NewError(CodeInvalidRequest, "a message with a method must not carry a result or an error")
-		}
-		if len(m.Params) > 0 {
-			p := bytes.TrimSpace(m.Params)
-			if len(p) == 0 || (p[0] != '{' && !(p[0] == 'n' && string(p) == "null")) {
-				return NewError(CodeInvalidRequest, `"params" must be an object`)
-			}
-		}
+		return m.validateCall()
 	case m.ID != nil:
 		if (m.Result == nil) == (m.Error == nil) {
 			return NewError(CodeInvalidRequest, "a response must carry exactly one of result and error")
 		}
+		return nil
 	default:
 		return NewError(CodeInvalidRequest, `a message needs a "method" (request or notification) or an "id" (response)`)
+	}
+}
+
+// validateCall checks the envelope of a request or notification: no result or error, and
+// params, when present, an object (or null).
+func (m *wireMessage) validateCall() *Error {
+	if m.Result != nil || m.Error != nil {
+		return NewError(CodeInvalidRequest, "a message with a method must not carry a result or an error")
+	}
+	if len(m.Params) == 0 {
+		return nil
+	}
+	if p := bytes.TrimSpace(m.Params); len(p) == 0 || (p[0] != '{' && string(p) != "null") {
+		return NewError(CodeInvalidRequest, `"params" must be an object`)
 	}
 	return nil
 }
@@ -134,37 +142,51 @@ func decodeMessage(data []byte) (*wireMessage, *Error) {
 func decodeMessageJSON(data []byte) (*wireMessage, *Error) {
 	var m wireMessage
 	if err := json.Unmarshal(data, &m); err != nil {
-		if _, ok := err.(*json.SyntaxError); ok || !json.Valid(data) {
-			return nil, Errorf(CodeParseError, "parse error: %v", err)
-		}
-		// Valid JSON of the wrong shape: try to recover the ID for the error response.
-		var probe struct {
-			ID *ID `json:"id"`
-		}
-		if json.Unmarshal(data, &probe) == nil && probe.ID != nil {
-			m.ID = probe.ID
-		} else {
-			m.ID = nil
-		}
-		return &m, Errorf(CodeInvalidRequest, "invalid request: %v", err)
+		return undecodable(data, &m, err)
 	}
-	if m.ID == nil && m.Method != "" && bytes.Contains(data, []byte(`"id"`)) {
+	if m.ID == nil && m.Method != "" && hasNullID(data) {
 		// encoding/json leaves a null id as a nil pointer, which would make a request with
 		// "id": null pass for a notification that is never answered (Base Protocol, Requests: an ID MUST NOT be null).
-		var probe struct {
-			ID json.RawMessage `json:"id"`
-		}
-		if json.Unmarshal(data, &probe) == nil && string(probe.ID) == "null" {
-			return &m, NewError(CodeInvalidRequest, "invalid request: id must be a string or an integer, not null")
-		}
+		return &m, NewError(CodeInvalidRequest, "invalid request: id must be a string or an integer, not null")
 	}
 	if e := checkMemberCase(data, &m); e != nil {
 		return &m, e
 	}
-	if e := m.validate(); e != nil {
-		return &m, e
+	return &m, m.validate()
+}
+
+// undecodable is decodeMessageJSON's answer for data that encoding/json could not decode into
+// m (err): a parse error for text that is not JSON; for valid JSON of the wrong shape, an
+// invalid request with the ID recovered, so that the error response can carry it.
+func undecodable(data []byte, m *wireMessage, err error) (*wireMessage, *Error) {
+	if _, ok := err.(*json.SyntaxError); ok || !json.Valid(data) {
+		return nil, Errorf(CodeParseError, "parse error: %v", err)
 	}
-	return &m, nil
+	m.ID = probeID(data)
+	return m, Errorf(CodeInvalidRequest, "invalid request: %v", err)
+}
+
+// probeID reads the id of data, valid JSON that is not a valid message, so that the error
+// response can carry it; nil when there is none to read.
+func probeID(data []byte) *ID {
+	var probe struct {
+		ID *ID `json:"id"`
+	}
+	if json.Unmarshal(data, &probe) != nil {
+		return nil
+	}
+	return probe.ID
+}
+
+// hasNullID reports whether data, a JSON object, has an id member whose value is null.
+func hasNullID(data []byte) bool {
+	if !bytes.Contains(data, []byte(`"id"`)) {
+		return false
+	}
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	return json.Unmarshal(data, &probe) == nil && string(probe.ID) == "null"
 }
 
 // encodeResponse encodes a JSON-RPC response carrying result (already JSON) or err.
@@ -201,15 +223,9 @@ func encodeResponse(id *ID, result json.RawMessage, err *Error) []byte {
 // The envelope is written around the marshalled params rather than marshalling a wireMessage
 // that holds them, which would make encoding/json validate and copy the params a second time.
 func encodeRequest(id *ID, method string, params any) ([]byte, error) {
-	var raw []byte
-	if r, ok := params.(json.RawMessage); ok {
-		raw = r // already JSON: no second validation pass
-	} else if params != nil {
-		b, err := json.Marshal(params)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s params: %w", method, err)
-		}
-		raw = b
+	raw, err := marshalParams(method, params)
+	if err != nil {
+		return nil, err
 	}
 	buf := make([]byte, 0, len(raw)+len(method)+64)
 	buf = append(buf, `{"jsonrpc":"2.0"`...)
@@ -218,12 +234,7 @@ func encodeRequest(id *ID, method string, params any) ([]byte, error) {
 		buf = append(buf, id.raw...)
 	}
 	buf = append(buf, `,"method":`...)
-	if utf8.ValidString(method) {
-		buf = protojsonfast.AppendString(buf, method)
-	} else {
-		m, _ := json.Marshal(method) // it writes U+FFFD for the invalid bytes
-		buf = append(buf, m...)
-	}
+	buf = appendMethod(buf, method)
 	if raw != nil && string(raw) != "null" {
 		buf = append(buf, `,"params":`...)
 		buf = append(buf, raw...)
@@ -231,6 +242,33 @@ func encodeRequest(id *ID, method string, params any) ([]byte, error) {
 	return append(buf, '}'), nil
 }
 
+// marshalParams encodes a request's params; json.RawMessage is already JSON and is taken as
+// it is, without a second validation pass.
+func marshalParams(method string, params any) ([]byte, error) {
+	if r, ok := params.(json.RawMessage); ok {
+		return r, nil
+	}
+	if params == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s params: %w", method, err)
+	}
+	return b, nil
+}
+
+// appendMethod appends method as a JSON string, as encoding/json writes it: U+FFFD for bytes
+// that are not UTF-8.
+func appendMethod(buf []byte, method string) []byte {
+	if utf8.ValidString(method) {
+		return protojsonfast.AppendString(buf, method)
+	}
+	m, _ := json.Marshal(method)
+	return append(buf, m...)
+}
+
+// truncate cuts s to n bytes, marking the cut with "...".
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -244,40 +282,12 @@ func withMeta(params json.RawMessage, meta *RequestMeta) (json.RawMessage, error
 	if meta == nil || (len(meta.ProgressToken) == 0 && len(meta.Other) == 0) {
 		return params, nil
 	}
-	p := bytes.TrimSpace(params)
-	if len(p) == 0 || string(p) == "null" {
-		p = []byte("{}")
-	}
-	if p[0] != '{' || p[len(p)-1] != '}' {
-		return nil, fmt.Errorf("params must be a JSON object to carry _meta")
+	p, err := metaCarrier(params)
+	if err != nil {
+		return nil, err
 	}
 	if bytes.Contains(p, []byte(`"_meta"`)) {
-		var all map[string]json.RawMessage
-		if err := json.Unmarshal(p, &all); err != nil {
-			return nil, err
-		}
-		if old, ok := all["_meta"]; ok {
-			var merged RequestMeta
-			if err := json.Unmarshal(old, &merged); err != nil {
-				return nil, fmt.Errorf("_meta: %w", err)
-			}
-			if len(meta.ProgressToken) > 0 {
-				merged.ProgressToken = meta.ProgressToken
-			}
-			for k, v := range meta.Other {
-				if merged.Other == nil {
-					merged.Other = make(map[string]json.RawMessage, len(meta.Other))
-				}
-				merged.Other[k] = v
-			}
-			meta = &merged
-		}
-		mb, err := json.Marshal(meta)
-		if err != nil {
-			return nil, err
-		}
-		all["_meta"] = mb
-		return json.Marshal(all)
+		return mergeMeta(p, meta)
 	}
 	mb, err := json.Marshal(meta)
 	if err != nil {
@@ -286,15 +296,59 @@ func withMeta(params json.RawMessage, meta *RequestMeta) (json.RawMessage, error
 	return spliceMeta(p, mb)
 }
 
-// spliceMeta returns params (a JSON object without a _meta member, or empty for none) with
-// mb, an encoded _meta, as its _meta member.
-func spliceMeta(params json.RawMessage, mb []byte) (json.RawMessage, error) {
+// metaCarrier returns params trimmed, as the object that is to carry a _meta member: {} for
+// none, an error for params that are not a JSON object.
+func metaCarrier(params json.RawMessage) ([]byte, error) {
 	p := bytes.TrimSpace(params)
 	if len(p) == 0 || string(p) == "null" {
 		p = []byte("{}")
 	}
 	if p[0] != '{' || p[len(p)-1] != '}' {
 		return nil, fmt.Errorf("params must be a JSON object to carry _meta")
+	}
+	return p, nil
+}
+
+// mergeMeta returns p, a JSON object that may have a _meta member, with meta's entries merged
+// into that member (meta's win) or as a new one.
+func mergeMeta(p []byte, meta *RequestMeta) (json.RawMessage, error) {
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(p, &all); err != nil {
+		return nil, err
+	}
+	if old, ok := all["_meta"]; ok {
+		var merged RequestMeta
+		if err := json.Unmarshal(old, &merged); err != nil {
+			return nil, fmt.Errorf("_meta: %w", err)
+		}
+		merged.override(meta)
+		meta = &merged
+	}
+	mb, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	all["_meta"] = mb
+	return json.Marshal(all)
+}
+
+// override sets m's progress token and entries to those meta has.
+func (m *RequestMeta) override(meta *RequestMeta) {
+	if len(meta.ProgressToken) > 0 {
+		m.ProgressToken = meta.ProgressToken
+	}
+	if len(meta.Other) > 0 && m.Other == nil {
+		m.Other = make(map[string]json.RawMessage, len(meta.Other))
+	}
+	maps.Copy(m.Other, meta.Other)
+}
+
+// spliceMeta returns params (a JSON object without a _meta member, or empty for none) with
+// mb, an encoded _meta, as its _meta member.
+func spliceMeta(params json.RawMessage, mb []byte) (json.RawMessage, error) {
+	p, err := metaCarrier(params)
+	if err != nil {
+		return nil, err
 	}
 	inner := bytes.TrimSpace(p[1 : len(p)-1])
 	out := make([]byte, 0, len(p)+len(mb)+10)

@@ -125,36 +125,60 @@ func stringsToMessage(args map[string]string, msg proto.Message) error {
 	if len(args) == 0 {
 		return nil
 	}
-	fields := msg.ProtoReflect().Descriptor().Fields()
+	md := msg.ProtoReflect().Descriptor()
 	buf := []byte{'{'}
-	for _, k := range slices.Sorted(mapKeys(args)) {
-		fd := fields.ByJSONName(k)
-		if fd == nil {
-			fd = fields.ByName(protoreflect.Name(k))
-		}
-		if fd == nil || fd.IsList() || fd.IsMap() || fd.Message() != nil {
-			return fmt.Errorf("unknown argument %q", k)
-		}
+	for _, k := range sortedKeys(args) {
 		if len(buf) > 1 {
 			buf = append(buf, ',')
 		}
-		buf = protojsonfast.AppendString(buf, fd.JSONName())
-		buf = append(buf, ':')
-		v := args[k]
-		if fd.Kind() == protoreflect.BoolKind {
-			if v != "true" && v != "false" {
-				return fmt.Errorf("argument %q: want true or false, got %q", k, truncate(v, 40))
-			}
-			buf = append(buf, v...)
-			continue
+		var err error
+		if buf, err = appendStringArg(buf, md, k, args[k]); err != nil {
+			return err
 		}
-		buf = protojsonfast.AppendString(buf, v)
 	}
 	buf = append(buf, '}')
 	if err := argsUnmarshal.Unmarshal(buf, msg); err != nil {
 		return errors.New(argsError(msg.ProtoReflect(), buf, err))
 	}
 	return nil
+}
+
+// appendStringArg appends the member for argument k of value v to buf, the JSON object
+// stringsToMessage builds for md: a string, which protojson parses as the field's kind, or a
+// boolean. Only singular scalar and enum fields take a string argument.
+func appendStringArg(buf []byte, md protoreflect.MessageDescriptor, k, v string) ([]byte, error) {
+	fd := stringArgField(md, k)
+	if fd == nil {
+		return nil, fmt.Errorf("unknown argument %q", k)
+	}
+	buf = protojsonfast.AppendString(buf, fd.JSONName())
+	buf = append(buf, ':')
+	if fd.Kind() != protoreflect.BoolKind {
+		return protojsonfast.AppendString(buf, v), nil
+	}
+	if v != "true" && v != "false" {
+		return nil, fmt.Errorf("argument %q: want true or false, got %q", k, truncate(v, 40))
+	}
+	return append(buf, v...), nil
+}
+
+// stringArgField is the field of md that argument k sets, or nil when there is none that a
+// string sets: only singular scalar and enum fields take one.
+func stringArgField(md protoreflect.MessageDescriptor, k string) protoreflect.FieldDescriptor {
+	fd := fieldByKey(md, k)
+	if fd == nil || fd.IsList() || fd.IsMap() || fd.Message() != nil {
+		return nil
+	}
+	return fd
+}
+
+// fieldByKey finds the field a JSON member names, by JSON name, else by proto name, as
+// protojson does.
+func fieldByKey(md protoreflect.MessageDescriptor, k string) protoreflect.FieldDescriptor {
+	if fd := md.Fields().ByJSONName(k); fd != nil {
+		return fd
+	}
+	return md.Fields().ByName(protoreflect.Name(k))
 }
 
 // messageToStrings is stringsToMessage's inverse: the set fields of msg as strings keyed by
@@ -170,27 +194,26 @@ func messageToStrings(msg proto.Message) (map[string]string, error) {
 	}
 	out := make(map[string]string, len(obj))
 	for k, v := range obj {
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			out[k] = s
-			continue
-		}
-		if len(v) > 0 && (v[0] == '{' || v[0] == '[') {
+		s, ok := scalarText(v)
+		if !ok {
 			return nil, fmt.Errorf("field %q is not a scalar", k)
 		}
-		out[k] = string(v)
+		out[k] = s
 	}
 	return out, nil
 }
 
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
+// scalarText is a JSON scalar as a string argument: a string's text, or a number's or a
+// boolean's JSON; ok is false for an object or an array.
+func scalarText(v json.RawMessage) (text string, ok bool) {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s, true
 	}
+	if len(v) > 0 && (v[0] == '{' || v[0] == '[') {
+		return "", false
+	}
+	return string(v), true
 }
 
 // UnimplementedPrompt returns the error of a generated Unimplemented...Handler's prompt

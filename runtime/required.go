@@ -111,17 +111,24 @@ func (ps *planSet) propagate() map[protoreflect.FullName]bool {
 	for changed := true; changed; {
 		changed = false
 		for name, p := range ps.plans {
-			ps.messageFields(name, func(_ protoreflect.FieldDescriptor, c protoreflect.MessageDescriptor) {
-				if rules[c.FullName()] && !rules[name] {
-					rules[name], changed = true, true
-				}
-				if ps.plans[c.FullName()].fills && !p.fills {
-					p.fills, changed = true, true
-				}
-			})
+			changed = ps.spread(name, p, rules) || changed
 		}
 	}
 	return rules
+}
+
+// spread takes into name's entries, and p, its plan, what the types of its message fields
+// have: rules at any depth, and fills; it reports whether either changed.
+func (ps *planSet) spread(name protoreflect.FullName, p *requiredPlan, rules map[protoreflect.FullName]bool) (changed bool) {
+	ps.messageFields(name, func(_ protoreflect.FieldDescriptor, c protoreflect.MessageDescriptor) {
+		if rules[c.FullName()] && !rules[name] {
+			rules[name], changed = true, true
+		}
+		if ps.plans[c.FullName()].fills && !p.fills {
+			p.fills, changed = true, true
+		}
+	})
+	return changed
 }
 
 // addChildren lists, in each plan, the message fields whose types have rules.
@@ -164,11 +171,24 @@ func checkRequiredPlan(p *requiredPlan, md protoreflect.MessageDescriptor, args 
 	return problems
 }
 
+// checkObject checks raw, an object of type md, against p, its plan: its required fields,
+// then the messages below that have rules. Problems name each field by its path, after path.
 func checkObject(p *requiredPlan, md protoreflect.MessageDescriptor, raw json.RawMessage, path string, missing, problems *[]string) {
 	var obj map[string]json.RawMessage
 	if len(raw) > 0 && json.Unmarshal(raw, &obj) != nil {
 		return // not an object: protojson has already reported it
 	}
+	checkRequired(p, obj, path, missing, problems)
+	for _, fd := range p.children {
+		if v, ok := memberOf(obj, fd); ok {
+			checkChild(fd, v, path+fd.JSONName(), missing, problems)
+		}
+	}
+}
+
+// checkRequired adds to missing each required field of p that obj lacks, and to problems what
+// is wrong with those it has.
+func checkRequired(p *requiredPlan, obj map[string]json.RawMessage, path string, missing, problems *[]string) {
 	for _, fd := range p.required {
 		name := path + fd.JSONName()
 		v, ok := memberOf(obj, fd)
@@ -176,11 +196,6 @@ func checkObject(p *requiredPlan, md protoreflect.MessageDescriptor, raw json.Ra
 			*missing = append(*missing, strconv.Quote(name))
 		} else if problem := requiredProblem(fd, v); problem != "" {
 			*problems = append(*problems, fmt.Sprintf("required field %q %s", name, problem))
-		}
-	}
-	for _, fd := range p.children {
-		if v, ok := memberOf(obj, fd); ok {
-			checkChild(fd, v, path+fd.JSONName(), missing, problems)
 		}
 	}
 }
@@ -203,23 +218,35 @@ func memberOf(obj map[string]json.RawMessage, fd protoreflect.FieldDescriptor) (
 func requiredProblem(fd protoreflect.FieldDescriptor, v json.RawMessage) string {
 	switch {
 	case fd.IsList():
-		var items []json.RawMessage
-		if json.Unmarshal(v, &items) == nil && len(items) == 0 {
+		if decodesEmpty[[]json.RawMessage](v) {
 			return "must have at least one item"
 		}
 	case fd.IsMap():
-		var entries map[string]json.RawMessage
-		if json.Unmarshal(v, &entries) == nil && len(entries) == 0 {
+		if decodesEmpty[map[string]json.RawMessage](v) {
 			return "must have at least one entry"
 		}
 	case fd.Enum() != nil && fieldrules.PlaceholderZero(fd.Enum()):
-		zero := fd.Enum().Values().ByNumber(0)
-		var s string
-		var n json.Number
-		if (json.Unmarshal(v, &s) == nil && s == string(zero.Name())) ||
-			(json.Unmarshal(v, &n) == nil && n.String() == "0") {
-			return "must not be " + string(zero.Name()) + ", the placeholder for no value"
-		}
+		return placeholderProblem(fd.Enum(), v)
+	}
+	return ""
+}
+
+// decodesEmpty reports whether v decodes into an empty T: an array without items or an object
+// without members.
+func decodesEmpty[T ~[]json.RawMessage | ~map[string]json.RawMessage](v json.RawMessage) bool {
+	var x T
+	return json.Unmarshal(v, &x) == nil && len(x) == 0
+}
+
+// placeholderProblem refuses v, the value of a required field of enum ed, when it is ed's
+// placeholder for no value (its zero), by name or by number.
+func placeholderProblem(ed protoreflect.EnumDescriptor, v json.RawMessage) string {
+	zero := ed.Values().ByNumber(0)
+	var s string
+	var n json.Number
+	if (json.Unmarshal(v, &s) == nil && s == string(zero.Name())) ||
+		(json.Unmarshal(v, &n) == nil && n.String() == "0") {
+		return "must not be " + string(zero.Name()) + ", the placeholder for no value"
 	}
 	return ""
 }
@@ -284,43 +311,47 @@ func marshalArgs(req proto.Message) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
+// fillRequired adds to obj, protojson's output for m re-read, the zero values of m's required
+// implicit-presence fields that protojson left out, and does the same in the messages below
+// whose plans reach such a field.
 func fillRequired(m protoreflect.Message, p *requiredPlan, obj map[string]any) {
 	for _, fd := range p.required {
-		if !implicitScalar(fd) {
-			continue
-		}
-		if _, ok := obj[fd.JSONName()]; !ok {
+		if _, ok := obj[fd.JSONName()]; !ok && implicitScalar(fd) {
 			obj[fd.JSONName()] = zeroJSON(fd)
 		}
 	}
 	for _, fd := range p.children {
-		cp := planFor(fieldMessage(fd))
-		if !cp.fills || !m.Has(fd) {
-			continue
+		if cp := planFor(fieldMessage(fd)); cp.fills && m.Has(fd) {
+			fillChild(m, fd, cp, obj[fd.JSONName()])
 		}
-		v := obj[fd.JSONName()]
-		switch {
-		case fd.IsList():
-			items, _ := v.([]any)
-			list := m.Get(fd).List()
-			for i := 0; i < list.Len() && i < len(items); i++ {
-				if o, ok := items[i].(map[string]any); ok {
-					fillRequired(list.Get(i).Message(), cp, o)
-				}
-			}
-		case fd.IsMap():
-			entries, _ := v.(map[string]any)
-			m.Get(fd).Map().Range(func(k protoreflect.MapKey, val protoreflect.Value) bool {
-				if o, ok := entries[k.String()].(map[string]any); ok {
-					fillRequired(val.Message(), cp, o)
-				}
-				return true
-			})
-		default:
-			if o, ok := v.(map[string]any); ok {
-				fillRequired(m.Get(fd).Message(), cp, o)
-			}
+	}
+}
+
+// fillChild is fillRequired for the messages that v, the output of m's message field fd, holds:
+// the field's message, each list item or each map value, each with cp, their plan.
+func fillChild(m protoreflect.Message, fd protoreflect.FieldDescriptor, cp *requiredPlan, v any) {
+	switch {
+	case fd.IsList():
+		items, _ := v.([]any)
+		list := m.Get(fd).List()
+		for i := 0; i < list.Len() && i < len(items); i++ {
+			fillObject(list.Get(i).Message(), cp, items[i])
 		}
+	case fd.IsMap():
+		entries, _ := v.(map[string]any)
+		m.Get(fd).Map().Range(func(k protoreflect.MapKey, val protoreflect.Value) bool {
+			fillObject(val.Message(), cp, entries[k.String()])
+			return true
+		})
+	default:
+		fillObject(m.Get(fd).Message(), cp, v)
+	}
+}
+
+// fillObject is fillRequired for v when it is a JSON object.
+func fillObject(m protoreflect.Message, p *requiredPlan, v any) {
+	if o, ok := v.(map[string]any); ok {
+		fillRequired(m, p, o)
 	}
 }
 

@@ -1,8 +1,10 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -56,23 +58,14 @@ func AddTypedResource[Req any, Res proto.Message, PReq interface {
 	if mime == "" {
 		mime = "application/json"
 	}
-	var vars func(string) (map[string]string, bool)
+	var tmpl *uriTemplate
 	if spec.URITemplate != "" {
-		vars = templateVars(spec.URITemplate)
+		tmpl = parseURITemplate(spec.URITemplate)
 	}
 	read := func(ctx context.Context, uri string) (*ReadResourceResult, error) {
 		in := PReq(new(Req))
-		if vars != nil {
-			v, ok := vars(uri)
-			if !ok {
-				return nil, Errorf(CodeResourceNotFound, "resource not found: %s", truncate(uri, 200))
-			}
-			if err := stringsToMessage(v, in); err != nil {
-				return nil, Errorf(CodeInvalidParams, "invalid URI for resource %s: %v", spec.Name, err)
-			}
-		}
-		if err := validateArgs(spec.Validate, in); err != nil {
-			return nil, Errorf(CodeInvalidParams, "invalid URI for resource %s: %v", spec.Name, err)
+		if err := decodeResourceURI(spec, tmpl, uri, in); err != nil {
+			return nil, err
 		}
 		out, err := h(ctx, in)
 		if err != nil {
@@ -80,22 +73,33 @@ func AddTypedResource[Req any, Res proto.Message, PReq interface {
 		}
 		return resourceResult(uri, mime, out)
 	}
-	if spec.URITemplate == "" {
+	if tmpl == nil {
 		s.AddResource(Resource{URI: spec.URI, Name: spec.Name, Title: spec.Title, Description: spec.Description, MIMEType: spec.MIMEType}, read, opts...)
 		return
 	}
 	md := PReq(new(Req)).ProtoReflect().Descriptor()
-	names := templateNames(spec.URITemplate)
-	complete := enumCompleter(md, func(name string) bool {
-		for _, n := range names {
-			if fd := fieldByName(md, n); fd != nil && fd.JSONName() == name {
-				return true
-			}
-		}
-		return false
-	}, spec.Complete)
+	complete := enumCompleter(md, tmpl.namesField(md), spec.Complete)
 	t := ResourceTemplate{URITemplate: spec.URITemplate, Name: spec.Name, Title: spec.Title, Description: spec.Description, MIMEType: spec.MIMEType}
 	s.addResourceTemplate(t, read, complete, opts)
+}
+
+// decodeResourceURI sets in, the request of the typed resource spec, from the variables of
+// uri under tmpl (nil for a fixed resource), and validates it: a URI that tmpl does not match
+// is not found, and one whose variables do not decode or validate has invalid params.
+func decodeResourceURI(spec ResourceSpec, tmpl *uriTemplate, uri string, in proto.Message) error {
+	if tmpl != nil {
+		v, ok := tmpl.match(uri)
+		if !ok {
+			return Errorf(CodeResourceNotFound, "resource not found: %s", truncate(uri, 200))
+		}
+		if err := stringsToMessage(v, in); err != nil {
+			return Errorf(CodeInvalidParams, "invalid URI for resource %s: %v", spec.Name, err)
+		}
+	}
+	if err := validateArgs(spec.Validate, in); err != nil {
+		return Errorf(CodeInvalidParams, "invalid URI for resource %s: %v", spec.Name, err)
+	}
+	return nil
 }
 
 // ReadTypedResource reads the resource that uriTemplate and req name (each {var} replaced by the
@@ -121,32 +125,50 @@ func ReadTypedResource[Res any, PRes interface {
 	}
 	out := PRes(new(Res))
 	if rr, ok := any(out).(*mcpv1.ResourceResult); ok {
-		for i, rc := range res.Contents {
-			c, err := ContentToProto(Content{Type: "resource", Resource: &rc})
-			if err != nil {
-				return nil, fmt.Errorf("mcp resources/read %s: contents[%d]: %w", uri, i, err)
-			}
-			rr.Contents = append(rr.Contents, c.GetResource())
+		if err := contentsToProto(res.Contents, rr); err != nil {
+			return nil, fmt.Errorf("mcp resources/read %s: %w", uri, err)
 		}
 		return out, nil
 	}
-	for _, rc := range res.Contents {
-		if rc.Text != nil {
-			if err := resultUnmarshal.Unmarshal([]byte(*rc.Text), out); err != nil {
-				return nil, fmt.Errorf("mcp resources/read %s: decode into %s: %w", uri, out.ProtoReflect().Descriptor().FullName(), err)
-			}
-			return out, nil
-		}
+	if err := decodeFirstText(res.Contents, out); err != nil {
+		return nil, fmt.Errorf("mcp resources/read %s: %w", uri, err)
 	}
-	return nil, fmt.Errorf("mcp resources/read %s: no text contents to decode", uri)
+	return out, nil
+}
+
+// contentsToProto appends contents, as the resource contents of mcpv1, to rr.
+func contentsToProto(contents []ResourceContents, rr *mcpv1.ResourceResult) error {
+	for i, rc := range contents {
+		c, err := ContentToProto(Content{Type: "resource", Resource: &rc})
+		if err != nil {
+			return fmt.Errorf("contents[%d]: %w", i, err)
+		}
+		rr.Contents = append(rr.Contents, c.GetResource())
+	}
+	return nil
+}
+
+// decodeFirstText decodes the first text of contents into out with protojson: a typed
+// resource's response message travels as one text content.
+func decodeFirstText(contents []ResourceContents, out proto.Message) error {
+	for _, rc := range contents {
+		if rc.Text == nil {
+			continue
+		}
+		if err := resultUnmarshal.Unmarshal([]byte(*rc.Text), out); err != nil {
+			return fmt.Errorf("decode into %s: %w", out.ProtoReflect().Descriptor().FullName(), err)
+		}
+		return nil
+	}
+	return errors.New("no text contents to decode")
 }
 
 // ExpandURITemplate replaces each {var} of a level-1 URI template with the field of msg of
 // that proto or JSON name, percent-encoded (everything but RFC 3986's unreserved characters).
 // Every variable must be set: an empty one would make a URI that the template does not match.
 func ExpandURITemplate(tmpl string, msg proto.Message) (string, error) {
-	names := templateNames(tmpl)
-	if len(names) == 0 {
+	t := parseURITemplate(tmpl)
+	if len(t.names) == 0 {
 		return tmpl, nil
 	}
 	if msg == nil {
@@ -158,28 +180,39 @@ func ExpandURITemplate(tmpl string, msg proto.Message) (string, error) {
 	}
 	md := msg.ProtoReflect().Descriptor()
 	var b strings.Builder
-	rest := tmpl
-	for {
-		i := strings.IndexByte(rest, '{')
-		j := strings.IndexByte(rest, '}')
-		if i < 0 || j < i {
-			b.WriteString(rest)
-			return b.String(), nil
-		}
-		b.WriteString(rest[:i])
-		name := rest[i+1 : j]
-		fd := fieldByName(md, name)
-		if fd == nil {
-			return "", fmt.Errorf("the request %s has no field %q", md.FullName(), name)
-		}
-		v := values[fd.JSONName()]
-		if v == "" {
-			return "", fmt.Errorf("field %q is empty: it is a variable of the URI template %s", fd.JSONName(), tmpl)
+	b.WriteString(t.lits[0])
+	for n, name := range t.names {
+		v, err := templateValue(md, values, name, tmpl)
+		if err != nil {
+			return "", err
 		}
 		b.WriteString(escapeURIValue(v))
-		rest = rest[j+1:]
+		b.WriteString(t.lits[n+1])
 	}
+	return b.String(), nil
 }
+
+// templateValue is the value, among values (a message's fields as strings, by JSON name), of
+// the field of md that name, a variable of the URI template tmpl, names; it must be set.
+func templateValue(md protoreflect.MessageDescriptor, values map[string]string, name, tmpl string) (string, error) {
+	fd := fieldByName(md, name)
+	if fd == nil {
+		return "", fmt.Errorf("the request %s has no field %q", md.FullName(), name)
+	}
+	v := values[fd.JSONName()]
+	if v == "" {
+		return "", fmt.Errorf("field %q is empty: it is a variable of the URI template %s", fd.JSONName(), tmpl)
+	}
+	return v, nil
+}
+
+// unreservedBytes marks RFC 3986's unreserved characters, which escapeURIValue leaves as they are.
+var unreservedBytes = func() (t [256]bool) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~") {
+		t[c] = true
+	}
+	return t
+}()
 
 // escapeURIValue percent-encodes all but unreserved characters, as RFC 6570 simple string
 // expansion does.
@@ -188,7 +221,7 @@ func escapeURIValue(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+		if unreservedBytes[c] {
 			b.WriteByte(c)
 			continue
 		}
@@ -199,6 +232,7 @@ func escapeURIValue(s string) string {
 	return b.String()
 }
 
+// fieldByName finds the field a URI template variable names, by proto name, else by JSON name.
 func fieldByName(md protoreflect.MessageDescriptor, name string) protoreflect.FieldDescriptor {
 	if fd := md.Fields().ByName(protoreflect.Name(name)); fd != nil {
 		return fd
@@ -206,79 +240,84 @@ func fieldByName(md protoreflect.MessageDescriptor, name string) protoreflect.Fi
 	return md.Fields().ByJSONName(name)
 }
 
-// templateNames lists the variables of a level-1 URI template.
-func templateNames(tmpl string) []string {
-	var names []string
+// uriTemplate is a level-1 URI template taken apart: its literal text around its variables.
+type uriTemplate struct {
+	lits  []string // literal, literal, ..., one more than names
+	names []string // the variables, in order
+}
+
+// parseURITemplate takes tmpl apart at its {var} segments; text after an unclosed brace is
+// literal.
+func parseURITemplate(tmpl string) *uriTemplate {
+	t := &uriTemplate{}
 	rest := tmpl
 	for {
 		i := strings.IndexByte(rest, '{')
 		j := strings.IndexByte(rest, '}')
 		if i < 0 || j < i {
-			return names
+			t.lits = append(t.lits, rest)
+			return t
 		}
-		names = append(names, rest[i+1:j])
+		t.lits = append(t.lits, rest[:i])
+		t.names = append(t.names, rest[i+1:j])
 		rest = rest[j+1:]
 	}
 }
 
-// templateVars is templateMatcher that also returns the variables' values, percent-decoded.
-func templateVars(tmpl string) func(string) (map[string]string, bool) {
-	var lits []string // literal, literal, ..., one more than names
-	names := templateNames(tmpl)
-	rest := tmpl
-	for {
-		i := strings.IndexByte(rest, '{')
-		j := strings.IndexByte(rest, '}')
-		if i < 0 || j < i {
-			lits = append(lits, rest)
-			break
+// namesField returns whether a JSON field name of md is the field of one of t's variables:
+// the variables enumCompleter completes.
+func (t *uriTemplate) namesField(md protoreflect.MessageDescriptor) func(jsonName string) bool {
+	return func(jsonName string) bool {
+		for _, n := range t.names {
+			if fd := fieldByName(md, n); fd != nil && fd.JSONName() == jsonName {
+				return true
+			}
 		}
-		lits = append(lits, rest[:i])
-		rest = rest[j+1:]
+		return false
 	}
-	return func(uri string) (map[string]string, bool) {
-		if !strings.HasPrefix(uri, lits[0]) {
+}
+
+// match matches uri against t as templateMatcher does, and returns the variables' values,
+// percent-decoded.
+func (t *uriTemplate) match(uri string) (map[string]string, bool) {
+	if !strings.HasPrefix(uri, t.lits[0]) {
+		return nil, false
+	}
+	uri = uri[len(t.lits[0]):]
+	vars := make(map[string]string, len(t.names))
+	for n, lit := range t.lits[1:] {
+		v, rest, ok := cutVariable(uri, lit)
+		if !ok {
 			return nil, false
 		}
-		uri = uri[len(lits[0]):]
-		vars := make(map[string]string, len(names))
-		for n, lit := range lits[1:] {
-			var k int
-			if lit == "" {
-				k = len(uri)
-			} else {
-				k = strings.Index(uri, lit)
-			}
-			if k <= 0 || strings.IndexByte(uri[:k], '/') >= 0 {
-				return nil, false
-			}
-			v, err := url.PathUnescape(uri[:k])
-			if err != nil {
-				return nil, false
-			}
-			vars[names[n]] = v
-			uri = uri[k+len(lit):]
-		}
-		return vars, uri == ""
+		vars[t.names[n]] = v
+		uri = rest
 	}
+	return vars, uri == ""
+}
+
+// cutVariable takes a variable's value, percent-decoded, from the start of uri, up to lit, the
+// literal after it (to the end when lit is empty), and returns what follows lit. A value is one
+// or more characters other than '/'.
+func cutVariable(uri, lit string) (v, rest string, ok bool) {
+	k := len(uri)
+	if lit != "" {
+		k = strings.Index(uri, lit)
+	}
+	if k <= 0 || strings.IndexByte(uri[:k], '/') >= 0 {
+		return "", "", false
+	}
+	v, err := url.PathUnescape(uri[:k])
+	if err != nil {
+		return "", "", false
+	}
+	return v, uri[k+len(lit):], true
 }
 
 // resourceResult turns a resource handler's response into the wire result.
 func resourceResult(uri, mime string, out proto.Message) (*ReadResourceResult, error) {
 	if rr, ok := out.(*mcpv1.ResourceResult); ok {
-		res := &ReadResourceResult{Contents: make([]ResourceContents, 0, len(rr.GetContents()))}
-		for i, er := range rr.GetContents() {
-			c, err := ContentFromProto(&mcpv1.Content{Kind: &mcpv1.Content_Resource{Resource: er}})
-			if err != nil {
-				return nil, Errorf(CodeInternalError, "resource contents[%d]: %v", i, err)
-			}
-			rc := *c.Resource
-			if rc.URI == "" {
-				rc.URI = uri
-			}
-			res.Contents = append(res.Contents, rc)
-		}
-		return res, nil
+		return contentsFromProto(uri, rr), nil
 	}
 	if out == nil || !out.ProtoReflect().IsValid() {
 		out = out.ProtoReflect().Type().New().Interface()
@@ -288,6 +327,18 @@ func resourceResult(uri, mime string, out proto.Message) (*ReadResourceResult, e
 		return nil, Errorf(CodeInternalError, "could not encode resource: %v", err)
 	}
 	return &ReadResourceResult{Contents: []ResourceContents{TextResource(uri, mime, string(b))}}, nil
+}
+
+// contentsFromProto is the wire result of rr, a resource handler's contents as they are; a
+// content without a URI gets uri, the one read.
+func contentsFromProto(uri string, rr *mcpv1.ResourceResult) *ReadResourceResult {
+	res := &ReadResourceResult{Contents: make([]ResourceContents, 0, len(rr.GetContents()))}
+	for _, er := range rr.GetContents() {
+		rc := *resourceFromProto(er)
+		rc.URI = cmp.Or(rc.URI, uri)
+		res.Contents = append(res.Contents, rc)
+	}
+	return res
 }
 
 // UnimplementedResource returns the error of a generated Unimplemented...Handler's resource

@@ -2,9 +2,6 @@ package runtime
 
 import (
 	"bytes"
-	"encoding/json"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/protomcp/protomcp/internal/jsonscan"
 )
@@ -38,16 +35,9 @@ func (p *CallToolParams) scanMember(key, val []byte) bool {
 		if val[0] != '"' {
 			return false
 		}
-		if bytes.IndexByte(val, '\\') >= 0 || !utf8.Valid(val) {
-			// Escapes, or bytes encoding/json would replace with U+FFFD.
-			var name string // declared here: only this rare path moves it to the heap
-			if json.Unmarshal(val, &name) != nil {
-				return false
-			}
-			p.Name = name
-		} else {
-			p.Name = string(val[1 : len(val)-1])
-		}
+		name, ok := jsonString(val) // escapes, and bytes encoding/json would replace with U+FFFD, included
+		p.Name = name
+		return ok
 	case "arguments":
 		if string(val) == "null" {
 			p.Arguments = nil
@@ -57,9 +47,7 @@ func (p *CallToolParams) scanMember(key, val []byte) bool {
 	case "_meta":
 		// Decoded once, by runHandler (requestMeta), for every method: not again here.
 	default:
-		// encoding/json matches field names without regard to case.
-		k := string(key)
-		return !strings.EqualFold(k, "name") && !strings.EqualFold(k, "arguments") && !strings.EqualFold(k, "_meta")
+		return !foldsToAny(key, "name", "arguments", "_meta")
 	}
 	return true
 }
@@ -109,28 +97,21 @@ func (m *wireMessage) scanMember(key, val []byte, id *ID) (member int, ok bool) 
 	}
 	switch string(key) {
 	case "jsonrpc":
-		if val[0] != '"' || bytes.IndexByte(val, '\\') >= 0 {
-			return 0, false
-		}
-		if s := val[1 : len(val)-1]; string(s) == jsonrpcVersion {
+		s, ok := unescapedString(val)
+		if ok && string(s) == jsonrpcVersion {
 			m.JSONRPC = jsonrpcVersion
 		} else {
 			m.JSONRPC = string(s)
 		}
-		return 0, true
+		return 0, ok
 	case "id":
-		if !scannableID(val) {
-			return 1, false
-		}
 		id.raw = string(val)
 		m.ID = id
-		return 1, true
+		return 1, scannableID(val)
 	case "method":
-		if val[0] != '"' || bytes.IndexByte(val, '\\') >= 0 {
-			return 2, false
-		}
-		m.Method = internMethod(val[1 : len(val)-1])
-		return 2, true
+		s, ok := unescapedString(val)
+		m.Method = internMethod(s)
+		return 2, ok
 	case "params":
 		m.Params = val[:len(val):len(val)]
 		return 3, true
@@ -138,12 +119,27 @@ func (m *wireMessage) scanMember(key, val []byte, id *ID) (member int, ok bool) 
 		m.Result = val[:len(val):len(val)]
 		return 4, true
 	}
+	return -1, !foldsToEnvelopeMember(key) // "error", or a member in another case, gives up
+}
+
+// unescapedString returns the text of val, a JSON value, when it is a string without escapes;
+// ok is false for anything else, which scanMessage leaves to encoding/json.
+func unescapedString(val []byte) (s []byte, ok bool) {
+	if val[0] != '"' || bytes.IndexByte(val, '\\') >= 0 {
+		return nil, false
+	}
+	return val[1 : len(val)-1], true
+}
+
+// foldsToEnvelopeMember reports whether key names one of envelopeMembers without regard to
+// case, as encoding/json would match it.
+func foldsToEnvelopeMember(key []byte) bool {
 	for _, em := range envelopeMembers {
 		if bytes.EqualFold(key, em) {
-			return -1, false // "error", or a member in another case
+			return true
 		}
 	}
-	return -1, true
+	return false
 }
 
 // scannableID reports whether an id's value is one scanMessage takes: a string (whose JSON
@@ -159,49 +155,27 @@ func scannableID(val []byte) bool {
 	return false
 }
 
+// internedMethods holds the method names of MCP, each as the one string internMethod returns
+// for it.
+var internedMethods = func() map[string]string {
+	names := []string{
+		methodToolsCall, methodToolsList, methodInitialize, methodPing,
+		methodResourcesList, methodResourceTemplates, methodResourcesRead,
+		methodResourcesSubscribe, methodResourcesUnsub, methodPromptsList, methodPromptsGet,
+		methodComplete, methodSetLevel, methodCreateMessage, methodElicit, methodListRoots,
+		notifInitialized, notifCancelled, notifProgress, notifMessage,
+	}
+	m := make(map[string]string, len(names))
+	for _, n := range names {
+		m[n] = n
+	}
+	return m
+}()
+
 // internMethod returns the method name, without an allocation for the methods of MCP.
 func internMethod(b []byte) string {
-	switch string(b) {
-	case methodToolsCall:
-		return methodToolsCall
-	case methodToolsList:
-		return methodToolsList
-	case methodInitialize:
-		return methodInitialize
-	case methodPing:
-		return methodPing
-	case methodResourcesList:
-		return methodResourcesList
-	case methodResourceTemplates:
-		return methodResourceTemplates
-	case methodResourcesRead:
-		return methodResourcesRead
-	case methodResourcesSubscribe:
-		return methodResourcesSubscribe
-	case methodResourcesUnsub:
-		return methodResourcesUnsub
-	case methodPromptsList:
-		return methodPromptsList
-	case methodPromptsGet:
-		return methodPromptsGet
-	case methodComplete:
-		return methodComplete
-	case methodSetLevel:
-		return methodSetLevel
-	case methodCreateMessage:
-		return methodCreateMessage
-	case methodElicit:
-		return methodElicit
-	case methodListRoots:
-		return methodListRoots
-	case notifInitialized:
-		return notifInitialized
-	case notifCancelled:
-		return notifCancelled
-	case notifProgress:
-		return notifProgress
-	case notifMessage:
-		return notifMessage
+	if s, ok := internedMethods[string(b)]; ok { // the conversion does not allocate
+		return s
 	}
 	return string(b)
 }
@@ -221,17 +195,11 @@ func scanToolResult(obj []byte) (structured []byte, isError, ok bool) {
 		case "structuredContent":
 			structured = val[:len(val):len(val)]
 		case "isError":
-			switch string(val) {
-			case "true":
-				isError = true
-			case "false", "null": // encoding/json leaves a bool alone for null
-				isError = isError && string(val) == "null"
-			default:
+			if isError, ok = scanBool(val, isError); !ok {
 				return nil, false, false
 			}
 		default:
-			k := string(key)
-			if strings.EqualFold(k, "structuredContent") || strings.EqualFold(k, "isError") {
+			if foldsToAny(key, "structuredContent", "isError") {
 				return nil, false, false
 			}
 		}
@@ -240,4 +208,18 @@ func scanToolResult(obj []byte) (structured []byte, isError, ok bool) {
 		return nil, false, false
 	}
 	return structured, isError, true
+}
+
+// scanBool is what encoding/json makes of val, a JSON value, decoded into a bool that holds
+// prev: null leaves it alone; ok is false for a value that is not a boolean.
+func scanBool(val []byte, prev bool) (b, ok bool) {
+	switch string(val) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	case "null":
+		return prev, true
+	}
+	return prev, false
 }

@@ -49,7 +49,26 @@ func jsonString(v []byte) (s string, ok bool) {
 			return string(in), true
 		}
 	}
-	return s, json.Unmarshal(v, &s) == nil && len(v) > 0 && v[0] == '"'
+	return decodeJSONString(v)
+}
+
+// decodeJSONString is jsonString with encoding/json, for strings with escapes or bytes it
+// replaces with U+FFFD. Its own function, so that only this rare path moves a string to the heap.
+func decodeJSONString(v []byte) (string, bool) {
+	var s string
+	ok := json.Unmarshal(v, &s) == nil && len(v) > 0 && v[0] == '"'
+	return s, ok
+}
+
+// foldsToAny reports whether key equals one of names without regard to case, as encoding/json
+// matches member names to fields.
+func foldsToAny(key []byte, names ...string) bool {
+	for _, name := range names {
+		if equalFoldASCII(key, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // equalFoldASCII reports whether key equals name without regard to case, as encoding/json

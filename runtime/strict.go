@@ -19,15 +19,7 @@ var envelopeMembers = [...][]byte{[]byte("jsonrpc"), []byte("id"), []byte("metho
 // only when a member m holds is missing under its exact name, and allocates nothing unless a
 // key holds an escape.
 func checkMemberCase(data []byte, m *wireMessage) *Error {
-	// The common case, without a scan of the whole message: every member encoding/json
-	// filled in is there under its exact name (bytes.Contains is fast on large messages).
-	exact := bytes.Contains(data, []byte(`"jsonrpc"`)) &&
-		(m.ID == nil || bytes.Contains(data, []byte(`"id"`))) &&
-		(m.Method == "" || bytes.Contains(data, []byte(`"method"`))) &&
-		(m.Params == nil || bytes.Contains(data, []byte(`"params"`))) &&
-		(m.Result == nil || bytes.Contains(data, []byte(`"result"`))) &&
-		(m.Error == nil || bytes.Contains(data, []byte(`"error"`)))
-	if exact {
+	if namedExactly(data, m) {
 		return nil
 	}
 	for i := jsonscan.FirstMember(data); i >= 0; {
@@ -42,15 +34,37 @@ func checkMemberCase(data []byte, m *wireMessage) *Error {
 	return nil
 }
 
+// quotedEnvelopeMembers are envelopeMembers as JSON strings, in the same order.
+var quotedEnvelopeMembers = func() (q [len(envelopeMembers)][]byte) {
+	for i, m := range envelopeMembers {
+		q[i] = append(append([]byte{'"'}, m...), '"')
+	}
+	return q
+}()
+
+// holds reports which of envelopeMembers m has, in their order.
+func (m *wireMessage) holds() [len(envelopeMembers)]bool {
+	return [...]bool{true, m.ID != nil, m.Method != "", m.Params != nil, m.Result != nil, m.Error != nil}
+}
+
+// namedExactly is the common case of checkMemberCase, without a scan of the whole message:
+// every member encoding/json filled into m appears in data under its exact name (bytes.Contains
+// is fast on large messages).
+func namedExactly(data []byte, m *wireMessage) bool {
+	for i, held := range m.holds() {
+		if held && !bytes.Contains(data, quotedEnvelopeMembers[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // checkKeyCase refuses a key (as it is written, escapes included) that is a JSON-RPC member's
 // name only without regard to case.
 func checkKeyCase(key []byte) *Error {
-	if jsonscan.HasEscape(key) {
-		var k string
-		if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &k) != nil {
-			return nil
-		}
-		key = []byte(k)
+	key, ok := unescapeKey(key)
+	if !ok {
+		return nil
 	}
 	for _, m := range envelopeMembers {
 		if len(key) == len(m) && !bytes.Equal(key, m) && bytes.EqualFold(key, m) {
@@ -58,6 +72,19 @@ func checkKeyCase(key []byte) *Error {
 		}
 	}
 	return nil
+}
+
+// unescapeKey returns key, a member name as it is written, with its escapes decoded; ok is
+// false when they do not decode.
+func unescapeKey(key []byte) (k []byte, ok bool) {
+	if !jsonscan.HasEscape(key) {
+		return key, true
+	}
+	var s string
+	if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &s) != nil {
+		return nil, false
+	}
+	return []byte(s), true
 }
 
 // checkArgs walks a typed tool's arguments, which protojson has accepted into a message of
@@ -111,19 +138,7 @@ func strictFields(md protoreflect.MessageDescriptor, seen map[protoreflect.FullN
 	found := false
 	fields := md.Fields()
 	for i := range fields.Len() {
-		fd := fields.Get(i)
-		if fd.IsMap() {
-			fd = fd.MapValue()
-		}
-		switch fd.Kind() {
-		case protoreflect.EnumKind, protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind, protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-			found = true
-		case protoreflect.MessageKind, protoreflect.GroupKind:
-			if m := fd.Message(); m.FullName().Parent() != "google.protobuf" && strictFields(m, seen) {
-				found = true
-			}
-		}
-		if found {
+		if found = strictFieldNeeded(fields.Get(i), seen); found {
 			break
 		}
 	}
@@ -131,6 +146,32 @@ func strictFields(md protoreflect.MessageDescriptor, seen map[protoreflect.FullN
 		strictCache.Store(md.FullName(), found) // only a complete answer: not one inside a cycle
 	}
 	return found
+}
+
+// strictFieldNeeded reports whether checkArgs checks field fd: an enum or a 32-bit integer
+// (a map's values included), or a message that has one at any depth.
+func strictFieldNeeded(fd protoreflect.FieldDescriptor, seen map[protoreflect.FullName]bool) bool {
+	if fd.IsMap() {
+		fd = fd.MapValue()
+	}
+	switch k := fd.Kind(); {
+	case k == protoreflect.EnumKind || isInt32Kind(k):
+		return true
+	case isMessageKind(k):
+		m := fd.Message()
+		return m.FullName().Parent() != "google.protobuf" && strictFields(m, seen)
+	}
+	return false
+}
+
+// isInt32Kind reports whether k is one of the 32-bit integer kinds, which protojson also takes
+// as strings but a tool's input schema types as integer.
+func isInt32Kind(k protoreflect.Kind) bool {
+	switch k {
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind, protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return true
+	}
+	return false
 }
 
 // strictCache holds strictFields' answers by message name.
@@ -169,25 +210,54 @@ func strictValue(v []byte, fd protoreflect.FieldDescriptor) (sub, problem string
 	if len(v) == 0 {
 		return "", ""
 	}
-	c := v[0]
-	switch fd.Kind() {
-	case protoreflect.EnumKind:
-		if (c == '-' || (c >= '0' && c <= '9')) && fd.Enum().FullName() != "google.protobuf.NullValue" {
-			return "", truncate(string(v), 20) + " is an enum number; give one of the value names the schema lists"
-		}
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind, protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		if c == '"' {
-			return "", truncate(string(v), 20) + " is a string; a 32-bit integer must be a JSON number"
-		}
-	case protoreflect.MessageKind, protoreflect.GroupKind:
-		if md := fd.Message(); c == '{' && md.FullName().Parent() != "google.protobuf" {
-			if field, problem := strictObject(v, md); problem != "" {
-				return "." + field, problem
-			}
-		}
+	switch k := fd.Kind(); {
+	case k == protoreflect.EnumKind:
+		return "", enumNumberProblem(v, fd.Enum())
+	case isInt32Kind(k):
+		return "", int32StringProblem(v)
+	case isMessageKind(k):
+		return strictMessageValue(v, fd.Message())
 	}
 	return "", ""
 }
+
+// enumNumberProblem refuses v, a value of an enum field, given by its number: the schema lists
+// the value names. google.protobuf.NullValue is written as null, never as a number.
+func enumNumberProblem(v []byte, ed protoreflect.EnumDescriptor) string {
+	if isJSONNumberStart(v[0]) && ed.FullName() != "google.protobuf.NullValue" {
+		return truncate(string(v), 20) + " is an enum number; give one of the value names the schema lists"
+	}
+	return ""
+}
+
+// int32StringProblem refuses v, a value of a 32-bit integer field, given as a string: the
+// schema says integer.
+func int32StringProblem(v []byte) string {
+	if v[0] == '"' {
+		return truncate(string(v), 20) + " is a string; a 32-bit integer must be a JSON number"
+	}
+	return ""
+}
+
+// strictMessageValue checks v, a value of a message field of type md, member by member; the
+// well-known types have JSON forms of their own, which protojson checks.
+func strictMessageValue(v []byte, md protoreflect.MessageDescriptor) (sub, problem string) {
+	if v[0] != '{' || md.FullName().Parent() == "google.protobuf" {
+		return "", ""
+	}
+	if field, problem := strictObject(v, md); problem != "" {
+		return "." + field, problem
+	}
+	return "", ""
+}
+
+// isMessageKind reports whether k is a message kind (groups included).
+func isMessageKind(k protoreflect.Kind) bool {
+	return k == protoreflect.MessageKind || k == protoreflect.GroupKind
+}
+
+// isJSONNumberStart reports whether c, the first byte of a JSON value, starts a number.
+func isJSONNumberStart(c byte) bool { return c == '-' || c >= '0' && c <= '9' }
 
 // strictMapValues checks the values of a map field's object.
 func strictMapValues(v []byte, fd protoreflect.FieldDescriptor) (sub, problem string) {

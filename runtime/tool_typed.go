@@ -56,37 +56,77 @@ func typedDecoder[Req any, PReq interface {
 	*Req
 	proto.Message
 }](spec ToolSpec) func(args json.RawMessage) (proto.Message, error) {
-	name := spec.Name
 	md := PReq(new(Req)).ProtoReflect().Descriptor()
-	required := requiredFields(spec.InputSchema, md)
-	fast := protojsonfast.NewDecoder(md)
-	plan := planFor(md)
+	d := &argsDecoder{
+		name:     spec.Name,
+		md:       md,
+		required: requiredFields(spec.InputSchema, md),
+		fast:     protojsonfast.NewDecoder(md),
+		plan:     planFor(md),
+		validate: spec.Validate,
+	}
 	return func(args json.RawMessage) (proto.Message, error) {
 		in := PReq(new(Req))
-		if len(args) > 0 && string(args) != "null" && (fast == nil || !fast.Unmarshal(args, in)) {
-			// Not the common form the fast decoder reads (its integers pass the strict
-			// checks below): protojson, from scratch, says what the arguments hold.
-			if fast != nil {
-				proto.Reset(in)
-			}
-			if err := argsUnmarshal.Unmarshal(args, in); err != nil {
-				return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, argsError(in.ProtoReflect(), args, err))
-			}
-			if msg := checkArgs(args, md); msg != "" { // strict.go: what protojson takes but the schema does not
-				return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, msg)
-			}
-		}
-		if missing := missingFields(args, required); len(missing) > 0 {
-			return nil, fmt.Errorf("invalid arguments for tool %s: missing required field %s", name, strings.Join(missing, ", "))
-		}
-		if problems := checkRequiredPlan(plan, md, args); len(problems) > 0 {
-			return nil, fmt.Errorf("invalid arguments for tool %s: %s", name, strings.Join(problems, "; "))
-		}
-		if err := validateArgs(spec.Validate, in); err != nil {
-			return nil, fmt.Errorf("invalid arguments for tool %s: %w", name, err)
+		if err := d.decode(args, in); err != nil {
+			return nil, err
 		}
 		return in, nil
 	}
+}
+
+// argsDecoder decodes and checks the arguments of one typed tool: the work of typedDecoder's
+// function, apart from the request type it makes.
+type argsDecoder struct {
+	name     string
+	md       protoreflect.MessageDescriptor
+	required []requiredField
+	fast     *protojsonfast.Decoder // nil for a message it does not read
+	plan     *requiredPlan
+	validate func(proto.Message) error
+}
+
+// decode decodes args (nil or null: no arguments) into in, a new request, and checks them.
+func (d *argsDecoder) decode(args json.RawMessage, in proto.Message) error {
+	if len(args) > 0 && string(args) != "null" {
+		if err := d.unmarshal(args, in); err != nil {
+			return err
+		}
+	}
+	return d.check(args, in)
+}
+
+// unmarshal decodes args into in with the fast decoder when they have the common form it
+// reads (its integers pass the strict checks); otherwise protojson, from scratch, says what the
+// arguments hold, and checkArgs refuses what protojson takes but the schema does not.
+func (d *argsDecoder) unmarshal(args json.RawMessage, in proto.Message) error {
+	if d.fast != nil {
+		if d.fast.Unmarshal(args, in) {
+			return nil
+		}
+		proto.Reset(in)
+	}
+	if err := argsUnmarshal.Unmarshal(args, in); err != nil {
+		return fmt.Errorf("invalid arguments for tool %s: %s", d.name, argsError(in.ProtoReflect(), args, err))
+	}
+	if msg := checkArgs(args, d.md); msg != "" { // strict.go
+		return fmt.Errorf("invalid arguments for tool %s: %s", d.name, msg)
+	}
+	return nil
+}
+
+// check applies what decoding does not: the fields the schema requires (the hand-written
+// schema's, then the required-field contract's) and the tool's own validation.
+func (d *argsDecoder) check(args json.RawMessage, in proto.Message) error {
+	if missing := missingFields(args, d.required); len(missing) > 0 {
+		return fmt.Errorf("invalid arguments for tool %s: missing required field %s", d.name, strings.Join(missing, ", "))
+	}
+	if problems := checkRequiredPlan(d.plan, d.md, args); len(problems) > 0 {
+		return fmt.Errorf("invalid arguments for tool %s: %s", d.name, strings.Join(problems, "; "))
+	}
+	if err := validateArgs(d.validate, in); err != nil {
+		return fmt.Errorf("invalid arguments for tool %s: %w", d.name, err)
+	}
+	return nil
 }
 
 // requiredField is a top-level field the input schema requires, under both names protojson
@@ -129,15 +169,20 @@ func missingFields(args json.RawMessage, required []requiredField) []string {
 	}
 	var missing []string
 	for _, f := range required {
-		v, ok := present[f.jsonName]
-		if !ok {
-			v, ok = present[f.protoName]
-		}
-		if !ok || string(v) == "null" {
+		if !f.presentIn(present) {
 			missing = append(missing, strconv.Quote(f.jsonName))
 		}
 	}
 	return missing
+}
+
+// presentIn reports whether the arguments' members hold f, under either name, and not null.
+func (f requiredField) presentIn(members map[string]json.RawMessage) bool {
+	v, ok := members[f.jsonName]
+	if !ok {
+		v, ok = members[f.protoName]
+	}
+	return ok && string(v) != "null"
 }
 
 var (

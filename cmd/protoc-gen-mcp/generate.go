@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"path"
@@ -167,15 +168,8 @@ func (p goPackages) addIdents(gen *protogen.Plugin, f *protogen.File, importPath
 	idents := p.idents[importPath]
 	first = idents == nil
 	if first {
-		idents = map[string]string{}
+		idents = packageProtoIdents(gen, importPath, besidePB)
 		p.idents[importPath] = idents
-		if besidePB {
-			for _, other := range gen.Files {
-				if other.GoImportPath == importPath {
-					protoGoIdents(other, idents)
-				}
-			}
-		}
 	}
 	for _, s := range services {
 		for _, id := range s.goIdents(f) {
@@ -187,6 +181,22 @@ func (p goPackages) addIdents(gen *protogen.Plugin, f *protogen.File, importPath
 		}
 	}
 	return first, nil
+}
+
+// packageProtoIdents is the identifiers a Go package has before the plugin adds its own:
+// those protoc-gen-go declares there when the generated code goes beside the .pb.go files
+// (besidePB), else none.
+func packageProtoIdents(gen *protogen.Plugin, importPath protogen.GoImportPath, besidePB bool) map[string]string {
+	idents := map[string]string{}
+	if !besidePB {
+		return idents
+	}
+	for _, other := range gen.Files {
+		if other.GoImportPath == importPath {
+			protoGoIdents(other, idents)
+		}
+	}
+	return idents
 }
 
 // goIdent is a package-level Go identifier that the plugin generates, and what it is generated
@@ -205,25 +215,35 @@ func (s *service) goIdents(f *protogen.File) []goIdent {
 		{"Unimplemented" + name + "Handler", svc}, {"Register" + name + "Handler", svc},
 	}
 	for _, t := range s.tools {
-		rpc := "rpc " + string(t.Desc.FullName())
-		ids = append(ids, goIdent{t.constName, rpc}, goIdent{t.schemaPrefix + "InputSchema", rpc})
-		if t.outputSchema != "" {
-			ids = append(ids, goIdent{t.schemaPrefix + "OutputSchema", rpc})
-		}
+		ids = append(ids, t.goIdents()...)
 	}
 	for _, p := range s.prompts {
-		rpc := "rpc " + string(p.Desc.FullName())
-		ids = append(ids, goIdent{p.constName, rpc})
-		if len(p.args) > 0 {
-			ids = append(ids, goIdent{name + p.GoName + "Completer", rpc})
-		}
+		ids = append(ids, methodIdents(p.Method, p.constName, len(p.args) > 0)...)
 	}
 	for _, r := range s.resources {
-		rpc := "rpc " + string(r.Desc.FullName())
-		ids = append(ids, goIdent{r.constName, rpc})
-		if r.uriTemplate != "" {
-			ids = append(ids, goIdent{name + r.GoName + "Completer", rpc})
-		}
+		ids = append(ids, methodIdents(r.Method, r.constName, r.uriTemplate != "")...)
+	}
+	return ids
+}
+
+// goIdents lists the package-level identifiers generated for a tool: its name constant and
+// its schemas.
+func (t *tool) goIdents() []goIdent {
+	rpc := "rpc " + string(t.Desc.FullName())
+	ids := []goIdent{{t.constName, rpc}, {t.schemaPrefix + "InputSchema", rpc}}
+	if t.outputSchema != "" {
+		ids = append(ids, goIdent{t.schemaPrefix + "OutputSchema", rpc})
+	}
+	return ids
+}
+
+// methodIdents lists the package-level identifiers generated for a prompt's or resource's
+// rpc m: its constant (constName), and its Completer interface when it completes.
+func methodIdents(m *protogen.Method, constName string, completes bool) []goIdent {
+	rpc := "rpc " + string(m.Desc.FullName())
+	ids := []goIdent{{constName, rpc}}
+	if completes {
+		ids = append(ids, goIdent{m.Parent.GoName + m.GoName + "Completer", rpc})
 	}
 	return ids
 }
@@ -262,11 +282,7 @@ func protoMessageIdents(m *protogen.Message, from string, idents map[string]stri
 		return // protoc-gen-go declares no type for map entries
 	}
 	idents[m.GoIdent.GoName] = "message " + string(m.Desc.FullName()) + from
-	for _, fd := range m.Fields {
-		if fd.Oneof != nil && !fd.Oneof.Desc.IsSynthetic() {
-			idents[fd.GoIdent.GoName] = "oneof field " + string(fd.Desc.FullName()) + from
-		}
-	}
+	oneofFieldIdents(m, from, idents)
 	for _, e := range m.Enums {
 		protoEnumIdents(e, from, idents)
 	}
@@ -275,6 +291,16 @@ func protoMessageIdents(m *protogen.Message, from string, idents map[string]stri
 	}
 	for _, n := range m.Messages {
 		protoMessageIdents(n, from, idents)
+	}
+}
+
+// oneofFieldIdents adds the wrapper type protoc-gen-go declares for each member of a real
+// (not synthetic) oneof of m.
+func oneofFieldIdents(m *protogen.Message, from string, idents map[string]string) {
+	for _, fd := range m.Fields {
+		if fd.Oneof != nil && !fd.Oneof.Desc.IsSynthetic() {
+			idents[fd.GoIdent.GoName] = "oneof field " + string(fd.Desc.FullName()) + from
+		}
 	}
 }
 
@@ -329,13 +355,13 @@ type fileNames struct {
 func (c *config) addMethod(f *protogen.File, s *service, svcOpts *mcpv1.ServiceOptions, m *protogen.Method, seen fileNames) error {
 	fail := methodFail(f, m)
 	toolOpts, promptOpts, resourceOpts := methodKind(m)
-	switch {
-	case !c.filter.selects(m), toolOpts.GetSkip():
+	if !c.filter.selects(m) || toolOpts.GetSkip() {
 		return nil
-	case promptOpts != nil && resourceOpts != nil:
-		return fail("an rpc is a tool, a prompt or a resource: it cannot have both (mcp.v1.prompt) and (mcp.v1.resource)")
-	case (promptOpts != nil || resourceOpts != nil) && toolOpts != nil:
-		return fail("an rpc is a tool, a prompt or a resource: (mcp.v1.tool) cannot be combined with (mcp.v1.prompt) or (mcp.v1.resource)")
+	}
+	if why := kindConflict(toolOpts, promptOpts, resourceOpts); why != "" {
+		return fail("an rpc is a tool, a prompt or a resource: %s", why)
+	}
+	switch {
 	case promptOpts != nil:
 		return seen.addPrompt(f, s, m, promptOpts)
 	case resourceOpts != nil:
@@ -355,6 +381,20 @@ func (c *config) addMethod(f *protogen.File, s *service, svcOpts *mcpv1.ServiceO
 	seen.tools[t.name] = string(m.Desc.FullName())
 	s.tools = append(s.tools, t)
 	return nil
+}
+
+// kindConflict says which of an rpc's options contradict each other (it is one of a tool, a
+// prompt or a resource), or "". A skipped tool conflicts with nothing.
+func kindConflict(toolOpts *mcpv1.ToolOptions, promptOpts *mcpv1.PromptOptions, resourceOpts *mcpv1.ResourceOptions) string {
+	switch {
+	case toolOpts.GetSkip():
+		return ""
+	case promptOpts != nil && resourceOpts != nil:
+		return "it cannot have both (mcp.v1.prompt) and (mcp.v1.resource)"
+	case (promptOpts != nil || resourceOpts != nil) && toolOpts != nil:
+		return "(mcp.v1.tool) cannot be combined with (mcp.v1.prompt) or (mcp.v1.resource)"
+	}
+	return ""
 }
 
 // addPrompt adds a prompt rpc to its service; its name must be new to the file.
@@ -403,35 +443,37 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 		Method:       m,
 		constName:    m.Parent.GoName + m.GoName + "ToolName",
 		schemaPrefix: unexport(m.Parent.GoName) + m.GoName,
+		name:         cmp.Or(opts.GetName(), svcOpts.GetToolNamePrefix()+snakeCase(string(m.Desc.Name()))),
 		title:        opts.GetTitle(),
-		description:  opts.GetDescription(),
+		description:  cmp.Or(opts.GetDescription(), cleanComment(string(m.Comments.Leading))),
 		streaming:    m.Desc.IsStreamingServer(),
 		scopes:       opts.GetScopes(),
-	}
-	t.name = opts.GetName()
-	if t.name == "" {
-		t.name = svcOpts.GetToolNamePrefix() + snakeCase(string(m.Desc.Name()))
 	}
 	t.name = c.filter.toolPrefix + t.name
 	if !toolNamePattern.MatchString(t.name) {
 		return nil, fail("tool name %q is invalid: it must match %s", t.name, toolNamePattern)
 	}
-	if t.description == "" {
-		t.description = cleanComment(string(m.Comments.Leading))
-	}
 	if methodOpts.GetDeprecated() {
 		t.description = join(t.description, "Deprecated.")
 	}
 	t.annotate(methodOpts.GetIdempotencyLevel(), opts)
-	for _, sc := range t.scopes {
-		if !scopeTokenPattern.MatchString(sc) {
-			return nil, fail("scope %q is invalid: an OAuth scope is one or more printable ASCII characters other than space, '\"' and '\\' (RFC 6749 Section 3.3)", sc)
-		}
+	if err := checkScopes(t.scopes); err != nil {
+		return nil, fail("%v", err)
 	}
 	if err := c.schemas(t); err != nil {
 		return nil, fail("%v", err)
 	}
 	return t, nil
+}
+
+// checkScopes refuses a scope that is not an OAuth scope-token.
+func checkScopes(scopes []string) error {
+	for _, sc := range scopes {
+		if !scopeTokenPattern.MatchString(sc) {
+			return fmt.Errorf("scope %q is invalid: an OAuth scope is one or more printable ASCII characters other than space, '\"' and '\\' (RFC 6749 Section 3.3)", sc)
+		}
+	}
+	return nil
 }
 
 // streamingProblem says why an rpc's streaming keeps it from being a tool, or "".
@@ -571,6 +613,11 @@ func commentLines(c protogen.Comments) []string {
 		}
 		lines = append(lines, strings.TrimRight(line, " \t"))
 	}
+	return trimBlankLines(lines)
+}
+
+// trimBlankLines drops the blank lines at the start and the end of lines.
+func trimBlankLines(lines []string) []string {
 	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
 		lines = lines[1:]
 	}

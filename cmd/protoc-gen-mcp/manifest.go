@@ -60,47 +60,66 @@ func (c *config) writeManifests(gen *protogen.Plugin) error {
 // fileManifest is the manifest of one file's services, as their generated registration
 // code declares them.
 func fileManifest(f *protogen.File, services []*service) *manifest.File {
-	m := &manifest.File{Source: f.Desc.Path(), Package: string(f.Desc.Package())}
-	if opts, _ := proto.GetExtension(f.Desc.Options(), mcpv1.E_Server).(*mcpv1.ServerOptions); opts != nil {
-		srv := manifest.Server{
-			Name: opts.GetName(), Title: opts.GetTitle(), Description: opts.GetDescription(),
-			WebsiteURL: opts.GetWebsiteUrl(), RepositoryURL: opts.GetRepositoryUrl(),
-		}
-		if srv != (manifest.Server{}) {
-			m.Server = &srv
-		}
-	}
+	m := &manifest.File{Source: f.Desc.Path(), Package: string(f.Desc.Package()), Server: serverManifest(f)}
 	for _, s := range services {
-		m.Services = append(m.Services, manifest.Service{
-			Name:        string(s.Desc.FullName()),
-			Description: cleanComment(string(s.Comments.Leading)),
-		})
-		for _, t := range s.tools {
-			m.Tools = append(m.Tools, toolManifest(t))
-		}
-		for _, p := range s.prompts {
-			mp := manifest.Prompt{Name: p.name, RPC: rpcName(p.Method), Title: p.title, Description: p.description}
-			for _, a := range p.args {
-				mp.Arguments = append(mp.Arguments, manifest.Argument{Name: a.name, Description: a.description, Required: a.required})
-			}
-			m.Prompts = append(m.Prompts, mp)
-		}
-		for _, r := range s.resources {
-			m.Resources = append(m.Resources, manifest.Resource{
-				Name: r.name, URI: r.uri, URITemplate: r.uriTemplate, RPC: rpcName(r.Method),
-				Title: r.title, Description: r.description, MIMEType: r.mimeType,
-			})
-		}
-		for _, r := range s.statics {
-			m.Resources = append(m.Resources, manifest.Resource{
-				Name: r.GetName(), URI: r.GetUri(), Service: string(s.Desc.FullName()),
-				Title: r.GetTitle(), Description: r.GetDescription(), MIMEType: r.GetMimeType(),
-			})
-		}
+		addServiceManifest(m, s)
 	}
 	return m
 }
 
+// serverManifest is the server that a file's (mcp.v1.server) option describes, or nil.
+func serverManifest(f *protogen.File) *manifest.Server {
+	opts, _ := proto.GetExtension(f.Desc.Options(), mcpv1.E_Server).(*mcpv1.ServerOptions)
+	if opts == nil {
+		return nil
+	}
+	srv := manifest.Server{
+		Name: opts.GetName(), Title: opts.GetTitle(), Description: opts.GetDescription(),
+		WebsiteURL: opts.GetWebsiteUrl(), RepositoryURL: opts.GetRepositoryUrl(),
+	}
+	if srv == (manifest.Server{}) {
+		return nil
+	}
+	return &srv
+}
+
+// addServiceManifest adds a service, its tools, prompts and resources (static ones included)
+// to m.
+func addServiceManifest(m *manifest.File, s *service) {
+	m.Services = append(m.Services, manifest.Service{
+		Name:        string(s.Desc.FullName()),
+		Description: cleanComment(string(s.Comments.Leading)),
+	})
+	for _, t := range s.tools {
+		m.Tools = append(m.Tools, toolManifest(t))
+	}
+	for _, p := range s.prompts {
+		m.Prompts = append(m.Prompts, promptManifest(p))
+	}
+	for _, r := range s.resources {
+		m.Resources = append(m.Resources, manifest.Resource{
+			Name: r.name, URI: r.uri, URITemplate: r.uriTemplate, RPC: rpcName(r.Method),
+			Title: r.title, Description: r.description, MIMEType: r.mimeType,
+		})
+	}
+	for _, r := range s.statics {
+		m.Resources = append(m.Resources, manifest.Resource{
+			Name: r.GetName(), URI: r.GetUri(), Service: string(s.Desc.FullName()),
+			Title: r.GetTitle(), Description: r.GetDescription(), MIMEType: r.GetMimeType(),
+		})
+	}
+}
+
+// promptManifest is a prompt's entry in the manifest.
+func promptManifest(p *prompt) manifest.Prompt {
+	mp := manifest.Prompt{Name: p.name, RPC: rpcName(p.Method), Title: p.title, Description: p.description}
+	for _, a := range p.args {
+		mp.Arguments = append(mp.Arguments, manifest.Argument{Name: a.name, Description: a.description, Required: a.required})
+	}
+	return mp
+}
+
+// toolManifest is a tool's entry in the manifest.
 func toolManifest(t *tool) manifest.Tool {
 	mt := manifest.Tool{
 		Name:        t.name,

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"math"
 	"os"
 	"slices"
@@ -99,10 +100,7 @@ func messageSchema(md protoreflect.MessageDescriptor, dir direction) (*Schema, e
 		defs: map[protoreflect.FullName]*Schema{},
 	}
 	if s := wellKnownSchema(md, dir); s != nil {
-		if len(s.Type) != 1 || s.Type[0] != "object" {
-			return nil, &schemaError{md, "a tool's arguments and results must be JSON objects, and the JSON form of this well-known type is not"}
-		}
-		return s, nil // without the well-known type's long comment
+		return wellKnownObject(md, s)
 	}
 	s := b.message(md, true)
 	if b.err != nil {
@@ -117,6 +115,16 @@ func messageSchema(md protoreflect.MessageDescriptor, dir direction) (*Schema, e
 	return s, nil
 }
 
+// wellKnownObject is s, the JSON form of the well-known type md, as the schema of a tool's
+// arguments or result (without the type's long comment): it must be an object.
+func wellKnownObject(md protoreflect.MessageDescriptor, s *Schema) (*Schema, error) {
+	if len(s.Type) != 1 || s.Type[0] != "object" {
+		return nil, &schemaError{md, "a tool's arguments and results must be JSON objects, and the JSON form of this well-known type is not"}
+	}
+	return s, nil
+}
+
+// schemaBuilder builds the schema of one message in one direction.
 type schemaBuilder struct {
 	dir      direction
 	root     protoreflect.MessageDescriptor
@@ -137,12 +145,7 @@ func cycleEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName
 	var visit func(md protoreflect.MessageDescriptor)
 	visit = func(md protoreflect.MessageDescriptor) {
 		state[md.FullName()] = onStack
-		fields := md.Fields()
-		for i := 0; i < fields.Len(); i++ {
-			m := fieldMessage(fields.Get(i))
-			if m == nil || isWellKnown(m) {
-				continue
-			}
+		for m := range fieldObjects(md) {
 			switch state[m.FullName()] {
 			case onStack:
 				marked[m.FullName()] = true
@@ -179,11 +182,8 @@ func defEntries(root protoreflect.MessageDescriptor) map[protoreflect.FullName]b
 		if md.FullName() != root.FullName() && uses[md.FullName()] > 1 && !smallLeaf(md) {
 			refs[md.FullName()] = true
 		}
-		fields := md.Fields()
-		for i := 0; i < fields.Len(); i++ {
-			if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) {
-				mark(m)
-			}
+		for m := range fieldObjects(md) {
+			mark(m)
 		}
 	}
 	mark(root)
@@ -201,12 +201,9 @@ func fieldUses(root protoreflect.MessageDescriptor) map[protoreflect.FullName]in
 			return
 		}
 		seen[md.FullName()] = true
-		fields := md.Fields()
-		for i := 0; i < fields.Len(); i++ {
-			if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) {
-				uses[m.FullName()]++
-				walk(m)
-			}
+		for m := range fieldObjects(md) {
+			uses[m.FullName()]++
+			walk(m)
 		}
 	}
 	walk(root)
@@ -216,16 +213,27 @@ func fieldUses(root protoreflect.MessageDescriptor) map[protoreflect.FullName]in
 // smallLeaf reports whether md is small enough to repeat inline wherever it is used: a few
 // fields, none of them another message (well-known types aside).
 func smallLeaf(md protoreflect.MessageDescriptor) bool {
-	fields := md.Fields()
-	if fields.Len() > 4 {
+	if md.Fields().Len() > 4 {
 		return false
 	}
-	for i := 0; i < fields.Len(); i++ {
-		if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) {
-			return false
-		}
+	for range fieldObjects(md) {
+		return false
 	}
 	return true
+}
+
+// fieldObjects yields, for each field of md in order, the message its values are (its map
+// values, for a map) when that message is written as an object: well-known types, which have
+// JSON forms of their own, and scalar fields yield nothing.
+func fieldObjects(md protoreflect.MessageDescriptor) iter.Seq[protoreflect.MessageDescriptor] {
+	return func(yield func(protoreflect.MessageDescriptor) bool) {
+		fields := md.Fields()
+		for i := 0; i < fields.Len(); i++ {
+			if m := fieldMessage(fields.Get(i)); m != nil && !isWellKnown(m) && !yield(m) {
+				return
+			}
+		}
+	}
 }
 
 // fieldMessage is the message a field's values are (its map values, for a map), or nil.
@@ -273,18 +281,7 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 	}
 	fields := md.Fields()
 	for i := 0; i < fields.Len(); i++ {
-		fd := fields.Get(i)
-		if b.dir == input && fieldrules.OutputOnly(fd) {
-			continue // the server sets it; a model has nothing to send
-		}
-		fs, required := b.property(fd)
-		if required {
-			s.Required = append(s.Required, fd.JSONName())
-		}
-		s.Properties = append(s.Properties, Property{fd.JSONName(), fs})
-		if len(fs.Default) > 0 || len(fs.Examples) > 0 {
-			b.values = append(b.values, fieldValues{fd, fs})
-		}
+		b.addProperty(s, fields.Get(i))
 	}
 	b.noteOneofs(s, md)
 	if notes := messageRuleNotes(md); b.dir == input && len(notes) > 0 {
@@ -297,6 +294,34 @@ func (b *schemaBuilder) object(md protoreflect.MessageDescriptor) *Schema {
 	return s
 }
 
+// addProperty adds field fd to s, its message's object, unless it is output only and s an
+// input; a field with a default or examples is kept for checkValues.
+func (b *schemaBuilder) addProperty(s *Schema, fd protoreflect.FieldDescriptor) {
+	if b.dir == input && fieldrules.OutputOnly(fd) {
+		return // the server sets it; a model has nothing to send
+	}
+	fs, required := b.property(fd)
+	if required {
+		s.Required = append(s.Required, fd.JSONName())
+	}
+	s.Properties = append(s.Properties, Property{fd.JSONName(), fs})
+	if len(fs.Default) > 0 || len(fs.Examples) > 0 {
+		b.values = append(b.values, fieldValues{fd, fs})
+	}
+}
+
+// describeSingular gives s, a singular field's schema, the field's comment doc when it has
+// one, followed for an enum by its values: the enum's own description is replaced.
+func (b *schemaBuilder) describeSingular(s *Schema, fd protoreflect.FieldDescriptor, doc string) {
+	switch {
+	case doc == "":
+	case fd.Enum() != nil:
+		s.Description = join(doc, enumValuesDoc(fd.Enum(), b.dir))
+	default:
+		s.Description = doc
+	}
+}
+
 // property is a field's schema as a property of its message's object, and whether the
 // object requires it. On inputs, a field is required when a rule says so, and accepts null
 // otherwise; on outputs, a field the server alone sets is read-only.
@@ -304,13 +329,7 @@ func (b *schemaBuilder) property(fd protoreflect.FieldDescriptor) (fs *Schema, r
 	fs = b.field(fd)
 	switch {
 	case b.dir == input && (fieldrules.Required(fd) || validateRequired(fd)):
-		// A required list or map needs an entry: the runtime refuses an empty one.
-		switch {
-		case fd.IsList():
-			fs.MinItems = "1"
-		case fd.IsMap():
-			fs.MinProperties = "1"
-		}
+		requireEntry(fs, fd)
 		return fs, true
 	case b.dir == input && !acceptsNull(fd):
 		// protojson reads null as "not set" for every field, and some clients send it
@@ -320,6 +339,17 @@ func (b *schemaBuilder) property(fd protoreflect.FieldDescriptor) (fs *Schema, r
 		fs.ReadOnly = true
 	}
 	return fs, false
+}
+
+// requireEntry makes fs, the schema of a required list or map field fd, need an entry: the
+// runtime refuses an empty one.
+func requireEntry(fs *Schema, fd protoreflect.FieldDescriptor) {
+	switch {
+	case fd.IsList():
+		fs.MinItems = "1"
+	case fd.IsMap():
+		fs.MinProperties = "1"
+	}
 }
 
 // noteOneofs says each oneof's rule in its members' descriptions. A oneof is a rule in the
@@ -333,20 +363,25 @@ func (b *schemaBuilder) noteOneofs(s *Schema, md protoreflect.MessageDescriptor)
 		if od.IsSynthetic() || od.Fields().Len() < 2 {
 			continue
 		}
-		var names []string
-		for j := 0; j < od.Fields().Len(); j++ {
-			names = append(names, od.Fields().Get(j).JSONName())
-		}
-		note := fmt.Sprintf("Set at most one of: %s.", strings.Join(names, ", "))
-		if b.dir == input && oneofRequired(od) {
-			note = fmt.Sprintf("Set exactly one of: %s.", strings.Join(names, ", "))
-		}
+		names, note := b.oneofNote(od)
 		for k := range s.Properties {
 			if p := &s.Properties[k]; slices.Contains(names, p.Name) {
 				p.Schema.Description = join(p.Schema.Description, note)
 			}
 		}
 	}
+}
+
+// oneofNote is the JSON names of od's members and the rule that notes them: at most one, or
+// on inputs exactly one when the oneof is required.
+func (b *schemaBuilder) oneofNote(od protoreflect.OneofDescriptor) (names []string, note string) {
+	for j := 0; j < od.Fields().Len(); j++ {
+		names = append(names, od.Fields().Get(j).JSONName())
+	}
+	if b.dir == input && oneofRequired(od) {
+		return names, fmt.Sprintf("Set exactly one of: %s.", strings.Join(names, ", "))
+	}
+	return names, fmt.Sprintf("Set at most one of: %s.", strings.Join(names, ", "))
 }
 
 // acceptsNull reports whether a field's schema already accepts null as a value:
@@ -390,13 +425,7 @@ func (b *schemaBuilder) field(fd protoreflect.FieldDescriptor) *Schema {
 	default:
 		s = b.singular(fd)
 		elem = s
-		if doc != "" {
-			if fd.Enum() != nil {
-				s.Description = join(doc, enumValuesDoc(fd.Enum(), b.dir))
-			} else {
-				s.Description = doc
-			}
-		}
+		b.describeSingular(s, fd, doc)
 	}
 	opts, _ := fd.Options().(*descriptorpb.FieldOptions)
 	s.Deprecated = opts.GetDeprecated()
@@ -451,26 +480,7 @@ func defaultJSON(fd protoreflect.FieldDescriptor) json.RawMessage {
 	if !fd.HasDefault() || fd.IsList() || fd.IsMap() {
 		return nil
 	}
-	v := fd.Default()
-	var out any
-	switch fd.Kind() {
-	case protoreflect.EnumKind:
-		if ev := fd.DefaultEnumValue(); ev != nil {
-			out = string(ev.Name())
-		}
-	case protoreflect.BytesKind:
-		out = base64.StdEncoding.EncodeToString(v.Bytes())
-	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		out = strconv.FormatInt(v.Int(), 10)
-	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		out = strconv.FormatUint(v.Uint(), 10)
-	case protoreflect.FloatKind, protoreflect.DoubleKind:
-		if f := v.Float(); !math.IsNaN(f) && !math.IsInf(f, 0) {
-			out = f
-		}
-	default:
-		out = v.Interface()
-	}
+	out := defaultValue(fd)
 	if out == nil {
 		return nil
 	}
@@ -479,6 +489,32 @@ func defaultJSON(fd protoreflect.FieldDescriptor) json.RawMessage {
 		return nil
 	}
 	return b
+}
+
+// defaultValue is fd's default as encoding/json should write it in proto3 JSON form: enum
+// values by name, bytes in Base64, 64-bit integers as strings; nil for a default that has no
+// plain JSON form (NaN, the infinities).
+func defaultValue(fd protoreflect.FieldDescriptor) any {
+	v := fd.Default()
+	switch fd.Kind() {
+	case protoreflect.EnumKind:
+		if ev := fd.DefaultEnumValue(); ev != nil {
+			return string(ev.Name())
+		}
+		return nil
+	case protoreflect.BytesKind:
+		return base64.StdEncoding.EncodeToString(v.Bytes())
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return strconv.FormatInt(v.Int(), 10)
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return strconv.FormatUint(v.Uint(), 10)
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		if f := v.Float(); !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return f
+		}
+		return nil
+	}
+	return v.Interface()
 }
 
 // Ranges of the proto3 JSON numbers.
@@ -498,6 +534,26 @@ const (
 // protojson writes: "NaN" and the infinities, and enum numbers it does not know by name.
 func (b *schemaBuilder) singular(fd protoreflect.FieldDescriptor) *Schema {
 	switch fd.Kind() {
+	case protoreflect.FloatKind:
+		return b.number(&Schema{Type: []string{"number"}, Minimum: "-" + maxFloat32, Maximum: maxFloat32})
+	case protoreflect.DoubleKind:
+		return b.number(&Schema{Type: []string{"number"}})
+	case protoreflect.EnumKind:
+		return b.enum(fd.Enum())
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return b.message(fd.Message(), false)
+	}
+	if s := scalarSchema(fd.Kind()); s != nil {
+		return s
+	}
+	b.fail(fd, "unsupported field kind %v", fd.Kind())
+	return &Schema{}
+}
+
+// scalarSchema is the schema of a scalar whose JSON form is the same on inputs and outputs:
+// booleans, integers (64-bit ones as decimal strings), strings and bytes; nil for other kinds.
+func scalarSchema(k protoreflect.Kind) *Schema {
+	switch k {
 	case protoreflect.BoolKind:
 		return &Schema{Type: []string{"boolean"}}
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
@@ -508,21 +564,12 @@ func (b *schemaBuilder) singular(fd protoreflect.FieldDescriptor) *Schema {
 		return &Schema{Type: []string{"string"}, Pattern: int64Pattern}
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
 		return &Schema{Type: []string{"string"}, Pattern: uint64Pattern}
-	case protoreflect.FloatKind:
-		return b.number(&Schema{Type: []string{"number"}, Minimum: "-" + maxFloat32, Maximum: maxFloat32})
-	case protoreflect.DoubleKind:
-		return b.number(&Schema{Type: []string{"number"}})
 	case protoreflect.StringKind:
 		return &Schema{Type: []string{"string"}}
 	case protoreflect.BytesKind:
 		return &Schema{Type: []string{"string"}, ContentEncoding: "base64"}
-	case protoreflect.EnumKind:
-		return b.enum(fd.Enum())
-	case protoreflect.MessageKind, protoreflect.GroupKind:
-		return b.message(fd.Message(), false)
 	}
-	b.fail(fd, "unsupported field kind %v", fd.Kind())
-	return &Schema{}
+	return nil
 }
 
 // number is a float or double: finite numbers on inputs; on outputs also the strings
@@ -632,36 +679,43 @@ func wellKnownSchema(md protoreflect.MessageDescriptor, dir direction) *Schema {
 		b := &schemaBuilder{dir: dir}
 		return b.singular(md.Fields().ByName("value"))
 	}
-	str := []string{"string"}
-	switch md.Name() {
-	case "Timestamp":
-		return &Schema{Type: str, Format: "date-time", Pattern: timestampPattern}
-	case "Duration":
-		return &Schema{Type: str, Pattern: durationPattern}
-	case "FieldMask":
-		return &Schema{Type: str, Description: "Comma-separated field paths in lowerCamelCase.", Pattern: fieldMaskPattern}
-	case "Struct":
-		return &Schema{Type: []string{"object"}}
-	case "Value":
-		return anyJSON()
-	case "ListValue":
-		return &Schema{Type: []string{"array"}}
-	case "Empty":
-		return &Schema{Type: []string{"object"}, AdditionalProperties: falseSchema()}
-	case "Any":
-		s := &Schema{
-			Type: []string{"object"},
-			Properties: []Property{{"@type", &Schema{
-				Type:        str,
-				Description: "The type URL of the packed message, e.g. type.googleapis.com/google.protobuf.Duration.",
-			}}},
-		}
-		if dir == input {
-			s.Required = []string{"@type"} // protojson writes {} for an empty Any
-		}
-		return s
+	if form, ok := wellKnownForms[md.Name()]; ok {
+		return form(dir)
 	}
 	return nil
+}
+
+// wellKnownForms makes the JSON form of each well-known type other than the wrappers, a new
+// schema on every call.
+var wellKnownForms = map[protoreflect.Name]func(direction) *Schema{
+	"Timestamp": func(direction) *Schema {
+		return &Schema{Type: []string{"string"}, Format: "date-time", Pattern: timestampPattern}
+	},
+	"Duration": func(direction) *Schema { return &Schema{Type: []string{"string"}, Pattern: durationPattern} },
+	"FieldMask": func(direction) *Schema {
+		return &Schema{Type: []string{"string"}, Description: "Comma-separated field paths in lowerCamelCase.", Pattern: fieldMaskPattern}
+	},
+	"Struct":    func(direction) *Schema { return &Schema{Type: []string{"object"}} },
+	"Value":     func(direction) *Schema { return anyJSON() },
+	"ListValue": func(direction) *Schema { return &Schema{Type: []string{"array"}} },
+	"Empty":     func(direction) *Schema { return &Schema{Type: []string{"object"}, AdditionalProperties: falseSchema()} },
+	"Any":       anySchema,
+}
+
+// anySchema is the JSON form of google.protobuf.Any: an object with an "@type", which inputs
+// require (protojson writes {} for an empty Any).
+func anySchema(dir direction) *Schema {
+	s := &Schema{
+		Type: []string{"object"},
+		Properties: []Property{{"@type", &Schema{
+			Type:        []string{"string"},
+			Description: "The type URL of the packed message, e.g. type.googleapis.com/google.protobuf.Duration.",
+		}}},
+	}
+	if dir == input {
+		s.Required = []string{"@type"}
+	}
+	return s
 }
 
 // leadingComments is the cleaned leading comment of d, from its file's source info.
@@ -720,8 +774,14 @@ func (s *Schema) oneLine() (one string, ok bool) {
 
 // flat reports whether s has neither a description nor subschemas.
 func (s *Schema) flat() bool {
-	return s.Description == "" && len(s.Properties) == 0 && len(s.Defs) == 0 && s.Items == nil &&
-		s.AdditionalProperties == nil && s.PropertyNames == nil && len(s.AnyOf) == 0 && s.Not == nil && len(s.PatternProperties) == 0
+	return s.Description == "" && !s.hasSubschemas()
+}
+
+// hasSubschemas reports whether s holds another schema: under a property, a definition, its
+// items, its additional properties or property names, a branch, or not.
+func (s *Schema) hasSubschemas() bool {
+	return len(s.Properties) > 0 || len(s.PatternProperties) > 0 || len(s.Defs) > 0 ||
+		s.Items != nil || s.AdditionalProperties != nil || s.PropertyNames != nil || len(s.AnyOf) > 0 || s.Not != nil
 }
 
 // writeMembers writes s as a JSON object, its keywords in the order of Schema's fields.

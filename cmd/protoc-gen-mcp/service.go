@@ -95,44 +95,62 @@ func (sg *serviceGen) nameConstants() {
 	g.P("const ", sg.name, "Name = ", strconv.Quote(string(s.Desc.FullName())))
 	g.P()
 	if len(s.tools) > 0 {
-		g.P("// These constants are the MCP tool names of the ", s.Desc.Name(), " service's rpcs.")
-		g.P("const (")
-		for _, t := range s.tools {
-			g.P("// ", t.constName, " is the tool name of ", t.Desc.FullName(), ".")
-			sg.methodDeprecation(t.Method)
-			g.P(t.constName, " = ", strconv.Quote(t.name))
-		}
-		g.P(")")
-		g.P()
+		sg.toolConstants()
 	}
 	if len(s.prompts) > 0 {
-		g.P("// These constants are the MCP prompt names of the ", s.Desc.Name(), " service's rpcs.")
-		g.P("const (")
-		for _, p := range s.prompts {
-			g.P("// ", p.constName, " is the prompt name of ", p.Desc.FullName(), ".")
-			sg.methodDeprecation(p.Method)
-			g.P(p.constName, " = ", strconv.Quote(p.name))
-		}
-		g.P(")")
-		g.P()
+		sg.promptConstants()
 	}
 	if len(s.resources) > 0 {
-		g.P("// These constants are the resource URI templates and URIs of the ", s.Desc.Name(), " service's rpcs.")
-		g.P("const (")
-		for _, r := range s.resources {
-			if r.uriTemplate != "" {
-				g.P("// ", r.constName, " is the URI template of the resource ", r.Desc.FullName(), " reads.")
-				sg.methodDeprecation(r.Method)
-				g.P(r.constName, " = ", strconv.Quote(r.uriTemplate))
-			} else {
-				g.P("// ", r.constName, " is the URI of the resource ", r.Desc.FullName(), " reads.")
-				sg.methodDeprecation(r.Method)
-				g.P(r.constName, " = ", strconv.Quote(r.uri))
-			}
-		}
-		g.P(")")
-		g.P()
+		sg.resourceConstants()
 	}
+}
+
+// toolConstants writes the constants of the service's tool names.
+func (sg *serviceGen) toolConstants() {
+	g := sg.g
+	g.P("// These constants are the MCP tool names of the ", sg.s.Desc.Name(), " service's rpcs.")
+	g.P("const (")
+	for _, t := range sg.s.tools {
+		g.P("// ", t.constName, " is the tool name of ", t.Desc.FullName(), ".")
+		sg.methodDeprecation(t.Method)
+		g.P(t.constName, " = ", strconv.Quote(t.name))
+	}
+	g.P(")")
+	g.P()
+}
+
+// promptConstants writes the constants of the service's prompt names.
+func (sg *serviceGen) promptConstants() {
+	g := sg.g
+	g.P("// These constants are the MCP prompt names of the ", sg.s.Desc.Name(), " service's rpcs.")
+	g.P("const (")
+	for _, p := range sg.s.prompts {
+		g.P("// ", p.constName, " is the prompt name of ", p.Desc.FullName(), ".")
+		sg.methodDeprecation(p.Method)
+		g.P(p.constName, " = ", strconv.Quote(p.name))
+	}
+	g.P(")")
+	g.P()
+}
+
+// resourceConstants writes the constants of the service's resource URI templates and URIs.
+func (sg *serviceGen) resourceConstants() {
+	g := sg.g
+	g.P("// These constants are the resource URI templates and URIs of the ", sg.s.Desc.Name(), " service's rpcs.")
+	g.P("const (")
+	for _, r := range sg.s.resources {
+		if r.uriTemplate != "" {
+			g.P("// ", r.constName, " is the URI template of the resource ", r.Desc.FullName(), " reads.")
+			sg.methodDeprecation(r.Method)
+			g.P(r.constName, " = ", strconv.Quote(r.uriTemplate))
+		} else {
+			g.P("// ", r.constName, " is the URI of the resource ", r.Desc.FullName(), " reads.")
+			sg.methodDeprecation(r.Method)
+			g.P(r.constName, " = ", strconv.Quote(r.uri))
+		}
+	}
+	g.P(")")
+	g.P()
 }
 
 // clientInterface writes the <Service>Client interface.
@@ -274,16 +292,7 @@ func (sg *serviceGen) unimplementedHandler() {
 // server.
 func (sg *serviceGen) registerFunc() {
 	g, s, name := sg.g, sg.s, sg.name
-	var methods []string
-	for _, t := range s.tools {
-		methods = append(methods, strconv.Quote(t.GoName))
-	}
-	for _, p := range s.prompts {
-		methods = append(methods, strconv.Quote(p.GoName))
-	}
-	for _, r := range s.resources {
-		methods = append(methods, strconv.Quote(r.GoName))
-	}
+	methods := s.quotedMethods()
 	g.P("// Register", name, "Handler adds the ", s.surface(), " of ", s.Desc.FullName(), " to s, each")
 	g.P("// served by the method of h of the same name, leaving out those that h serves with an embedded")
 	g.P("// Unimplemented", name, "Handler. Options such as runtime.WithInterceptors apply to these only.")
@@ -313,6 +322,22 @@ func (sg *serviceGen) registerFunc() {
 	g.P()
 }
 
+// quotedMethods is the Go names, quoted, of the service's tools, prompts and resources, in
+// that order.
+func (s *service) quotedMethods() []string {
+	var methods []string
+	for _, t := range s.tools {
+		methods = append(methods, strconv.Quote(t.GoName))
+	}
+	for _, p := range s.prompts {
+		methods = append(methods, strconv.Quote(p.GoName))
+	}
+	for _, r := range s.resources {
+		methods = append(methods, strconv.Quote(r.GoName))
+	}
+	return methods
+}
+
 // toolRegistration writes the runtime.AddTypedTool (or AddStreamTool) call of one tool, with its
 // ToolSpec.
 func (sg *serviceGen) toolRegistration(t *tool) {
@@ -323,40 +348,56 @@ func (sg *serviceGen) toolRegistration(t *tool) {
 	}
 	g.P(runtimePackage.Ident(add), "(s, ", runtimePackage.Ident("ToolSpec"), "{")
 	g.P("Name: ", t.constName, ",")
-	if t.title != "" {
-		g.P("Title: ", strconv.Quote(t.title), ",")
-	}
-	if t.description != "" {
-		g.P("Description: ", strconv.Quote(t.description), ",")
-	}
+	stringField(g, "Title", t.title)
+	stringField(g, "Description", t.description)
 	g.P("InputSchema: ", t.schemaPrefix, "InputSchema,")
 	if t.outputSchema != "" {
 		g.P("OutputSchema: ", t.schemaPrefix, "OutputSchema,")
 	}
-	if t.validates {
+	validateSpecField(g, t.validates)
+	annotationsField(g, t)
+	scopesField(g, t.scopes)
+	g.P("}, h.", t.GoName, ", opts...)")
+}
+
+// validateSpecField writes a spec's Validate field when its request has buf.validate rules.
+func validateSpecField(g *protogen.GeneratedFile, validates bool) {
+	if validates {
 		g.P("Validate: ", bufvalidatePackage.Ident("Validate"), ",")
 	}
-	if t.readOnly != nil || t.destructive != nil || t.idempotent != nil || t.openWorld != nil {
-		g.P("Annotations: &", runtimePackage.Ident("ToolAnnotations"), "{")
-		hint := func(field string, v *bool) {
-			if v != nil {
-				g.P(field, ": ", runtimePackage.Ident("Bool"), "(", *v, "),")
-			}
-		}
-		hint("ReadOnlyHint", t.readOnly)
-		hint("DestructiveHint", t.destructive)
-		hint("IdempotentHint", t.idempotent)
-		hint("OpenWorldHint", t.openWorld)
-		g.P("},")
+}
+
+// annotationsField writes a ToolSpec's Annotations field with the hints t sets, when it sets
+// any.
+func annotationsField(g *protogen.GeneratedFile, t *tool) {
+	if t.readOnly == nil && t.destructive == nil && t.idempotent == nil && t.openWorld == nil {
+		return
 	}
-	if len(t.scopes) > 0 {
-		quoted := make([]string, len(t.scopes))
-		for i, sc := range t.scopes {
-			quoted[i] = strconv.Quote(sc)
-		}
-		g.P("Scopes: []string{", strings.Join(quoted, ", "), "},")
+	g.P("Annotations: &", runtimePackage.Ident("ToolAnnotations"), "{")
+	hintField(g, "ReadOnlyHint", t.readOnly)
+	hintField(g, "DestructiveHint", t.destructive)
+	hintField(g, "IdempotentHint", t.idempotent)
+	hintField(g, "OpenWorldHint", t.openWorld)
+	g.P("},")
+}
+
+// hintField writes one hint of ToolAnnotations when it is set.
+func hintField(g *protogen.GeneratedFile, field string, v *bool) {
+	if v != nil {
+		g.P(field, ": ", runtimePackage.Ident("Bool"), "(", *v, "),")
 	}
-	g.P("}, h.", t.GoName, ", opts...)")
+}
+
+// scopesField writes a ToolSpec's Scopes field when the tool has scopes.
+func scopesField(g *protogen.GeneratedFile, scopes []string) {
+	if len(scopes) == 0 {
+		return
+	}
+	quoted := make([]string, len(scopes))
+	for i, sc := range scopes {
+		quoted[i] = strconv.Quote(sc)
+	}
+	g.P("Scopes: []string{", strings.Join(quoted, ", "), "},")
 }
 
 // schemaConstants writes the JSON Schemas of the tools' arguments and structured results.

@@ -19,24 +19,11 @@ import (
 // builds: the user copies it out and renames it, so that regenerating never overwrites code
 // they have edited.
 func generateSkeleton(gen *protogen.Plugin, f *protogen.File, mcpFile string, mcpImport protogen.GoImportPath, mcpPkg protogen.GoPackageName, services []*service) error {
-	imports := map[protogen.GoImportPath]string{}
-	used := map[string]bool{"context": true, "errors": true, "flag": true, "log": true, "http": true, "os": true, "runtime": true, "signal": true}
-	name := func(p protogen.GoImportPath, pkg protogen.GoPackageName) string {
-		if n, ok := imports[p]; ok {
-			return n
-		}
-		n := string(pkg)
-		for i := 2; used[n]; i++ {
-			n = string(pkg) + strconv.Itoa(i)
-		}
-		used[n] = true
-		imports[p] = n
-		return n
-	}
-	mcp := name(mcpImport, mcpPkg)
+	imports := newSkeletonImports()
+	mcp := imports.name(mcpImport, mcpPkg)
 	qualify := func(m *protogen.Message) string {
 		file := gen.FilesByPath[m.Desc.ParentFile().Path()]
-		return name(m.GoIdent.GoImportPath, file.GoPackageName) + "." + m.GoIdent.GoName
+		return imports.name(m.GoIdent.GoImportPath, file.GoPackageName) + "." + m.GoIdent.GoName
 	}
 
 	var b, body bytes.Buffer
@@ -61,24 +48,7 @@ func generateSkeleton(gen *protogen.Plugin, f *protogen.File, mcpFile string, mc
 	p("//\tgo run . -stdio                  # stdio, for a host that launches the server")
 	p("package main")
 	p()
-	p("import (")
-	for _, std := range []string{"context", "errors", "flag", "log", "net/http", "os", "os/signal"} {
-		if std != "errors" || stubs > 0 {
-			p(strconv.Quote(std))
-		}
-	}
-	p()
-	paths := make([]string, 0, len(imports))
-	for ip := range imports {
-		paths = append(paths, string(ip))
-	}
-	sort.Strings(paths)
-	for _, ip := range paths {
-		p(imports[protogen.GoImportPath(ip)], " ", strconv.Quote(ip))
-	}
-	p(strconv.Quote(string(runtimePackage)))
-	p(")")
-	p()
+	imports.write(p, stubs > 0)
 	b.Write(body.Bytes())
 
 	src, err := format.Source(b.Bytes())
@@ -101,27 +71,13 @@ func skeletonService(p func(...any), s *service, mcp string, qualify func(*proto
 	p(mcp, ".Unimplemented", s.GoName, "Handler")
 	p("}")
 	p()
-	fields := func(m *protogen.Message) {
-		if len(m.Fields) == 0 {
-			p("\t// The request has no fields.")
-			return
-		}
-		p("\t// The request's fields:")
-		for _, fd := range m.Fields {
-			line := "\t//   req.Get" + fd.GoName + "() " + fieldKind(fd.Desc)
-			if c := firstLine(fd.Comments.Leading); c != "" {
-				line += ": " + c
-			}
-			p(line)
-		}
-	}
 	for _, t := range s.tools {
 		in, out := qualify(t.Input), qualify(t.Output)
 		if t.streaming {
 			p("// ", t.GoName, " serves the ", t.name, " tool: send each message with stream.Send; the")
 			p("// last one is the result.")
 			p("func (s *", typ, ") ", t.GoName, "(ctx context.Context, req *", in, ", stream *runtime.ServerStream[", out, "]) error {")
-			fields(t.Input)
+			skeletonFields(p, t.Input)
 			p("\treturn errors.New(\"TODO: implement the ", t.name, " tool\")")
 			p("}")
 			p()
@@ -129,7 +85,7 @@ func skeletonService(p func(...any), s *service, mcp string, qualify func(*proto
 		}
 		p("// ", t.GoName, " serves the ", t.name, " tool.")
 		p("func (s *", typ, ") ", t.GoName, "(ctx context.Context, req *", in, ") (*", out, ", error) {")
-		fields(t.Input)
+		skeletonFields(p, t.Input)
 		p("\treturn nil, errors.New(\"TODO: implement the ", t.name, " tool\")")
 		p("}")
 		p()
@@ -137,7 +93,7 @@ func skeletonService(p func(...any), s *service, mcp string, qualify func(*proto
 	for _, pr := range s.prompts {
 		p("// ", pr.GoName, " renders the ", pr.name, " prompt.")
 		p("func (s *", typ, ") ", pr.GoName, "(ctx context.Context, req *", qualify(pr.Input), ") (*", qualify(pr.Output), ", error) {")
-		fields(pr.Input)
+		skeletonFields(p, pr.Input)
 		p("\treturn nil, errors.New(\"TODO: implement the ", pr.name, " prompt\")")
 		p("}")
 		p()
@@ -145,7 +101,7 @@ func skeletonService(p func(...any), s *service, mcp string, qualify func(*proto
 	for _, r := range s.resources {
 		p("// ", r.GoName, " reads the resource ", r.uri+r.uriTemplate, ".")
 		p("func (s *", typ, ") ", r.GoName, "(ctx context.Context, req *", qualify(r.Input), ") (*", qualify(r.Output), ", error) {")
-		fields(r.Input)
+		skeletonFields(p, r.Input)
 		p("\treturn nil, errors.New(\"TODO: implement the resource ", r.uri+r.uriTemplate, "\")")
 		p("}")
 		p()
@@ -179,42 +135,108 @@ func skeletonMain(p func(...any), f *protogen.File, services []*service, mcp str
 	p("}")
 }
 
-// fieldKind names a field's Go type, roughly, for the skeleton's comments.
-func fieldKind(fd protoreflect.FieldDescriptor) string {
-	var k string
-	switch {
-	case fd.Message() != nil:
-		k = "*" + string(fd.Message().Name())
-	case fd.Enum() != nil:
-		k = string(fd.Enum().Name())
-	default:
-		k = fd.Kind().String()
-		switch k {
-		case "bytes":
-			k = "[]byte"
-		case "sint32", "sfixed32":
-			k = "int32"
-		case "sint64", "sfixed64":
-			k = "int64"
-		case "fixed32":
-			k = "uint32"
-		case "fixed64":
-			k = "uint64"
-		case "double":
-			k = "float64"
-		case "float":
-			k = "float32"
+// skeletonImports names the packages a skeleton imports: each by its package name, numbered
+// when that name is taken (by the standard packages main uses, or another import).
+type skeletonImports struct {
+	names map[protogen.GoImportPath]string
+	used  map[string]bool
+}
+
+// newSkeletonImports returns the imports of a skeleton that has none beyond the standard ones.
+func newSkeletonImports() *skeletonImports {
+	return &skeletonImports{
+		names: map[protogen.GoImportPath]string{},
+		used:  map[string]bool{"context": true, "errors": true, "flag": true, "log": true, "http": true, "os": true, "runtime": true, "signal": true},
+	}
+}
+
+// name is the name the skeleton calls the package at p (package pkg) by, importing it.
+func (im *skeletonImports) name(p protogen.GoImportPath, pkg protogen.GoPackageName) string {
+	if n, ok := im.names[p]; ok {
+		return n
+	}
+	n := string(pkg)
+	for i := 2; im.used[n]; i++ {
+		n = string(pkg) + strconv.Itoa(i)
+	}
+	im.used[n] = true
+	im.names[p] = n
+	return n
+}
+
+// write writes the import block: the standard packages (errors only when there are stubs to
+// return one), the named imports in order, then the runtime.
+func (im *skeletonImports) write(p func(...any), stubs bool) {
+	p("import (")
+	for _, std := range []string{"context", "errors", "flag", "log", "net/http", "os", "os/signal"} {
+		if std != "errors" || stubs {
+			p(strconv.Quote(std))
 		}
 	}
+	p()
+	paths := make([]string, 0, len(im.names))
+	for ip := range im.names {
+		paths = append(paths, string(ip))
+	}
+	sort.Strings(paths)
+	for _, ip := range paths {
+		p(im.names[protogen.GoImportPath(ip)], " ", strconv.Quote(ip))
+	}
+	p(strconv.Quote(string(runtimePackage)))
+	p(")")
+	p()
+}
+
+// skeletonFields writes, inside a stub, a comment listing the request's fields with their
+// getters, kinds and the first line of their comments.
+func skeletonFields(p func(...any), m *protogen.Message) {
+	if len(m.Fields) == 0 {
+		p("\t// The request has no fields.")
+		return
+	}
+	p("\t// The request's fields:")
+	for _, fd := range m.Fields {
+		line := "\t//   req.Get" + fd.GoName + "() " + fieldKind(fd.Desc)
+		if c := firstLine(fd.Comments.Leading); c != "" {
+			line += ": " + c
+		}
+		p(line)
+	}
+}
+
+// fieldKind names a field's Go type, roughly, for the skeleton's comments.
+func fieldKind(fd protoreflect.FieldDescriptor) string {
 	switch {
 	case fd.IsMap():
 		return "map[...]" // a map field's entry types
 	case fd.IsList():
-		return "[]" + k
+		return "[]" + valueKind(fd)
+	}
+	return valueKind(fd)
+}
+
+// valueKind names the Go type of one value of fd: a message pointer, an enum, or a scalar.
+func valueKind(fd protoreflect.FieldDescriptor) string {
+	switch {
+	case fd.Message() != nil:
+		return "*" + string(fd.Message().Name())
+	case fd.Enum() != nil:
+		return string(fd.Enum().Name())
+	}
+	k := fd.Kind().String()
+	if g, ok := goScalarNames[k]; ok {
+		return g
 	}
 	return k
 }
 
+// goScalarNames maps the proto scalar kinds whose Go type has another name to that name.
+var goScalarNames = map[string]string{
+	"bytes": "[]byte", "sint32": "int32", "sfixed32": "int32", "sint64": "int64", "sfixed64": "int64",
+	"fixed32": "uint32", "fixed64": "uint64", "double": "float64", "float": "float32",
+}
+
+// firstLine is the first non-blank line of a comment, trimmed.
 func firstLine(c protogen.Comments) string {
 	for _, line := range commentLines(c) {
 		if strings.TrimSpace(line) != "" {

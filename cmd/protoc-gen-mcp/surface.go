@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -77,9 +78,11 @@ func methodFail(f *protogen.File, m *protogen.Method) func(format string, args .
 	}
 }
 
+// newPrompt computes the prompt of one rpc marked (mcp.v1.prompt): its name (the rpc's in
+// snake case by default), its description (the rpc's comment by default) and its arguments.
 func newPrompt(f *protogen.File, m *protogen.Method, opts *mcpv1.PromptOptions) (*prompt, error) {
 	fail := methodFail(f, m)
-	if m.Desc.IsStreamingClient() || m.Desc.IsStreamingServer() {
+	if isStreaming(m) {
 		return nil, fail("a prompt cannot stream (prompts/get has one request and one result)")
 	}
 	if m.Output.Desc.FullName() != promptResultName {
@@ -87,35 +90,41 @@ func newPrompt(f *protogen.File, m *protogen.Method, opts *mcpv1.PromptOptions) 
 	}
 	p := &prompt{
 		Method:      m,
-		name:        opts.GetName(),
+		name:        cmp.Or(opts.GetName(), snakeCase(string(m.Desc.Name()))),
 		constName:   m.Parent.GoName + m.GoName + "PromptName",
 		title:       opts.GetTitle(),
-		description: opts.GetDescription(),
+		description: cmp.Or(opts.GetDescription(), cleanComment(string(m.Comments.Leading))),
 		validates:   usesValidate(m.Input.Desc),
-	}
-	if p.name == "" {
-		p.name = snakeCase(string(m.Desc.Name()))
 	}
 	if !toolNamePattern.MatchString(p.name) {
 		return nil, fail("prompt name %q is invalid: it must match %s", p.name, toolNamePattern)
 	}
-	if p.description == "" {
-		p.description = cleanComment(string(m.Comments.Leading))
+	if err := p.addArgs(m.Input); err != nil {
+		return nil, fail("%v", err)
 	}
-	for _, fd := range m.Input.Fields {
+	return p, nil
+}
+
+// isStreaming reports whether either side of an rpc streams.
+func isStreaming(m *protogen.Method) bool {
+	return m.Desc.IsStreamingClient() || m.Desc.IsStreamingServer()
+}
+
+// addArgs adds one argument per field of req, the prompt's request, each of which must be a
+// scalar or an enum (arguments are strings); enums makes the prompt complete their values.
+func (p *prompt) addArgs(req *protogen.Message) error {
+	for _, fd := range req.Fields {
 		if err := scalarField(fd.Desc); err != nil {
-			return nil, fail("prompt argument %s: %v", fd.Desc.FullName(), err)
+			return fmt.Errorf("prompt argument %s: %w", fd.Desc.FullName(), err)
 		}
 		p.args = append(p.args, promptArg{
 			name:        fd.Desc.JSONName(),
 			description: cleanComment(string(fd.Comments.Leading)),
 			required:    fieldrules.Required(fd.Desc) || validateRequired(fd.Desc),
 		})
-		if fd.Desc.Enum() != nil {
-			p.enums = true
-		}
+		p.enums = p.enums || fd.Desc.Enum() != nil
 	}
-	return p, nil
+	return nil
 }
 
 // scalarField checks that a field can carry a string-valued prompt argument or URI variable.
@@ -133,47 +142,47 @@ func scalarField(fd protoreflect.FieldDescriptor) error {
 	return nil
 }
 
+// newResource computes the resource of one rpc marked (mcp.v1.resource): a resource template
+// or a fixed resource, named as a prompt is, whose MIME type is JSON by default unless it
+// returns mcp.v1.ResourceResult.
 func newResource(f *protogen.File, m *protogen.Method, opts *mcpv1.ResourceOptions) (*resource, error) {
 	fail := methodFail(f, m)
-	if m.Desc.IsStreamingClient() || m.Desc.IsStreamingServer() {
+	if isStreaming(m) {
 		return nil, fail("a resource cannot stream (resources/read has one request and one result)")
 	}
 	r := &resource{
 		Method:      m,
-		name:        opts.GetName(),
+		name:        cmp.Or(opts.GetName(), snakeCase(string(m.Desc.Name()))),
 		uriTemplate: opts.GetUriTemplate(),
 		uri:         opts.GetUri(),
 		title:       opts.GetTitle(),
-		description: opts.GetDescription(),
+		description: cmp.Or(opts.GetDescription(), cleanComment(string(m.Comments.Leading))),
 		mimeType:    opts.GetMimeType(),
 		validates:   usesValidate(m.Input.Desc),
-	}
-	if r.name == "" {
-		r.name = snakeCase(string(m.Desc.Name()))
-	}
-	if r.description == "" {
-		r.description = cleanComment(string(m.Comments.Leading))
 	}
 	if r.mimeType == "" && m.Output.Desc.FullName() != resourceResultName {
 		r.mimeType = "application/json"
 	}
-	switch {
-	case r.uri != "" && r.uriTemplate != "":
-		return nil, fail("set either uri or uri_template of (mcp.v1.resource), not both")
-	case r.uri == "" && r.uriTemplate == "":
-		return nil, fail("(mcp.v1.resource) needs a uri_template (a resource template) or a uri (a fixed resource)")
-	case r.uri != "":
-		if err := fixedResource(r.uri, m.Input); err != nil {
-			return nil, fail("%v", err)
-		}
-		r.constName = m.Parent.GoName + m.GoName + "ResourceURI"
-		return r, nil
-	}
-	r.constName = m.Parent.GoName + m.GoName + "URITemplate"
-	if err := templateFields(r.uriTemplate, m.Input); err != nil {
+	if err := r.checkAddress(); err != nil {
 		return nil, fail("%v", err)
 	}
 	return r, nil
+}
+
+// checkAddress checks that the resource has a URI or a URI template, not both, that its
+// request fits it (fixedResource, templateFields), and names its constant after which it is.
+func (r *resource) checkAddress() error {
+	switch {
+	case r.uri != "" && r.uriTemplate != "":
+		return fmt.Errorf("set either uri or uri_template of (mcp.v1.resource), not both")
+	case r.uri == "" && r.uriTemplate == "":
+		return fmt.Errorf("(mcp.v1.resource) needs a uri_template (a resource template) or a uri (a fixed resource)")
+	case r.uri != "":
+		r.constName = r.Parent.GoName + r.GoName + "ResourceURI"
+		return fixedResource(r.uri, r.Input)
+	}
+	r.constName = r.Parent.GoName + r.GoName + "URITemplate"
+	return templateFields(r.uriTemplate, r.Input)
 }
 
 // fixedResource checks a fixed resource: its URI has no template variables, and its request
@@ -198,20 +207,11 @@ func templateFields(uriTemplate string, req *protogen.Message) error {
 	}
 	used := map[protoreflect.FieldNumber]bool{}
 	for _, v := range vars {
-		fd := req.Desc.Fields().ByName(protoreflect.Name(v))
-		if fd == nil {
-			fd = req.Desc.Fields().ByJSONName(v)
-		}
-		if fd == nil {
-			return fmt.Errorf("uri_template %q: variable {%s} is not a field of %s", uriTemplate, v, req.Desc.FullName())
-		}
-		if used[fd.Number()] {
-			return fmt.Errorf("uri_template %q: field %s appears twice", uriTemplate, fd.Name())
+		fd, err := variableField(req.Desc, v, used)
+		if err != nil {
+			return fmt.Errorf("uri_template %q: %w", uriTemplate, err)
 		}
 		used[fd.Number()] = true
-		if err := scalarField(fd); err != nil {
-			return fmt.Errorf("uri_template %q: variable {%s}: field %s %w", uriTemplate, v, fd.FullName(), err)
-		}
 	}
 	for _, fd := range req.Fields {
 		if !used[fd.Desc.Number()] {
@@ -221,37 +221,89 @@ func templateFields(uriTemplate string, req *protogen.Message) error {
 	return nil
 }
 
+// variableField is the field of md that the template variable v names (by proto name, else
+// JSON name, as the runtime reads it): a scalar or enum not already used by another variable.
+func variableField(md protoreflect.MessageDescriptor, v string, used map[protoreflect.FieldNumber]bool) (protoreflect.FieldDescriptor, error) {
+	fd := md.Fields().ByName(protoreflect.Name(v))
+	if fd == nil {
+		fd = md.Fields().ByJSONName(v)
+	}
+	switch {
+	case fd == nil:
+		return nil, fmt.Errorf("variable {%s} is not a field of %s", v, md.FullName())
+	case used[fd.Number()]:
+		return nil, fmt.Errorf("field %s appears twice", fd.Name())
+	}
+	if err := scalarField(fd); err != nil {
+		return nil, fmt.Errorf("variable {%s}: field %s %w", v, fd.FullName(), err)
+	}
+	return fd, nil
+}
+
 // uriTemplateVars lists the variables of an RFC 6570 level-1 URI template, the level that
 // resources/read routes: {name} segments, with nothing but a name in the braces.
 func uriTemplateVars(t string) ([]string, error) {
 	var vars []string
-	rest := t
-	for {
-		i := strings.IndexAny(rest, "{}")
-		if i < 0 {
+	for rest := t; ; {
+		at, name, after, err := nextTemplateVar(rest)
+		if err != nil {
+			return nil, err
+		}
+		if at < 0 {
 			break
 		}
-		if rest[i] == '}' {
-			return nil, fmt.Errorf("unmatched }")
-		}
-		j := strings.IndexAny(rest[i+1:], "{}")
-		if j < 0 || rest[i+1+j] == '{' {
-			return nil, fmt.Errorf("unmatched {")
-		}
-		name := rest[i+1 : i+1+j]
-		if name == "" || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "" {
-			return nil, fmt.Errorf("{%s} is not a level-1 variable (a field name, without operators or modifiers)", name)
-		}
-		if i == 0 && len(vars) > 0 {
+		if at == 0 && len(vars) > 0 {
 			return nil, fmt.Errorf("variables need literal text between them, or the URI cannot be split")
 		}
 		vars = append(vars, name)
-		rest = rest[i+1+j+1:]
+		rest = after
 	}
 	if len(vars) == 0 {
 		return nil, fmt.Errorf("it has no {variable}: use uri for a fixed resource")
 	}
 	return vars, nil
+}
+
+// nextTemplateVar finds the next {name} of rest: at is where its brace opens (-1 when there is
+// none), after is the text that follows it. An unmatched brace, or braces that hold more than
+// a field name, is an error.
+func nextTemplateVar(rest string) (at int, name, after string, err error) {
+	i := strings.IndexAny(rest, "{}")
+	if i < 0 {
+		return -1, "", "", nil
+	}
+	if rest[i] == '}' {
+		return 0, "", "", fmt.Errorf("unmatched }")
+	}
+	j := strings.IndexAny(rest[i+1:], "{}")
+	if j < 0 || rest[i+1+j] == '{' {
+		return 0, "", "", fmt.Errorf("unmatched {")
+	}
+	name = rest[i+1 : i+1+j]
+	if name == "" || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "" {
+		return 0, "", "", fmt.Errorf("{%s} is not a level-1 variable (a field name, without operators or modifiers)", name)
+	}
+	return i, name, rest[i+1+j+1:], nil
+}
+
+// stringField writes the field name of a composite literal with v, quoted, unless v is empty,
+// the field's zero value.
+func stringField(g *protogen.GeneratedFile, name, v string) {
+	if v != "" {
+		g.P(name, ": ", strconv.Quote(v), ",")
+	}
+}
+
+// literal is a's runtime.PromptArgument literal, without its zero fields.
+func (a promptArg) literal() string {
+	line := "{Name: " + strconv.Quote(a.name)
+	if a.description != "" {
+		line += ", Description: " + strconv.Quote(a.description)
+	}
+	if a.required {
+		line += ", Required: true"
+	}
+	return line + "}"
 }
 
 // generatePromptRegistration writes the registration of one prompt.
@@ -264,32 +316,17 @@ func generatePromptRegistration(g *protogen.GeneratedFile, svc string, p *prompt
 	}
 	g.P(runtimePackage.Ident("AddTypedPrompt"), "(s, ", runtimePackage.Ident("PromptSpec"), "{")
 	g.P("Name: ", p.constName, ",")
-	if p.title != "" {
-		g.P("Title: ", strconv.Quote(p.title), ",")
-	}
-	if p.description != "" {
-		g.P("Description: ", strconv.Quote(p.description), ",")
-	}
+	stringField(g, "Title", p.title)
+	stringField(g, "Description", p.description)
 	if len(p.args) > 0 {
 		g.P("Arguments: []", runtimePackage.Ident("PromptArgument"), "{")
 		for _, a := range p.args {
-			line := "{Name: " + strconv.Quote(a.name)
-			if a.description != "" {
-				line += ", Description: " + strconv.Quote(a.description)
-			}
-			if a.required {
-				line += ", Required: true"
-			}
-			g.P(line, "},")
+			g.P(a.literal(), ",")
 		}
 		g.P("},")
-	}
-	if len(p.args) > 0 {
 		g.P("Complete: complete,")
 	}
-	if p.validates {
-		g.P("Validate: ", bufvalidatePackage.Ident("Validate"), ",")
-	}
+	validateSpecField(g, p.validates)
 	g.P("}, h.", p.GoName, ", opts...)")
 }
 
@@ -308,21 +345,13 @@ func generateResourceRegistration(g *protogen.GeneratedFile, svc string, r *reso
 		g.P("URI: ", r.constName, ",")
 	}
 	g.P("Name: ", strconv.Quote(r.name), ",")
-	if r.title != "" {
-		g.P("Title: ", strconv.Quote(r.title), ",")
-	}
-	if r.description != "" {
-		g.P("Description: ", strconv.Quote(r.description), ",")
-	}
-	if r.mimeType != "" {
-		g.P("MIMEType: ", strconv.Quote(r.mimeType), ",")
-	}
+	stringField(g, "Title", r.title)
+	stringField(g, "Description", r.description)
+	stringField(g, "MIMEType", r.mimeType)
 	if r.uriTemplate != "" {
 		g.P("Complete: complete,")
 	}
-	if r.validates {
-		g.P("Validate: ", bufvalidatePackage.Ident("Validate"), ",")
-	}
+	validateSpecField(g, r.validates)
 	g.P("}, h.", r.GoName, ", opts...)")
 }
 
@@ -371,6 +400,15 @@ func (s *service) surface() string {
 	return strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1]
 }
 
+// withStaticDefaults is a copy of r with its defaults filled in: its URI for a name, and
+// text/plain.
+func withStaticDefaults(r *mcpv1.StaticResource) *mcpv1.StaticResource {
+	r = proto.Clone(r).(*mcpv1.StaticResource)
+	r.Name = cmp.Or(r.GetName(), r.GetUri())
+	r.MimeType = cmp.Or(r.GetMimeType(), "text/plain")
+	return r
+}
+
 // staticResources checks a service's (mcp.v1.service).resources.
 func staticResources(f *protogen.File, svc *protogen.Service, opts *mcpv1.ServiceOptions, uris map[string]string) ([]*mcpv1.StaticResource, error) {
 	var out []*mcpv1.StaticResource
@@ -388,14 +426,7 @@ func staticResources(f *protogen.File, svc *protogen.Service, opts *mcpv1.Servic
 			return nil, fail("resource %q is already served by %s", r.GetUri(), other)
 		}
 		uris[r.GetUri()] = "service " + string(svc.Desc.FullName())
-		r = proto.Clone(r).(*mcpv1.StaticResource)
-		if r.GetName() == "" {
-			r.Name = r.GetUri()
-		}
-		if r.GetMimeType() == "" {
-			r.MimeType = "text/plain"
-		}
-		out = append(out, r)
+		out = append(out, withStaticDefaults(r))
 	}
 	return out, nil
 }
@@ -406,12 +437,8 @@ func generateStaticResources(g *protogen.GeneratedFile, s *service) {
 		g.P("s.AddResource(", runtimePackage.Ident("Resource"), "{")
 		g.P("URI: ", strconv.Quote(r.GetUri()), ",")
 		g.P("Name: ", strconv.Quote(r.GetName()), ",")
-		if r.GetTitle() != "" {
-			g.P("Title: ", strconv.Quote(r.GetTitle()), ",")
-		}
-		if r.GetDescription() != "" {
-			g.P("Description: ", strconv.Quote(r.GetDescription()), ",")
-		}
+		stringField(g, "Title", r.GetTitle())
+		stringField(g, "Description", r.GetDescription())
 		g.P("MIMEType: ", strconv.Quote(r.GetMimeType()), ",")
 		g.P("}, ", runtimePackage.Ident("StaticText"), "(", strconv.Quote(r.GetMimeType()), ", ", rawString(r.GetText()), "), opts...)")
 	}

@@ -54,13 +54,7 @@ func messageRuleNotes(md protoreflect.MessageDescriptor) []string {
 		return nil
 	}
 	r, _ := proto.GetExtension(opts, validate.E_Message).(*validate.MessageRules)
-	var notes []string
-	for _, c := range r.GetCel() {
-		notes = append(notes, celNote(c))
-	}
-	for _, e := range r.GetCelExpression() {
-		notes = append(notes, "`"+e+"`")
-	}
+	notes := celNotes(r.GetCel(), r.GetCelExpression())
 	for _, o := range r.GetOneof() {
 		what := "at most one"
 		if o.GetRequired() {
@@ -71,6 +65,20 @@ func messageRuleNotes(md protoreflect.MessageDescriptor) []string {
 	return notes
 }
 
+// celNotes describes CEL rules: each by its message, else its expression, then the bare
+// expressions.
+func celNotes(cel []*validate.Rule, exprs []string) []string {
+	var notes []string
+	for _, c := range cel {
+		notes = append(notes, celNote(c))
+	}
+	for _, e := range exprs {
+		notes = append(notes, "`"+e+"`")
+	}
+	return notes
+}
+
+// celNote describes one CEL rule: its message, else its expression.
 func celNote(c *validate.Rule) string {
 	if m := c.GetMessage(); m != "" {
 		return m
@@ -88,28 +96,49 @@ func usesValidate(md protoreflect.MessageDescriptor) bool {
 			return false
 		}
 		seen[md.FullName()] = true
-		if opts, _ := md.Options().(*descriptorpb.MessageOptions); opts != nil && proto.HasExtension(opts, validate.E_Message) {
+		if hasOwnRules(md) {
 			return true
-		}
-		oneofs := md.Oneofs()
-		for i := 0; i < oneofs.Len(); i++ {
-			if opts, _ := oneofs.Get(i).Options().(*descriptorpb.OneofOptions); opts != nil && proto.HasExtension(opts, validate.E_Oneof) {
-				return true
-			}
 		}
 		fields := md.Fields()
 		for i := 0; i < fields.Len(); i++ {
-			fd := fields.Get(i)
-			if fieldRules(fd) != nil {
-				return true
-			}
-			if m := fieldMessage(fd); m != nil && visit(m) {
+			if m := fieldMessage(fields.Get(i)); m != nil && visit(m) {
 				return true
 			}
 		}
 		return false
 	}
 	return visit(md)
+}
+
+// hasOwnRules reports whether md itself has buf.validate rules: on the message, on one of its
+// oneofs or on one of its fields.
+func hasOwnRules(md protoreflect.MessageDescriptor) bool {
+	if opts, _ := md.Options().(*descriptorpb.MessageOptions); opts != nil && proto.HasExtension(opts, validate.E_Message) {
+		return true
+	}
+	return hasOneofRules(md) || hasFieldRules(md)
+}
+
+// hasOneofRules reports whether one of md's oneofs has (buf.validate.oneof) rules.
+func hasOneofRules(md protoreflect.MessageDescriptor) bool {
+	oneofs := md.Oneofs()
+	for i := 0; i < oneofs.Len(); i++ {
+		if opts, _ := oneofs.Get(i).Options().(*descriptorpb.OneofOptions); opts != nil && proto.HasExtension(opts, validate.E_Oneof) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasFieldRules reports whether one of md's own fields has buf.validate rules.
+func hasFieldRules(md protoreflect.MessageDescriptor) bool {
+	fields := md.Fields()
+	for i := 0; i < fields.Len(); i++ {
+		if fieldRules(fields.Get(i)) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // applyRules writes fd's buf.validate rules into its input schema: s is the field's schema,
@@ -119,26 +148,7 @@ func (b *schemaBuilder) applyRules(fd protoreflect.FieldDescriptor, s, elem *Sch
 	if rules == nil || b.dir != input {
 		return
 	}
-	var notes []string
-	for _, c := range rules.GetCel() {
-		notes = append(notes, celNote(c))
-	}
-	for _, e := range rules.GetCelExpression() {
-		notes = append(notes, "`"+e+"`")
-	}
-	typed := typeRules(rules)
-	switch {
-	case fd.IsMap():
-		if typed != nil {
-			notes = append(notes, b.mapRules(fd, s, elem, typed)...)
-		}
-	case fd.IsList():
-		if typed != nil {
-			notes = append(notes, b.listRules(fd, s, elem, typed)...)
-		}
-	default:
-		notes = append(notes, valueRules(fd, elem, typed)...)
-	}
+	notes := append(celNotes(rules.GetCel(), rules.GetCelExpression()), b.typedRules(fd, s, elem, typeRules(rules))...)
 	if ed := fd.Enum(); ed != nil && !fd.IsMap() {
 		// The rules may have narrowed the names: list only those in the descriptions.
 		s.Description = dropEnumLines(s.Description, ed, elem.Enum)
@@ -147,6 +157,20 @@ func (b *schemaBuilder) applyRules(fd protoreflect.FieldDescriptor, s, elem *Sch
 	if len(notes) > 0 {
 		s.Description = join(s.Description, "Checked by the server: "+strings.Join(notes, "; ")+".")
 	}
+}
+
+// typedRules writes the rules of fd's type (typed, nil when the field has none) into its
+// schema s and elem, the schema of one value, by the field's shape: map, list or singular.
+func (b *schemaBuilder) typedRules(fd protoreflect.FieldDescriptor, s, elem *Schema, typed protoreflect.Message) []string {
+	switch {
+	case typed == nil:
+		return nil
+	case fd.IsMap():
+		return b.mapRules(fd, s, elem, typed)
+	case fd.IsList():
+		return b.listRules(fd, s, elem, typed)
+	}
+	return valueRules(fd, elem, typed)
 }
 
 // dropEnumLines removes from an enum's value list ("- NAME: comment" lines) the values of ed
@@ -265,15 +289,7 @@ func valueRules(fd protoreflect.FieldDescriptor, t *Schema, r protoreflect.Messa
 // numberRules maps bounds, const and in of a 32-bit or floating-point field.
 func numberRules(t *Schema, r protoreflect.Message) []string {
 	var notes []string
-	num := func(v protoreflect.Value) string {
-		switch x := v.Interface().(type) {
-		case float32:
-			return strconv.FormatFloat(float64(x), 'g', -1, 32)
-		case float64:
-			return strconv.FormatFloat(x, 'g', -1, 64)
-		}
-		return v.String()
-	}
+	num := numberText
 	lo, hi := "", ""
 	rule(r, "gt", func(v protoreflect.Value) { lo = num(v); t.ExclusiveMinimum, t.Minimum = lo, "" })
 	rule(r, "gte", func(v protoreflect.Value) { lo = num(v); t.Minimum = lo })
@@ -290,24 +306,34 @@ func numberRules(t *Schema, r protoreflect.Message) []string {
 		}
 	}
 	rule(r, "const", func(v protoreflect.Value) { t.Const = num(v) })
-	rule(r, "in", func(v protoreflect.Value) {
-		for i := 0; i < v.List().Len(); i++ {
-			t.NumEnum = append(t.NumEnum, num(v.List().Get(i)))
-		}
-	})
-	rule(r, "not_in", func(v protoreflect.Value) {
-		var vs []string
-		for i := 0; i < v.List().Len(); i++ {
-			vs = append(vs, num(v.List().Get(i)))
-		}
-		t.Not = &Schema{NumEnum: vs}
-	})
+	rule(r, "in", func(v protoreflect.Value) { t.NumEnum = append(t.NumEnum, listTexts(v, num)...) })
+	rule(r, "not_in", func(v protoreflect.Value) { t.Not = &Schema{NumEnum: listTexts(v, num)} })
 	rule(r, "finite", func(v protoreflect.Value) {
 		if v.Bool() {
 			notes = append(notes, "a finite number")
 		}
 	})
 	return notes
+}
+
+// numberText writes a rule's number as JSON: floats in their shortest form.
+func numberText(v protoreflect.Value) string {
+	switch x := v.Interface().(type) {
+	case float32:
+		return strconv.FormatFloat(float64(x), 'g', -1, 32)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return v.String()
+}
+
+// listTexts writes each value of a rule's list with text.
+func listTexts(v protoreflect.Value, text func(protoreflect.Value) string) []string {
+	var out []string
+	for i := 0; i < v.List().Len(); i++ {
+		out = append(out, text(v.List().Get(i)))
+	}
+	return out
 }
 
 // knownStringFormats maps StringRules' well-known formats to JSON Schema formats.
@@ -330,18 +356,8 @@ func stringRules(t *Schema, r protoreflect.Message) []string {
 		}
 	})
 	rule(r, "const", func(v protoreflect.Value) { t.Const = quote(v.String()) })
-	rule(r, "in", func(v protoreflect.Value) {
-		for i := 0; i < v.List().Len(); i++ {
-			t.Enum = append(t.Enum, v.List().Get(i).String())
-		}
-	})
-	rule(r, "not_in", func(v protoreflect.Value) {
-		var vs []string
-		for i := 0; i < v.List().Len(); i++ {
-			vs = append(vs, v.List().Get(i).String())
-		}
-		t.Not = &Schema{Enum: vs}
-	})
+	rule(r, "in", func(v protoreflect.Value) { t.Enum = append(t.Enum, listTexts(v, protoreflect.Value.String)...) })
+	rule(r, "not_in", func(v protoreflect.Value) { t.Not = &Schema{Enum: listTexts(v, protoreflect.Value.String)} })
 	for name, format := range knownStringFormats {
 		rule(r, name, func(v protoreflect.Value) {
 			if v.Bool() {

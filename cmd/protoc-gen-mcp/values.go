@@ -42,19 +42,29 @@ func checkValues(root *Schema, fields []fieldValues) error {
 	at := map[*Schema]string{}
 	root.locate("", at)
 	for _, f := range fields {
-		ptr, ok := at[f.schema]
-		if !ok {
-			return &schemaError{f.fd, "the field's schema is not part of the tool's schema"}
-		}
-		sch, err := c.Compile(valuesURL + "#" + ptr)
+		sch, err := f.compile(c, at)
 		if err != nil {
-			return &schemaError{f.fd, fmt.Sprintf("the generated schema does not compile: %v", err)}
+			return err
 		}
 		if err := f.check(sch); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// compile compiles the field's subschema from c, which holds the root schema, by its JSON
+// pointer in at.
+func (f fieldValues) compile(c *jsonschema.Compiler, at map[*Schema]string) (*jsonschema.Schema, error) {
+	ptr, ok := at[f.schema]
+	if !ok {
+		return nil, &schemaError{f.fd, "the field's schema is not part of the tool's schema"}
+	}
+	sch, err := c.Compile(valuesURL + "#" + ptr)
+	if err != nil {
+		return nil, &schemaError{f.fd, fmt.Sprintf("the generated schema does not compile: %v", err)}
+	}
+	return sch, nil
 }
 
 // check validates the field's default and examples against sch, its compiled schema.
@@ -156,26 +166,35 @@ func failures(e *jsonschema.ValidationError) []failure {
 	}
 	causes := e.Causes
 	if _, ok := e.ErrorKind.(*kind.AnyOf); ok {
-		var typed []*jsonschema.ValidationError
-		var wants []string
-		got := ""
-		for _, c := range causes {
-			if t := typeOnly(c, len(e.InstanceLocation)); t != nil {
-				got, wants = t.Got, append(wants, t.Want...)
-				continue
-			}
-			typed = append(typed, c)
+		var typeFailure *failure
+		if causes, typeFailure = anyOfCauses(e); typeFailure != nil {
+			return []failure{*typeFailure}
 		}
-		if len(typed) == 0 {
-			return []failure{{e.InstanceLocation, fmt.Sprintf("type: got %s, want %s", got, strings.Join(wants, " or "))}}
-		}
-		causes = typed
 	}
 	var out []failure
 	for _, c := range causes {
 		out = append(out, failures(c)...)
 	}
 	return out
+}
+
+// anyOfCauses is the branches of e, an anyOf, that failed on more than the value's type; when
+// every branch failed on the type alone, it is none, and typeFailure lists the types that
+// would do.
+func anyOfCauses(e *jsonschema.ValidationError) (typed []*jsonschema.ValidationError, typeFailure *failure) {
+	var wants []string
+	got := ""
+	for _, c := range e.Causes {
+		if t := typeOnly(c, len(e.InstanceLocation)); t != nil {
+			got, wants = t.Got, append(wants, t.Want...)
+			continue
+		}
+		typed = append(typed, c)
+	}
+	if len(typed) > 0 {
+		return typed, nil
+	}
+	return nil, &failure{e.InstanceLocation, fmt.Sprintf("type: got %s, want %s", got, strings.Join(wants, " or "))}
 }
 
 // typeOnly is the type mismatch of the value itself (not of an item or member inside it) that
@@ -195,6 +214,21 @@ var english = message.NewPrinter(language.English)
 
 // ruleText names the keyword a value broke and says how it broke it.
 func ruleText(e *jsonschema.ValidationError) string {
+	msg := ruleMessage(e)
+	path := e.ErrorKind.KeywordPath()
+	if len(path) == 0 {
+		return msg
+	}
+	keyword := path[len(path)-1]
+	if strings.HasPrefix(msg, keyword+":") {
+		return msg
+	}
+	return keyword + ": " + msg
+}
+
+// ruleMessage says how a value broke a rule: bounds as plain JSON numbers and the plugin's own
+// patterns in words, where the validator's messages are hard to read; otherwise its message.
+func ruleMessage(e *jsonschema.ValidationError) string {
 	msg := e.ErrorKind.LocalizedString(english)
 	switch k := e.ErrorKind.(type) {
 	case *kind.Minimum:
@@ -210,15 +244,7 @@ func ruleText(e *jsonschema.ValidationError) string {
 			msg = fmt.Sprintf("pattern: %s is not %s", quote(k.Got), what)
 		}
 	}
-	path := e.ErrorKind.KeywordPath()
-	if len(path) == 0 {
-		return msg
-	}
-	keyword := path[len(path)-1]
-	if strings.HasPrefix(msg, keyword+":") {
-		return msg
-	}
-	return keyword + ": " + msg
+	return msg
 }
 
 // patternMeaning says in words what the plugin's own patterns match, which are too long to

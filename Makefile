@@ -82,20 +82,23 @@ lint: bufcheck
 # or has no manifests, the comparison is skipped with a note: it cannot fail for want of a
 # baseline.
 BREAKING_AGAINST ?= HEAD~1
-CONTRACT_MANIFESTS := gen/weather gen/conformance gen/contract
+CONTRACT_MANIFESTS := gen/weather gen/conformance gen/contract examples/library/gen
 .PHONY: lintcontract
 lintcontract:
 	$(GO) build -o bin/protomcp ./cmd/protomcp
 	bin/protomcp lint gen/weather
 	bin/protomcp lint --provider none gen/conformance
 	bin/protomcp lint --provider none gen/contract
+	bin/protomcp lint examples/library/gen
 	@if ! git rev-parse -q --verify '$(BREAKING_AGAINST)^{commit}' >/dev/null; then \
 		echo "protomcp breaking: $(BREAKING_AGAINST) is not in this clone (shallow, or the first commit): not compared"; \
 		exit 0; \
 	fi; \
 	old=$$(mktemp -d); trap 'rm -rf $$old' EXIT; \
-	git archive '$(BREAKING_AGAINST)' gen | tar -x -C $$old || exit 1; \
 	for d in $(CONTRACT_MANIFESTS); do \
+		if git cat-file -e '$(BREAKING_AGAINST)':$$d 2>/dev/null; then \
+			git archive '$(BREAKING_AGAINST)' $$d | tar -x -C $$old || exit 1; \
+		fi; \
 		if [ -z "$$(find $$old/$$d -name '*.mcp.json' 2>/dev/null)" ]; then \
 			echo "protomcp breaking: $(BREAKING_AGAINST) has no manifests in $$d: not compared"; continue; \
 		fi; \

@@ -205,21 +205,25 @@ func (c *Client) session(ctx context.Context) (*clientSession, error) {
 	c.state = st
 	c.mu.Unlock()
 	if c.cfg.listen {
-		// Wait until the GET stream is open (or refused) before the first call goes out: a
-		// server that sends requests unrelated to a call on that stream, as the TypeScript SDK
-		// does, drops them while no GET stream is attached.
-		ready := make(chan struct{})
-		c.bg.Add(1)
-		go c.tr.listen(st, ready)
-		t := time.NewTimer(standaloneWait)
-		select {
-		case <-ready:
-		case <-ctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
+		c.startListening(ctx, st)
 	}
 	return st, nil
+}
+
+// startListening opens the session's standalone GET stream and waits until it is open (or
+// refused) before the first call goes out: a server that sends requests unrelated to a call
+// on that stream, as the TypeScript SDK does, drops them while no GET stream is attached.
+func (c *Client) startListening(ctx context.Context, st *clientSession) {
+	ready := make(chan struct{})
+	c.bg.Add(1)
+	go c.tr.listen(st, ready)
+	t := time.NewTimer(standaloneWait)
+	select {
+	case <-ready:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	t.Stop()
 }
 
 // standaloneWait bounds how long initialization waits for the standalone GET stream to open.
@@ -760,28 +764,53 @@ func isNotFound(err error) bool {
 // sendRequest is the innermost CallFunc of a client's interceptors: it sends the request on
 // the session (initializing one first if needed) and reads its answer.
 func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, error) {
+	if pre := req.initSession; pre != nil {
+		return c.sendInitialize(ctx, pre, req)
+	}
 	co := req.co
 	if co == nil {
 		co = &callOptions{}
 	}
-	method := req.Method
-	if pre := req.initSession; pre != nil {
-		// initialize itself: sent before there is a session.
-		raw, sid, err := c.roundTrip(ctx, pre, req, nil)
+	raw, err := c.sendOnSession(ctx, req, co)
+	if err != nil {
+		return nil, err
+	}
+	resp := &Response{Result: raw}
+	if req.decode != nil {
+		msg, err := req.decode.decode(req.Name, raw)
 		if err != nil {
 			return nil, err
 		}
-		req.SessionID = sid
-		var negotiated struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		}
-		if json.Unmarshal(raw, &negotiated) == nil && negotiated.ProtocolVersion != "" {
-			req.ProtocolVersion = negotiated.ProtocolVersion
-		} else if pre.modern {
-			req.ProtocolVersion = pre.version // server/discover: the version it was sent in
-		}
-		return &Response{Result: raw}, nil
+		resp.Message = msg
 	}
+	return resp, nil
+}
+
+// sendInitialize sends initialize itself (or server/discover), before there is a session on
+// pre, and sets req's session ID and the protocol version the server answered in.
+func (c *Client) sendInitialize(ctx context.Context, pre *clientSession, req *Request) (*Response, error) {
+	raw, sid, err := c.roundTrip(ctx, pre, req, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.SessionID = sid
+	var negotiated struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(raw, &negotiated) == nil && negotiated.ProtocolVersion != "" {
+		req.ProtocolVersion = negotiated.ProtocolVersion
+	} else if pre.modern {
+		req.ProtocolVersion = pre.version // server/discover: the version it was sent in
+	}
+	return &Response{Result: raw}, nil
+}
+
+// sendOnSession sends req on the current session and returns its raw result. A request the
+// server refuses because it forgot the session, before running anything, goes again once on a
+// new session (spec 2025-11-25, Streamable HTTP, Session Management); one refused for lack of
+// the parameter headers its tool declares goes again once they are known.
+func (c *Client) sendOnSession(ctx context.Context, req *Request, co *callOptions) (json.RawMessage, error) {
+	method := req.Method
 	for attempt := 0; ; attempt++ {
 		st, err := c.session(ctx)
 		if err != nil {
@@ -790,8 +819,6 @@ func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, erro
 		req.SessionID, req.ProtocolVersion = st.id, st.version
 		raw, _, err := c.roundTrip(ctx, st, req, co)
 		if err != nil && st.id != "" && isNotFound(err) {
-			// The server forgot the session before running anything: start a new one (Streamable HTTP transport, Session Management)
-			// and send the request again, once.
 			c.resetSession(st)
 			if attempt == 0 {
 				continue
@@ -807,14 +834,6 @@ func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, erro
 		if err != nil {
 			return nil, fmt.Errorf("mcp %s: %w", method, err)
 		}
-		resp := &Response{Result: raw}
-		if req.decode != nil {
-			msg, err := req.decode.decode(req.Name, raw)
-			if err != nil {
-				return nil, err
-			}
-			resp.Message = msg
-		}
-		return resp, nil
+		return raw, nil
 	}
 }

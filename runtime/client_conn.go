@@ -457,6 +457,9 @@ func (m *msgConn) overflow(call *connCall) {
 	live := m.calls[call.id] == call
 	if live {
 		delete(m.calls, call.id)
+		// The notifications that follow the one dropped are not the call's any more: its
+		// stream would see a gap in their sequence, and fail for it instead.
+		delete(m.progress, call.token)
 	}
 	m.mu.Unlock()
 	if !live {

@@ -273,11 +273,7 @@ func (c *Client) unresumable(ctx context.Context, st *clientSession, method stri
 // Streamable HTTP, Resumability and Redelivery). A GET that fails is tried again on the next
 // turn (resume returns an empty body); an expired session and the call's end are final.
 func (c *Client) resume(ctx context.Context, st *clientSession, method string, id *ID, cur *streamCursor, bo *backoff) (io.ReadCloser, error) {
-	t := time.NewTimer(bo.delay(cur.retry))
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		t.Stop()
+	if !sleep(ctx, bo.delay(cur.retry)) {
 		return nil, c.abandon(st, method, id, ctx)
 	}
 	bo.connected()

@@ -240,16 +240,14 @@ type oauthTransport struct {
 	initErr error        // an unusable Config, returned by every request
 }
 
+// newOAuthTransport makes the transport that authorizes the requests to serverURL, sent on
+// base, as cfg says.
 func newOAuthTransport(cfg Config, base http.RoundTripper, serverURL string, log *slog.Logger) *oauthTransport {
 	if cfg.TokenStore == nil {
 		cfg.TokenStore = new(MemoryTokenStore)
 	}
-	if cfg.MaxStepUps == 0 {
-		cfg.MaxStepUps = 2
-	}
-	if cfg.ClientName == "" {
-		cfg.ClientName = "protomcp client"
-	}
+	cfg.MaxStepUps = cmp.Or(cfg.MaxStepUps, 2)
+	cfg.ClientName = cmp.Or(cfg.ClientName, "protomcp client")
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second, Transport: base}
@@ -606,11 +604,18 @@ func (t *oauthTransport) selectScopes(ch challenge, stepUp bool) []string {
 		scopes = union(t.scopes, scopes)
 	}
 	scopes = union(scopes, t.cfg.Scopes)
-	if t.cfg.Grant == GrantAuthorizationCode && len(scopes) > 0 && slices.Contains(t.as.ScopesSupported, "offline_access") &&
-		(len(t.as.GrantTypesSupported) == 0 || slices.Contains(t.as.GrantTypesSupported, "refresh_token")) {
+	if t.cfg.Grant == GrantAuthorizationCode && len(scopes) > 0 && t.offersRefresh() {
 		scopes = union(scopes, []string{"offline_access"})
 	}
 	return scopes
+}
+
+// offersRefresh reports whether the authorization server offers offline_access and refresh
+// tokens (a server that lists no grant types supports the default ones, refresh_token among
+// them: RFC 8414 Section 2).
+func (t *oauthTransport) offersRefresh() bool {
+	grants := t.as.GrantTypesSupported
+	return slices.Contains(t.as.ScopesSupported, "offline_access") && (len(grants) == 0 || slices.Contains(grants, "refresh_token"))
 }
 
 func union(a, b []string) []string {

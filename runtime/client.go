@@ -316,21 +316,30 @@ func (c *Client) Close(ctx context.Context) error {
 		err = c.tr.endSession(dctx, st)
 		cancel()
 	}
+	c.stopBackground(ctx)
+	if cerr := c.tr.close(ctx); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// stopBackground stops the client's background work: the drains of finished streams may end
+// within their own bound (or until ctx ends); then whatever is left is stopped at once, and
+// handlers of server requests get their context cancelled. One that ignores it is not waited
+// for past the close timeout.
+func (c *Client) stopBackground(ctx context.Context) {
 	c.listenCancel()
 	done := make(chan struct{})
 	go func() {
 		c.bg.Wait()
 		close(done)
 	}()
-	// Let drains finish within their own bound; then stop whatever is left.
 	select {
 	case <-done:
 	case <-time.After(c.cfg.drainTime):
 	case <-ctx.Done():
 	}
 	c.baseCancel()
-	// Drains and the standalone stream stop at once; handlers of server requests get their
-	// context cancelled. One that ignores it is not waited for past the close timeout.
 	t := time.NewTimer(c.cfg.closeTimeout)
 	select {
 	case <-done:
@@ -338,10 +347,6 @@ func (c *Client) Close(ctx context.Context) error {
 	case <-t.C:
 		c.cfg.logger.Warn("mcp: client closed with handlers still running; they ignore their context")
 	}
-	if cerr := c.tr.close(ctx); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 func (c *Client) deleteSession(st *clientSession) {
@@ -481,42 +486,40 @@ func (c *Client) Ping(ctx context.Context) error {
 // ListTools returns one page of tools; pass the previous page's NextCursor for the next
 // ("" for the first). Tools iterates over every page.
 func (c *Client) ListTools(ctx context.Context, cursor string) (*ListToolsResult, error) {
-	var res ListToolsResult
-	if err := c.callInto(ctx, methodToolsList, cursorParams(cursor), &res); err != nil {
+	res, err := listPage[ListToolsResult](ctx, c, methodToolsList, cursor)
+	if err != nil {
 		return nil, err
 	}
-	c.recordToolHeaders(&res) // x-mcp-header annotations (client_era.go)
+	c.recordToolHeaders(res) // x-mcp-header annotations (client_era.go)
+	return res, nil
+}
+
+// listPage calls the list method for the page at cursor ("" for the first) and decodes it
+// into a new R.
+func listPage[R any](ctx context.Context, c *Client, method, cursor string) (*R, error) {
+	var res R
+	if err := c.callInto(ctx, method, cursorParams(cursor), &res); err != nil {
+		return nil, err
+	}
 	return &res, nil
 }
 
 // ListResources returns one page of resources; pass the previous page's NextCursor for the
 // next. Resources iterates over every page.
 func (c *Client) ListResources(ctx context.Context, cursor string) (*ListResourcesResult, error) {
-	var res ListResourcesResult
-	if err := c.callInto(ctx, methodResourcesList, cursorParams(cursor), &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return listPage[ListResourcesResult](ctx, c, methodResourcesList, cursor)
 }
 
 // ListResourceTemplates returns one page of resource templates; pass the previous page's
 // NextCursor for the next. ResourceTemplates iterates over every page.
 func (c *Client) ListResourceTemplates(ctx context.Context, cursor string) (*ListResourceTemplatesResult, error) {
-	var res ListResourceTemplatesResult
-	if err := c.callInto(ctx, methodResourceTemplates, cursorParams(cursor), &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return listPage[ListResourceTemplatesResult](ctx, c, methodResourceTemplates, cursor)
 }
 
 // ListPrompts returns one page of prompts; pass the previous page's NextCursor for the next.
 // Prompts iterates over every page.
 func (c *Client) ListPrompts(ctx context.Context, cursor string) (*ListPromptsResult, error) {
-	var res ListPromptsResult
-	if err := c.callInto(ctx, methodPromptsList, cursorParams(cursor), &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return listPage[ListPromptsResult](ctx, c, methodPromptsList, cursor)
 }
 
 // Tools iterates over the server's tools, page by page. It stops at the first error, which it

@@ -160,21 +160,27 @@ func (c *Client) readJSON(body io.ReadCloser, size int64, id *ID) (json.RawMessa
 // readResponseBody reads body to its end (so that the connection goes back to the pool), at most max
 // bytes. A body of known size (Content-Length) is read into one buffer of that size.
 func readResponseBody(body io.Reader, size, max int64) ([]byte, error) {
-	if size <= 0 || size > max { // 0: unknown to some RoundTrippers too
-		b, err := io.ReadAll(io.LimitReader(body, max+1))
-		if err != nil {
-			return nil, err
-		}
-		if int64(len(b)) > max {
-			return nil, fmt.Errorf("response larger than %d bytes", max)
-		}
-		return b, nil
+	if size > 0 && size <= max { // 0: unknown to some RoundTrippers too
+		return readSized(body, size)
 	}
+	b, err := io.ReadAll(io.LimitReader(body, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("response larger than %d bytes", max)
+	}
+	return b, nil
+}
+
+// readSized reads a body of size bytes (its Content-Length) into one buffer, and then its
+// end: the transport returns the connection to its pool at EOF. A body longer than it said
+// is an error.
+func readSized(body io.Reader, size int64) ([]byte, error) {
 	b := make([]byte, size)
 	if _, err := io.ReadFull(body, b); err != nil {
 		return nil, err
 	}
-	// Read the end: the transport returns the connection to its pool at EOF.
 	var one [1]byte
 	for range 3 { // a Read may return no bytes and no error
 		n, err := body.Read(one[:])

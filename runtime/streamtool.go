@@ -85,17 +85,24 @@ func (st *ServerStream[Res]) Send(res *Res) error {
 // positive), a string for the message.
 func progressFields(m protoreflect.Message, p *ProgressParams) {
 	fields := m.Descriptor().Fields()
-	if fd := fields.ByName("progress"); fd != nil && isNumber(fd) {
-		p.Progress = number(fd, m.Get(fd))
+	if v, ok := numberField(m, fields.ByName("progress")); ok {
+		p.Progress = v
 	}
-	if fd := fields.ByName("total"); fd != nil && isNumber(fd) {
-		if t := number(fd, m.Get(fd)); t > 0 {
-			p.Total = &t
-		}
+	if v, ok := numberField(m, fields.ByName("total")); ok && v > 0 {
+		p.Total = &v
 	}
 	if fd := fields.ByName("message"); fd != nil && fd.Kind() == protoreflect.StringKind && !fd.IsList() {
 		p.Message = m.Get(fd).String()
 	}
+}
+
+// numberField returns the value of m's field fd when it is a numeric field (isNumber); fd
+// nil is no such field.
+func numberField(m protoreflect.Message, fd protoreflect.FieldDescriptor) (float64, bool) {
+	if fd == nil || !isNumber(fd) {
+		return 0, false
+	}
+	return number(fd, m.Get(fd)), true
 }
 
 // advanceProgress records progress as the request's latest, refusing one that does not

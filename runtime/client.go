@@ -277,17 +277,7 @@ func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
 	if !validSessionID(sid) {
 		return nil, fmt.Errorf("mcp initialize: the server sent an invalid session ID %q: it must be visible ASCII (0x21 to 0x7E), at most %d bytes", truncate(sid, 64), maxSessionIDLength)
 	}
-	st := &clientSession{
-		id:           sid,
-		version:      res.ProtocolVersion,
-		serverInfo:   res.ServerInfo,
-		capabilities: res.Capabilities,
-		instructions: res.Instructions,
-	}
-	if st.id != "" {
-		st.idHeader = []string{st.id}
-	}
-	st.versionHeader = []string{st.version}
+	st := newInitializedSession(sid, &res)
 	if !isSupportedVersion(res.ProtocolVersion) {
 		c.deleteSession(st)
 		return nil, fmt.Errorf("mcp initialize: server offered protocol version %q, which this client does not support (supported: %s)", res.ProtocolVersion, strings.Join(supportedVersions, ", "))
@@ -296,6 +286,23 @@ func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
 		return nil, fmt.Errorf("mcp initialize: notifications/initialized: %w", err)
 	}
 	return st, nil
+}
+
+// newInitializedSession is the session that initialize's answer opened: its ID sid (none
+// when empty) and what the server said of itself, with the headers later requests carry.
+func newInitializedSession(sid string, res *InitializeResult) *clientSession {
+	st := &clientSession{
+		id:            sid,
+		version:       res.ProtocolVersion,
+		serverInfo:    res.ServerInfo,
+		capabilities:  res.Capabilities,
+		instructions:  res.Instructions,
+		versionHeader: []string{res.ProtocolVersion},
+	}
+	if sid != "" {
+		st.idHeader = []string{sid}
+	}
+	return st
 }
 
 // Close ends the session (DELETE, bounded by the close timeout), stops background work and

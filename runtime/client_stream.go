@@ -24,34 +24,34 @@ import (
 // assigned. It gives the request a new ID (r.ID) and sends r.Params with r.Meta as their
 // _meta (and, over HTTP, r.Header besides the client's own headers).
 func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, co *callOptions) (json.RawMessage, string, error) {
-	method := r.Method
 	id := IntID(c.nextID.Add(1))
 	r.ID = id
-	var (
-		params json.RawMessage
-		err    error
-	)
-	if st.modern && r.Meta == nil && !bytes.Contains(r.Params, []byte(`"_meta"`)) {
-		// The common modern request: the session's _meta, encoded once, spliced in.
-		var mb []byte
-		if mb, err = st.modernMetaJSON(); err == nil {
-			params, err = spliceMeta(r.Params, mb)
-		}
-	} else {
-		meta := r.Meta
-		if st.modern {
-			meta = st.modernMeta(meta) // spec 2026-07-28, Streamable HTTP, Request Metadata
-		}
-		params, err = withMeta(r.Params, meta)
-	}
+	params, err := st.paramsOf(r)
 	if err != nil {
-		return nil, "", fmt.Errorf("encode %s params: %w", method, err)
+		return nil, "", fmt.Errorf("encode %s params: %w", r.Method, err)
 	}
-	body, err := encodeRequest(&id, method, params)
+	body, err := encodeRequest(&id, r.Method, params)
 	if err != nil {
 		return nil, "", err
 	}
 	return c.tr.exchange(ctx, st, r, id, body, co)
+}
+
+// paramsOf is r.Params with r.Meta as their _meta, and in the modern era the session's
+// (spec 2026-07-28, Streamable HTTP, Request Metadata).
+func (st *clientSession) paramsOf(r *Request) (json.RawMessage, error) {
+	if !st.modern {
+		return withMeta(r.Params, r.Meta)
+	}
+	if r.Meta != nil || bytes.Contains(r.Params, []byte(`"_meta"`)) {
+		return withMeta(r.Params, st.modernMeta(r.Meta))
+	}
+	// The common modern request: the session's _meta, encoded once, spliced in.
+	mb, err := st.modernMetaJSON()
+	if err != nil {
+		return nil, err
+	}
+	return spliceMeta(r.Params, mb)
 }
 
 // httpExchange POSTs one request, encoded in body with id, and reads its answer, JSON or SSE.

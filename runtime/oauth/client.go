@@ -639,15 +639,7 @@ func (t *oauthTransport) useAuthServer(as *AuthServerMetadata) error {
 		return nil
 	}
 	if t.cfg.ClientID != "" {
-		if t.preIssuer == "" {
-			t.preIssuer = as.Issuer
-		}
-		if t.preIssuer != as.Issuer {
-			t.as = nil
-			return oauthErrorf("the resource's authorization server is %s, but oauth.Config.ClientID is registered with %s: refusing to present it to another authorization server", as.Issuer, t.preIssuer)
-		}
-		t.as = as
-		return nil
+		return t.usePreRegistered(as)
 	}
 	if t.as != nil {
 		t.log.Info("mcp: oauth: the resource's authorization server changed; registering with the new one", "from", t.as.Issuer, "to", as.Issuer)
@@ -658,6 +650,21 @@ func (t *oauthTransport) useAuthServer(as *AuthServerMetadata) error {
 	}
 	r := t.regs[as.Issuer]
 	t.clientID, t.clientSecret, t.authMethod = r.clientID, r.clientSecret, r.authMethod
+	t.as = as
+	return nil
+}
+
+// usePreRegistered makes as the authorization server of a pre-registered client
+// (Config.ClientID): the one it is bound to (Config.ClientIssuer, else the first one found),
+// never another.
+func (t *oauthTransport) usePreRegistered(as *AuthServerMetadata) error {
+	if t.preIssuer == "" {
+		t.preIssuer = as.Issuer
+	}
+	if t.preIssuer != as.Issuer {
+		t.as = nil
+		return oauthErrorf("the resource's authorization server is %s, but oauth.Config.ClientID is registered with %s: refusing to present it to another authorization server", as.Issuer, t.preIssuer)
+	}
 	t.as = as
 	return nil
 }

@@ -100,24 +100,10 @@ func NewClient(url string, opts ...ClientOption) *Client {
 		o.applyClient(&cfg)
 	}
 	c := newClient(cfg)
-	c.url, c.hc = url, cfg.httpClient
+	c.url = url
+	c.hc, c.owns = clientHTTP(&cfg, url)
 	c.tr = &httpTransport{c}
 	c.tmpl, c.tmplErr = http.NewRequest(http.MethodPost, url, nil)
-	if c.hc == nil {
-		c.hc = &http.Client{Transport: DefaultTransport()}
-		c.owns = true
-	}
-	if !cfg.crossOriginRedirects {
-		c.hc = guardRedirects(c.hc) // a copy: the caller's client is not changed
-	}
-	if cfg.wrapTransport != nil {
-		hc := *c.hc
-		if hc.Transport == nil {
-			hc.Transport = http.DefaultTransport
-		}
-		hc.Transport = cfg.wrapTransport(hc.Transport, url, cfg.logger)
-		c.hc = &hc
-	}
 	if c.tmplErr == nil {
 		c.direct = newDirectTransport(c.hc, c.tmpl.URL)
 	}
@@ -192,7 +178,14 @@ func (c *Client) session(ctx context.Context) (*clientSession, error) {
 	if st != nil {
 		return st, nil
 	}
-	st, err := c.open(ctx) // server/discover, or initialize (client_era.go)
+	return c.openSession(ctx)
+}
+
+// openSession opens a new session (server/discover, or initialize: client_era.go) and makes
+// it the client's, unless the client closed meanwhile; with WithStandaloneStream, it opens
+// the session's GET stream too.
+func (c *Client) openSession(ctx context.Context) (*clientSession, error) {
+	st, err := c.open(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -712,37 +705,68 @@ func rawResult(resp *Response) json.RawMessage {
 // Call sends any request and returns its raw result. params is encoded with encoding/json (a
 // json.RawMessage is sent as it is).
 func (c *Client) Call(ctx context.Context, method string, params any, opts ...CallOption) (json.RawMessage, error) {
-	req := &Request{Method: method, IsClient: true}
-	if params != nil {
-		if raw, ok := params.(json.RawMessage); ok {
-			req.Params = raw
-		} else {
-			b, err := json.Marshal(params)
-			if err != nil {
-				return nil, fmt.Errorf("mcp %s: encode params: %w", method, err)
-			}
-			req.Params = b
-		}
+	raw, err := encodeParams(params)
+	if err != nil {
+		return nil, fmt.Errorf("mcp %s: encode params: %w", method, err)
 	}
-	switch method {
-	case methodPromptsGet:
-		var p struct {
-			Name string `json:"name"`
-		}
-		_ = json.Unmarshal(req.Params, &p)
-		req.Name = p.Name
-	case methodResourcesRead, methodResourcesSubscribe, methodResourcesUnsub:
-		var p struct {
-			URI string `json:"uri"`
-		}
-		_ = json.Unmarshal(req.Params, &p)
-		req.Name = p.URI
-	}
+	req := &Request{Method: method, Name: requestName(method, raw), Params: raw, IsClient: true}
 	resp, err := c.invoke(ctx, req, newCallOptions(opts))
 	if err != nil {
 		return nil, err
 	}
 	return rawResult(resp), nil
+}
+
+// clientHTTP is the http.Client that a client of url sends with, as cfg says: the caller's or
+// one of its own (owns), with redirects guarded and the transport wrapped (each a copy: the
+// caller's client is not changed).
+func clientHTTP(cfg *clientConfig, url string) (hc *http.Client, owns bool) {
+	hc = cfg.httpClient
+	if hc == nil {
+		hc, owns = &http.Client{Transport: DefaultTransport()}, true
+	}
+	if !cfg.crossOriginRedirects {
+		hc = guardRedirects(hc)
+	}
+	if cfg.wrapTransport != nil {
+		wrapped := *hc
+		if wrapped.Transport == nil {
+			wrapped.Transport = http.DefaultTransport
+		}
+		wrapped.Transport = cfg.wrapTransport(wrapped.Transport, url, cfg.logger)
+		hc = &wrapped
+	}
+	return hc, owns
+}
+
+// encodeParams encodes a request's params with encoding/json; a json.RawMessage is sent as it
+// is, and nil as no params.
+func encodeParams(params any) (json.RawMessage, error) {
+	switch p := params.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return p, nil
+	}
+	return json.Marshal(params)
+}
+
+// requestName is the Request.Name of a request of method with params: the name of the
+// prompt, the URI of the resource, or "".
+func requestName(method string, params json.RawMessage) string {
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	switch method {
+	case methodPromptsGet:
+		_ = json.Unmarshal(params, &p)
+		return p.Name
+	case methodResourcesRead, methodResourcesSubscribe, methodResourcesUnsub:
+		_ = json.Unmarshal(params, &p)
+		return p.URI
+	}
+	return ""
 }
 
 // invoke sends req through the client's interceptors, within the call's timeout: an
@@ -828,17 +852,14 @@ func (c *Client) sendOnSession(ctx context.Context, req *Request, co *callOption
 		}
 		req.SessionID, req.ProtocolVersion = st.id, st.version
 		raw, _, err := c.roundTrip(ctx, st, req, co)
-		if err != nil && st.id != "" && isNotFound(err) {
-			c.resetSession(st)
-			if attempt == 0 {
+		if err != nil {
+			again, err := c.sendAgain(ctx, st, method, attempt, err)
+			if again {
 				continue
 			}
-			return nil, fmt.Errorf("mcp %s: %w: %w", method, ErrSessionExpired, err)
+			return nil, err
 		}
-		if err != nil && attempt == 0 && c.retryForParamHeaders(ctx, st, method, err) {
-			continue // the tool mirrors parameters into headers: learned from tools/list
-		}
-		if err == nil && st.modern {
+		if st.modern {
 			raw, err = c.fulfil(ctx, st, req, co, raw) // InputRequiredResult (client_era.go)
 		}
 		if err != nil {
@@ -846,4 +867,22 @@ func (c *Client) sendOnSession(ctx context.Context, req *Request, co *callOption
 		}
 		return raw, nil
 	}
+}
+
+// sendAgain decides whether a request that failed with err on st, at attempt (0 for the
+// first), goes again: on a new session when the server forgot st, and with the tool's
+// parameter headers once tools/list has said them, once each; otherwise it returns the error
+// to report.
+func (c *Client) sendAgain(ctx context.Context, st *clientSession, method string, attempt int, err error) (bool, error) {
+	if st.id != "" && isNotFound(err) {
+		c.resetSession(st)
+		if attempt == 0 {
+			return true, nil
+		}
+		return false, fmt.Errorf("mcp %s: %w: %w", method, ErrSessionExpired, err)
+	}
+	if attempt == 0 && c.retryForParamHeaders(ctx, st, method, err) {
+		return true, nil // the tool mirrors parameters into headers: learned from tools/list
+	}
+	return false, fmt.Errorf("mcp %s: %w", method, err)
 }

@@ -144,23 +144,8 @@ func (c *Client) elicit(ctx context.Context, params json.RawMessage) (any, error
 // applySchemaDefaults fills in, from a form-mode requestedSchema, the default of every property
 // the user's answer leaves out (SEP-1034).
 func applySchemaDefaults(schema json.RawMessage, content map[string]any) map[string]any {
-	var s struct {
-		Properties map[string]struct {
-			Default json.RawMessage `json:"default"`
-		} `json:"properties"`
-	}
-	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
-		return content
-	}
-	for name, prop := range s.Properties {
-		if len(prop.Default) == 0 {
-			continue
-		}
+	for name, v := range schemaDefaults(schema) {
 		if _, ok := content[name]; ok {
-			continue
-		}
-		var v any
-		if json.Unmarshal(prop.Default, &v) != nil {
 			continue
 		}
 		if content == nil {
@@ -169,6 +154,27 @@ func applySchemaDefaults(schema json.RawMessage, content map[string]any) map[str
 		content[name] = v
 	}
 	return content
+}
+
+// schemaDefaults returns the decoded defaults of a requestedSchema's properties, leaving out
+// those that do not decode.
+func schemaDefaults(schema json.RawMessage) map[string]any {
+	var s struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	defaults := make(map[string]any)
+	for name, prop := range s.Properties {
+		var v any
+		if len(prop.Default) > 0 && json.Unmarshal(prop.Default, &v) == nil {
+			defaults[name] = v
+		}
+	}
+	return defaults
 }
 
 // listen keeps the session's standalone GET stream open, dispatching what arrives on it, and

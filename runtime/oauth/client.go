@@ -401,19 +401,28 @@ func (t *oauthTransport) send(req *http.Request, body []byte, tok *oauth2.Token)
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		r.ContentLength = int64(len(body))
 	}
-	switch {
-	case tok != nil && t.dpop != nil && isDPoP(tok):
-		// RFC 9449 Section 7.1: the DPoP scheme, and a fresh proof naming the token.
-		p, err := t.dpop.proof(r.Method, r.URL, tok.AccessToken)
-		if err != nil {
+	if tok != nil {
+		if err := t.authorizeRequest(r, tok); err != nil {
 			return nil, err
 		}
-		r.Header.Set("Authorization", "DPoP "+tok.AccessToken)
-		r.Header.Set("DPoP", p)
-	case tok != nil:
-		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 	}
 	return t.base.RoundTrip(r)
+}
+
+// authorizeRequest adds tok to r: a bearer token (RFC 6750 Section 2.1), or a DPoP-bound
+// one with a fresh proof naming it (RFC 9449 Section 7.1).
+func (t *oauthTransport) authorizeRequest(r *http.Request, tok *oauth2.Token) error {
+	if t.dpop == nil || !isDPoP(tok) {
+		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		return nil
+	}
+	p, err := t.dpop.proof(r.Method, r.URL, tok.AccessToken)
+	if err != nil {
+		return err
+	}
+	r.Header.Set("Authorization", "DPoP "+tok.AccessToken)
+	r.Header.Set("DPoP", p)
+	return nil
 }
 
 // replayableBody reads the request's body so that it can be sent again after authorizing.
@@ -446,15 +455,22 @@ func (t *oauthTransport) currentToken(ctx context.Context) (*oauth2.Token, error
 	if err != nil {
 		return nil, oauthErrorf("token store: %w", err)
 	}
-	if tok != nil && !tok.Valid() && tok.RefreshToken != "" {
-		if nt, err := t.refresh(ctx, tok); err == nil {
-			tok = nt
-		} else {
-			t.log.Debug("mcp: oauth refresh failed; will re-authorize on 401", "error", err)
-		}
+	t.tok = t.freshen(ctx, tok)
+	return t.tok, nil
+}
+
+// freshen returns tok, refreshed first when it has expired and can be; a failed refresh
+// leaves the expired token, and the server's 401 leads to a new authorization.
+func (t *oauthTransport) freshen(ctx context.Context, tok *oauth2.Token) *oauth2.Token {
+	if tok == nil || tok.Valid() || tok.RefreshToken == "" {
+		return tok
 	}
-	t.tok = tok
-	return tok, nil
+	nt, err := t.refresh(ctx, tok)
+	if err != nil {
+		t.log.Debug("mcp: oauth refresh failed; will re-authorize on 401", "error", err)
+		return tok
+	}
+	return nt
 }
 
 // challenge is a parsed WWW-Authenticate Bearer (RFC 6750 Section 3) or DPoP (RFC 9449

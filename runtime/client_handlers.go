@@ -135,10 +135,16 @@ func (c *Client) elicit(ctx context.Context, params json.RawMessage) (any, error
 	if err != nil {
 		return nil, err
 	}
-	if res != nil && res.Action == "accept" {
-		res.Content = applySchemaDefaults(p.RequestedSchema, res.Content)
-	}
+	fillDefaults(res, p.RequestedSchema)
 	return res, nil
+}
+
+// fillDefaults fills the gaps of an accepted answer to an elicitation with the defaults of
+// its requested schema.
+func fillDefaults(res *ElicitResult, schema json.RawMessage) {
+	if res != nil && res.Action == "accept" {
+		res.Content = applySchemaDefaults(schema, res.Content)
+	}
 }
 
 // applySchemaDefaults fills in, from a form-mode requestedSchema, the default of every property
@@ -224,9 +230,7 @@ func (c *Client) getStandalone(ctx context.Context, st *clientSession, cur *stre
 	}
 	c.setHeaders(req, st)
 	req.Header.Set("Accept", "text/event-stream")
-	if cur.lastEventID != "" {
-		req.Header.Set(headerLastEventID, cur.lastEventID)
-	}
+	setLastEventID(req, cur.lastEventID)
 	resp, err = c.hc.Do(req)
 	if err != nil || resp.StatusCode == http.StatusOK {
 		return resp, false, err
@@ -239,6 +243,14 @@ func (c *Client) getStandalone(ctx context.Context, st *clientSession, cur *stre
 		return nil, true, herr
 	}
 	return nil, false, herr
+}
+
+// setLastEventID sets the Last-Event-ID of a GET that resumes a stream after the event id;
+// "" is none (spec 2025-11-25, Streamable HTTP, Resumability and Redelivery).
+func setLastEventID(req *http.Request, id string) {
+	if id != "" {
+		req.Header.Set(headerLastEventID, id)
+	}
 }
 
 // offersNoStream reports whether a GET's status says that the server offers no standalone

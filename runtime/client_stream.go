@@ -457,7 +457,7 @@ func (c *Client) readUntilResponse(ctx context.Context, st *clientSession, id *I
 			return nil, err
 		}
 		sr.cur.observe(ev.LastEventID)
-		if ev.Data == "" || (ev.Type != "" && ev.Type != "message") {
+		if !carriesMessage(ev.Type, ev.Data) {
 			continue
 		}
 		m, rpcErr := decodeMessage([]byte(ev.Data))
@@ -470,6 +470,13 @@ func (c *Client) readUntilResponse(ctx context.Context, st *clientSession, id *I
 		}
 	}
 	return nil, nil
+}
+
+// carriesMessage reports whether an SSE event of type typ with data carries a JSON-RPC
+// message: a "message" event (the default type) with data (spec 2025-11-25, Streamable HTTP,
+// Sending Messages to the Server).
+func carriesMessage(typ, data string) bool {
+	return data != "" && (typ == "" || typ == "message")
 }
 
 // observe records the ID of an event of the stream: where a resumption starts from.
@@ -546,12 +553,8 @@ func (c *Client) cancelRemote(st *clientSession, method string, id *ID, cause co
 	if method == methodInitialize || st == nil || st.modern {
 		return // a modern request was cancelled by closing its stream
 	}
-	reason := "cancelled by the client"
-	if errors.Is(cause.Err(), context.DeadlineExceeded) {
-		reason = "timed out on the client"
-	}
 	reqID := *id // a copy: the caller's ID stays on its stack on every call that is not cancelled
-	body, err := encodeRequest(nil, notifCancelled, &CancelledParams{RequestID: &reqID, Reason: reason})
+	body, err := encodeRequest(nil, notifCancelled, &CancelledParams{RequestID: &reqID, Reason: cancelReason(cause.Err())})
 	if err != nil {
 		return
 	}
@@ -564,6 +567,15 @@ func (c *Client) cancelRemote(st *clientSession, method string, id *ID, cause co
 			c.cfg.logger.Debug("mcp: could not send notifications/cancelled", "error", err)
 		}
 	}()
+}
+
+// cancelReason is the reason notifications/cancelled gives for a call whose context ended
+// with err.
+func cancelReason(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timed out on the client"
+	}
+	return "cancelled by the client"
 }
 
 // streamReader counts the bytes of a stream and notices SSE retry: fields, which go-sse's

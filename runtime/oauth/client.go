@@ -895,9 +895,20 @@ func (t *oauthTransport) register(ctx context.Context) error {
 		return oauthErrorf("dynamic client registration at %s: %w", t.as.RegistrationEndpoint, err)
 	}
 	defer resp.Body.Close()
+	r, err := registrationOf(resp)
+	if err != nil {
+		return oauthErrorf("dynamic client registration at %s: %w", t.as.RegistrationEndpoint, err)
+	}
+	t.clientID, t.clientSecret, t.authMethod = r.clientID, r.clientSecret, cmp.Or(r.authMethod, method)
+	return nil
+}
+
+// registrationOf reads the credentials from the answer to a registration request (RFC 7591
+// Section 3.2.1).
+func registrationOf(resp *http.Response) (registration, error) {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-		return oauthErrorf("dynamic client registration at %s: %s: %s", t.as.RegistrationEndpoint, resp.Status, truncate(string(b), 300))
+		return registration{}, fmt.Errorf("%s: %s", resp.Status, truncate(string(b), 300))
 	}
 	var out struct {
 		ClientID     string `json:"client_id"`
@@ -905,10 +916,9 @@ func (t *oauthTransport) register(ctx context.Context) error {
 		AuthMethod   string `json:"token_endpoint_auth_method"`
 	}
 	if err := json.Unmarshal(b, &out); err != nil || out.ClientID == "" {
-		return oauthErrorf("dynamic client registration at %s: no client_id in the answer", t.as.RegistrationEndpoint)
+		return registration{}, errors.New("no client_id in the answer")
 	}
-	t.clientID, t.clientSecret, t.authMethod = out.ClientID, out.ClientSecret, cmp.Or(out.AuthMethod, method)
-	return nil
+	return registration{out.ClientID, out.ClientSecret, out.AuthMethod}, nil
 }
 
 // applicationType is the application_type to register: the configured one, else "native"
@@ -959,11 +969,7 @@ func (t *oauthTransport) pickAuthMethod(haveSecret bool) string {
 	if len(supported) == 0 {
 		supported = []string{"client_secret_basic"} // RFC 8414 Section 2's default
 	}
-	prefs := []string{"none", "client_secret_basic", "client_secret_post"}
-	if haveSecret {
-		prefs = []string{"client_secret_basic", "client_secret_post", "none"}
-	}
-	for _, m := range prefs {
+	for _, m := range authMethodPrefs(haveSecret) {
 		if slices.Contains(supported, m) {
 			return m
 		}
@@ -971,6 +977,16 @@ func (t *oauthTransport) pickAuthMethod(haveSecret bool) string {
 	return supported[0]
 }
 
+// authMethodPrefs lists the token endpoint authentication methods in the order the client
+// prefers them: a client with a secret sends it, one without is a public client.
+func authMethodPrefs(haveSecret bool) []string {
+	if haveSecret {
+		return []string{"client_secret_basic", "client_secret_post", "none"}
+	}
+	return []string{"none", "client_secret_basic", "client_secret_post"}
+}
+
+// authStyle is how x/oauth2 sends the client's credentials for its authentication method.
 func (t *oauthTransport) authStyle() oauth2.AuthStyle {
 	if t.authMethod == "client_secret_basic" {
 		return oauth2.AuthStyleInHeader

@@ -232,6 +232,7 @@ func (c *Client) resetSession(st *clientSession) {
 	c.mu.Unlock()
 }
 
+// capabilities are the client features it declares in initialize: those it has handlers for.
 func (c *Client) capabilities() ClientCapabilities {
 	var caps ClientCapabilities
 	if c.cfg.sampling != nil {
@@ -246,6 +247,9 @@ func (c *Client) capabilities() ClientCapabilities {
 	return caps
 }
 
+// initialize opens a session of the 2025-11-25 era (spec 2025-11-25, Lifecycle,
+// Initialization): initialize, a check of the version and session ID the server answers
+// with, then notifications/initialized.
 func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
 	version := c.cfg.protocolVersion
 	if isModernVersion(version) {
@@ -358,6 +362,9 @@ func (c *Client) deleteSession(st *clientSession) {
 	_ = c.tr.endSession(ctx, st)
 }
 
+// sendDelete ends the session st with DELETE (spec 2025-11-25, Transports, Streamable HTTP,
+// Session Management); a server that does not allow it (405) or forgot the session (404)
+// ends it too.
 func (c *Client) sendDelete(ctx context.Context, st *clientSession) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.url, nil)
 	if err != nil {

@@ -106,8 +106,8 @@ func numberField(m protoreflect.Message, fd protoreflect.FieldDescriptor) (float
 }
 
 // advanceProgress records progress as the request's latest, refusing one that does not
-// increase (spec 2025-11-25, Utilities, Progress: "The progress value MUST increase with
-// each notification").
+// increase (spec 2025-11-25, Utilities, Progress: the progress value must increase with each
+// notification).
 func (rs *requestState) advanceProgress(progress float64) error {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()

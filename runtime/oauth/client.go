@@ -320,20 +320,17 @@ type retries struct {
 func (t *oauthTransport) answerRefusal(ctx context.Context, req *http.Request, resp *http.Response, tok **oauth2.Token, tried *retries) (bool, error) {
 	freshNonce := t.dpop != nil && t.dpop.noteNonce(req.URL, resp)
 	ch, isChallenge := challengeOf(resp)
-	stepUp := false
-	switch {
-	case resp.StatusCode == http.StatusUnauthorized && freshNonce && !tried.nonce && ch.params["error"] == "use_dpop_nonce":
+	if resp.StatusCode == http.StatusUnauthorized && freshNonce && !tried.nonce && ch.params["error"] == "use_dpop_nonce" {
 		drainClose(resp)
 		tried.nonce = true
 		return true, nil
-	case resp.StatusCode == http.StatusUnauthorized && !tried.reauthorized:
-		tried.reauthorized = true
-	case resp.StatusCode == http.StatusForbidden && isChallenge && ch.params["error"] == "insufficient_scope" && tried.stepUps < t.cfg.MaxStepUps:
-		tried.stepUps++
-		stepUp = true
-		t.log.Debug("mcp: oauth step-up", "scope", ch.params["scope"], "attempt", tried.stepUps)
-	default:
+	}
+	stepUp, again := tried.reauthorization(resp.StatusCode, ch, isChallenge, t.cfg.MaxStepUps)
+	if !again {
 		return false, nil
+	}
+	if stepUp {
+		t.log.Debug("mcp: oauth step-up", "scope", ch.params["scope"], "attempt", tried.stepUps)
 	}
 	drainClose(resp)
 	nt, err := t.authorize(ctx, *tok, ch, stepUp)
@@ -342,6 +339,21 @@ func (t *oauthTransport) answerRefusal(ctx context.Context, req *http.Request, r
 	}
 	*tok = nt
 	return true, nil
+}
+
+// reauthorization decides whether a request refused with status and the challenge ch is sent
+// again after a new authorization: once after a 401, and after a 403 insufficient_scope
+// (a step-up) up to maxStepUps times. It counts the tries it allows.
+func (tried *retries) reauthorization(status int, ch challenge, isChallenge bool, maxStepUps int) (stepUp, again bool) {
+	switch {
+	case status == http.StatusUnauthorized && !tried.reauthorized:
+		tried.reauthorized = true
+		return false, true
+	case status == http.StatusForbidden && isChallenge && ch.params["error"] == "insufficient_scope" && tried.stepUps < maxStepUps:
+		tried.stepUps++
+		return true, true
+	}
+	return false, false
 }
 
 // refusedError is a failed authorization after the server refused a request: it is the

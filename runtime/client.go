@@ -100,24 +100,10 @@ func NewClient(url string, opts ...ClientOption) *Client {
 		o.applyClient(&cfg)
 	}
 	c := newClient(cfg)
-	c.url, c.hc = url, cfg.httpClient
+	c.url = url
+	c.hc, c.owns = clientHTTP(&cfg, url)
 	c.tr = &httpTransport{c}
 	c.tmpl, c.tmplErr = http.NewRequest(http.MethodPost, url, nil)
-	if c.hc == nil {
-		c.hc = &http.Client{Transport: DefaultTransport()}
-		c.owns = true
-	}
-	if !cfg.crossOriginRedirects {
-		c.hc = guardRedirects(c.hc) // a copy: the caller's client is not changed
-	}
-	if cfg.wrapTransport != nil {
-		hc := *c.hc
-		if hc.Transport == nil {
-			hc.Transport = http.DefaultTransport
-		}
-		hc.Transport = cfg.wrapTransport(hc.Transport, url, cfg.logger)
-		c.hc = &hc
-	}
 	if c.tmplErr == nil {
 		c.direct = newDirectTransport(c.hc, c.tmpl.URL)
 	}
@@ -192,7 +178,14 @@ func (c *Client) session(ctx context.Context) (*clientSession, error) {
 	if st != nil {
 		return st, nil
 	}
-	st, err := c.open(ctx) // server/discover, or initialize (client_era.go)
+	return c.openSession(ctx)
+}
+
+// openSession opens a new session (server/discover, or initialize: client_era.go) and makes
+// it the client's, unless the client closed meanwhile; with WithStandaloneStream, it opens
+// the session's GET stream too.
+func (c *Client) openSession(ctx context.Context) (*clientSession, error) {
+	st, err := c.open(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -205,21 +198,25 @@ func (c *Client) session(ctx context.Context) (*clientSession, error) {
 	c.state = st
 	c.mu.Unlock()
 	if c.cfg.listen {
-		// Wait until the GET stream is open (or refused) before the first call goes out: a
-		// server that sends requests unrelated to a call on that stream, as the TypeScript SDK
-		// does, drops them while no GET stream is attached.
-		ready := make(chan struct{})
-		c.bg.Add(1)
-		go c.tr.listen(st, ready)
-		t := time.NewTimer(standaloneWait)
-		select {
-		case <-ready:
-		case <-ctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
+		c.startListening(ctx, st)
 	}
 	return st, nil
+}
+
+// startListening opens the session's standalone GET stream and waits until it is open (or
+// refused) before the first call goes out: a server that sends requests unrelated to a call
+// on that stream, as the TypeScript SDK does, drops them while no GET stream is attached.
+func (c *Client) startListening(ctx context.Context, st *clientSession) {
+	ready := make(chan struct{})
+	c.bg.Add(1)
+	go c.tr.listen(st, ready)
+	t := time.NewTimer(standaloneWait)
+	select {
+	case <-ready:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	t.Stop()
 }
 
 // standaloneWait bounds how long initialization waits for the standalone GET stream to open.
@@ -235,6 +232,7 @@ func (c *Client) resetSession(st *clientSession) {
 	c.mu.Unlock()
 }
 
+// capabilities are the client features it declares in initialize: those it has handlers for.
 func (c *Client) capabilities() ClientCapabilities {
 	var caps ClientCapabilities
 	if c.cfg.sampling != nil {
@@ -249,6 +247,9 @@ func (c *Client) capabilities() ClientCapabilities {
 	return caps
 }
 
+// initialize opens a session of the 2025-11-25 era (spec 2025-11-25, Lifecycle,
+// Initialization): initialize, a check of the version and session ID the server answers
+// with, then notifications/initialized.
 func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
 	version := c.cfg.protocolVersion
 	if isModernVersion(version) {
@@ -273,17 +274,7 @@ func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
 	if !validSessionID(sid) {
 		return nil, fmt.Errorf("mcp initialize: the server sent an invalid session ID %q: it must be visible ASCII (0x21 to 0x7E), at most %d bytes", truncate(sid, 64), maxSessionIDLength)
 	}
-	st := &clientSession{
-		id:           sid,
-		version:      res.ProtocolVersion,
-		serverInfo:   res.ServerInfo,
-		capabilities: res.Capabilities,
-		instructions: res.Instructions,
-	}
-	if st.id != "" {
-		st.idHeader = []string{st.id}
-	}
-	st.versionHeader = []string{st.version}
+	st := newInitializedSession(sid, &res)
 	if !isSupportedVersion(res.ProtocolVersion) {
 		c.deleteSession(st)
 		return nil, fmt.Errorf("mcp initialize: server offered protocol version %q, which this client does not support (supported: %s)", res.ProtocolVersion, strings.Join(supportedVersions, ", "))
@@ -292,6 +283,23 @@ func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
 		return nil, fmt.Errorf("mcp initialize: notifications/initialized: %w", err)
 	}
 	return st, nil
+}
+
+// newInitializedSession is the session that initialize's answer opened: its ID sid (none
+// when empty) and what the server said of itself, with the headers later requests carry.
+func newInitializedSession(sid string, res *InitializeResult) *clientSession {
+	st := &clientSession{
+		id:            sid,
+		version:       res.ProtocolVersion,
+		serverInfo:    res.ServerInfo,
+		capabilities:  res.Capabilities,
+		instructions:  res.Instructions,
+		versionHeader: []string{res.ProtocolVersion},
+	}
+	if sid != "" {
+		st.idHeader = []string{sid}
+	}
+	return st
 }
 
 // Close ends the session (DELETE, bounded by the close timeout), stops background work and
@@ -312,21 +320,30 @@ func (c *Client) Close(ctx context.Context) error {
 		err = c.tr.endSession(dctx, st)
 		cancel()
 	}
+	c.stopBackground(ctx)
+	if cerr := c.tr.close(ctx); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// stopBackground stops the client's background work: the drains of finished streams may end
+// within their own bound (or until ctx ends); then whatever is left is stopped at once, and
+// handlers of server requests get their context cancelled. One that ignores it is not waited
+// for past the close timeout.
+func (c *Client) stopBackground(ctx context.Context) {
 	c.listenCancel()
 	done := make(chan struct{})
 	go func() {
 		c.bg.Wait()
 		close(done)
 	}()
-	// Let drains finish within their own bound; then stop whatever is left.
 	select {
 	case <-done:
 	case <-time.After(c.cfg.drainTime):
 	case <-ctx.Done():
 	}
 	c.baseCancel()
-	// Drains and the standalone stream stop at once; handlers of server requests get their
-	// context cancelled. One that ignores it is not waited for past the close timeout.
 	t := time.NewTimer(c.cfg.closeTimeout)
 	select {
 	case <-done:
@@ -334,10 +351,6 @@ func (c *Client) Close(ctx context.Context) error {
 	case <-t.C:
 		c.cfg.logger.Warn("mcp: client closed with handlers still running; they ignore their context")
 	}
-	if cerr := c.tr.close(ctx); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 func (c *Client) deleteSession(st *clientSession) {
@@ -349,6 +362,9 @@ func (c *Client) deleteSession(st *clientSession) {
 	_ = c.tr.endSession(ctx, st)
 }
 
+// sendDelete ends the session st with DELETE (spec 2025-11-25, Transports, Streamable HTTP,
+// Session Management); a server that does not allow it (405) or forgot the session (404)
+// ends it too.
 func (c *Client) sendDelete(ctx context.Context, st *clientSession) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.url, nil)
 	if err != nil {
@@ -477,42 +493,40 @@ func (c *Client) Ping(ctx context.Context) error {
 // ListTools returns one page of tools; pass the previous page's NextCursor for the next
 // ("" for the first). Tools iterates over every page.
 func (c *Client) ListTools(ctx context.Context, cursor string) (*ListToolsResult, error) {
-	var res ListToolsResult
-	if err := c.callInto(ctx, methodToolsList, cursorParams(cursor), &res); err != nil {
+	res, err := listPage[ListToolsResult](ctx, c, methodToolsList, cursor)
+	if err != nil {
 		return nil, err
 	}
-	c.recordToolHeaders(&res) // x-mcp-header annotations (client_era.go)
+	c.recordToolHeaders(res) // x-mcp-header annotations (client_era.go)
+	return res, nil
+}
+
+// listPage calls the list method for the page at cursor ("" for the first) and decodes it
+// into a new R.
+func listPage[R any](ctx context.Context, c *Client, method, cursor string) (*R, error) {
+	var res R
+	if err := c.callInto(ctx, method, cursorParams(cursor), &res); err != nil {
+		return nil, err
+	}
 	return &res, nil
 }
 
 // ListResources returns one page of resources; pass the previous page's NextCursor for the
 // next. Resources iterates over every page.
 func (c *Client) ListResources(ctx context.Context, cursor string) (*ListResourcesResult, error) {
-	var res ListResourcesResult
-	if err := c.callInto(ctx, methodResourcesList, cursorParams(cursor), &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return listPage[ListResourcesResult](ctx, c, methodResourcesList, cursor)
 }
 
 // ListResourceTemplates returns one page of resource templates; pass the previous page's
 // NextCursor for the next. ResourceTemplates iterates over every page.
 func (c *Client) ListResourceTemplates(ctx context.Context, cursor string) (*ListResourceTemplatesResult, error) {
-	var res ListResourceTemplatesResult
-	if err := c.callInto(ctx, methodResourceTemplates, cursorParams(cursor), &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return listPage[ListResourceTemplatesResult](ctx, c, methodResourceTemplates, cursor)
 }
 
 // ListPrompts returns one page of prompts; pass the previous page's NextCursor for the next.
 // Prompts iterates over every page.
 func (c *Client) ListPrompts(ctx context.Context, cursor string) (*ListPromptsResult, error) {
-	var res ListPromptsResult
-	if err := c.callInto(ctx, methodPromptsList, cursorParams(cursor), &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return listPage[ListPromptsResult](ctx, c, methodPromptsList, cursor)
 }
 
 // Tools iterates over the server's tools, page by page. It stops at the first error, which it
@@ -698,37 +712,68 @@ func rawResult(resp *Response) json.RawMessage {
 // Call sends any request and returns its raw result. params is encoded with encoding/json (a
 // json.RawMessage is sent as it is).
 func (c *Client) Call(ctx context.Context, method string, params any, opts ...CallOption) (json.RawMessage, error) {
-	req := &Request{Method: method, IsClient: true}
-	if params != nil {
-		if raw, ok := params.(json.RawMessage); ok {
-			req.Params = raw
-		} else {
-			b, err := json.Marshal(params)
-			if err != nil {
-				return nil, fmt.Errorf("mcp %s: encode params: %w", method, err)
-			}
-			req.Params = b
-		}
+	raw, err := encodeParams(params)
+	if err != nil {
+		return nil, fmt.Errorf("mcp %s: encode params: %w", method, err)
 	}
-	switch method {
-	case methodPromptsGet:
-		var p struct {
-			Name string `json:"name"`
-		}
-		_ = json.Unmarshal(req.Params, &p)
-		req.Name = p.Name
-	case methodResourcesRead, methodResourcesSubscribe, methodResourcesUnsub:
-		var p struct {
-			URI string `json:"uri"`
-		}
-		_ = json.Unmarshal(req.Params, &p)
-		req.Name = p.URI
-	}
+	req := &Request{Method: method, Name: requestName(method, raw), Params: raw, IsClient: true}
 	resp, err := c.invoke(ctx, req, newCallOptions(opts))
 	if err != nil {
 		return nil, err
 	}
 	return rawResult(resp), nil
+}
+
+// clientHTTP is the http.Client that a client of url sends with, as cfg says: the caller's or
+// one of its own (owns), with redirects guarded and the transport wrapped (each a copy: the
+// caller's client is not changed).
+func clientHTTP(cfg *clientConfig, url string) (hc *http.Client, owns bool) {
+	hc = cfg.httpClient
+	if hc == nil {
+		hc, owns = &http.Client{Transport: DefaultTransport()}, true
+	}
+	if !cfg.crossOriginRedirects {
+		hc = guardRedirects(hc)
+	}
+	if cfg.wrapTransport != nil {
+		wrapped := *hc
+		if wrapped.Transport == nil {
+			wrapped.Transport = http.DefaultTransport
+		}
+		wrapped.Transport = cfg.wrapTransport(wrapped.Transport, url, cfg.logger)
+		hc = &wrapped
+	}
+	return hc, owns
+}
+
+// encodeParams encodes a request's params with encoding/json; a json.RawMessage is sent as it
+// is, and nil as no params.
+func encodeParams(params any) (json.RawMessage, error) {
+	switch p := params.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return p, nil
+	}
+	return json.Marshal(params)
+}
+
+// requestName is the Request.Name of a request of method with params: the name of the
+// prompt, the URI of the resource, or "".
+func requestName(method string, params json.RawMessage) string {
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	switch method {
+	case methodPromptsGet:
+		_ = json.Unmarshal(params, &p)
+		return p.Name
+	case methodResourcesRead, methodResourcesSubscribe, methodResourcesUnsub:
+		_ = json.Unmarshal(params, &p)
+		return p.URI
+	}
+	return ""
 }
 
 // invoke sends req through the client's interceptors, within the call's timeout: an
@@ -760,28 +805,53 @@ func isNotFound(err error) bool {
 // sendRequest is the innermost CallFunc of a client's interceptors: it sends the request on
 // the session (initializing one first if needed) and reads its answer.
 func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, error) {
+	if pre := req.initSession; pre != nil {
+		return c.sendInitialize(ctx, pre, req)
+	}
 	co := req.co
 	if co == nil {
 		co = &callOptions{}
 	}
-	method := req.Method
-	if pre := req.initSession; pre != nil {
-		// initialize itself: sent before there is a session.
-		raw, sid, err := c.roundTrip(ctx, pre, req, nil)
+	raw, err := c.sendOnSession(ctx, req, co)
+	if err != nil {
+		return nil, err
+	}
+	resp := &Response{Result: raw}
+	if req.decode != nil {
+		msg, err := req.decode.decode(req.Name, raw)
 		if err != nil {
 			return nil, err
 		}
-		req.SessionID = sid
-		var negotiated struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		}
-		if json.Unmarshal(raw, &negotiated) == nil && negotiated.ProtocolVersion != "" {
-			req.ProtocolVersion = negotiated.ProtocolVersion
-		} else if pre.modern {
-			req.ProtocolVersion = pre.version // server/discover: the version it was sent in
-		}
-		return &Response{Result: raw}, nil
+		resp.Message = msg
 	}
+	return resp, nil
+}
+
+// sendInitialize sends initialize itself (or server/discover), before there is a session on
+// pre, and sets req's session ID and the protocol version the server answered in.
+func (c *Client) sendInitialize(ctx context.Context, pre *clientSession, req *Request) (*Response, error) {
+	raw, sid, err := c.roundTrip(ctx, pre, req, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.SessionID = sid
+	var negotiated struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(raw, &negotiated) == nil && negotiated.ProtocolVersion != "" {
+		req.ProtocolVersion = negotiated.ProtocolVersion
+	} else if pre.modern {
+		req.ProtocolVersion = pre.version // server/discover: the version it was sent in
+	}
+	return &Response{Result: raw}, nil
+}
+
+// sendOnSession sends req on the current session and returns its raw result. A request the
+// server refuses because it forgot the session, before running anything, goes again once on a
+// new session (spec 2025-11-25, Streamable HTTP, Session Management); one refused for lack of
+// the parameter headers its tool declares goes again once they are known.
+func (c *Client) sendOnSession(ctx context.Context, req *Request, co *callOptions) (json.RawMessage, error) {
+	method := req.Method
 	for attempt := 0; ; attempt++ {
 		st, err := c.session(ctx)
 		if err != nil {
@@ -789,32 +859,37 @@ func (c *Client) sendRequest(ctx context.Context, req *Request) (*Response, erro
 		}
 		req.SessionID, req.ProtocolVersion = st.id, st.version
 		raw, _, err := c.roundTrip(ctx, st, req, co)
-		if err != nil && st.id != "" && isNotFound(err) {
-			// The server forgot the session before running anything: start a new one (Streamable HTTP transport, Session Management)
-			// and send the request again, once.
-			c.resetSession(st)
-			if attempt == 0 {
+		if err != nil {
+			again, err := c.sendAgain(ctx, st, method, attempt, err)
+			if again {
 				continue
 			}
-			return nil, fmt.Errorf("mcp %s: %w: %w", method, ErrSessionExpired, err)
+			return nil, err
 		}
-		if err != nil && attempt == 0 && c.retryForParamHeaders(ctx, st, method, err) {
-			continue // the tool mirrors parameters into headers: learned from tools/list
-		}
-		if err == nil && st.modern {
+		if st.modern {
 			raw, err = c.fulfil(ctx, st, req, co, raw) // InputRequiredResult (client_era.go)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("mcp %s: %w", method, err)
 		}
-		resp := &Response{Result: raw}
-		if req.decode != nil {
-			msg, err := req.decode.decode(req.Name, raw)
-			if err != nil {
-				return nil, err
-			}
-			resp.Message = msg
-		}
-		return resp, nil
+		return raw, nil
 	}
+}
+
+// sendAgain decides whether a request that failed with err on st, at attempt (0 for the
+// first), goes again: on a new session when the server forgot st, and with the tool's
+// parameter headers once tools/list has said them, once each; otherwise it returns the error
+// to report.
+func (c *Client) sendAgain(ctx context.Context, st *clientSession, method string, attempt int, err error) (bool, error) {
+	if st.id != "" && isNotFound(err) {
+		c.resetSession(st)
+		if attempt == 0 {
+			return true, nil
+		}
+		return false, fmt.Errorf("mcp %s: %w: %w", method, ErrSessionExpired, err)
+	}
+	if attempt == 0 && c.retryForParamHeaders(ctx, st, method, err) {
+		return true, nil // the tool mirrors parameters into headers: learned from tools/list
+	}
+	return false, fmt.Errorf("mcp %s: %w", method, err)
 }

@@ -152,46 +152,23 @@ func decodeValidToolResult[Res any, PRes interface {
 	*Res
 	proto.Message
 }](name string, raw json.RawMessage, valid bool) (PRes, error) {
-	// Decode the content blocks only when they are the result: the text block of a typed
-	// result mirrors structuredContent, and unescaping it would double the decoding work.
-	var (
-		data    []byte
-		isError bool
-		ok      bool
-	)
-	if valid {
-		data, isError, ok = scanToolResult(raw)
-	}
-	if !ok {
-		var light struct {
-			StructuredContent json.RawMessage `json:"structuredContent"`
-			IsError           bool            `json:"isError"`
-		}
-		if err := json.Unmarshal(raw, &light); err != nil {
-			return nil, fmt.Errorf("mcp tools/call %s: decode result: %w", name, err)
-		}
-		data, isError = light.StructuredContent, light.IsError
+	data, isError, err := structuredOf(name, raw, valid)
+	if err != nil {
+		return nil, err
 	}
 	out := PRes(new(Res))
 	_, wantContent := any(out).(*mcpv1.ToolResult)
 	if isError || wantContent || len(data) == 0 {
-		var res CallToolResult
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, fmt.Errorf("mcp tools/call %s: decode result: %w", name, err)
+		// Decode the content blocks only when they are the result: the text block of a
+		// typed result mirrors structuredContent, and unescaping it would double the
+		// decoding work.
+		var done bool
+		if data, done, err = decodeContent(name, raw, out); err != nil {
+			return nil, err
 		}
-		if res.IsError {
-			return nil, &ToolError{Tool: name, Result: &res}
-		}
-		if tr, ok := any(out).(*mcpv1.ToolResult); ok {
-			conv, err := toProtoToolResult(&res)
-			if err != nil {
-				return nil, fmt.Errorf("mcp tools/call %s: %w", name, err)
-			}
-			proto.Merge(tr, conv)
+		if done {
 			return out, nil
 		}
-		// Servers that predate structuredContent send the JSON as text.
-		data = []byte(res.Text())
 	}
 	if len(data) == 0 {
 		return nil, fmt.Errorf("mcp tools/call %s: the result has no structuredContent to decode", name)
@@ -200,6 +177,47 @@ func decodeValidToolResult[Res any, PRes interface {
 		return nil, fmt.Errorf("mcp tools/call %s: decode result into %s: %w", name, out.ProtoReflect().Descriptor().FullName(), err)
 	}
 	return out, nil
+}
+
+// structuredOf finds the structuredContent and isError of the result of the tool name: by a
+// scan when raw is valid JSON already, else (or when the scan cannot tell) by encoding/json.
+func structuredOf(name string, raw json.RawMessage, valid bool) (data []byte, isError bool, err error) {
+	if valid {
+		if data, isError, ok := scanToolResult(raw); ok {
+			return data, isError, nil
+		}
+	}
+	var light struct {
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &light); err != nil {
+		return nil, false, fmt.Errorf("mcp tools/call %s: decode result: %w", name, err)
+	}
+	return light.StructuredContent, light.IsError, nil
+}
+
+// decodeContent decodes the content blocks of the result of the tool name: a result with
+// isError set is a *ToolError; a ToolResult out takes them all (done); otherwise their text
+// is the JSON to decode, as servers that predate structuredContent send it.
+func decodeContent(name string, raw json.RawMessage, out proto.Message) (data []byte, done bool, err error) {
+	var res CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, false, fmt.Errorf("mcp tools/call %s: decode result: %w", name, err)
+	}
+	if res.IsError {
+		return nil, false, &ToolError{Tool: name, Result: &res}
+	}
+	tr, ok := out.(*mcpv1.ToolResult)
+	if !ok {
+		return []byte(res.Text()), false, nil
+	}
+	conv, err := toProtoToolResult(&res)
+	if err != nil {
+		return nil, false, fmt.Errorf("mcp tools/call %s: %w", name, err)
+	}
+	proto.Merge(tr, conv)
+	return nil, true, nil
 }
 
 // CallToolJSON calls a tool with arguments encoded by encoding/json and returns its result.

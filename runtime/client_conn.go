@@ -202,12 +202,19 @@ func (m *msgConn) silence(method string, err error) error {
 	if junk := m.junk.Load(); junk != nil {
 		hint = fmt.Sprintf("%s has written nothing but lines that are not JSON-RPC to its stdout, the last %q: was it started in its stdio mode?", m.peer.name, *junk)
 	}
-	if m.peer.stderr != nil {
-		if tail := m.peer.stderr(); tail != "" {
-			hint += " Its stderr: " + tail
-		}
+	if tail := m.stderrTail(); tail != "" {
+		hint += " Its stderr: " + tail
 	}
 	return fmt.Errorf("%w (%s)", err, hint)
+}
+
+// stderrTail is the end of what the server's process wrote to its stderr ("" when there is
+// no process, or it wrote nothing).
+func (m *msgConn) stderrTail() string {
+	if m.peer.stderr == nil {
+		return ""
+	}
+	return m.peer.stderr()
 }
 
 // post queues a notification or a response for the writer; a failed write is logged.
@@ -273,20 +280,27 @@ func (m *msgConn) writeOut(out outMsg) {
 	m.mu.Lock()
 	waiting := m.calls[out.call.id] == out.call
 	m.mu.Unlock()
-	if !waiting {
-		return // the call has returned, or the reader has failed it
+	if waiting { // else the call has returned, or the reader has failed it
+		m.failCall(out.call, m.writeErr(err))
 	}
-	err = m.writeErr(err)
+}
+
+// failCall ends call with err, and reports whether it did: not when the call has returned or
+// was failed already. The notifications that follow are not the call's any more (a stream
+// whose budget was spent would see a gap in their sequence, and fail for it instead).
+func (m *msgConn) failCall(call *connCall, err error) bool {
 	m.mu.Lock()
-	live := m.calls[out.call.id] == out.call
+	live := m.calls[call.id] == call
 	if live {
-		delete(m.calls, out.call.id)
+		delete(m.calls, call.id)
+		delete(m.progress, call.token)
 	}
 	m.mu.Unlock()
 	if live {
-		out.call.err = err
-		close(out.call.done)
+		call.err = err
+		close(call.done)
 	}
+	return live
 }
 
 // flushWait bounds how long a shutdown waits for the writer to write what is queued before it
@@ -453,24 +467,11 @@ func (m *msgConn) notify(msg *wireMessage) {
 // overflow fails a call whose streamed messages are not read while more arrive, past the
 // client's notification budget: a stream loses none, so the call ends, and the server is told.
 func (m *msgConn) overflow(call *connCall) {
-	m.mu.Lock()
-	live := m.calls[call.id] == call
-	if live {
-		delete(m.calls, call.id)
-		if call.token != "" && m.progress[call.token] == call {
-			// What follows the lost message must not reach the stream either: it would
-			// arrive after a gap.
-			delete(m.progress, call.token)
-		}
+	err := fmt.Errorf("more than %d bytes of the call's streamed messages are waiting to be read (see WithNotificationBudget)", m.c.cfg.notificationBudget)
+	if m.failCall(call, err) {
+		id := ID{raw: call.id}
+		m.c.cancelRemote(call.st, methodToolsCall, &id, context.Background())
 	}
-	m.mu.Unlock()
-	if !live {
-		return
-	}
-	id := ID{raw: call.id}
-	m.c.cancelRemote(call.st, methodToolsCall, &id, context.Background())
-	call.err = fmt.Errorf("more than %d bytes of the call's streamed messages are waiting to be read (see WithNotificationBudget)", m.c.cfg.notificationBudget)
-	close(call.done)
 }
 
 // hold counts the reader's handling of a message in the client's background work, unless the
@@ -489,25 +490,15 @@ func (m *msgConn) hold() bool {
 // tooLong fails the call whose response is longer than the client's limit, if head (the
 // line's first bytes) names one.
 func (m *msgConn) tooLong(head []byte) {
-	err := fmt.Errorf("a message from the server is larger than the client's limit of %d bytes (see WithMaxEventSize)", m.maxLine)
-	var id string
-	p := headID(head) // stdio.go: the id among a cut message's first bytes
-	ok := p != nil && !p.IsZero()
-	if ok {
-		id = p.raw
+	if p := headID(head); p != nil && !p.IsZero() { // stdio.go: the id among a cut message's first bytes
+		m.mu.Lock()
+		call := m.calls[p.raw]
+		m.mu.Unlock()
+		if call != nil && m.failCall(call, fmt.Errorf("a message from the server is larger than the client's limit of %d bytes (see WithMaxEventSize)", m.maxLine)) {
+			return
+		}
 	}
-	m.mu.Lock()
-	call := m.calls[id]
-	if ok && call != nil {
-		delete(m.calls, id)
-	}
-	m.mu.Unlock()
-	if !ok || call == nil {
-		m.c.cfg.logger.Warn("mcp: the server wrote a message over the size limit; skipped", "server", m.peer.name, "limit", m.maxLine)
-		return
-	}
-	call.err = err
-	close(call.done)
+	m.c.cfg.logger.Warn("mcp: the server wrote a message over the size limit; skipped", "server", m.peer.name, "limit", m.maxLine)
 }
 
 // end fails the calls still waiting once the server's output has ended, with why it did.
@@ -549,11 +540,9 @@ func (m *msgConn) why(readErr error) error {
 // whyExited says how the server's process exited, or that it closed its output and lives on.
 func (m *msgConn) whyExited(readErr error) error {
 	exited, exitErr := m.peer.exited(exitWait)
-	tail := ""
-	if m.peer.stderr != nil {
-		if t := m.peer.stderr(); t != "" {
-			tail = ": " + t
-		}
+	tail := m.stderrTail()
+	if tail != "" {
+		tail = ": " + tail
 	}
 	if !exited {
 		return &connClosedError{msg: m.peer.name + " closed its stdout" + tail, err: readErr}

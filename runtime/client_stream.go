@@ -24,44 +24,63 @@ import (
 // assigned. It gives the request a new ID (r.ID) and sends r.Params with r.Meta as their
 // _meta (and, over HTTP, r.Header besides the client's own headers).
 func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, co *callOptions) (json.RawMessage, string, error) {
-	method := r.Method
 	id := IntID(c.nextID.Add(1))
 	r.ID = id
-	var (
-		params json.RawMessage
-		err    error
-	)
-	if st.modern && r.Meta == nil && !bytes.Contains(r.Params, []byte(`"_meta"`)) {
-		// The common modern request: the session's _meta, encoded once, spliced in.
-		var mb []byte
-		if mb, err = st.modernMetaJSON(); err == nil {
-			params, err = spliceMeta(r.Params, mb)
-		}
-	} else {
-		meta := r.Meta
-		if st.modern {
-			meta = st.modernMeta(meta) // spec 2026-07-28, Streamable HTTP, Request Metadata
-		}
-		params, err = withMeta(r.Params, meta)
-	}
+	params, err := st.paramsOf(r)
 	if err != nil {
-		return nil, "", fmt.Errorf("encode %s params: %w", method, err)
+		return nil, "", fmt.Errorf("encode %s params: %w", r.Method, err)
 	}
-	body, err := encodeRequest(&id, method, params)
+	body, err := encodeRequest(&id, r.Method, params)
 	if err != nil {
 		return nil, "", err
 	}
 	return c.tr.exchange(ctx, st, r, id, body, co)
 }
 
+// paramsOf is r.Params with r.Meta as their _meta, and in the modern era the session's
+// (spec 2026-07-28, Streamable HTTP, Request Metadata).
+func (st *clientSession) paramsOf(r *Request) (json.RawMessage, error) {
+	if !st.modern {
+		return withMeta(r.Params, r.Meta)
+	}
+	if r.Meta != nil || bytes.Contains(r.Params, []byte(`"_meta"`)) {
+		return withMeta(r.Params, st.modernMeta(r.Meta))
+	}
+	// The common modern request: the session's _meta, encoded once, spliced in.
+	mb, err := st.modernMetaJSON()
+	if err != nil {
+		return nil, err
+	}
+	return spliceMeta(r.Params, mb)
+}
+
 // httpExchange POSTs one request, encoded in body with id, and reads its answer, JSON or SSE.
 func (c *Client) httpExchange(ctx context.Context, st *clientSession, r *Request, id ID, body []byte, co *callOptions) (json.RawMessage, http.Header, error) {
-	method := r.Method
-	// The session's headers, shared when nothing adds to them and the transport is net/http's
-	// (which never modifies a request), else copied at once; r.Header's where the session has
-	// none.
+	req, detach, err := c.postRequest(ctx, st, r, body)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := c.do(req, detach)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, c.abandon(st, r.Method, &id, ctx)
+		}
+		return nil, nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		return nil, resp.Header, readHTTPError(resp)
+	}
+	raw, err := c.readAnswer(ctx, st, r.Method, &id, resp, detach, co)
+	return raw, resp.Header, err
+}
+
+// postRequest makes the POST of r: the session's headers, r.Header's where the session has
+// none, and in the modern era the headers that mirror the request (spec 2026-07-28,
+// Streamable HTTP).
+func (c *Client) postRequest(ctx context.Context, st *clientSession, r *Request, body []byte) (*http.Request, *clientRequest, error) {
 	header := c.postHeader(st)
-	if len(r.Header) > 0 || st.modern || c.direct == nil || !c.direct.std {
+	if !c.mayShareHeader(st, r) {
 		header = maps.Clone(header)
 	}
 	req, detach, err := c.newRequest(ctx, http.MethodPost, header, body)
@@ -74,40 +93,46 @@ func (c *Client) httpExchange(ctx context.Context, st *clientSession, r *Request
 		}
 	}
 	if st.modern {
-		setModernHeaders(req, method, r.Name)
-		if method == methodToolsCall {
-			if anns, ok := st.toolHeaders.Load(r.Name); ok {
-				setParamHeaders(req, anns.([]paramHeader), r.Params)
-			}
-		}
+		setModernHeaders(req, r.Method, r.Name)
+		st.setToolParamHeaders(req, r)
 	}
-	resp, err := c.do(req, detach)
-	if err != nil {
-		if ctx.Err() != nil {
-			c.cancelRemote(st, method, &id, ctx)
-			return nil, nil, ctx.Err()
-		}
-		return nil, nil, err
+	return req, detach, nil
+}
+
+// mayShareHeader decides whether a POST may send the session's header map itself: when
+// nothing adds to it and the transport is net/http's, which never modifies a request.
+func (c *Client) mayShareHeader(st *clientSession, r *Request) bool {
+	return len(r.Header) == 0 && !st.modern && c.direct != nil && c.direct.std
+}
+
+// setToolParamHeaders sets, on the POST of a tools/call, the headers its tool mirrors its
+// parameters into, as tools/list described them.
+func (st *clientSession) setToolParamHeaders(req *http.Request, r *Request) {
+	if r.Method != methodToolsCall {
+		return
 	}
-	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		defer resp.Body.Close()
-		return nil, resp.Header, readHTTPError(resp)
+	if anns, ok := st.toolHeaders.Load(r.Name); ok {
+		setParamHeaders(req, anns.([]paramHeader), r.Params)
 	}
+}
+
+// readAnswer reads the answer to a POST that succeeded, by its Content-Type: one JSON
+// response, or an SSE stream (spec 2025-11-25, Streamable HTTP, Sending Messages to the
+// Server).
+func (c *Client) readAnswer(ctx context.Context, st *clientSession, method string, id *ID, resp *http.Response, detach *clientRequest, co *callOptions) (json.RawMessage, error) {
 	switch mediaType(resp.Header.Get("Content-Type")) {
 	case "application/json":
-		raw, err := c.readJSON(resp.Body, resp.ContentLength, &id)
-		return raw, resp.Header, err
+		return c.readJSON(resp.Body, resp.ContentLength, id)
 	case "text/event-stream":
 		if method == methodInitialize {
 			// The session ID arrives with these headers; handlers on this stream need it.
 			st = &clientSession{id: resp.Header.Get(headerSessionID)}
 		}
 		detach.detach() // consume closes the body when ctx ends, and drains it past the call
-		raw, err := c.readStream(ctx, st, method, &id, resp.Body, co)
-		return raw, resp.Header, err
+		return c.readStream(ctx, st, method, id, resp.Body, co)
 	default:
 		resp.Body.Close()
-		return nil, resp.Header, fmt.Errorf("unexpected Content-Type %q in the answer to %s", resp.Header.Get("Content-Type"), method)
+		return nil, fmt.Errorf("unexpected Content-Type %q in the answer to %s", resp.Header.Get("Content-Type"), method)
 	}
 }
 
@@ -135,21 +160,27 @@ func (c *Client) readJSON(body io.ReadCloser, size int64, id *ID) (json.RawMessa
 // readResponseBody reads body to its end (so that the connection goes back to the pool), at most max
 // bytes. A body of known size (Content-Length) is read into one buffer of that size.
 func readResponseBody(body io.Reader, size, max int64) ([]byte, error) {
-	if size <= 0 || size > max { // 0: unknown to some RoundTrippers too
-		b, err := io.ReadAll(io.LimitReader(body, max+1))
-		if err != nil {
-			return nil, err
-		}
-		if int64(len(b)) > max {
-			return nil, fmt.Errorf("response larger than %d bytes", max)
-		}
-		return b, nil
+	if size > 0 && size <= max { // 0: unknown to some RoundTrippers too
+		return readSized(body, size)
 	}
+	b, err := io.ReadAll(io.LimitReader(body, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("response larger than %d bytes", max)
+	}
+	return b, nil
+}
+
+// readSized reads a body of size bytes (its Content-Length) into one buffer, and then its
+// end: the transport returns the connection to its pool at EOF. A body longer than it said
+// is an error.
+func readSized(body io.Reader, size int64) ([]byte, error) {
 	b := make([]byte, size)
 	if _, err := io.ReadFull(body, b); err != nil {
 		return nil, err
 	}
-	// Read the end: the transport returns the connection to its pool at EOF.
 	var one [1]byte
 	for range 3 { // a Read may return no bytes and no error
 		n, err := body.Read(one[:])
@@ -202,26 +233,8 @@ func (c *Client) readStream(ctx context.Context, st *clientSession, method strin
 		if done {
 			return raw, err
 		}
-		if errors.Is(err, bufio.ErrTooLong) {
-			// Resuming would replay the same event: give up at once, and say why.
-			c.cancelRemote(st, method, id, ctx)
-			return nil, fmt.Errorf("an SSE event of the answer is larger than the client's limit of %d bytes (see WithMaxEventSize)", c.cfg.maxEventSize)
-		}
-		if ctx.Err() != nil {
-			c.cancelRemote(st, method, id, ctx)
-			return nil, ctx.Err()
-		}
-		if st != nil && st.modern {
-			if err == nil {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, fmt.Errorf("the response stream ended before the response (MCP %s streams cannot be resumed): %w", st.version, err)
-		}
-		if cur.lastEventID == "" {
-			if err == nil {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, fmt.Errorf("the response stream ended before the response, with no event ID to resume from: %w", err)
+		if err := c.unresumable(ctx, st, method, id, cur, err); err != nil {
+			return nil, err
 		}
 		if cur.progressed {
 			failures = 0
@@ -231,29 +244,63 @@ func (c *Client) readStream(ctx context.Context, st *clientSession, method strin
 			return nil, fmt.Errorf("the response stream ended before the response %d times in a row; giving up", failures-1)
 		}
 		cur.progressed = false
-		t := time.NewTimer(bo.delay(cur.retry)) // a floor and a backoff: no reconnect storm
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			c.cancelRemote(st, method, id, ctx)
-			return nil, ctx.Err()
-		}
-		bo.connected()
-		body, err = c.openResume(ctx, st, cur.lastEventID)
-		if err != nil {
-			var he *HTTPError
-			if errors.As(err, &he) && he.StatusCode == http.StatusNotFound {
-				return nil, fmt.Errorf("resuming the response stream: %w (the request may have run; not retried): %w", ErrSessionExpired, err)
-			}
-			if ctx.Err() != nil {
-				c.cancelRemote(st, method, id, ctx)
-				return nil, ctx.Err()
-			}
-			c.cfg.logger.Debug("mcp: resume failed; will retry", "error", err)
-			body = io.NopCloser(bytes.NewReader(nil))
+		if body, err = c.resume(ctx, st, method, id, cur, &bo); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// unresumable decides whether a response stream that ended, with err, before the response
+// may be resumed: it returns nil if so, else the error that ends the call. The modern era's
+// streams are never resumed (spec 2026-07-28, Streamable HTTP).
+func (c *Client) unresumable(ctx context.Context, st *clientSession, method string, id *ID, cur *streamCursor, err error) error {
+	if errors.Is(err, bufio.ErrTooLong) {
+		// Resuming would replay the same event: give up at once, and say why.
+		c.cancelRemote(st, method, id, ctx)
+		return fmt.Errorf("an SSE event of the answer is larger than the client's limit of %d bytes (see WithMaxEventSize)", c.cfg.maxEventSize)
+	}
+	if ctx.Err() != nil {
+		return c.abandon(st, method, id, ctx)
+	}
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	if st != nil && st.modern {
+		return fmt.Errorf("the response stream ended before the response (MCP %s streams cannot be resumed): %w", st.version, err)
+	}
+	if cur.lastEventID == "" {
+		return fmt.Errorf("the response stream ended before the response, with no event ID to resume from: %w", err)
+	}
+	return nil
+}
+
+// resume waits out the reconnection delay, with a floor and a backoff so that no reconnect
+// storm follows, and reopens the stream with GET and Last-Event-ID (spec 2025-11-25,
+// Streamable HTTP, Resumability and Redelivery). A GET that fails is tried again on the next
+// turn (resume returns an empty body); an expired session and the call's end are final.
+func (c *Client) resume(ctx context.Context, st *clientSession, method string, id *ID, cur *streamCursor, bo *backoff) (io.ReadCloser, error) {
+	if !sleep(ctx, bo.delay(cur.retry)) {
+		return nil, c.abandon(st, method, id, ctx)
+	}
+	bo.connected()
+	body, err := c.openResume(ctx, st, cur.lastEventID)
+	switch {
+	case err == nil:
+		return body, nil
+	case isNotFound(err):
+		return nil, fmt.Errorf("resuming the response stream: %w (the request may have run; not retried): %w", ErrSessionExpired, err)
+	case ctx.Err() != nil:
+		return nil, c.abandon(st, method, id, ctx)
+	}
+	c.cfg.logger.Debug("mcp: resume failed; will retry", "error", err)
+	return io.NopCloser(bytes.NewReader(nil)), nil
+}
+
+// abandon tells the server that the client gave up on the request id, whose context ctx
+// ended, and returns ctx's error.
+func (c *Client) abandon(st *clientSession, method string, id *ID, ctx context.Context) error {
+	c.cancelRemote(st, method, id, ctx)
+	return ctx.Err()
 }
 
 // openResume opens GET with Last-Event-ID.
@@ -386,21 +433,31 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 	*sr = streamReader{r: body, cur: cur}
 	closeBody := func() { body.Close() } // for ctx's end, and the drain's limits
 	unwatch := context.AfterFunc(ctx, closeBody)
-	var (
-		resp    *wireMessage
-		readErr error
-	)
+	resp, readErr := c.readUntilResponse(ctx, st, id, co, disp, sr)
+	if resp == nil {
+		unwatch()
+		body.Close()
+		return nil, false, readErr
+	}
+	c.finishStream(body, sr, unwatch, closeBody)
+	disp.wait(ctx)
+	if resp.Error != nil {
+		return nil, true, resp.Error
+	}
+	return resp.Result, true, nil
+}
+
+// readUntilResponse reads the events of a response stream from sr until the response to id,
+// serving the server's requests and dispatching the notifications that come before it. It
+// returns a nil response, and the read's error, when the stream ends first.
+func (c *Client) readUntilResponse(ctx context.Context, st *clientSession, id *ID, co *callOptions, disp *dispatcher, sr *streamReader) (*wireMessage, error) {
 	// A push iterator, read on this goroutine: the events of a call's answer need no coroutine.
 	for ev, err := range sse.Read(sr, &sse.ReadConfig{MaxEventSize: c.cfg.maxEventSize}) {
 		if err != nil {
-			readErr = err
-			break
+			return nil, err
 		}
-		if ev.LastEventID != "" && ev.LastEventID != cur.lastEventID {
-			cur.lastEventID = ev.LastEventID
-			cur.progressed = true
-		}
-		if ev.Data == "" || (ev.Type != "" && ev.Type != "message") {
+		sr.cur.observe(ev.LastEventID)
+		if !carriesMessage(ev.Type, ev.Data) {
 			continue
 		}
 		m, rpcErr := decodeMessage([]byte(ev.Data))
@@ -408,53 +465,68 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 			c.cfg.logger.Warn("mcp: ignoring malformed message on the response stream", "error", rpcErr.Message)
 			continue
 		}
-		switch {
-		case m.isResponse() && m.ID.raw == id.raw:
-			resp = m
-		case m.isResponse():
-			c.cfg.logger.Debug("mcp: ignoring a response to another request", "id", m.ID.short())
-		case m.isRequest():
-			c.serveRequest(ctx, st, m)
-		default:
-			c.dispatchNotification(disp, m, co, true)
-		}
-		if resp != nil {
-			break
+		if c.handleStreamMessage(ctx, st, id, co, disp, m) {
+			return m, nil
 		}
 	}
-	if resp == nil {
-		unwatch()
-		body.Close()
-		return nil, false, readErr
+	return nil, nil
+}
+
+// carriesMessage reports whether an SSE event of type typ with data carries a JSON-RPC
+// message: a "message" event (the default type) with data (spec 2025-11-25, Streamable HTTP,
+// Sending Messages to the Server).
+func carriesMessage(typ, data string) bool {
+	return data != "" && (typ == "" || typ == "message")
+}
+
+// observe records the ID of an event of the stream: where a resumption starts from.
+func (cur *streamCursor) observe(eventID string) {
+	if eventID != "" && eventID != cur.lastEventID {
+		cur.lastEventID = eventID
+		cur.progressed = true
 	}
+}
+
+// handleStreamMessage acts on one message of a response stream and reports whether it is the
+// response to id: the server's requests are served, its notifications dispatched, and
+// responses to other requests ignored.
+func (c *Client) handleStreamMessage(ctx context.Context, st *clientSession, id *ID, co *callOptions, disp *dispatcher, m *wireMessage) bool {
 	switch {
-	case !unwatch():
-		body.Close() // ctx ended: the body is closed already
-	case sr.eof:
-		body.Close() // read to its end: the connection is back in the pool
+	case m.isResponse() && m.ID.raw == id.raw:
+		return true
+	case m.isResponse():
+		c.cfg.logger.Debug("mcp: ignoring a response to another request", "id", m.ID.short())
+	case m.isRequest():
+		c.serveRequest(ctx, st, m)
 	default:
-		// Read the rest of the stream to its end in the background, so the connection
-		// returns to the pool. The caller waits a moment for that end, which servers
-		// write right after the response: a call that returned before its connection
-		// was back in the pool would make the next call dial a new one.
-		c.bg.Add(1)
-		drained := make(chan struct{})
-		go func() {
-			defer close(drained)
-			c.drain(body, sr, closeBody)
-		}()
-		t := time.NewTimer(tailWait)
-		select {
-		case <-drained:
-		case <-t.C:
-		}
-		t.Stop()
+		c.dispatchNotification(disp, m, co, true)
 	}
-	disp.wait(ctx)
-	if resp.Error != nil {
-		return nil, true, resp.Error
+	return false
+}
+
+// finishStream ends a response stream whose response has arrived. The body is closed at once
+// when ctx ended (unwatch fails: closeBody ran) or the reads reached its end (the connection
+// is back in the pool); otherwise the rest is read to its end in the background, so that the
+// connection returns to the pool. The caller waits a moment for that end, which servers write
+// right after the response: a call that returned before its connection was back in the pool
+// would make the next call dial a new one.
+func (c *Client) finishStream(body io.ReadCloser, sr *streamReader, unwatch func() bool, closeBody func()) {
+	if !unwatch() || sr.eof {
+		body.Close()
+		return
 	}
-	return resp.Result, true, nil
+	c.bg.Add(1)
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		c.drain(body, sr, closeBody)
+	}()
+	t := time.NewTimer(tailWait)
+	select {
+	case <-drained:
+	case <-t.C:
+	}
+	t.Stop()
 }
 
 // tailWait bounds how long a call waits, after its response, for the server to end the
@@ -481,12 +553,8 @@ func (c *Client) cancelRemote(st *clientSession, method string, id *ID, cause co
 	if method == methodInitialize || st == nil || st.modern {
 		return // a modern request was cancelled by closing its stream
 	}
-	reason := "cancelled by the client"
-	if errors.Is(cause.Err(), context.DeadlineExceeded) {
-		reason = "timed out on the client"
-	}
 	reqID := *id // a copy: the caller's ID stays on its stack on every call that is not cancelled
-	body, err := encodeRequest(nil, notifCancelled, &CancelledParams{RequestID: &reqID, Reason: reason})
+	body, err := encodeRequest(nil, notifCancelled, &CancelledParams{RequestID: &reqID, Reason: cancelReason(cause.Err())})
 	if err != nil {
 		return
 	}
@@ -499,6 +567,15 @@ func (c *Client) cancelRemote(st *clientSession, method string, id *ID, cause co
 			c.cfg.logger.Debug("mcp: could not send notifications/cancelled", "error", err)
 		}
 	}()
+}
+
+// cancelReason is the reason notifications/cancelled gives for a call whose context ended
+// with err.
+func cancelReason(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timed out on the client"
+	}
+	return "cancelled by the client"
 }
 
 // streamReader counts the bytes of a stream and notices SSE retry: fields, which go-sse's
@@ -515,52 +592,70 @@ type streamReader struct {
 	cur     *streamCursor // takes the retry: fields; nil once the call is over
 }
 
+// Read reads from the stream, within the drain limit when there is one, and follows the
+// lines it reads for retry: fields while the call is on.
 func (s *streamReader) Read(p []byte) (int, error) {
-	if s.limit > 0 {
-		if s.n >= s.limit {
-			return 0, errDrainLimit
-		}
-		if rest := s.limit - s.n; int64(len(p)) > rest {
-			p = p[:rest]
-		}
+	if s.limit > 0 && s.n >= s.limit {
+		return 0, errDrainLimit
 	}
-	n, err := s.r.Read(p)
+	n, err := s.r.Read(s.clip(p))
 	s.n += int64(n)
 	if err == io.EOF {
 		s.eof = true
 	}
-	if s.cur == nil {
-		return n, err
+	if s.cur != nil {
+		s.watchRetry(p[:n])
 	}
+	return n, err
+}
+
+// clip shortens p to what the drain limit leaves of the stream, when there is one.
+func (s *streamReader) clip(p []byte) []byte {
+	if rest := s.limit - s.n; s.limit > 0 && int64(len(p)) > rest {
+		return p[:rest]
+	}
+	return p
+}
+
+// watchRetry follows b, the next bytes of the stream, line by line, for retry: fields: they
+// set the cursor's reconnection delay (SSE, "retry" field).
+func (s *streamReader) watchRetry(b []byte) {
 	if s.line == nil {
 		s.line = s.lineBuf[:0]
 	}
-	b := p[:n]
 	for len(b) > 0 {
 		i := bytes.IndexAny(b, "\r\n")
-		seg := b
-		if i >= 0 {
-			seg = b[:i]
-		}
-		if !s.long {
-			if len(s.line)+len(seg) > 24 {
-				s.long = true
-			} else {
-				s.line = append(s.line, seg...)
-			}
-		}
 		if i < 0 {
-			break
+			s.keep(b)
+			return
 		}
-		if !s.long && bytes.HasPrefix(s.line, []byte("retry:")) {
-			if ms, perr := strconv.ParseInt(string(bytes.TrimSpace(s.line[6:])), 10, 64); perr == nil && ms >= 0 {
-				s.cur.retry = time.Duration(ms) * time.Millisecond
-			}
-		}
-		s.line, s.long = s.line[:0], false
+		s.keep(b[:i])
+		s.endLine()
 		b = b[i+1:]
 	}
-	return n, err
+}
+
+// keep adds seg to the start of the current line that is kept, up to lineBuf's size; a
+// longer line is marked long, and is no retry: field.
+func (s *streamReader) keep(seg []byte) {
+	if s.long {
+		return
+	}
+	if len(s.line)+len(seg) > len(s.lineBuf) {
+		s.long = true
+		return
+	}
+	s.line = append(s.line, seg...)
+}
+
+// endLine ends the current line, taking its delay when it is a retry: field.
+func (s *streamReader) endLine() {
+	if !s.long && bytes.HasPrefix(s.line, []byte("retry:")) {
+		if ms, err := strconv.ParseInt(string(bytes.TrimSpace(s.line[6:])), 10, 64); err == nil && ms >= 0 {
+			s.cur.retry = time.Duration(ms) * time.Millisecond
+		}
+	}
+	s.line, s.long = s.line[:0], false
 }
 
 // dispatcher runs notification handlers in order, off the reading goroutine: a queue and at
@@ -657,40 +752,52 @@ func (c *Client) tryEnqueue(d *dispatcher, size int64, f func()) bool {
 // reports with overflow that it could not, the notification budget being spent: a typed
 // stream loses no message, so the call is to fail.
 func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOptions, inline bool) (overflow bool) {
-	ctx := c.baseCtx
 	switch m.Method {
 	case notifCancelled:
 		c.cancelServerRequest(m.Params)
 	case notifProgress:
-		if co == nil || co.onProgress == nil {
-			break
-		}
-		var p ProgressParams
-		if err := json.Unmarshal(m.Params, &p); err != nil || !bytes.Equal(p.ProgressToken, co.progressToken) {
-			break
-		}
-		fn := co.onProgress
-		if co.progressSync && inline {
-			fn(&p) // a typed stream's bounded buffer: back-pressure on this call's reads
-			break
-		}
-		if co.progressSync {
-			overflow = !c.tryEnqueue(d, int64(len(m.Params)), func() { fn(&p) })
-			break
-		}
-		c.enqueue(d, int64(len(m.Params)), func() { fn(&p) })
+		overflow = c.dispatchProgress(d, m.Params, co, inline)
 	case notifMessage:
-		if c.cfg.onLog != nil {
-			var p LogMessageParams
-			if err := json.Unmarshal(m.Params, &p); err == nil {
-				fn := c.cfg.onLog
-				c.enqueue(d, int64(len(m.Params)), func() { fn(ctx, &p) })
-			}
-		}
+		c.dispatchLog(d, m.Params)
 	}
 	if h := c.cfg.onNotification; h != nil {
-		method, params := m.Method, m.Params
+		ctx, method, params := c.baseCtx, m.Method, m.Params
 		c.enqueue(d, int64(len(params)), func() { h(ctx, method, params) })
 	}
 	return overflow
+}
+
+// dispatchProgress hands a notifications/progress to the progress callback of the call it
+// belongs to, if that call has one; see dispatchNotification for inline and overflow.
+func (c *Client) dispatchProgress(d *dispatcher, params json.RawMessage, co *callOptions, inline bool) (overflow bool) {
+	if co == nil || co.onProgress == nil {
+		return false
+	}
+	var p ProgressParams
+	if err := json.Unmarshal(params, &p); err != nil || !bytes.Equal(p.ProgressToken, co.progressToken) {
+		return false
+	}
+	fn := co.onProgress
+	switch {
+	case co.progressSync && inline:
+		fn(&p) // a typed stream's bounded buffer: back-pressure on this call's reads
+	case co.progressSync:
+		return !c.tryEnqueue(d, int64(len(params)), func() { fn(&p) })
+	default:
+		c.enqueue(d, int64(len(params)), func() { fn(&p) })
+	}
+	return false
+}
+
+// dispatchLog hands a notifications/message to the client's log callback, if it has one.
+func (c *Client) dispatchLog(d *dispatcher, params json.RawMessage) {
+	fn := c.cfg.onLog
+	if fn == nil {
+		return
+	}
+	var p LogMessageParams
+	if err := json.Unmarshal(params, &p); err == nil {
+		ctx := c.baseCtx
+		c.enqueue(d, int64(len(params)), func() { fn(ctx, &p) })
+	}
 }

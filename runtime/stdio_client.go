@@ -78,17 +78,8 @@ func startCommand(cmd *exec.Cmd, cfg *clientConfig) (*commandProc, error) {
 		stdin.Close()
 		return nil, fmt.Errorf("mcp: stdio command: %w", err)
 	}
-	cmd.Stdout = pw
 	p := &commandProc{cmd: cmd, cfg: cfg, stdin: stdin, stdout: stdout, exited: make(chan struct{})}
-	if cmd.Stderr == nil {
-		p.stderr = &lineLogger{log: cfg.logger, attr: slog.String("command", cmd.Path)}
-		cmd.Stderr = p.stderr
-	}
-	if cmd.WaitDelay == 0 {
-		// A process of the server's own that keeps its stderr open must not keep Wait, and
-		// so Close, waiting once the server has exited.
-		cmd.WaitDelay = cfg.closeTimeout
-	}
+	p.wire(pw)
 	err = cmd.Start()
 	pw.Close() // the child has its own copy
 	if err != nil {
@@ -98,6 +89,22 @@ func startCommand(cmd *exec.Cmd, cfg *clientConfig) (*commandProc, error) {
 	}
 	go p.wait()
 	return p, nil
+}
+
+// wire connects the command's stdout to pw, and its stderr to the client's logger unless the
+// caller set it, and bounds its Wait.
+func (p *commandProc) wire(pw *os.File) {
+	cmd := p.cmd
+	cmd.Stdout = pw
+	if cmd.Stderr == nil {
+		p.stderr = &lineLogger{log: p.cfg.logger, attr: slog.String("command", cmd.Path)}
+		cmd.Stderr = p.stderr
+	}
+	if cmd.WaitDelay == 0 {
+		// A process of the server's own that keeps its stderr open must not keep Wait, and
+		// so Close, waiting once the server has exited.
+		cmd.WaitDelay = p.cfg.closeTimeout
+	}
 }
 
 // wait reaps the process.
@@ -132,16 +139,7 @@ func (p *commandProc) peer() connPeer {
 // and writer to end.
 func (p *commandProc) shutdown(ctx context.Context, m *msgConn) error {
 	m.stopWriter(ctx)
-	_ = p.stdin.Close()
-	killed := false
-	if !waitOr(p.exited, p.cfg.stdioExitWait, ctx) {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		if !waitOr(p.exited, p.cfg.stdioTermWait, ctx) {
-			_ = p.cmd.Process.Kill()
-			<-p.exited // a killed process is reaped at once (WaitDelay bounds its stderr)
-			killed = true
-		}
-	}
+	killed := p.stop(ctx)
 	// The reader ends when every process holding the pipe's end has exited: the server's
 	// own children too, which are given the close timeout.
 	if !waitOr(m.done, p.cfg.closeTimeout, ctx) {
@@ -154,6 +152,22 @@ func (p *commandProc) shutdown(ctx context.Context, m *msgConn) error {
 		return fmt.Errorf("mcp: stdio server %s ignored stdin's end and SIGTERM; killed", p.cmd.Path)
 	}
 	return nil
+}
+
+// stop ends the process: it closes its input and waits for it to exit, then sends SIGTERM
+// and waits again, then SIGKILL. It reports whether it had to kill it.
+func (p *commandProc) stop(ctx context.Context) (killed bool) {
+	_ = p.stdin.Close()
+	if waitOr(p.exited, p.cfg.stdioExitWait, ctx) {
+		return false
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if waitOr(p.exited, p.cfg.stdioTermWait, ctx) {
+		return false
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.exited // a killed process is reaped at once (WaitDelay bounds its stderr)
+	return true
 }
 
 // NewStdioClient returns a Client that speaks the stdio transport over a pair of streams: it

@@ -73,29 +73,52 @@ func (st *ServerStream[Res]) Send(res *Res) error {
 		MetaStreamMessage: b,
 		MetaStreamSeq:     json.RawMessage(strconv.Itoa(st.n)),
 	}}
-	m := msg.ProtoReflect()
-	fields := m.Descriptor().Fields()
-	if fd := fields.ByName("progress"); fd != nil && isNumber(fd) {
-		p.Progress = number(m.Get(fd))
+	progressFields(msg.ProtoReflect(), p)
+	if err := rs.advanceProgress(p.Progress); err != nil {
+		return err
 	}
-	if fd := fields.ByName("total"); fd != nil && isNumber(fd) {
-		if t := number(m.Get(fd)); t > 0 {
-			p.Total = &t
-		}
+	return rs.send(notifProgress, p)
+}
+
+// progressFields sets p's progress, total and message from the message's fields of those
+// names, when it has them with a fitting type: numbers for the first two (a total only when
+// positive), a string for the message.
+func progressFields(m protoreflect.Message, p *ProgressParams) {
+	fields := m.Descriptor().Fields()
+	if v, ok := numberField(m, fields.ByName("progress")); ok {
+		p.Progress = v
+	}
+	if v, ok := numberField(m, fields.ByName("total")); ok && v > 0 {
+		p.Total = &v
 	}
 	if fd := fields.ByName("message"); fd != nil && fd.Kind() == protoreflect.StringKind && !fd.IsList() {
 		p.Message = m.Get(fd).String()
 	}
-	rs.mu.Lock()
-	if rs.sentProgress && p.Progress <= rs.lastProgress {
-		rs.mu.Unlock()
-		return fmt.Errorf("mcp: progress must increase: %v after %v", p.Progress, rs.lastProgress)
-	}
-	rs.lastProgress, rs.sentProgress = p.Progress, true
-	rs.mu.Unlock()
-	return rs.send(notifProgress, p)
 }
 
+// numberField returns the value of m's field fd when it is a numeric field (isNumber); fd
+// nil is no such field.
+func numberField(m protoreflect.Message, fd protoreflect.FieldDescriptor) (float64, bool) {
+	if fd == nil || !isNumber(fd) {
+		return 0, false
+	}
+	return number(fd, m.Get(fd)), true
+}
+
+// advanceProgress records progress as the request's latest, refusing one that does not
+// increase (spec 2025-11-25, Utilities, Progress: the progress value must increase with each
+// notification).
+func (rs *requestState) advanceProgress(progress float64) error {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.sentProgress && progress <= rs.lastProgress {
+		return fmt.Errorf("mcp: progress must increase: %v after %v", progress, rs.lastProgress)
+	}
+	rs.lastProgress, rs.sentProgress = progress, true
+	return nil
+}
+
+// isNumber reports whether a field holds one number (no list, no map).
 func isNumber(fd protoreflect.FieldDescriptor) bool {
 	if fd.IsList() || fd.IsMap() {
 		return false
@@ -109,22 +132,16 @@ func isNumber(fd protoreflect.FieldDescriptor) bool {
 	return false
 }
 
-func number(v protoreflect.Value) float64 {
-	switch x := v.Interface().(type) {
-	case int32:
-		return float64(x)
-	case int64:
-		return float64(x)
-	case uint32:
-		return float64(x)
-	case uint64:
-		return float64(x)
-	case float32:
-		return float64(x)
-	case float64:
-		return x
+// number returns the value of fd, a numeric field (isNumber), as a float64.
+func number(fd protoreflect.FieldDescriptor, v protoreflect.Value) float64 {
+	switch fd.Kind() {
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		return v.Float()
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return float64(v.Uint())
+	default:
+		return float64(v.Int())
 	}
-	return 0
 }
 
 // AddStreamTool adds a tool served by a server-streaming handler (see ServerStream). The
@@ -199,122 +216,176 @@ func CallToolStream[Res any, PRes interface {
 }](ctx context.Context, c *Client, name string, req proto.Message, opts ...CallOption) *ToolStream[Res] {
 	ctx, cancel := context.WithCancel(ctx)
 	st := &ToolStream[Res]{msgs: make(chan *Res, StreamBuffer), cancel: cancel}
-	// The progress callbacks may run on another goroutine than the call's (a message
-	// connection's dispatcher), even after the call has returned: mu guards what they share
-	// with it, and inflight lets the call close msgs only once no callback can send on it.
-	var (
-		mu       sync.Mutex
-		received int
-		recvErr  error
-		finished bool
-		inflight sync.WaitGroup
-	)
-	deliver := func(m *Res) bool {
-		select {
-		case st.msgs <- m:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-	fail := func(err error) {
-		mu.Lock()
-		if recvErr == nil {
-			recvErr = err
-		}
-		mu.Unlock()
-		cancel()
-	}
-	onProgress := func(p *ProgressParams) {
-		raw, ok := p.Meta[MetaStreamMessage]
-		if !ok {
-			return
-		}
-		seq, _ := strconv.Atoi(string(p.Meta[MetaStreamSeq]))
-		mu.Lock()
-		if finished || recvErr != nil {
-			mu.Unlock()
-			return
-		}
-		if seq != received+1 {
-			mu.Unlock()
-			fail(fmt.Errorf("mcp tools/call %s: streamed message %d arrived after message %d", name, seq, received))
-			return
-		}
-		received++
-		inflight.Add(1)
-		mu.Unlock()
-		defer inflight.Done()
-		out := PRes(new(Res))
-		if err := resultUnmarshal.Unmarshal(raw, out); err != nil {
-			fail(fmt.Errorf("mcp tools/call %s: decode streamed message into %s: %w", name, out.ProtoReflect().Descriptor().FullName(), err))
-			return
-		}
-		deliver((*Res)(out))
-	}
+	sc := &streamCall[Res, PRes]{ctx: ctx, cancel: cancel, name: name, msgs: st.msgs}
+	onProgress := sc.onProgress
 	// A WithProgress of the caller's sees the notifications too, before the stream does.
 	if user := newCallOptions(opts).onProgress; user != nil {
-		stream := onProgress
 		onProgress = func(p *ProgressParams) {
 			user(p)
-			stream(p)
+			sc.onProgress(p)
 		}
 	}
 	co := newCallOptions(append(opts, WithProgress(onProgress)))
 	co.progressSync = true
 	go func() {
-		defer func() {
-			cancel() // a callback waiting to deliver gives up
-			mu.Lock()
-			finished = true
-			mu.Unlock()
-			inflight.Wait()
-			close(st.msgs)
-		}()
-		st.err = func() error {
-			args, err := marshalArgs(req)
-			if err != nil {
-				return fmt.Errorf("mcp tools/call %s: encode arguments: %w", name, err)
-			}
-			resp, err := c.invoke(ctx, newToolRequest(name, args, req), co)
-			mu.Lock()
-			rerr, received := recvErr, received
-			finished = true // what arrives from now on is not part of the stream
-			mu.Unlock()
-			if rerr != nil && (err == nil || ctx.Err() != nil) {
-				return rerr // the stream's own failure cancelled the call
-			}
-			if err != nil {
-				return err
-			}
-			raw := rawResult(resp)
-			last, err := decodeToolResult[Res, PRes](name, raw)
-			if err != nil {
-				return err
-			}
-			var meta struct {
-				Meta map[string]json.RawMessage `json:"_meta"`
-			}
-			_ = json.Unmarshal(raw, &meta)
-			count := received + 1 // a server that does not say: its result is one more message
-			if n, ok := meta.Meta[MetaStreamCount]; ok {
-				if count, err = strconv.Atoi(string(n)); err != nil {
-					return fmt.Errorf("mcp tools/call %s: bad %s %s", name, MetaStreamCount, n)
-				}
-			}
-			switch {
-			case count == received:
-			case count == received+1:
-				if !deliver((*Res)(last)) {
-					return ctx.Err()
-				}
-			default:
-				return fmt.Errorf("mcp tools/call %s: the server streamed %d messages and %d arrived (were progress notifications dropped?)", name, count, received)
-			}
-			return io.EOF
-		}()
+		st.err = sc.run(c, req, co)
+		cancel() // a callback waiting to deliver gives up
+		sc.end()
+		sc.inflight.Wait() // none is sending on msgs any more, and none will
+		close(st.msgs)
 	}()
 	return st
+}
+
+// streamCall is the client's side of one server-streaming call while it runs: the messages
+// delivered to its ToolStream so far, and the error that ends it early. Its progress
+// callbacks run one at a time, and may still run once the call has returned (a reader shared
+// by every call queues them, and does not wait for them when the call fails): mu orders them
+// with the call's end, after which they deliver nothing.
+type streamCall[Res any, PRes interface {
+	*Res
+	proto.Message
+}] struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	name     string
+	msgs     chan<- *Res
+	mu       sync.Mutex
+	received int   // messages delivered
+	recvErr  error // a streamed message out of sequence or undecodable
+	ended    bool  // the call returned: notifications are no longer delivered
+	// inflight counts the callbacks between inSequence and the end of their delivery: msgs
+	// is closed only once it is zero and the call has ended.
+	inflight sync.WaitGroup
+}
+
+// deliver hands m to the stream, waiting while its buffer is full, and reports whether it
+// did before the call ended.
+func (sc *streamCall[Res, PRes]) deliver(m *Res) bool {
+	select {
+	case sc.msgs <- m:
+		sc.mu.Lock()
+		sc.received++
+		sc.mu.Unlock()
+		return true
+	case <-sc.ctx.Done():
+		return false
+	}
+}
+
+// onProgress delivers the streamed message of a progress notification of the call. One out
+// of sequence, or that does not decode, ends the call.
+func (sc *streamCall[Res, PRes]) onProgress(p *ProgressParams) {
+	raw, ok := p.Meta[MetaStreamMessage]
+	if !ok || !sc.inSequence(p.Meta[MetaStreamSeq]) {
+		return
+	}
+	defer sc.inflight.Done()
+	out := PRes(new(Res))
+	if err := resultUnmarshal.Unmarshal(raw, out); err != nil {
+		sc.fail(fmt.Errorf("mcp tools/call %s: decode streamed message into %s: %w", sc.name, out.ProtoReflect().Descriptor().FullName(), err))
+		return
+	}
+	sc.deliver((*Res)(out))
+}
+
+// inSequence decides whether the streamed message numbered seq is to be delivered: the call
+// goes on, and seq follows the last message delivered. One out of sequence ends the call.
+func (sc *streamCall[Res, PRes]) inSequence(seq json.RawMessage) bool {
+	sc.mu.Lock()
+	if sc.recvErr != nil || sc.ended {
+		sc.mu.Unlock()
+		return false
+	}
+	n, _ := strconv.Atoi(string(seq))
+	received := sc.received
+	if n != received+1 {
+		sc.mu.Unlock()
+		sc.fail(fmt.Errorf("mcp tools/call %s: streamed message %d arrived after message %d", sc.name, n, received))
+		return false
+	}
+	sc.inflight.Add(1) // under mu, so that end's caller waits for this delivery
+	sc.mu.Unlock()
+	return true
+}
+
+// fail ends the call with err.
+func (sc *streamCall[Res, PRes]) fail(err error) {
+	sc.mu.Lock()
+	sc.recvErr = err
+	sc.mu.Unlock()
+	sc.cancel()
+}
+
+// run sends the call and, once its result arrives, delivers the last message if the
+// notifications did not; it returns io.EOF at the stream's end, else the error that ended it.
+func (sc *streamCall[Res, PRes]) run(c *Client, req proto.Message, co *callOptions) error {
+	args, err := marshalArgs(req)
+	if err != nil {
+		return fmt.Errorf("mcp tools/call %s: encode arguments: %w", sc.name, err)
+	}
+	resp, err := c.invoke(sc.ctx, newToolRequest(sc.name, args, req), co)
+	received, recvErr := sc.end()
+	if recvErr != nil {
+		return recvErr
+	}
+	if err != nil {
+		return err
+	}
+	raw := rawResult(resp)
+	last, err := decodeToolResult[Res, PRes](sc.name, raw)
+	if err != nil {
+		return err
+	}
+	count, err := streamCount(sc.name, raw, received)
+	if err != nil {
+		return err
+	}
+	return sc.deliverLast(count, received, (*Res)(last))
+}
+
+// end marks the call as returned, and returns how many messages were delivered and the error
+// a streamed message caused.
+func (sc *streamCall[Res, PRes]) end() (int, error) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.ended = true
+	return sc.received, sc.recvErr
+}
+
+// streamCount is how many messages the result of the streaming tool name says the server
+// streamed (MetaStreamCount); a server that does not say has its result be one more message
+// than the received ones.
+func streamCount(name string, raw json.RawMessage, received int) (int, error) {
+	var meta struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(raw, &meta)
+	n, ok := meta.Meta[MetaStreamCount]
+	if !ok {
+		return received + 1, nil
+	}
+	count, err := strconv.Atoi(string(n))
+	if err != nil {
+		return 0, fmt.Errorf("mcp tools/call %s: bad %s %s", name, MetaStreamCount, n)
+	}
+	return count, nil
+}
+
+// deliverLast checks that count messages were streamed, of which received arrived: all of
+// them, or all but the last, which is the result (last) and is delivered now. It returns
+// io.EOF when they were.
+func (sc *streamCall[Res, PRes]) deliverLast(count, received int, last *Res) error {
+	switch {
+	case count == received:
+	case count == received+1:
+		if !sc.deliver(last) {
+			return sc.ctx.Err()
+		}
+	default:
+		return fmt.Errorf("mcp tools/call %s: the server streamed %d messages and %d arrived (were progress notifications dropped?)", sc.name, count, received)
+	}
+	return io.EOF
 }
 
 // Recv returns the next message; at the end of the stream it returns io.EOF, or the error

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/rand"
@@ -239,16 +240,14 @@ type oauthTransport struct {
 	initErr error        // an unusable Config, returned by every request
 }
 
+// newOAuthTransport makes the transport that authorizes the requests to serverURL, sent on
+// base, as cfg says.
 func newOAuthTransport(cfg Config, base http.RoundTripper, serverURL string, log *slog.Logger) *oauthTransport {
 	if cfg.TokenStore == nil {
 		cfg.TokenStore = new(MemoryTokenStore)
 	}
-	if cfg.MaxStepUps == 0 {
-		cfg.MaxStepUps = 2
-	}
-	if cfg.ClientName == "" {
-		cfg.ClientName = "protomcp client"
-	}
+	cfg.MaxStepUps = cmp.Or(cfg.MaxStepUps, 2)
+	cfg.ClientName = cmp.Or(cfg.ClientName, "protomcp client")
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second, Transport: base}
@@ -289,38 +288,72 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	stepUps := 0
-	reauthorized, nonceRetried := false, false
+	var tried retries
 	for {
 		resp, err := t.send(req, body, tok)
 		if err != nil {
 			return nil, err
 		}
-		freshNonce := t.dpop != nil && t.dpop.noteNonce(req.URL, resp)
-		ch, isChallenge := challengeOf(resp)
-		switch {
-		case resp.StatusCode == http.StatusUnauthorized && freshNonce && !nonceRetried && ch.params["error"] == "use_dpop_nonce":
-			// The server wants its nonce in the proof (RFC 9449 Section 9): the same
-			// request again, once, with the same token.
-			drainClose(resp)
-			nonceRetried = true
-		case resp.StatusCode == http.StatusUnauthorized && !reauthorized:
-			drainClose(resp)
-			reauthorized = true
-			if tok, err = t.authorize(ctx, tok, ch, false); err != nil {
-				return nil, refused(err, resp)
-			}
-		case resp.StatusCode == http.StatusForbidden && isChallenge && ch.params["error"] == "insufficient_scope" && stepUps < t.cfg.MaxStepUps:
-			drainClose(resp)
-			stepUps++
-			t.log.Debug("mcp: oauth step-up", "scope", ch.params["scope"], "attempt", stepUps)
-			if tok, err = t.authorize(ctx, tok, ch, true); err != nil {
-				return nil, refused(err, resp)
-			}
-		default:
+		again, err := t.answerRefusal(ctx, req, resp, &tok, &tried)
+		if err != nil {
+			return nil, err
+		}
+		if !again {
 			return resp, nil
 		}
 	}
+}
+
+// retries is what one request has tried so far after the server refused it.
+type retries struct {
+	stepUps      int
+	reauthorized bool // after a 401
+	nonce        bool // with the server's DPoP nonce
+}
+
+// answerRefusal decides whether the request answered with resp goes again, and with which
+// token (*tok): once with the DPoP nonce the server asked for (RFC 9449 Section 9), with the
+// same token; once after a new authorization for a 401; after a step-up for a 403
+// insufficient_scope, up to Config.MaxStepUps (spec 2025-11-25, Authorization, Step-Up
+// Authorization Flow). A response that goes again is drained and closed; one that does not
+// is left to the caller.
+func (t *oauthTransport) answerRefusal(ctx context.Context, req *http.Request, resp *http.Response, tok **oauth2.Token, tried *retries) (bool, error) {
+	freshNonce := t.dpop != nil && t.dpop.noteNonce(req.URL, resp)
+	ch, isChallenge := challengeOf(resp)
+	if resp.StatusCode == http.StatusUnauthorized && freshNonce && !tried.nonce && ch.params["error"] == "use_dpop_nonce" {
+		drainClose(resp)
+		tried.nonce = true
+		return true, nil
+	}
+	stepUp, again := tried.reauthorization(resp.StatusCode, ch, isChallenge, t.cfg.MaxStepUps)
+	if !again {
+		return false, nil
+	}
+	if stepUp {
+		t.log.Debug("mcp: oauth step-up", "scope", ch.params["scope"], "attempt", tried.stepUps)
+	}
+	drainClose(resp)
+	nt, err := t.authorize(ctx, *tok, ch, stepUp)
+	if err != nil {
+		return false, refused(err, resp)
+	}
+	*tok = nt
+	return true, nil
+}
+
+// reauthorization decides whether a request refused with status and the challenge ch is sent
+// again after a new authorization: once after a 401, and after a 403 insufficient_scope
+// (a step-up) up to maxStepUps times. It counts the tries it allows.
+func (tried *retries) reauthorization(status int, ch challenge, isChallenge bool, maxStepUps int) (stepUp, again bool) {
+	switch {
+	case status == http.StatusUnauthorized && !tried.reauthorized:
+		tried.reauthorized = true
+		return false, true
+	case status == http.StatusForbidden && isChallenge && ch.params["error"] == "insufficient_scope" && tried.stepUps < maxStepUps:
+		tried.stepUps++
+		return true, true
+	}
+	return false, false
 }
 
 // refusedError is a failed authorization after the server refused a request: it is the
@@ -380,19 +413,28 @@ func (t *oauthTransport) send(req *http.Request, body []byte, tok *oauth2.Token)
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		r.ContentLength = int64(len(body))
 	}
-	switch {
-	case tok != nil && t.dpop != nil && isDPoP(tok):
-		// RFC 9449 Section 7.1: the DPoP scheme, and a fresh proof naming the token.
-		p, err := t.dpop.proof(r.Method, r.URL, tok.AccessToken)
-		if err != nil {
+	if tok != nil {
+		if err := t.authorizeRequest(r, tok); err != nil {
 			return nil, err
 		}
-		r.Header.Set("Authorization", "DPoP "+tok.AccessToken)
-		r.Header.Set("DPoP", p)
-	case tok != nil:
-		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 	}
 	return t.base.RoundTrip(r)
+}
+
+// authorizeRequest adds tok to r: a bearer token (RFC 6750 Section 2.1), or a DPoP-bound
+// one with a fresh proof naming it (RFC 9449 Section 7.1).
+func (t *oauthTransport) authorizeRequest(r *http.Request, tok *oauth2.Token) error {
+	if t.dpop == nil || !isDPoP(tok) {
+		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		return nil
+	}
+	p, err := t.dpop.proof(r.Method, r.URL, tok.AccessToken)
+	if err != nil {
+		return err
+	}
+	r.Header.Set("Authorization", "DPoP "+tok.AccessToken)
+	r.Header.Set("DPoP", p)
+	return nil
 }
 
 // replayableBody reads the request's body so that it can be sent again after authorizing.
@@ -425,15 +467,22 @@ func (t *oauthTransport) currentToken(ctx context.Context) (*oauth2.Token, error
 	if err != nil {
 		return nil, oauthErrorf("token store: %w", err)
 	}
-	if tok != nil && !tok.Valid() && tok.RefreshToken != "" {
-		if nt, err := t.refresh(ctx, tok); err == nil {
-			tok = nt
-		} else {
-			t.log.Debug("mcp: oauth refresh failed; will re-authorize on 401", "error", err)
-		}
+	t.tok = t.freshen(ctx, tok)
+	return t.tok, nil
+}
+
+// freshen returns tok, refreshed first when it has expired and can be; a failed refresh
+// leaves the expired token, and the server's 401 leads to a new authorization.
+func (t *oauthTransport) freshen(ctx context.Context, tok *oauth2.Token) *oauth2.Token {
+	if tok == nil || tok.Valid() || tok.RefreshToken == "" {
+		return tok
 	}
-	t.tok = tok
-	return tok, nil
+	nt, err := t.refresh(ctx, tok)
+	if err != nil {
+		t.log.Debug("mcp: oauth refresh failed; will re-authorize on 401", "error", err)
+		return tok
+	}
+	return nt
 }
 
 // challenge is a parsed WWW-Authenticate Bearer (RFC 6750 Section 3) or DPoP (RFC 9449
@@ -467,31 +516,34 @@ func parseBearerChallenge(h string) (map[string]string, bool) {
 			break
 		}
 		key := strings.ToLower(strings.TrimSpace(strings.TrimLeft(rest[:eq], ", ")))
-		rest = strings.TrimSpace(rest[eq+1:])
 		var val string
-		if strings.HasPrefix(rest, `"`) {
-			var b strings.Builder
-			i := 1
-			for ; i < len(rest) && rest[i] != '"'; i++ {
-				if rest[i] == '\\' && i+1 < len(rest) {
-					i++
-				}
-				b.WriteByte(rest[i])
-			}
-			val = b.String()
-			rest = rest[min(i+1, len(rest)):]
-		} else {
-			end := strings.IndexByte(rest, ',')
-			if end < 0 {
-				end = len(rest)
-			}
-			val = strings.TrimSpace(rest[:end])
-			rest = rest[end:]
-		}
+		val, rest = cutParamValue(strings.TrimSpace(rest[eq+1:]))
 		params[key] = val
 		rest = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ","))
 	}
 	return params, true
+}
+
+// cutParamValue cuts the value of an auth parameter from the start of s, a quoted string
+// (with its backslash escapes) or a token up to the next comma, and returns it and the rest
+// (RFC 9110 Section 11.2).
+func cutParamValue(s string) (val, rest string) {
+	if !strings.HasPrefix(s, `"`) {
+		end := strings.IndexByte(s, ',')
+		if end < 0 {
+			end = len(s)
+		}
+		return strings.TrimSpace(s[:end]), s[end:]
+	}
+	var b strings.Builder
+	i := 1
+	for ; i < len(s) && s[i] != '"'; i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String(), s[min(i+1, len(s)):]
 }
 
 // authorize obtains a new token after the server refused failed (nil if none was sent)
@@ -499,23 +551,18 @@ func parseBearerChallenge(h string) (map[string]string, bool) {
 func (t *oauthTransport) authorize(ctx context.Context, failed *oauth2.Token, ch challenge, stepUp bool) (*oauth2.Token, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !stepUp && t.tok != nil && (failed == nil || t.tok.AccessToken != failed.AccessToken) {
-		return t.tok, nil // another request authorized meanwhile
+	if !stepUp && t.authorizedMeanwhile(failed) {
+		return t.tok, nil
 	}
 	asChanged := false
 	if t.as == nil || (failed != nil && !stepUp) {
 		// Before the first token, and when a token is refused: the resource's metadata may
 		// name another authorization server now (spec 2026-07-28, Authorization, Client
 		// Registration, Authorization Server Binding).
-		prev := t.as
-		as, err := t.discover(ctx, ch)
-		if err != nil {
+		var err error
+		if asChanged, err = t.rediscover(ctx, ch); err != nil {
 			return nil, err
 		}
-		if err := t.useAuthServer(as); err != nil {
-			return nil, err
-		}
-		asChanged = prev != nil && prev.Issuer != as.Issuer
 	}
 	if !stepUp && !asChanged && failed != nil && failed.RefreshToken != "" {
 		if tok, err := t.refresh(ctx, failed); err == nil {
@@ -523,23 +570,44 @@ func (t *oauthTransport) authorize(ctx context.Context, failed *oauth2.Token, ch
 		}
 	}
 	scopes := t.selectScopes(ch, stepUp)
-	var (
-		tok *oauth2.Token
-		err error
-	)
-	switch t.cfg.Grant {
-	case GrantClientCredentials:
-		tok, err = t.clientCredentials(ctx, scopes)
-	case GrantJWTBearer:
-		tok, err = t.jwtBearer(ctx, scopes)
-	default:
-		tok, err = t.authorizationCode(ctx, scopes)
-	}
+	tok, err := t.grant(ctx, scopes)
 	if err != nil {
 		return nil, err
 	}
 	t.scopes = scopes
 	return tok, t.store(ctx, tok)
+}
+
+// authorizedMeanwhile reports whether another request obtained a token since failed (nil
+// if none was sent) was sent.
+func (t *oauthTransport) authorizedMeanwhile(failed *oauth2.Token) bool {
+	return t.tok != nil && (failed == nil || t.tok.AccessToken != failed.AccessToken)
+}
+
+// rediscover finds the resource's authorization server again and makes it the one of the
+// next flows, reporting whether it changed.
+func (t *oauthTransport) rediscover(ctx context.Context, ch challenge) (changed bool, err error) {
+	prev := t.as
+	as, err := t.discover(ctx, ch)
+	if err != nil {
+		return false, err
+	}
+	if err := t.useAuthServer(as); err != nil {
+		return false, err
+	}
+	return prev != nil && prev.Issuer != as.Issuer, nil
+}
+
+// grant runs the configured grant for scopes.
+func (t *oauthTransport) grant(ctx context.Context, scopes []string) (*oauth2.Token, error) {
+	switch t.cfg.Grant {
+	case GrantClientCredentials:
+		return t.clientCredentials(ctx, scopes)
+	case GrantJWTBearer:
+		return t.jwtBearer(ctx, scopes)
+	default:
+		return t.authorizationCode(ctx, scopes)
+	}
 }
 
 func (t *oauthTransport) store(ctx context.Context, tok *oauth2.Token) error {
@@ -564,11 +632,18 @@ func (t *oauthTransport) selectScopes(ch challenge, stepUp bool) []string {
 		scopes = union(t.scopes, scopes)
 	}
 	scopes = union(scopes, t.cfg.Scopes)
-	if t.cfg.Grant == GrantAuthorizationCode && len(scopes) > 0 && slices.Contains(t.as.ScopesSupported, "offline_access") &&
-		(len(t.as.GrantTypesSupported) == 0 || slices.Contains(t.as.GrantTypesSupported, "refresh_token")) {
+	if t.cfg.Grant == GrantAuthorizationCode && len(scopes) > 0 && t.offersRefresh() {
 		scopes = union(scopes, []string{"offline_access"})
 	}
 	return scopes
+}
+
+// offersRefresh reports whether the authorization server offers offline_access and refresh
+// tokens (a server that lists no grant types supports the default ones, refresh_token among
+// them: RFC 8414 Section 2).
+func (t *oauthTransport) offersRefresh() bool {
+	grants := t.as.GrantTypesSupported
+	return slices.Contains(t.as.ScopesSupported, "offline_access") && (len(grants) == 0 || slices.Contains(grants, "refresh_token"))
 }
 
 func union(a, b []string) []string {
@@ -592,15 +667,7 @@ func (t *oauthTransport) useAuthServer(as *AuthServerMetadata) error {
 		return nil
 	}
 	if t.cfg.ClientID != "" {
-		if t.preIssuer == "" {
-			t.preIssuer = as.Issuer
-		}
-		if t.preIssuer != as.Issuer {
-			t.as = nil
-			return oauthErrorf("the resource's authorization server is %s, but oauth.Config.ClientID is registered with %s: refusing to present it to another authorization server", as.Issuer, t.preIssuer)
-		}
-		t.as = as
-		return nil
+		return t.usePreRegistered(as)
 	}
 	if t.as != nil {
 		t.log.Info("mcp: oauth: the resource's authorization server changed; registering with the new one", "from", t.as.Issuer, "to", as.Issuer)
@@ -615,6 +682,21 @@ func (t *oauthTransport) useAuthServer(as *AuthServerMetadata) error {
 	return nil
 }
 
+// usePreRegistered makes as the authorization server of a pre-registered client
+// (Config.ClientID): the one it is bound to (Config.ClientIssuer, else the first one found),
+// never another.
+func (t *oauthTransport) usePreRegistered(as *AuthServerMetadata) error {
+	if t.preIssuer == "" {
+		t.preIssuer = as.Issuer
+	}
+	if t.preIssuer != as.Issuer {
+		t.as = nil
+		return oauthErrorf("the resource's authorization server is %s, but oauth.Config.ClientID is registered with %s: refusing to present it to another authorization server", as.Issuer, t.preIssuer)
+	}
+	t.as = as
+	return nil
+}
+
 // discover finds the resource's metadata and its authorization server's: the current one
 // when the metadata still names it.
 func (t *oauthTransport) discover(ctx context.Context, ch challenge) (*AuthServerMetadata, error) {
@@ -622,55 +704,71 @@ func (t *oauthTransport) discover(ctx context.Context, ch challenge) (*AuthServe
 	if err != nil {
 		return nil, oauthErrorf("server URL %q: %w", t.serverURL, err)
 	}
-	origin := server.Scheme + "://" + server.Host
-	var candidates []string
-	if u := ch.params["resource_metadata"]; u != "" {
-		candidates = append(candidates, u)
-	} else {
-		// RFC 9728 Section 3.1: the well-known path inserted before the endpoint's path,
-		// then at the root.
-		if p := strings.TrimSuffix(server.EscapedPath(), "/"); p != "" {
-			candidates = append(candidates, origin+wellKnownPRM+p)
-		}
-		candidates = append(candidates, origin+wellKnownPRM)
-	}
-	for _, u := range candidates {
+	for _, u := range prmCandidates(server, ch) {
 		var prm runtime.ProtectedResourceMetadata
 		if err := t.getJSON(ctx, u, &prm); err != nil {
 			t.log.Debug("mcp: oauth protected resource metadata", "url", u, "error", err)
 			continue
 		}
-		if prm.Resource == "" {
-			return nil, oauthErrorf("the protected resource metadata at %s has no resource", u)
-		}
-		if !resourceCovers(prm.Resource, server) {
-			return nil, oauthErrorf("the protected resource metadata at %s is for %q, not for this server %q: refusing to authorize (RFC 9728 Section 3.3)", u, prm.Resource, t.serverURL)
-		}
-		if len(prm.AuthorizationServers) == 0 {
-			return nil, oauthErrorf("the protected resource metadata at %s names no authorization server", u)
-		}
-		t.prm, t.resource = &prm, prm.Resource
-		if t.as != nil && slices.Contains(prm.AuthorizationServers, t.as.Issuer) {
-			return t.as, nil
-		}
-		var errs []error
-		for _, issuer := range prm.AuthorizationServers {
-			as, err := t.discoverAS(ctx, issuer)
-			if err == nil {
-				return as, nil
-			}
-			errs = append(errs, err)
-		}
-		return nil, oauthErrorf("no usable authorization server: %w", errors.Join(errs...))
+		return t.useResourceMetadata(ctx, u, server, &prm)
 	}
-	// The 2025-03-26 spec: no resource metadata; the authorization server is at the MCP
-	// server's origin, with its metadata there or, failing that, the default endpoints.
+	return t.legacyAuthServer(ctx, server)
+}
+
+// prmCandidates lists the URLs of the resource's Protected Resource Metadata to try, in
+// order: the challenge's resource_metadata, else the well-known path inserted before the
+// endpoint's path, then at the root (RFC 9728 Section 3.1).
+func prmCandidates(server *url.URL, ch challenge) []string {
+	if u := ch.params["resource_metadata"]; u != "" {
+		return []string{u}
+	}
+	origin := server.Scheme + "://" + server.Host
+	var candidates []string
+	if p := strings.TrimSuffix(server.EscapedPath(), "/"); p != "" {
+		candidates = append(candidates, origin+wellKnownPRM+p)
+	}
+	return append(candidates, origin+wellKnownPRM)
+}
+
+// useResourceMetadata checks the Protected Resource Metadata found at u, records it, and
+// returns the authorization server to use: the current one when the metadata still names
+// it, else the first of those it names whose metadata can be fetched.
+func (t *oauthTransport) useResourceMetadata(ctx context.Context, u string, server *url.URL, prm *runtime.ProtectedResourceMetadata) (*AuthServerMetadata, error) {
+	if prm.Resource == "" {
+		return nil, oauthErrorf("the protected resource metadata at %s has no resource", u)
+	}
+	if !resourceCovers(prm.Resource, server) {
+		return nil, oauthErrorf("the protected resource metadata at %s is for %q, not for this server %q: refusing to authorize (RFC 9728 Section 3.3)", u, prm.Resource, t.serverURL)
+	}
+	if len(prm.AuthorizationServers) == 0 {
+		return nil, oauthErrorf("the protected resource metadata at %s names no authorization server", u)
+	}
+	t.prm, t.resource = prm, prm.Resource
+	if t.as != nil && slices.Contains(prm.AuthorizationServers, t.as.Issuer) {
+		return t.as, nil
+	}
+	var errs []error
+	for _, issuer := range prm.AuthorizationServers {
+		as, err := t.discoverAS(ctx, issuer)
+		if err == nil {
+			return as, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, oauthErrorf("no usable authorization server: %w", errors.Join(errs...))
+}
+
+// legacyAuthServer is the authorization server of a server without resource metadata, as
+// the 2025-03-26 spec has it: at the MCP server's origin, with its metadata there or,
+// failing that, the default endpoints. One found before is kept.
+func (t *oauthTransport) legacyAuthServer(ctx context.Context, server *url.URL) (*AuthServerMetadata, error) {
 	t.resource = canonicalResource(server)
 	if t.as != nil {
 		// Rediscovery found no resource metadata this time: keep the authorization server
 		// (and its credentials) found before.
 		return t.as, nil
 	}
+	origin := server.Scheme + "://" + server.Host
 	var as AuthServerMetadata
 	if err := t.getJSON(ctx, origin+"/.well-known/oauth-authorization-server", &as); err == nil && as.TokenEndpoint != "" {
 		return &as, nil
@@ -780,6 +878,12 @@ func (t *oauthTransport) ensureClient(ctx context.Context) error {
 	if t.as.RegistrationEndpoint == "" {
 		return oauthErrorf("the authorization server %s supports neither Client ID Metadata Documents nor Dynamic Client Registration: configure oauth.Config.ClientID (a pre-registered client)", t.as.Issuer)
 	}
+	return t.register(ctx)
+}
+
+// register registers the client at the authorization server's registration endpoint
+// (Dynamic Client Registration, RFC 7591 Section 3) and takes the credentials it issues.
+func (t *oauthTransport) register(ctx context.Context) error {
 	method := t.pickAuthMethod(false)
 	reg := map[string]any{
 		"client_name":                t.cfg.ClientName,
@@ -803,9 +907,20 @@ func (t *oauthTransport) ensureClient(ctx context.Context) error {
 		return oauthErrorf("dynamic client registration at %s: %w", t.as.RegistrationEndpoint, err)
 	}
 	defer resp.Body.Close()
+	r, err := registrationOf(resp)
+	if err != nil {
+		return oauthErrorf("dynamic client registration at %s: %w", t.as.RegistrationEndpoint, err)
+	}
+	t.clientID, t.clientSecret, t.authMethod = r.clientID, r.clientSecret, cmp.Or(r.authMethod, method)
+	return nil
+}
+
+// registrationOf reads the credentials from the answer to a registration request (RFC 7591
+// Section 3.2.1).
+func registrationOf(resp *http.Response) (registration, error) {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-		return oauthErrorf("dynamic client registration at %s: %s: %s", t.as.RegistrationEndpoint, resp.Status, truncate(string(b), 300))
+		return registration{}, fmt.Errorf("%s: %s", resp.Status, truncate(string(b), 300))
 	}
 	var out struct {
 		ClientID     string `json:"client_id"`
@@ -813,13 +928,9 @@ func (t *oauthTransport) ensureClient(ctx context.Context) error {
 		AuthMethod   string `json:"token_endpoint_auth_method"`
 	}
 	if err := json.Unmarshal(b, &out); err != nil || out.ClientID == "" {
-		return oauthErrorf("dynamic client registration at %s: no client_id in the answer", t.as.RegistrationEndpoint)
+		return registration{}, errors.New("no client_id in the answer")
 	}
-	t.clientID, t.clientSecret, t.authMethod = out.ClientID, out.ClientSecret, method
-	if out.AuthMethod != "" {
-		t.authMethod = out.AuthMethod
-	}
-	return nil
+	return registration{out.ClientID, out.ClientSecret, out.AuthMethod}, nil
 }
 
 // applicationType is the application_type to register: the configured one, else "native"
@@ -870,11 +981,7 @@ func (t *oauthTransport) pickAuthMethod(haveSecret bool) string {
 	if len(supported) == 0 {
 		supported = []string{"client_secret_basic"} // RFC 8414 Section 2's default
 	}
-	prefs := []string{"none", "client_secret_basic", "client_secret_post"}
-	if haveSecret {
-		prefs = []string{"client_secret_basic", "client_secret_post", "none"}
-	}
-	for _, m := range prefs {
+	for _, m := range authMethodPrefs(haveSecret) {
 		if slices.Contains(supported, m) {
 			return m
 		}
@@ -882,6 +989,16 @@ func (t *oauthTransport) pickAuthMethod(haveSecret bool) string {
 	return supported[0]
 }
 
+// authMethodPrefs lists the token endpoint authentication methods in the order the client
+// prefers them: a client with a secret sends it, one without is a public client.
+func authMethodPrefs(haveSecret bool) []string {
+	if haveSecret {
+		return []string{"client_secret_basic", "client_secret_post", "none"}
+	}
+	return []string{"none", "client_secret_basic", "client_secret_post"}
+}
+
+// authStyle is how x/oauth2 sends the client's credentials for its authentication method.
 func (t *oauthTransport) authStyle() oauth2.AuthStyle {
 	if t.authMethod == "client_secret_basic" {
 		return oauth2.AuthStyleInHeader
@@ -916,14 +1033,8 @@ func (t *oauthTransport) clientAuthParams(ctx context.Context, v url.Values) err
 
 // authorizationCode runs the authorization code grant with PKCE S256.
 func (t *oauthTransport) authorizationCode(ctx context.Context, scopes []string) (*oauth2.Token, error) {
-	if t.cfg.Authorize == nil || t.cfg.RedirectURL == "" {
-		return nil, oauthErrorf("the server needs authorization: set oauth.Config.Authorize and RedirectURL (see oauth.NewLoopbackRedirect) or another grant")
-	}
-	if t.as.AuthorizationEndpoint == "" || t.as.TokenEndpoint == "" {
-		return nil, oauthErrorf("the authorization server %s has no authorization or token endpoint", t.as.Issuer)
-	}
-	if m := t.as.CodeChallengeMethodsSupported; len(m) > 0 && !slices.Contains(m, "S256") {
-		return nil, oauthErrorf("the authorization server %s does not support PKCE with S256 (it lists %v); refusing to authorize", t.as.Issuer, m)
+	if err := t.canAuthorizeCode(); err != nil {
+		return nil, err
 	}
 	if err := t.ensureClient(ctx); err != nil {
 		return nil, err
@@ -938,34 +1049,13 @@ func (t *oauthTransport) authorizationCode(ctx context.Context, scopes []string)
 	// before the user is sent to the authorization server (spec 2026-07-28, Authorization,
 	// Authorization Response Validation).
 	issuer, issRequired := t.as.Issuer, t.as.AuthorizationResponseISSParameterSupported
-	authOpts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", t.resource)}
-	if t.dpop != nil && slices.Contains(t.as.DPoPSigningAlgValuesSupported, "ES256") {
-		// RFC 9449 Section 10: the code is bound to the key, so that only this client
-		// can redeem it; asked only of a server that says it does DPoP, as a parameter
-		// others do not know.
-		authOpts = append(authOpts, oauth2.SetAuthURLParam("dpop_jkt", t.dpop.jkt))
-	}
-	authURL := conf.AuthCodeURL(state, authOpts...)
-	back, err := t.cfg.Authorize(ctx, authURL)
+	back, err := t.cfg.Authorize(ctx, conf.AuthCodeURL(state, t.authCodeOptions(verifier)...))
 	if err != nil {
 		return nil, oauthErrorf("authorization: %w", err)
 	}
-	if back == nil {
-		return nil, oauthErrorf("authorization: no redirect URL")
-	}
-	q := back.Query()
-	if q.Get("state") != state {
-		return nil, oauthErrorf("authorization: the redirect's state does not match the request's (a forged or stale redirect)")
-	}
-	if err := checkResponseIssuer(q, issuer, issRequired); err != nil {
+	code, err := codeOf(back, state, issuer, issRequired)
+	if err != nil {
 		return nil, err
-	}
-	if e := q.Get("error"); e != "" {
-		return nil, oauthErrorf("authorization refused: %s %s", e, q.Get("error_description"))
-	}
-	code := q.Get("code")
-	if code == "" {
-		return nil, oauthErrorf("authorization: the redirect carries no code")
 	}
 	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", t.resource)}
 	extra := url.Values{}
@@ -980,6 +1070,59 @@ func (t *oauthTransport) authorizationCode(ctx context.Context, scopes []string)
 		return nil, oauthErrorf("token request at %s: %w", t.as.TokenEndpoint, err)
 	}
 	return tok, nil
+}
+
+// canAuthorizeCode reports, as an error, what the authorization code grant lacks: the
+// Config's Authorize and RedirectURL, the authorization server's endpoints, or its support
+// of PKCE with S256 (spec 2025-11-25, Authorization, Authorization Code Protection).
+func (t *oauthTransport) canAuthorizeCode() error {
+	if t.cfg.Authorize == nil || t.cfg.RedirectURL == "" {
+		return oauthErrorf("the server needs authorization: set oauth.Config.Authorize and RedirectURL (see oauth.NewLoopbackRedirect) or another grant")
+	}
+	if t.as.AuthorizationEndpoint == "" || t.as.TokenEndpoint == "" {
+		return oauthErrorf("the authorization server %s has no authorization or token endpoint", t.as.Issuer)
+	}
+	if m := t.as.CodeChallengeMethodsSupported; len(m) > 0 && !slices.Contains(m, "S256") {
+		return oauthErrorf("the authorization server %s does not support PKCE with S256 (it lists %v); refusing to authorize", t.as.Issuer, m)
+	}
+	return nil
+}
+
+// authCodeOptions are the parameters of the authorization request besides the client's:
+// the PKCE challenge, the resource (RFC 8707), and with DPoP the key's thumbprint.
+func (t *oauthTransport) authCodeOptions(verifier string) []oauth2.AuthCodeOption {
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", t.resource)}
+	if t.dpop != nil && slices.Contains(t.as.DPoPSigningAlgValuesSupported, "ES256") {
+		// RFC 9449 Section 10: the code is bound to the key, so that only this client
+		// can redeem it; asked only of a server that says it does DPoP, as a parameter
+		// others do not know.
+		opts = append(opts, oauth2.SetAuthURLParam("dpop_jkt", t.dpop.jkt))
+	}
+	return opts
+}
+
+// codeOf validates the redirect back from the authorization server, in this order: its
+// state against the request's, its issuer (checkResponseIssuer), then its error; and returns
+// its code.
+func codeOf(back *url.URL, state, issuer string, issRequired bool) (string, error) {
+	if back == nil {
+		return "", oauthErrorf("authorization: no redirect URL")
+	}
+	q := back.Query()
+	if q.Get("state") != state {
+		return "", oauthErrorf("authorization: the redirect's state does not match the request's (a forged or stale redirect)")
+	}
+	if err := checkResponseIssuer(q, issuer, issRequired); err != nil {
+		return "", err
+	}
+	if e := q.Get("error"); e != "" {
+		return "", oauthErrorf("authorization refused: %s %s", e, q.Get("error_description"))
+	}
+	code := q.Get("code")
+	if code == "" {
+		return "", oauthErrorf("authorization: the redirect carries no code")
+	}
+	return code, nil
 }
 
 // checkResponseIssuer validates the authorization response's iss against the issuer

@@ -141,28 +141,35 @@ func (tt *dpopTokenTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		r := req.Clone(req.Context())
-		if body != nil {
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			r.ContentLength = int64(len(body))
-		}
-		p, err := tt.d.proof(r.Method, r.URL, "")
-		if err != nil {
-			return nil, err
-		}
-		r.Header.Set("DPoP", p)
-		resp, err := tt.base.RoundTrip(r)
-		if err != nil {
-			return nil, err
-		}
-		fresh := tt.d.noteNonce(r.URL, resp)
-		if attempt == 0 && fresh && resp.StatusCode == http.StatusBadRequest && tokenErrorIs(resp, "use_dpop_nonce") {
-			drainClose(resp)
-			continue
-		}
-		return resp, nil
+	resp, fresh, err := tt.send(req, body)
+	if err != nil {
+		return nil, err
 	}
+	if fresh && resp.StatusCode == http.StatusBadRequest && tokenErrorIs(resp, "use_dpop_nonce") {
+		drainClose(resp)
+		resp, _, err = tt.send(req, body)
+	}
+	return resp, err
+}
+
+// send sends a copy of req, with body, and a fresh proof. fresh reports that the response
+// brought a nonce the proof did not have.
+func (tt *dpopTokenTransport) send(req *http.Request, body []byte) (resp *http.Response, fresh bool, err error) {
+	r := req.Clone(req.Context())
+	if body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+	p, err := tt.d.proof(r.Method, r.URL, "")
+	if err != nil {
+		return nil, false, err
+	}
+	r.Header.Set("DPoP", p)
+	resp, err = tt.base.RoundTrip(r)
+	if err != nil {
+		return nil, false, err
+	}
+	return resp, tt.d.noteNonce(r.URL, resp), nil
 }
 
 // tokenErrorIs reports whether a token endpoint's error response has the error code (RFC

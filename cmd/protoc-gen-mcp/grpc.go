@@ -34,17 +34,38 @@ func generateGRPCFile(gen *protogen.Plugin, f *protogen.File, filename string, i
 	}
 }
 
-// grpcRegister writes Register<Service>GRPCServer and the handler type it registers.
-func (sg *serviceGen) grpcRegister(f *protogen.File) {
-	g, s, name := sg.g, sg.s, sg.name
-	server := g.QualifiedGoIdent(protogen.GoIdent{GoName: name + "Server", GoImportPath: f.GoImportPath})
-	unimplemented := g.QualifiedGoIdent(protogen.GoIdent{GoName: "Unimplemented" + name + "Server", GoImportPath: f.GoImportPath})
-	handler := lowerFirst(name) + "GRPCHandler"
-	option := g.QualifiedGoIdent(grpcmcpPackage.Ident("Option"))
-	fullMethod := func(m *protogen.Method) string {
-		return strconv.Quote("/" + string(s.Desc.FullName()) + "/" + string(m.Desc.Name()))
-	}
+// grpcNames are the identifiers the grpc=true file writes for one service.
+type grpcNames struct {
+	server        string // the grpc-go service interface, <Service>Server
+	unimplemented string // its Unimplemented<Service>Server
+	handler       string // the <Service>Handler that Register and Forward register
+	option        string // grpcmcp.Option
+}
 
+// grpcRegister writes Register<Service>GRPCServer, Forward<Service>ToGRPC and the handler
+// type both register.
+func (sg *serviceGen) grpcRegister(f *protogen.File) {
+	g, name := sg.g, sg.name
+	n := grpcNames{
+		server:        g.QualifiedGoIdent(protogen.GoIdent{GoName: name + "Server", GoImportPath: f.GoImportPath}),
+		unimplemented: g.QualifiedGoIdent(protogen.GoIdent{GoName: "Unimplemented" + name + "Server", GoImportPath: f.GoImportPath}),
+		handler:       lowerFirst(name) + "GRPCHandler",
+		option:        g.QualifiedGoIdent(grpcmcpPackage.Ident("Option")),
+	}
+	sg.grpcRegisterFunc(n)
+	sg.grpcForwardFunc(n)
+	sg.grpcHandlerType(n)
+}
+
+// grpcFullMethod is m's gRPC method name, /pkg.Service/Method, quoted.
+func (sg *serviceGen) grpcFullMethod(m *protogen.Method) string {
+	return strconv.Quote("/" + string(sg.s.Desc.FullName()) + "/" + string(m.Desc.Name()))
+}
+
+// grpcRegisterFunc writes Register<Service>GRPCServer: the service's rpcs bridged in process.
+func (sg *serviceGen) grpcRegisterFunc(n grpcNames) {
+	g, s, name := sg.g, sg.s, sg.name
+	server, handler, option, fullMethod := n.server, n.handler, n.option, sg.grpcFullMethod
 	g.P("// Register", name, "GRPCServer adds the ", s.surface(), " of ", s.Desc.FullName(), " to s, each served by")
 	g.P("// the method of impl (a grpc-go implementation of the service) of the same name, through the")
 	g.P("// interceptors that opts give (grpcmcp.WithUnaryInterceptors, grpcmcp.WithStreamInterceptors),")
@@ -68,6 +89,15 @@ func (sg *serviceGen) grpcRegister(f *protogen.File) {
 		g.P("rpc", r.GoName, ": ", grpcmcpPackage.Ident("Unary"), "(b, ", fullMethod(r.Method), ", impl.", r.GoName, "),")
 	}
 	g.P("}, b.HandlerOption())")
+	sg.grpcLeaveOutUnimplemented(n)
+	g.P("}")
+	g.P()
+}
+
+// grpcLeaveOutUnimplemented writes the end of Register<Service>GRPCServer: the rpcs that impl
+// leaves to the embedded Unimplemented<Service>Server are removed from s again.
+func (sg *serviceGen) grpcLeaveOutUnimplemented(n grpcNames) {
+	g, s, unimplemented := sg.g, sg.s, n.unimplemented
 	var names []string
 	for _, t := range s.tools {
 		names = append(names, strconv.Quote(t.GoName))
@@ -98,9 +128,12 @@ func (sg *serviceGen) grpcRegister(f *protogen.File) {
 		}
 		g.P("}")
 	}
-	g.P("}")
-	g.P()
+}
 
+// grpcForwardFunc writes Forward<Service>ToGRPC: the service's rpcs forwarded to a backend.
+func (sg *serviceGen) grpcForwardFunc(n grpcNames) {
+	g, s, name := sg.g, sg.s, sg.name
+	handler, option, fullMethod := n.handler, n.option, sg.grpcFullMethod
 	g.P("// Forward", name, "ToGRPC adds the ", s.surface(), " of ", s.Desc.FullName(), " to s, each served by")
 	g.P("// calling the same rpc on cc, a connection to a running gRPC backend, through its client")
 	g.P("// interceptors, with the MCP request's metadata, deadline and cancellation; the backend's")
@@ -121,7 +154,11 @@ func (sg *serviceGen) grpcRegister(f *protogen.File) {
 	g.P("}, ", runtimePackage.Ident("WithInterceptors"), "(", grpcmcpPackage.Ident("ErrorInterceptor"), "()))")
 	g.P("}")
 	g.P()
+}
 
+// grpcHandlerType writes the <Service>Handler whose methods are the bridged or forwarded rpcs.
+func (sg *serviceGen) grpcHandlerType(n grpcNames) {
+	g, s, name, handler := sg.g, sg.s, sg.name, n.handler
 	g.P("// ", handler, " is the ", name, "Handler of Register", name, "GRPCServer and Forward", name, "ToGRPC:")
 	g.P("// each method is the bridged or forwarded rpc.")
 	g.P("type ", handler, " struct {")
@@ -156,6 +193,7 @@ func (sg *serviceGen) grpcRegister(f *protogen.File) {
 	}
 }
 
+// methodsOf is the rpcs of prompts.
 func methodsOf(ps []*prompt) []*protogen.Method {
 	var out []*protogen.Method
 	for _, p := range ps {
@@ -164,6 +202,7 @@ func methodsOf(ps []*prompt) []*protogen.Method {
 	return out
 }
 
+// resourceMethods is the rpcs of resources.
 func resourceMethods(rs []*resource) []*protogen.Method {
 	var out []*protogen.Method
 	for _, r := range rs {

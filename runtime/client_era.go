@@ -22,18 +22,36 @@ const maxInputRounds = 16
 // open establishes what the client needs before its first call: a modern session-less state
 // from server/discover, or a session from initialize, as the client's era allows.
 func (c *Client) open(ctx context.Context) (*clientSession, error) {
-	era := c.cfg.era
-	if era == EraAuto && c.cfg.versionPinned {
-		// WithProtocolVersion pinned a version: its era decides.
-		if isModernVersion(c.cfg.protocolVersion) {
-			era = EraModern
-		} else {
-			era = EraLegacy
-		}
-	}
+	era := c.effectiveEra()
 	if era == EraLegacy {
 		return c.initialize(ctx)
 	}
+	st, err := c.probe(ctx, era)
+	if st != nil || err != nil {
+		return st, err
+	}
+	return c.initialize(ctx)
+}
+
+// effectiveEra is the era the client's options allow: WithEra's, unless the client was left
+// to choose (EraAuto) and WithProtocolVersion pinned a version, whose era then decides.
+func (c *Client) effectiveEra() Era {
+	era := c.cfg.era
+	if era != EraAuto || !c.cfg.versionPinned {
+		return era
+	}
+	if isModernVersion(c.cfg.protocolVersion) {
+		return EraModern
+	}
+	return EraLegacy
+}
+
+// probe sends server/discover, in the modern version the client prefers and then, once, in
+// one the server lists. It returns the modern state when the server speaks a modern version
+// of the client's; nil and no error when the client is to fall back to initialize (era
+// EraAuto and a server of the session era, or of modern versions the client does not speak);
+// an error when it is not to.
+func (c *Client) probe(ctx context.Context, era Era) (*clientSession, error) {
 	version := ProtocolVersion20260728
 	if isModernVersion(c.cfg.protocolVersion) {
 		version = c.cfg.protocolVersion
@@ -48,28 +66,31 @@ func (c *Client) open(ctx context.Context) (*clientSession, error) {
 				return nil, fmt.Errorf("mcp server/discover: %w", err)
 			}
 			c.cfg.logger.Debug("mcp: server/discover failed; falling back to initialize", "error", err)
-			break
-		}
-		// A modern server that speaks other versions: pick one of ours, else fall back.
-		next := ""
-		for _, v := range supported {
-			if isModernVersion(v) {
-				next = v
-				break
-			}
+			return nil, nil
 		}
 		// A refusal that lists the version just sent (a replica that did not speak it yet,
 		// say) is retried once with it: the client retries with a version the server says
 		// it supports (spec 2026-07-28, Versioning; SEP-2575).
+		next := firstModern(supported)
 		if next == "" || (next == version && attempt > 0) {
 			if era == EraModern {
 				return nil, fmt.Errorf("mcp server/discover: the server speaks %s, none of which is a modern version this client speaks (%s): %w", strings.Join(supported, ", "), strings.Join(modernVersions, ", "), err)
 			}
-			break
+			return nil, nil
 		}
 		version = next
 	}
-	return c.initialize(ctx)
+	return nil, nil
+}
+
+// firstModern is the first of versions that is a modern version this client speaks, or "".
+func firstModern(versions []string) string {
+	for _, v := range versions {
+		if isModernVersion(v) {
+			return v
+		}
+	}
+	return ""
 }
 
 // fallsBack reports whether a failed server/discover means a legacy server: anything but a

@@ -351,10 +351,7 @@ func (s *Server) adoptShared(w http.ResponseWriter, id string, state *SessionSta
 	sess.established.Store(true)
 	sess.applyState(state)
 	s.sessions[id] = sess
-	if !s.reaping && (s.cfg.sessionIdleTimeout > 0 || s.cfg.handshakeTimeout > 0) {
-		s.reaping = true
-		go s.reap(s.cfg.sessionIdleTimeout)
-	}
+	s.startReapingLocked()
 	s.mu.Unlock()
 	if evicted != nil {
 		evicted.end()

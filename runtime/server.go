@@ -290,7 +290,7 @@ func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, ses
 		s.handleNotification(sess, msg)
 		w.WriteHeader(http.StatusAccepted)
 	case msg.isResponse():
-		if !sess.deliverResponse(msg) && (s.cluster == nil || !s.forwardResponse(sess, msg, body)) {
+		if !s.deliverResponse(sess, msg, body) {
 			s.log.Warn("mcp: response to an unknown request", "session", sess.id, "id", msg.ID.short())
 			s.writeJSON(w, http.StatusBadRequest, encodeResponse(nil, nil, Errorf(CodeInvalidRequest, "no request with id %s is awaiting a response", msg.ID.short())))
 			return
@@ -302,6 +302,13 @@ func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, ses
 		}
 		s.serveRequest(w, r, sess, msg, token)
 	}
+}
+
+// deliverResponse delivers a client's response (body, decoded as msg) to the request awaiting
+// it: one of this replica's, or, in a replica set, the one of the replica the request's ID
+// names. It reports false when no request awaits it.
+func (s *Server) deliverResponse(sess *session, msg *wireMessage, body []byte) bool {
+	return sess.deliverResponse(msg) || (s.cluster != nil && s.forwardResponse(sess, msg, body))
 }
 
 // sessionFor finds the session a request names, answering the error itself when it cannot:

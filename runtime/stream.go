@@ -184,8 +184,7 @@ func (st *stream) overBudgetLocked(final bool, n int64) error {
 // connection). st.mu is held.
 func (st *stream) storeSharedLocked(ev *streamEvent, n int64) error {
 	c := st.sess.server.cluster
-	if c == nil || st.standalone || st.sess.stateless || ev.data == nil ||
-		(ev.final && st.seq == 0 && !st.wasKicked && !st.sess.server.cfg.alwaysSSE) {
+	if c == nil || !st.sharesLocked(ev) {
 		return nil
 	}
 	ev.pooled = nil // the shared store may keep data: the buffer is not reused
@@ -198,6 +197,16 @@ func (st *stream) storeSharedLocked(ev *streamEvent, n int64) error {
 		// The response still goes to a client that is connected.
 	}
 	return nil
+}
+
+// sharesLocked reports whether ev goes to a replica set's shared event store: an event of a
+// request stream of the 2025-11-25 era, but not a response that goes out alone as plain
+// JSON. st.mu is held.
+func (st *stream) sharesLocked(ev *streamEvent) bool {
+	if st.standalone || st.sess.stateless || ev.data == nil {
+		return false
+	}
+	return !ev.final || st.seq != 0 || st.wasKicked || st.sess.server.cfg.alwaysSSE
 }
 
 // kick asks the attached writer to close its connection without ending the stream, after
@@ -250,49 +259,65 @@ func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEv
 	if st.owner != my {
 		return nil, false, st.closed, true, false
 	}
-	limit := len(st.queue)
-	if st.kicked {
-		// A kicked writer takes only what was queued before the kick (CloseSSEStream):
-		// what the handler sent after it goes out on the connection the client resumes
-		// with, even when it is already queued by the time this writer looks.
-		for limit > 0 && st.queue[limit-1].seq > st.kickSeq {
-			limit--
-		}
-	}
-	n, size := 0, 0
-	for n < limit && (n == 0 || size < sseChunk) {
-		size += len(st.queue[n].data)
-		n++
-	}
-	if n == len(st.queue) {
+	limit := st.takeLimitLocked()
+	n, size := st.chunkLocked(limit)
+	switch n {
+	case len(st.queue):
 		evs, st.queue = st.queue, nil // the common case: everything, without a copy
 		st.releaseQueueLocked()
 		kicked, st.kicked = st.kicked, false
 		closed = st.closed
-	} else if n == limit {
+	case limit:
 		// Everything queued before the kick, the rest left for the resumed connection.
-		if n > 0 {
-			evs = append([]streamEvent(nil), st.queue[:n]...)
-			clear(st.queue[:n])
-			st.queue = st.queue[n:]
-			st.sess.release(int64(size))
-			st.queued -= int64(size)
-		}
+		evs = st.takeFrontLocked(n, size)
 		kicked, st.kicked = true, false
 		closed = st.closed
-	} else {
-		// A copy, and the taken slots cleared: the queue's array must not keep them alive.
-		evs = append([]streamEvent(nil), st.queue[:n]...)
-		clear(st.queue[:n])
-		st.queue = st.queue[n:]
-		st.sess.release(int64(size))
-		st.queued -= int64(size)
+	default:
+		evs = st.takeFrontLocked(n, size)
 		more = true
 	}
 	if store != nil && len(evs) > 0 && st.storesTaken(asJSON, evs) {
 		st.storeLocked(store, evs)
 	}
 	return evs, kicked, closed, false, more
+}
+
+// takeLimitLocked returns how many queued events a writer may take: all of them, but for a
+// kicked writer only what was queued before the kick (CloseSSEStream): what the handler sent
+// after it goes out on the connection the client resumes with, even when it is already
+// queued by the time this writer looks. st.mu is held.
+func (st *stream) takeLimitLocked() int {
+	limit := len(st.queue)
+	if st.kicked {
+		for limit > 0 && st.queue[limit-1].seq > st.kickSeq {
+			limit--
+		}
+	}
+	return limit
+}
+
+// chunkLocked returns how many of the first limit queued events make about sseChunk bytes
+// (at least one, when there is one), and their size. st.mu is held.
+func (st *stream) chunkLocked(limit int) (n, size int) {
+	for n < limit && (n == 0 || size < sseChunk) {
+		size += len(st.queue[n].data)
+		n++
+	}
+	return n, size
+}
+
+// takeFrontLocked removes the first n queued events, of size bytes, returning a copy of them
+// and clearing their slots: the queue's array must not keep them alive. st.mu is held.
+func (st *stream) takeFrontLocked(n, size int) []streamEvent {
+	if n == 0 {
+		return nil
+	}
+	evs := append([]streamEvent(nil), st.queue[:n]...)
+	clear(st.queue[:n])
+	st.queue = st.queue[n:]
+	st.sess.release(int64(size))
+	st.queued -= int64(size)
+	return evs
 }
 
 // storesTaken reports whether the events a writer took go to the event store: not in the
@@ -302,7 +327,7 @@ func (st *stream) storesTaken(asJSON bool, evs []streamEvent) bool {
 	if st.sess.stateless || (!st.standalone && st.sess.server.cluster != nil) {
 		return false
 	}
-	return !(asJSON && len(evs) == 1 && evs[0].final && evs[0].data != nil)
+	return !asJSON || !isLoneResponse(evs)
 }
 
 // storeLocked appends the events evs to store, for a resumption to replay. st.mu is held.
@@ -629,27 +654,12 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 	}
 	yielded := false
 	for {
-		evs, kicked, closed, lost, more := st.take(my, s.cfg.eventStore, !sw.started)
-		if lost {
-			// A resumed connection took the stream over. The wake-up that brought this
-			// writer here may have been meant for the new one (they share the channel):
-			// pass it on, or the new writer could sleep through the stream's last event.
-			st.signal()
-			st.endInlineResponse(w, my, false)
-			return
-		}
-		if len(evs) > 0 && s.writeEvents(w, st, my, sw, evs) {
+		done, more := s.writeTaken(w, st, my, sw)
+		if done {
 			return
 		}
 		if more {
 			continue
-		}
-		if closed {
-			return
-		}
-		if kicked {
-			s.endKicked(w, st, my, sw)
-			return
 		}
 		if !yielded && !st.standalone {
 			// The handler runs on another goroutine (a batch's worker, or an inline
@@ -667,6 +677,31 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			return
 		}
 	}
+}
+
+// writeTaken takes st's events for the writer of generation my and writes them. It reports
+// whether the writer is done (the response went out, the client went away, the session
+// ended, the connection was kicked, or a resumed connection took the stream over), and
+// whether more events are queued already.
+func (s *Server) writeTaken(w http.ResponseWriter, st *stream, my uint64, sw *sseWriter) (done, more bool) {
+	evs, kicked, closed, lost, more := st.take(my, s.cfg.eventStore, !sw.started)
+	switch {
+	case lost:
+		// The wake-up that brought this writer here may have been meant for the new one
+		// (they share the channel): pass it on, or the new writer could sleep through the
+		// stream's last event.
+		st.signal()
+		st.endInlineResponse(w, my, false)
+		return true, false
+	case len(evs) > 0 && s.writeEvents(w, st, my, sw, evs):
+		return true, false
+	case more:
+		return false, true
+	case kicked && !closed:
+		s.endKicked(w, st, my, sw)
+		return true, false
+	}
+	return closed, false
 }
 
 // streamWriter returns the SSE writer of w for the writer of generation my of st.
@@ -728,7 +763,7 @@ func (s *Server) awaitEvents(ctx context.Context, w http.ResponseWriter, st *str
 // stream's response went out (as a JSON body when it is the only event and nothing was
 // written yet, else as SSE), or the client went away.
 func (s *Server) writeEvents(w http.ResponseWriter, st *stream, my uint64, sw *sseWriter, evs []streamEvent) bool {
-	if !sw.started && len(evs) == 1 && evs[0].final && evs[0].data != nil {
+	if !sw.started && isLoneResponse(evs) {
 		sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
 		s.writeJSON(w, cmp.Or(evs[0].status, http.StatusOK), evs[0].data)
 		evs[0].pooled.release() // written: the buffer can serve another call
@@ -757,6 +792,12 @@ func (s *Server) writeEvents(w http.ResponseWriter, st *stream, my uint64, sw *s
 		s.streamDelivered(st)
 	}
 	return final
+}
+
+// isLoneResponse reports whether evs is a response alone, which a writer that has written
+// nothing yet sends as a plain JSON body.
+func isLoneResponse(evs []streamEvent) bool {
+	return len(evs) == 1 && evs[0].final && evs[0].data != nil
 }
 
 // appendEvents appends evs to sw's buffer as SSE events, writing it out every sseChunk bytes

@@ -267,36 +267,47 @@ func headID(head []byte) *ID {
 		return nil
 	}
 	for i++; ; i++ {
-		i = jsonscan.SkipSpace(head, i)
-		if i >= len(head) || head[i] != '"' {
+		key, val, end, ok := headMember(head, i)
+		if !ok {
 			return nil
-		}
-		end := jsonscan.StringEnd(head, i)
-		if end < 0 {
-			return nil
-		}
-		key := head[i+1 : end-1]
-		i = jsonscan.SkipSpace(head, end)
-		if i >= len(head) || head[i] != ':' {
-			return nil
-		}
-		i = jsonscan.SkipSpace(head, i+1)
-		vend := jsonscan.ValueEnd(head, i)
-		if vend < 0 || vend >= len(head) {
-			return nil // cut off within the value
 		}
 		if string(key) == "id" {
 			var id ID
-			if id.UnmarshalJSON(head[i:vend]) != nil {
+			if id.UnmarshalJSON(val) != nil {
 				return nil
 			}
 			return &id
 		}
-		i = jsonscan.SkipSpace(head, vend)
+		i = jsonscan.SkipSpace(head, end)
 		if i >= len(head) || head[i] != ',' {
 			return nil
 		}
 	}
+}
+
+// headMember reads the object member that starts at or after i in head: its key, its value,
+// and where the value ends. It reports false when the member is malformed or cut off before
+// its value ends.
+func headMember(head []byte, i int) (key, val []byte, end int, ok bool) {
+	i = jsonscan.SkipSpace(head, i)
+	if i >= len(head) || head[i] != '"' {
+		return nil, nil, 0, false
+	}
+	kend := jsonscan.StringEnd(head, i)
+	if kend < 0 {
+		return nil, nil, 0, false
+	}
+	key = head[i+1 : kend-1]
+	i = jsonscan.SkipSpace(head, kend)
+	if i >= len(head) || head[i] != ':' {
+		return nil, nil, 0, false
+	}
+	i = jsonscan.SkipSpace(head, i+1)
+	end = jsonscan.ValueEnd(head, i)
+	if end < 0 || end >= len(head) {
+		return nil, nil, 0, false // cut off within the value
+	}
+	return key, head[i:end], end, true
 }
 
 // dispatch serves one message. initialize, notifications and responses are served in order,
@@ -310,11 +321,7 @@ func (c *lineConn) dispatch(line []byte) *requestState {
 	}
 	msg, rpcErr := decodeMessage(line)
 	if rpcErr != nil {
-		var id *ID
-		if msg != nil {
-			id = msg.ID
-		}
-		c.reply(encodeResponse(id, nil, rpcErr))
+		c.reply(encodeResponse(msg.idOrNil(), nil, rpcErr))
 		return nil
 	}
 	return c.serveMessage(msg)
@@ -440,11 +447,7 @@ func (c *lineConn) batch(line []byte) {
 	for _, raw := range elems {
 		msg, rpcErr := decodeMessage(raw)
 		if rpcErr != nil {
-			var id *ID
-			if msg != nil {
-				id = msg.ID
-			}
-			c.reply(encodeResponse(id, nil, rpcErr))
+			c.reply(encodeResponse(msg.idOrNil(), nil, rpcErr))
 			continue
 		}
 		if msg.Method == methodInitialize {

@@ -158,21 +158,9 @@ func (s *Server) handleListTools(_ context.Context, _ *requestState, params json
 // Request.Message. A request that cannot be served still passes through the interceptors,
 // with a CallFunc that returns the reason.
 func (s *Server) routeCallTool(req *Request) {
-	p, ok := scanCallToolParams(req.Params)
-	if !ok {
-		// Without _meta, which runHandler decoded already.
-		var q struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments,omitempty"`
-		}
-		if err := unmarshalParams(req.Params, &q); err != nil {
-			req.serve = failWith(err)
-			return
-		}
-		p = CallToolParams{Name: q.Name, Arguments: q.Arguments}
-	}
-	if p.Name == "" {
-		req.serve = failWith(NewError(CodeInvalidParams, `tools/call needs "name": the tool to call`))
+	p, err := callToolParams(req.Params)
+	if err != nil {
+		req.serve = failWith(err)
 		return
 	}
 	req.Name = p.Name
@@ -182,14 +170,8 @@ func (s *Server) routeCallTool(req *Request) {
 		return
 	}
 	req.tool, req.args = t, p.Arguments
-	if len(p.Arguments) > 0 {
-		if a := trimSpace(p.Arguments); len(a) > 0 && a[0] != '{' && string(a) != "null" {
-			req.serve = failWith(fmt.Errorf("invalid arguments for tool %s: arguments must be a JSON object", p.Name))
-			return
-		}
-	}
-	if msg := checkInputSchema(t.schema, p.Arguments); msg != "" {
-		req.serve = failWith(fmt.Errorf("invalid arguments for tool %s: %s", p.Name, msg))
+	if err := t.checkArguments(p.Arguments); err != nil {
+		req.serve = failWith(err)
 		return
 	}
 	if t.decode != nil {
@@ -201,6 +183,39 @@ func (s *Server) routeCallTool(req *Request) {
 		req.Message = msg
 	}
 	req.serve = t.call
+}
+
+// callToolParams reads a tools/call's name and arguments (without _meta, which runHandler
+// decoded already): by a scan in the common case, else by encoding/json, whose errors say
+// what is wrong. A call without a name is refused.
+func callToolParams(params json.RawMessage) (CallToolParams, error) {
+	p, ok := scanCallToolParams(params)
+	if !ok {
+		var q struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments,omitempty"`
+		}
+		if err := unmarshalParams(params, &q); err != nil {
+			return CallToolParams{}, err
+		}
+		p = CallToolParams{Name: q.Name, Arguments: q.Arguments}
+	}
+	if p.Name == "" {
+		return CallToolParams{}, NewError(CodeInvalidParams, `tools/call needs "name": the tool to call`)
+	}
+	return p, nil
+}
+
+// checkArguments decides whether args can be the tool's arguments: a JSON object (or null,
+// or none) that its input schema accepts.
+func (t *toolEntry) checkArguments(args json.RawMessage) error {
+	if a := trimSpace(args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
+		return fmt.Errorf("invalid arguments for tool %s: arguments must be a JSON object", t.tool.Name)
+	}
+	if msg := checkInputSchema(t.schema, args); msg != "" {
+		return fmt.Errorf("invalid arguments for tool %s: %s", t.tool.Name, msg)
+	}
+	return nil
 }
 
 // failWith returns a CallFunc that fails with err.
@@ -230,28 +245,39 @@ func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (a
 		}
 		res = tr
 	case resp.Message != nil:
-		enc := (*resultEncoding)(nil)
-		if req.tool != nil {
-			enc = req.tool.enc
-		}
-		if enc == nil {
-			enc = new(resultEncoding)
-		}
-		if _, ok := resp.Message.(*mcpv1.ToolResult); !ok {
-			// The common case: the message's JSON straight into a result buffer, with no
-			// CallToolResult around it, held in the request's state.
-			er := req.encoded()
-			if _, err := encodeMessageResult(er, resp.Message, enc); err != nil {
-				return nil, err
-			}
-			return er, nil
-		}
-		r, err := messageResult(resp.Message, enc)
+		return messageAnswer(req, resp.Message)
+	}
+	return resultAnswer(req, res)
+}
+
+// messageAnswer encodes a typed tool's message as its result: the message's JSON straight
+// into a result buffer held in the request's state, with no CallToolResult around it, unless
+// the message is a ToolResult, which says what the CallToolResult holds.
+func messageAnswer(req *Request, m proto.Message) (any, error) {
+	enc := (*resultEncoding)(nil)
+	if req.tool != nil {
+		enc = req.tool.enc
+	}
+	if enc == nil {
+		enc = new(resultEncoding)
+	}
+	if _, ok := m.(*mcpv1.ToolResult); ok {
+		res, err := messageResult(m, enc)
 		if err != nil {
 			return nil, err
 		}
-		res = r
+		return resultAnswer(req, res)
 	}
+	er := req.encoded()
+	if _, err := encodeMessageResult(er, m, enc); err != nil {
+		return nil, err
+	}
+	return er, nil
+}
+
+// resultAnswer encodes a CallToolResult (an empty one for nil): one encoded already, by
+// CallToolResult's own constructors, goes out as it is.
+func resultAnswer(req *Request, res *CallToolResult) (any, error) {
 	if res == nil {
 		res = &CallToolResult{}
 	}

@@ -178,19 +178,10 @@ func (sess *session) caps() ClientCapabilities {
 
 // request sends a request to the client on st and waits for its response.
 func (sess *session) request(ctx context.Context, st *stream, method string, params any) (json.RawMessage, error) {
-	sess.mu.Lock()
-	if sess.ended {
-		sess.mu.Unlock()
-		return nil, ErrClosed
+	id, ch, err := sess.pendingRequest()
+	if err != nil {
+		return nil, err
 	}
-	sess.nextRequestID++
-	id := IntID(sess.nextRequestID)
-	if c := sess.server.cluster; c != nil && !sess.stateless {
-		id = c.sharedRequestID(sess.nextRequestID) // the response may reach another replica
-	}
-	ch := make(chan *wireMessage, 1)
-	sess.pending[id.raw] = ch
-	sess.mu.Unlock()
 	defer func() {
 		sess.mu.Lock()
 		delete(sess.pending, id.raw)
@@ -209,6 +200,32 @@ func (sess *session) request(ctx context.Context, st *stream, method string, par
 	if err := st.send(data, false); err != nil {
 		return nil, fmt.Errorf("send %s to client: %w", method, err)
 	}
+	return sess.awaitResponse(ctx, st, &id, method, ch)
+}
+
+// pendingRequest numbers a new request to the client and registers the channel its response
+// is delivered to (deliverResponse); in a replica set the ID names this replica, which the
+// response may not reach directly. It fails with ErrClosed once the session ended.
+func (sess *session) pendingRequest() (ID, chan *wireMessage, error) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.ended {
+		return ID{}, nil, ErrClosed
+	}
+	sess.nextRequestID++
+	id := IntID(sess.nextRequestID)
+	if c := sess.server.cluster; c != nil && !sess.stateless {
+		id = c.sharedRequestID(sess.nextRequestID)
+	}
+	ch := make(chan *wireMessage, 1)
+	sess.pending[id.raw] = ch
+	return id, ch, nil
+}
+
+// awaitResponse waits for the client's response to the request id sent on st: its result or
+// its error; when ctx ends first the client is told to stop working on it (spec 2025-11-25,
+// Utilities, Cancellation).
+func (sess *session) awaitResponse(ctx context.Context, st *stream, id *ID, method string, ch chan *wireMessage) (json.RawMessage, error) {
 	select {
 	case resp := <-ch:
 		if resp.Error != nil {
@@ -217,7 +234,7 @@ func (sess *session) request(ctx context.Context, st *stream, method string, par
 		return resp.Result, nil
 	case <-ctx.Done():
 		// Tell the client to stop working on it (best effort; the stream may be gone).
-		if n, err := encodeRequest(nil, notifCancelled, &CancelledParams{RequestID: &id, Reason: ctx.Err().Error()}); err == nil {
+		if n, err := encodeRequest(nil, notifCancelled, &CancelledParams{RequestID: id, Reason: ctx.Err().Error()}); err == nil {
 			_ = st.send(n, false)
 		}
 		return nil, fmt.Errorf("%s: %w", method, ctx.Err())

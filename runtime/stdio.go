@@ -419,15 +419,8 @@ func (c *lineConn) run(rs *requestState) {
 // scopeRefusal refuses a tools/call of a tool that needs OAuth scopes: a message-stream
 // transport carries no access token.
 func (s *Server) scopeRefusal(msg *wireMessage) *Error {
-	if !s.scoped.Load() {
-		return nil
-	}
-	p, ok := scanCallToolParams(msg.Params)
-	if !ok {
-		return nil // the route answers malformed params
-	}
-	if t, ok := s.tools.get(p.Name); ok && len(t.scopes) > 0 {
-		return Errorf(CodeInvalidRequest, "forbidden: tool %q needs an access token with the scopes %s, and stdio carries none", truncate(p.Name, 64), strings.Join(t.scopes, " "))
+	if t := s.scopedTool(msg.Params); t != nil {
+		return Errorf(CodeInvalidRequest, "forbidden: tool %q needs an access token with the scopes %s, and stdio carries none", truncate(t.tool.Name, 64), strings.Join(t.scopes, " "))
 	}
 	return nil
 }

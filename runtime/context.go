@@ -165,18 +165,27 @@ func (c *Caller) NotifyProgress(ctx context.Context, progress, total float64, me
 	if len(rs.progressToken) == 0 {
 		return nil
 	}
-	rs.mu.Lock()
-	if rs.sentProgress && progress <= rs.lastProgress {
-		rs.mu.Unlock()
-		return fmt.Errorf("mcp: progress must increase: %v after %v", progress, rs.lastProgress)
+	if err := rs.advanceProgress(progress); err != nil {
+		return err
 	}
-	rs.lastProgress, rs.sentProgress = progress, true
-	rs.mu.Unlock()
 	p := &ProgressParams{ProgressToken: rs.progressToken, Progress: progress, Message: message}
 	if total > 0 {
 		p.Total = &total
 	}
 	return rs.send(notifProgress, p)
+}
+
+// advanceProgress records progress as the request's newest, which must be greater than the
+// last one sent (spec 2025-11-25, Utilities, Progress: the progress value "MUST increase with
+// each notification").
+func (rs *requestState) advanceProgress(progress float64) error {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.sentProgress && progress <= rs.lastProgress {
+		return fmt.Errorf("mcp: progress must increase: %v after %v", progress, rs.lastProgress)
+	}
+	rs.lastProgress, rs.sentProgress = progress, true
+	return nil
 }
 
 // Log sends notifications/message to the client, on the stream of the request, if level is
@@ -195,6 +204,7 @@ func (c *Caller) Log(ctx context.Context, level LoggingLevel, logger string, dat
 	return rs.send(notifMessage, &LogMessageParams{Level: level, Logger: logger, Data: data})
 }
 
+// logs reports whether the session's client gets log messages of level.
 func (sess *session) logs(level LoggingLevel) bool {
 	min := LevelInfo
 	if l := sess.logLevel.Load(); l != nil {
@@ -205,6 +215,7 @@ func (sess *session) logs(level LoggingLevel) bool {
 	return levelRank[level] >= levelRank[min]
 }
 
+// send sends a notification on the request's stream, logging one that was not queued.
 func (rs *requestState) send(method string, params any) error {
 	data, err := encodeRequest(nil, method, params)
 	if err != nil {

@@ -117,12 +117,7 @@ const handoffDelay = 2 * time.Millisecond
 func (c *lineConn) readLoop() {
 	for {
 		line, tooLong, err := readMessage(c.in, c.limit)
-		var rs *requestState
-		if tooLong != nil {
-			c.locked(func() { c.tooLong(tooLong) })
-		} else if len(line) > 0 {
-			c.locked(func() { rs = c.dispatch(line) })
-		}
+		rs := c.serveRead(line, tooLong)
 		if err != nil {
 			if rs != nil {
 				go c.run(rs)
@@ -138,6 +133,18 @@ func (c *lineConn) readLoop() {
 			return
 		}
 	}
+}
+
+// serveRead serves what readMessage read: the head of a message too long, which is refused, or
+// a message, whose request it returns, admitted, for the caller to run.
+func (c *lineConn) serveRead(line, tooLong []byte) *requestState {
+	var rs *requestState
+	if tooLong != nil {
+		c.locked(func() { c.tooLong(tooLong) })
+	} else if len(line) > 0 {
+		c.locked(func() { rs = c.dispatch(line) })
+	}
+	return rs
 }
 
 // runInline runs rs's handler on the reader's goroutine, and reports whether this goroutine

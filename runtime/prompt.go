@@ -65,13 +65,9 @@ func (s *Server) RemovePrompt(name string) bool {
 }
 
 func (s *Server) handleListPrompts(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
-	cursor, err := cursorOf(params)
+	items, next, err := s.prompts.pageOf(params, s.cfg.pageSize)
 	if err != nil {
 		return nil, err
-	}
-	items, next, rpcErr := s.prompts.page(cursor, s.cfg.pageSize)
-	if rpcErr != nil {
-		return nil, rpcErr
 	}
 	out := &ListPromptsResult{Prompts: make([]Prompt, 0, len(items)), NextCursor: next}
 	for _, p := range items {

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"strconv"
 	"sync"
 )
@@ -73,6 +74,34 @@ func (r *registry[T]) page(cursor string, size int) ([]T, string, *Error) {
 		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
 	}
 	return out, next, nil
+}
+
+// pageOf returns the page of a list request's params (its cursor) of up to size entries,
+// and the cursor of the next page ("" at the end).
+func (r *registry[T]) pageOf(params json.RawMessage, size int) ([]T, string, error) {
+	cursor, err := cursorOf(params)
+	if err != nil {
+		return nil, "", err
+	}
+	items, next, rpcErr := r.page(cursor, size)
+	if rpcErr != nil {
+		return nil, "", rpcErr
+	}
+	return items, next, nil
+}
+
+// cursorOf reads params.cursor.
+func cursorOf(params json.RawMessage) (string, error) {
+	if len(params) == 0 {
+		return "", nil
+	}
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	if err := unmarshalParams(params, &p); err != nil {
+		return "", err
+	}
+	return p.Cursor, nil
 }
 
 // decodeCursor returns the position that a cursor made by page names (0 for none), refusing

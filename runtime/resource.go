@@ -172,13 +172,9 @@ func routeURI(req *Request) {
 }
 
 func (s *Server) handleListResources(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
-	cursor, err := cursorOf(params)
+	items, next, err := s.resources.pageOf(params, s.cfg.pageSize)
 	if err != nil {
 		return nil, err
-	}
-	items, next, rpcErr := s.resources.page(cursor, s.cfg.pageSize)
-	if rpcErr != nil {
-		return nil, rpcErr
 	}
 	out := &ListResourcesResult{Resources: make([]Resource, 0, len(items)), NextCursor: next}
 	for _, r := range items {
@@ -188,13 +184,9 @@ func (s *Server) handleListResources(_ context.Context, _ *requestState, params 
 }
 
 func (s *Server) handleListTemplates(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
-	cursor, err := cursorOf(params)
+	items, next, err := s.templates.pageOf(params, s.cfg.pageSize)
 	if err != nil {
 		return nil, err
-	}
-	items, next, rpcErr := s.templates.page(cursor, s.cfg.pageSize)
-	if rpcErr != nil {
-		return nil, rpcErr
 	}
 	out := &ListResourceTemplatesResult{ResourceTemplates: make([]ResourceTemplate, 0, len(items)), NextCursor: next}
 	for _, t := range items {

@@ -227,6 +227,12 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.idOrNil(), nil, rpcErr))
 		return
 	}
+	s.serveMessage(w, r, msg, body)
+}
+
+// serveMessage serves a POSTed message by its era and kind: one of the stateless era, an
+// initialize that starts a session, or a message of a session.
+func (s *Server) serveMessage(w http.ResponseWriter, r *http.Request, msg *wireMessage, body []byte) {
 	if s.isModernRequest(r, msg) {
 		s.serveModern(w, r, msg) // the stateless era (era_server.go)
 		return
@@ -358,9 +364,7 @@ func (s *Server) lookupSession(w http.ResponseWriter, r *http.Request, id string
 		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "session not found: it expired or was deleted; send initialize to start a new one")
 		return nil, false
 	}
-	if !sess.established.Load() {
-		sess.established.Store(true)
-	}
+	sess.establish()
 	return sess, true
 }
 
@@ -741,12 +745,7 @@ func (s *Server) callHandler(ctx context.Context, rs *requestState, h methodHand
 	if msg.Method != methodPing && version == "" {
 		return nil, NewError(CodeInvalidRequest, "session not initialized")
 	}
-	req.Method, req.ID, req.Params, req.Meta = msg.Method, *msg.ID, msg.Params, rs.meta
-	req.SessionID, req.ProtocolVersion, req.Header = rs.sess.id, version, rs.header
-	req.rs, req.handler, req.serve = rs, h, callMethod
-	if route := s.routes[msg.Method]; route != nil {
-		route(req)
-	}
+	s.prepareRequest(req, rs, h, msg, version)
 	resp, err := s.call(ctx, req)
 	if msg.Method == methodToolsCall {
 		return toolAnswer(ctx, req, resp, err)
@@ -755,6 +754,17 @@ func (s *Server) callHandler(ctx context.Context, rs *requestState, h methodHand
 		return nil, err
 	}
 	return resp.Result, nil
+}
+
+// prepareRequest fills in the Request the interceptors see, and lets the method's route (if
+// any) resolve what it serves before they run: a tool call's tool and arguments.
+func (s *Server) prepareRequest(req *Request, rs *requestState, h methodHandler, msg *wireMessage, version string) {
+	req.Method, req.ID, req.Params, req.Meta = msg.Method, *msg.ID, msg.Params, rs.meta
+	req.SessionID, req.ProtocolVersion, req.Header = rs.sess.id, version, rs.header
+	req.rs, req.handler, req.serve = rs, h, callMethod
+	if route := s.routes[msg.Method]; route != nil {
+		route(req)
+	}
 }
 
 // handlerPanicked logs a handler's panic with its stack and returns the internal error that
@@ -1058,18 +1068,28 @@ func (s *Server) reap(ttl time.Duration) {
 			return
 		case <-t.C:
 		}
-		idle, busy, ok := s.sweep(ttl)
-		if !ok {
+		if !s.reapOnce(ttl) {
 			return
 		}
-		for _, sess := range idle {
-			s.log.Debug("mcp: ending idle session", "session", sess.id)
-			s.endSession(sess)
-		}
-		if len(busy) > 0 {
-			s.touchShared(busy)
-		}
 	}
+}
+
+// reapOnce ends the sessions a sweep of the table finds idle (or still in their handshake
+// past its timeout), and extends the stored lifetime of the busy ones in a replica set. It
+// reports false, and the reaper stops, when the table is empty.
+func (s *Server) reapOnce(ttl time.Duration) bool {
+	idle, busy, ok := s.sweep(ttl)
+	if !ok {
+		return false
+	}
+	for _, sess := range idle {
+		s.log.Debug("mcp: ending idle session", "session", sess.id)
+		s.endSession(sess)
+	}
+	if len(busy) > 0 {
+		s.touchShared(busy)
+	}
+	return true
 }
 
 // sweep looks at the session table once: it returns the sessions to end (handshakes not

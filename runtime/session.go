@@ -170,6 +170,7 @@ func (sess *session) version() string {
 	return sess.protocolVersion
 }
 
+// caps returns the capabilities the session's client declared.
 func (sess *session) caps() ClientCapabilities {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
@@ -258,6 +259,15 @@ func (sess *session) deliverResponse(m *wireMessage) bool {
 	return true
 }
 
+// establish records that the session's client uses the session ID initialize returned: the
+// handshake timeout no longer applies to it (sessions.go). It writes only the first time,
+// so that the flag's cache line is not dirtied by every request.
+func (sess *session) establish() {
+	if !sess.established.Load() {
+		sess.established.Store(true)
+	}
+}
+
 // end terminates the session: in-flight handlers are cancelled, streams closed.
 func (sess *session) end() {
 	sess.mu.Lock()
@@ -267,11 +277,7 @@ func (sess *session) end() {
 	}
 	sess.ended = true
 	forget := sess.server.cluster == nil || sess.forget
-	streams := make([]*stream, 0, len(sess.streams)+1)
-	for _, st := range sess.streams {
-		streams = append(streams, st)
-	}
-	streams = append(streams, sess.standalone)
+	streams := sess.allStreamsLocked()
 	sess.release(sess.state)
 	sess.state = 0
 	clear(sess.subscriptions)
@@ -283,6 +289,16 @@ func (sess *session) end() {
 	if store := sess.server.cfg.eventStore; store != nil && forget {
 		_ = store.DeleteSession(context.Background(), sess.id)
 	}
+}
+
+// allStreamsLocked returns the session's request streams and its standalone stream. sess.mu
+// is held.
+func (sess *session) allStreamsLocked() []*stream {
+	streams := make([]*stream, 0, len(sess.streams)+1)
+	for _, st := range sess.streams {
+		streams = append(streams, st)
+	}
+	return append(streams, sess.standalone)
 }
 
 // notify sends a notification on the standalone stream (messages unrelated to a request).

@@ -347,9 +347,7 @@ func (c *lineConn) serveMessage(msg *wireMessage) *requestState {
 		return nil
 	}
 	sess.touch()
-	if !sess.established.Load() {
-		sess.established.Store(true)
-	}
+	sess.establish()
 	switch {
 	case msg.isNotification():
 		c.srv.handleNotification(sess, msg)
@@ -445,19 +443,26 @@ func (c *lineConn) batch(line []byte) {
 		return
 	}
 	for _, raw := range elems {
-		msg, rpcErr := decodeMessage(raw)
-		if rpcErr != nil {
-			c.reply(encodeResponse(msg.idOrNil(), nil, rpcErr))
-			continue
-		}
-		if msg.Method == methodInitialize {
-			c.reply(encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not be part of a batch")))
-			continue
-		}
-		if rs := c.serveMessage(msg); rs != nil {
+		if rs := c.batchMember(raw); rs != nil {
 			go c.run(rs) // each of a batch's requests at once
 		}
 	}
+}
+
+// batchMember serves one member of a batch as a message of its own line, but initialize,
+// which must not be part of a batch; a request is admitted and returned, for the caller to
+// run.
+func (c *lineConn) batchMember(raw []byte) *requestState {
+	msg, rpcErr := decodeMessage(raw)
+	if rpcErr != nil {
+		c.reply(encodeResponse(msg.idOrNil(), nil, rpcErr))
+		return nil
+	}
+	if msg.Method == methodInitialize {
+		c.reply(encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not be part of a batch")))
+		return nil
+	}
+	return c.serveMessage(msg)
 }
 
 // close ends the session, which cancels its handlers and closes its streams, and waits, within

@@ -106,6 +106,8 @@ func (s *Server) RemoveTool(name string) bool {
 	return ok
 }
 
+// mustSchema returns a tool's input or output schema (which) compacted, def when it has none,
+// and panics when it is not a JSON object: a registration's mistake.
 func mustSchema(tool, which, schema, def string) json.RawMessage {
 	if strings.TrimSpace(schema) == "" {
 		schema = def
@@ -127,13 +129,9 @@ func ErrorResult(msg string) *CallToolResult {
 }
 
 func (s *Server) handleListTools(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
-	cursor, err := cursorOf(params)
+	items, next, err := s.tools.pageOf(params, s.cfg.pageSize)
 	if err != nil {
 		return nil, err
-	}
-	items, next, rpcErr := s.tools.page(cursor, s.cfg.pageSize)
-	if rpcErr != nil {
-		return nil, rpcErr
 	}
 	buf := make([]byte, 0, 256*len(items)+32)
 	buf = append(buf, `{"tools":[`...)
@@ -289,33 +287,25 @@ func resultAnswer(req *Request, res *CallToolResult) (any, error) {
 	return encodeToolResult(res)
 }
 
-// cursorOf reads params.cursor.
-func cursorOf(params json.RawMessage) (string, error) {
-	if len(params) == 0 {
-		return "", nil
-	}
-	var p struct {
-		Cursor string `json:"cursor"`
-	}
-	if err := unmarshalParams(params, &p); err != nil {
-		return "", err
-	}
-	return p.Cursor, nil
-}
-
 // unmarshalParams decodes params, reporting failures as invalid params.
 func unmarshalParams(params json.RawMessage, v any) *Error {
 	if len(params) == 0 || string(params) == "null" {
 		params = json.RawMessage("{}")
 	}
 	if err := json.Unmarshal(params, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return Errorf(CodeInvalidParams, "invalid params: field %q must be %s, got %s", te.Field, te.Type.String(), te.Value)
-		}
-		return Errorf(CodeInvalidParams, "invalid params: %v", err)
+		return paramsError(err)
 	}
 	return nil
+}
+
+// paramsError turns a decoding error into the invalid-params error that answers it, naming
+// the field of the wrong type when encoding/json says which.
+func paramsError(err error) *Error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return Errorf(CodeInvalidParams, "invalid params: field %q must be %s, got %s", te.Field, te.Type.String(), te.Value)
+	}
+	return Errorf(CodeInvalidParams, "invalid params: %v", err)
 }
 
 func compactJSON(b *strings.Builder, s string) error {

@@ -178,11 +178,8 @@ type batchAnswer struct {
 func (s *Server) writeBatch(ctx context.Context, w http.ResponseWriter, streams []batchStream, answers []batchAnswer) {
 	bw := &batchWriter{s: s, sw: newSSEWriter(ctx, w, s.cfg.writeTimeout), streams: streams, answers: answers, left: len(streams)}
 	defer bw.sw.finish()
-	for i := range streams {
-		b := &streams[i]
-		defer b.st.detach(b.my)
-		b.st.setAbort(b.my, bw.sw) // a resumption of one of the streams closes this connection
-	}
+	bw.holdStreams()
+	defer bw.releaseStreams()
 	if s.cfg.alwaysSSE && len(streams) > 0 {
 		bw.startSSE()
 	}
@@ -210,6 +207,23 @@ func (bw *batchWriter) answerHeld(w http.ResponseWriter) bool {
 	bw.sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
 	bw.s.writeJSON(w, http.StatusOK, joinBatch(bw.answers))
 	return true
+}
+
+// holdStreams makes this writer's connection the one a resumption of any of the streams
+// closes.
+func (bw *batchWriter) holdStreams() {
+	for i := range bw.streams {
+		b := &bw.streams[i]
+		b.st.setAbort(b.my, bw.sw)
+	}
+}
+
+// releaseStreams lets go of the streams: a resumption finds them without a writer.
+func (bw *batchWriter) releaseStreams() {
+	for i := range bw.streams {
+		b := &bw.streams[i]
+		b.st.detach(b.my)
+	}
 }
 
 // pump takes the streams' events until every stream is done, writing them as they come once

@@ -26,19 +26,24 @@ func (s *Server) handleComplete(ctx context.Context, _ *requestState, params jso
 	if err != nil {
 		return nil, err
 	}
-	c, err := complete(ctx, &p)
+	c, err := s.complete(ctx, &p, complete, own)
 	if err != nil {
 		return nil, err
-	}
-	if c == nil && s.cfg.completion != nil && own {
-		if c, err = s.cfg.completion(ctx, &p); err != nil {
-			return nil, err
-		}
 	}
 	if c, err = checkCompletion(c); err != nil {
 		return nil, err
 	}
 	return map[string]any{"completion": c}, nil
+}
+
+// complete runs the handler completerFor chose and, when it was a prompt's or template's own
+// that offered nothing, the server's.
+func (s *Server) complete(ctx context.Context, p *CompleteParams, complete CompletionHandler, own bool) (*Completion, error) {
+	c, err := complete(ctx, p)
+	if err != nil || c != nil || !own || s.cfg.completion == nil {
+		return c, err
+	}
+	return s.cfg.completion(ctx, p)
 }
 
 // completerFor decides which handler completes p: the referenced prompt's or template's own

@@ -142,10 +142,7 @@ func (lw *lineWriter) sendWait(ctx context.Context, data []byte, limit int) {
 			_ = lw.send(nil, nil, data, nil, true, false)
 			return
 		}
-		if lw.waiting == nil {
-			lw.waiting = make(chan struct{})
-		}
-		ch := lw.waiting
+		ch := lazyChan(&lw.waiting)
 		lw.mu.Unlock()
 		select {
 		case <-ch:
@@ -163,10 +160,7 @@ func (lw *lineWriter) waitIdle(stop <-chan time.Time) bool {
 		lw.mu.Unlock()
 		return true
 	}
-	if lw.idle == nil {
-		lw.idle = make(chan struct{})
-	}
-	ch := lw.idle
+	ch := lazyChan(&lw.idle)
 	lw.mu.Unlock()
 	select {
 	case <-ch:
@@ -174,6 +168,15 @@ func (lw *lineWriter) waitIdle(stop <-chan time.Time) bool {
 	case <-stop:
 		return false
 	}
+}
+
+// lazyChan returns the channel *p, made on first use (lw.mu is held): the writer closes it
+// to wake the goroutines waiting on it, and sets *p to nil then.
+func lazyChan(p *chan struct{}) chan struct{} {
+	if *p == nil {
+		*p = make(chan struct{})
+	}
+	return *p
 }
 
 // queuedBytesLocked returns the bytes of the queue; lw.mu is held.

@@ -864,13 +864,9 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess.touch()
-	if last := r.Header.Get(headerLastEventID); last != "" {
-		streamID, _, _ := parseEventID(last)
-		if s.cluster == nil || !s.cluster.isRemoteStandalone(streamID) {
-			s.resume(w, r, sess, last)
-			return
-		}
-		// Another replica's GET stream: this replica's starts afresh (cluster.go).
+	if last := r.Header.Get(headerLastEventID); last != "" && s.resumes(last) {
+		s.resume(w, r, sess, last)
+		return
 	}
 	my, ok := sess.standalone.attach()
 	if !ok {
@@ -878,6 +874,13 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveStream(r.Context(), w, sess.standalone, my, modeSSE, nil)
+}
+
+// resumes decides whether a GET with Last-Event-ID last resumes a stream: all do but one that
+// names another replica's GET stream, when this replica's starts afresh (cluster.go).
+func (s *Server) resumes(last string) bool {
+	streamID, _, _ := parseEventID(last)
+	return s.cluster == nil || !s.cluster.isRemoteStandalone(streamID)
 }
 
 // resume continues a stream after the client's Last-Event-ID: stored events first, then live
@@ -896,6 +899,13 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 	if !s.resumable(w, st, seq) {
 		return
 	}
+	s.replayAndFollow(w, r, sess, st, streamID, seq)
+}
+
+// replayAndFollow serves a resumption of the stream streamID after seq: the stored events,
+// then, when the stream is live (st not nil), its new ones, on this connection, which takes
+// the stream over.
+func (s *Server) replayAndFollow(w http.ResponseWriter, r *http.Request, sess *session, st *stream, streamID string, seq uint64) {
 	sw := newSSEWriter(r.Context(), w, s.cfg.writeTimeout)
 	sw.cancellable() // a takeover must stop the replay too
 	defer sw.finish()

@@ -110,7 +110,6 @@ func (st *stream) sendEvent(ev streamEvent) error {
 	if st.sess.line != nil {
 		return st.sendLine(ev) // a message-stream transport's session (conn.go)
 	}
-	final := ev.final
 	st.mu.Lock()
 	if err := st.admitLocked(&ev); err != nil {
 		st.mu.Unlock()
@@ -119,20 +118,27 @@ func (st *stream) sendEvent(ev streamEvent) error {
 		}
 		return err
 	}
-	st.queued += int64(len(ev.data))
-	st.seq++
-	ev.seq = st.seq
-	st.queue = append(st.queue, ev)
-	if final {
-		st.done = true
-	}
-	start := st.inline && !final && st.inlineDone == nil
+	start := st.enqueueLocked(ev)
 	st.mu.Unlock()
 	st.signal()
 	if start {
 		st.startWriter()
 	}
 	return nil
+}
+
+// enqueueLocked appends ev, admitted, to the queue with the stream's next sequence number,
+// and reports whether the stream's writer must start: an inline handler's stream gets one
+// when it sends more than its response (inline.go). st.mu is held.
+func (st *stream) enqueueLocked(ev streamEvent) (start bool) {
+	st.queued += int64(len(ev.data))
+	st.seq++
+	ev.seq = st.seq
+	st.queue = append(st.queue, ev)
+	if ev.final {
+		st.done = true
+	}
+	return st.inline && !ev.final && st.inlineDone == nil
 }
 
 // admitLocked checks that ev may be queued, charges its bytes to the session's budget and, in
@@ -747,16 +753,21 @@ func (s *Server) awaitEvents(ctx context.Context, w http.ResponseWriter, st *str
 	select {
 	case <-st.wake:
 	case <-keepAlive:
-		if sw.started {
-			sw.buf = append(sw.buf, ": keep-alive\n\n"...)
-			if err := sw.flush(false); err != nil {
-				return false
-			}
-		}
+		return sw.keepAlive() == nil
 	case <-ctx.Done():
 		return false
 	}
 	return true
+}
+
+// keepAlive writes an SSE comment, which keeps a quiet stream's connection from being closed
+// as idle, on a response that has started.
+func (sw *sseWriter) keepAlive() error {
+	if !sw.started {
+		return nil
+	}
+	sw.buf = append(sw.buf, ": keep-alive\n\n"...)
+	return sw.flush(false)
 }
 
 // writeEvents writes the events a writer took from st, and reports whether it is done: the

@@ -189,9 +189,14 @@ func (s *Server) writeBatch(ctx context.Context, w http.ResponseWriter, streams 
 	if !bw.sse && !bw.answerHeld(w) {
 		return
 	}
-	for i := range streams {
-		if streams[i].delivered {
-			s.streamDelivered(streams[i].st)
+	bw.forgetDelivered()
+}
+
+// forgetDelivered forgets the streams whose responses this writer wrote (streamDelivered).
+func (bw *batchWriter) forgetDelivered() {
+	for i := range bw.streams {
+		if bw.streams[i].delivered {
+			bw.s.streamDelivered(bw.streams[i].st)
 		}
 	}
 }

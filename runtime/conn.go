@@ -288,11 +288,7 @@ func (lw *lineWriter) flush() {
 		return
 	}
 	_, err := lw.out.Write(lw.buf)
-	if cap(lw.buf) > 4*sseChunk {
-		lw.buf = nil
-	} else {
-		lw.buf = lw.buf[:0]
-	}
+	lw.buf = recycle(lw.buf)
 	if err != nil {
 		lw.mu.Lock()
 		if lw.err == nil {

@@ -595,26 +595,13 @@ func (sw *sseWriter) event(streamID string, seq uint64, data []byte) {
 // chunked body, so that a client that stops reading at the response event still finds the
 // body at EOF and keeps its connection.
 func (sw *sseWriter) flush(last bool) error {
-	sw.mu.Lock()
-	if sw.aborted {
-		sw.mu.Unlock()
-		return errWriterAborted
+	if err := sw.armWrite(); err != nil {
+		return err
 	}
-	if sw.timeout > 0 {
-		// Bounds this write, and net/http's flush of the last one (it clears the deadline
-		// once the response is finished). Under the lock: an abort after it moves the
-		// deadline back to now.
-		setWriteDeadline(sw.w, time.Now().Add(sw.timeout))
-	}
-	sw.mu.Unlock()
 	if len(sw.buf) > 0 {
 		sw.sent = true
 		_, err := sw.w.Write(sw.buf)
-		if cap(sw.buf) > 4*sseChunk {
-			sw.buf = nil // a large event passed through: do not keep its buffer
-		} else {
-			sw.buf = sw.buf[:0]
-		}
+		sw.buf = recycle(sw.buf)
 		if err != nil {
 			return err
 		}
@@ -624,6 +611,30 @@ func (sw *sseWriter) flush(last bool) error {
 	}
 	sw.sent = true
 	return flushResponse(sw.w)
+}
+
+// armWrite lets a write begin unless the writer was aborted, setting its deadline: it bounds
+// the write, and net/http's flush of the last one (it clears the deadline once the response
+// is finished). Under the lock: an abort after it moves the deadline back to now.
+func (sw *sseWriter) armWrite() error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.aborted {
+		return errWriterAborted
+	}
+	if sw.timeout > 0 {
+		setWriteDeadline(sw.w, time.Now().Add(sw.timeout))
+	}
+	return nil
+}
+
+// recycle empties a write buffer that was written out, for the next events; a large event's
+// buffer is not kept.
+func recycle(buf []byte) []byte {
+	if cap(buf) > 4*sseChunk {
+		return nil
+	}
+	return buf[:0]
 }
 
 // streamMode says how serveStream starts a response.
@@ -653,8 +664,7 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 		return
 	}
 	var keepAlive <-chan time.Time
-	if st.standalone && s.cfg.keepAlive > 0 {
-		t := time.NewTicker(s.cfg.keepAlive)
+	if t := s.keepAliveTicker(st); t != nil {
 		defer t.Stop()
 		keepAlive = t.C
 	}
@@ -708,6 +718,15 @@ func (s *Server) writeTaken(w http.ResponseWriter, st *stream, my uint64, sw *ss
 		return true, false
 	}
 	return closed, false
+}
+
+// keepAliveTicker returns the ticker of a standalone stream's keep-alive comments, or nil: a
+// request stream ends with its response, and needs none.
+func (s *Server) keepAliveTicker(st *stream) *time.Ticker {
+	if !st.standalone || s.cfg.keepAlive <= 0 {
+		return nil
+	}
+	return time.NewTicker(s.cfg.keepAlive)
 }
 
 // streamWriter returns the SSE writer of w for the writer of generation my of st.

@@ -70,17 +70,12 @@ func (s *Server) AddTool(spec ToolSpec, h ToolHandler, opts ...HandlerOption) {
 	}}, opts)
 }
 
+// addTool registers a tool, served by e's call inside opts' interceptors, and tells the
+// clients the list changed.
 func (s *Server) addTool(spec ToolSpec, e *toolEntry, opts []HandlerOption) {
-	if !toolNameRE.MatchString(spec.Name) {
-		panic(fmt.Sprintf("mcp: invalid tool name %q: must match %s", spec.Name, toolNameRE))
-	}
-	t := Tool{Name: spec.Name, Title: spec.Title, Description: spec.Description, Annotations: spec.Annotations}
-	t.InputSchema = mustSchema(spec.Name, "input", spec.InputSchema, `{"type":"object"}`)
+	t := describeTool(&spec)
 	if e.decode == nil {
 		e.schema = compileInputSchema(spec.Name, t.InputSchema)
-	}
-	if spec.OutputSchema != "" {
-		t.OutputSchema = mustSchema(spec.Name, "output", spec.OutputSchema, "")
 	}
 	enc, err := json.Marshal(&t)
 	if err != nil {
@@ -95,6 +90,21 @@ func (s *Server) addTool(spec ToolSpec, e *toolEntry, opts []HandlerOption) {
 		panic(fmt.Sprintf("mcp: a tool named %q is already registered", spec.Name))
 	}
 	s.broadcast(notifToolsListChanged, nil)
+}
+
+// describeTool returns the Tool that tools/list lists for spec, with its schemas compacted
+// (an object of any shape for input when spec has none), and panics on a registration's
+// mistake: a name tools cannot have, a schema that is not a JSON object.
+func describeTool(spec *ToolSpec) Tool {
+	if !toolNameRE.MatchString(spec.Name) {
+		panic(fmt.Sprintf("mcp: invalid tool name %q: must match %s", spec.Name, toolNameRE))
+	}
+	t := Tool{Name: spec.Name, Title: spec.Title, Description: spec.Description, Annotations: spec.Annotations}
+	t.InputSchema = mustSchema(spec.Name, "input", spec.InputSchema, `{"type":"object"}`)
+	if spec.OutputSchema != "" {
+		t.OutputSchema = mustSchema(spec.Name, "output", spec.OutputSchema, "")
+	}
+	return t
 }
 
 // RemoveTool removes a tool; it reports whether there was one.
@@ -226,12 +236,7 @@ func failWith(err error) CallFunc {
 // error (as documented on ToolHandler), and a typed tool's message encoded without copies.
 func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (any, error) {
 	if err != nil {
-		var rpc *Error
-		if errors.As(err, &rpc) || ctx.Err() != nil {
-			// A protocol error, or a cancelled or timed-out request: runHandler decides.
-			return nil, err
-		}
-		return encodeToolResult(ErrorResult(err.Error()))
+		return toolFailure(ctx, err)
 	}
 	var res *CallToolResult
 	switch {
@@ -246,6 +251,17 @@ func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (a
 		return messageAnswer(req, resp.Message)
 	}
 	return resultAnswer(req, res)
+}
+
+// toolFailure answers a tool call that failed: a protocol error (*Error), or a cancelled or
+// timed-out request, stays an error, for runHandler to decide; any other is the tool's
+// execution error, a result with isError set (spec 2025-11-25, Tools, Error Handling).
+func toolFailure(ctx context.Context, err error) (any, error) {
+	var rpc *Error
+	if errors.As(err, &rpc) || ctx.Err() != nil {
+		return nil, err
+	}
+	return encodeToolResult(ErrorResult(err.Error()))
 }
 
 // messageAnswer encodes a typed tool's message as its result: the message's JSON straight

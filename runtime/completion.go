@@ -92,19 +92,31 @@ func enumCompleter(md protoreflect.MessageDescriptor, isArg func(string) bool, c
 	if len(values) == 0 && custom == nil {
 		return nil
 	}
-	return func(ctx context.Context, p *CompleteParams) (*Completion, error) {
-		if custom != nil {
-			c, err := custom(ctx, p)
-			if err != nil || c != nil {
-				return c, err
-			}
+	return (&enumCompletion{values: values, custom: custom}).complete
+}
+
+// enumCompletion is what enumCompleter's handler completes from: the enum arguments' value
+// names, after the registration's own handler.
+type enumCompletion struct {
+	values map[string][]string
+	custom CompletionHandler
+}
+
+// complete asks the custom handler first, then completes an enum argument from its value
+// names; it offers nothing for another argument, which the server's WithCompletionHandler
+// may complete.
+func (e *enumCompletion) complete(ctx context.Context, p *CompleteParams) (*Completion, error) {
+	if e.custom != nil {
+		c, err := e.custom(ctx, p)
+		if err != nil || c != nil {
+			return c, err
 		}
-		vals, ok := values[p.Argument.Name]
-		if !ok {
-			return nil, nil // not ours: the server's WithCompletionHandler, if any
-		}
-		return completeFrom(vals, p.Argument.Value), nil
 	}
+	vals, ok := e.values[p.Argument.Name]
+	if !ok {
+		return nil, nil
+	}
+	return completeFrom(vals, p.Argument.Value), nil
 }
 
 // enumArguments returns the value names of each singular enum field of md that is an

@@ -339,11 +339,18 @@ func (s *Server) sessionForToken(w http.ResponseWriter, r *http.Request, token *
 		s.httpError(w, http.StatusForbidden, CodeInvalidRequest, "this session was started by another identity: use the access token that started it, or send initialize to start a new session")
 		return nil, false
 	}
+	return sess, s.checkVersionHeader(w, r)
+}
+
+// checkVersionHeader refuses a request of a session whose MCP-Protocol-Version header names a
+// version the server does not support (spec 2025-11-25, Transports, Protocol Version Header),
+// answering 400 itself; a request without the header passes.
+func (s *Server) checkVersionHeader(w http.ResponseWriter, r *http.Request) bool {
 	if v := r.Header.Get(headerProtocolVersion); v != "" && !isSupportedVersion(v) {
 		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "unsupported MCP-Protocol-Version "+quoteOrNone(v)+"; supported: "+strings.Join(supportedVersions, ", "))
-		return nil, false
+		return false
 	}
-	return sess, true
+	return true
 }
 
 // lookupSession finds the session id, in the shared store too in a replica set, and marks it
@@ -473,7 +480,7 @@ func (s *Server) addSession(p *InitializeParams, version string, token *TokenInf
 		evicted = s.evictLocked()
 	}
 	var sess *session
-	if len(s.sessions) < s.cfg.maxSessions && s.held.Load()+stateSize(&p.ClientInfo) <= s.cfg.serverBudget {
+	if s.roomLocked(stateSize(&p.ClientInfo)) {
 		sess = s.newSession(p, version)
 		sess.owner = token.identity()
 		if line != nil {
@@ -493,6 +500,12 @@ func (s *Server) addSession(p *InitializeParams, version string, token *TokenInf
 		evicted.end() // out of the table already
 	}
 	return sess
+}
+
+// roomLocked reports whether the session table has room for a session, and the server's
+// budget for size bytes of its client's state. s.mu is held.
+func (s *Server) roomLocked(size int64) bool {
+	return len(s.sessions) < s.cfg.maxSessions && s.held.Load()+size <= s.cfg.serverBudget
 }
 
 // startReapingLocked starts the reaper (s.mu is held) when sessions can expire and it is not
@@ -1195,13 +1208,19 @@ func (s *Server) stopHandlers(ctx context.Context, done chan struct{}) error {
 	s.baseCancel()
 	s.workers.Stop()
 	if err != nil {
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			s.log.Error("mcp: handlers still running after shutdown; they ignore their context")
-		}
+		s.awaitCancelled(done)
 	}
 	return err
+}
+
+// awaitCancelled waits, within a short bound, for the handlers Shutdown cancelled to return
+// (done), and logs those that ignore their context.
+func (s *Server) awaitCancelled(done chan struct{}) {
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		s.log.Error("mcp: handlers still running after shutdown; they ignore their context")
+	}
 }
 
 // takeSessions empties the session table, returning what it held.

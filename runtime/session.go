@@ -193,15 +193,21 @@ func (sess *session) request(ctx context.Context, st *stream, method string, par
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := ctx.Deadline(); !ok && sess.server.cfg.callerRequestTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, sess.server.cfg.callerRequestTimeout)
-		defer cancel()
-	}
+	ctx, cancel := sess.server.callerTimeout(ctx)
+	defer cancel()
 	if err := st.send(data, false); err != nil {
 		return nil, fmt.Errorf("send %s to client: %w", method, err)
 	}
 	return sess.awaitResponse(ctx, st, &id, method, ch)
+}
+
+// callerTimeout bounds a request to the client without a deadline of its own by the
+// server's WithCallerRequestTimeout, when it has one.
+func (s *Server) callerTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok || s.cfg.callerRequestTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.cfg.callerRequestTimeout)
 }
 
 // pendingRequest numbers a new request to the client and registers the channel its response
@@ -286,7 +292,14 @@ func (sess *session) end() {
 	for _, st := range streams {
 		st.close()
 	}
-	if store := sess.server.cfg.eventStore; store != nil && forget {
+	if forget {
+		sess.deleteEvents()
+	}
+}
+
+// deleteEvents deletes the session's stored events, when there is an event store.
+func (sess *session) deleteEvents() {
+	if store := sess.server.cfg.eventStore; store != nil {
 		_ = store.DeleteSession(context.Background(), sess.id)
 	}
 }

@@ -794,10 +794,7 @@ func (sw *sseWriter) keepAlive() error {
 // written yet, else as SSE), or the client went away.
 func (s *Server) writeEvents(w http.ResponseWriter, st *stream, my uint64, sw *sseWriter, evs []streamEvent) bool {
 	if !sw.started && isLoneResponse(evs) {
-		sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
-		s.writeJSON(w, cmp.Or(evs[0].status, http.StatusOK), evs[0].data)
-		evs[0].pooled.release() // written: the buffer can serve another call
-		s.streamDelivered(st)
+		s.answerJSON(w, st, sw, &evs[0])
 		return true
 	}
 	if !sw.started {
@@ -822,6 +819,14 @@ func (s *Server) writeEvents(w http.ResponseWriter, st *stream, my uint64, sw *s
 		s.streamDelivered(st)
 	}
 	return final
+}
+
+// answerJSON writes a stream's response, its only event, as a plain JSON body.
+func (s *Server) answerJSON(w http.ResponseWriter, st *stream, sw *sseWriter, ev *streamEvent) {
+	sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
+	s.writeJSON(w, cmp.Or(ev.status, http.StatusOK), ev.data)
+	ev.pooled.release() // written: the buffer can serve another call
+	s.streamDelivered(st)
 }
 
 // isLoneResponse reports whether evs is a response alone, which a writer that has written

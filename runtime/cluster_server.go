@@ -420,12 +420,17 @@ func (s *Server) resourceUpdatedLocal(uri string, attachedOnly bool) {
 		if attachedOnly && !s.refreshShared(sess) {
 			continue
 		}
-		if !sess.subscribed(uri) {
-			continue
-		}
-		if err := sess.notify(notifResourceUpdated, map[string]string{"uri": uri}); err != nil {
-			s.log.Warn("mcp: resource update not queued", "session", sess.id, "error", err)
-		}
+		s.resourceUpdated(sess, uri)
+	}
+}
+
+// resourceUpdated sends resources/updated for uri to sess, when it subscribed to it.
+func (s *Server) resourceUpdated(sess *session, uri string) {
+	if !sess.subscribed(uri) {
+		return
+	}
+	if err := sess.notify(notifResourceUpdated, map[string]string{"uri": uri}); err != nil {
+		s.log.Warn("mcp: resource update not queued", "session", sess.id, "error", err)
 	}
 }
 
@@ -531,15 +536,8 @@ func (c *cluster) storeEvent(st *stream, seq uint64, data []byte) error {
 // that every replica gives the client the same single outcome.
 func (s *Server) followRemote(w http.ResponseWriter, r *http.Request, sess *session, streamID string, seq uint64) {
 	ctx := r.Context()
-	infoCtx, cancel := context.WithTimeout(ctx, storeTimeout)
-	info, err := s.cluster.events.StreamInfo(infoCtx, sess.id, streamID)
-	cancel()
-	if errors.Is(err, ErrSessionNotFound) || (err == nil && seq > info.LastSeq) {
-		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "Last-Event-ID names no stored stream of this session")
-		return
-	}
-	if err != nil {
-		s.storeUnavailable(w, err)
+	info, ok := s.storedStream(ctx, w, sess, streamID, seq)
+	if !ok {
 		return
 	}
 	owner, _, _ := strings.Cut(streamID, ".")
@@ -549,6 +547,24 @@ func (s *Server) followRemote(w http.ResponseWriter, r *http.Request, sess *sess
 	f.sw.header()
 	for f.round() {
 	}
+}
+
+// storedStream looks up what the shared store knows of the stream streamID, answering 404
+// itself when the store has no such stream, or no event seq of it (an ID the server never
+// sent), and 503 when the store is unreachable.
+func (s *Server) storedStream(ctx context.Context, w http.ResponseWriter, sess *session, streamID string, seq uint64) (StreamInfo, bool) {
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	info, err := s.cluster.events.StreamInfo(ctx, sess.id, streamID)
+	cancel()
+	if errors.Is(err, ErrSessionNotFound) || (err == nil && seq > info.LastSeq) {
+		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "Last-Event-ID names no stored stream of this session")
+		return StreamInfo{}, false
+	}
+	if err != nil {
+		s.storeUnavailable(w, err)
+		return StreamInfo{}, false
+	}
+	return info, true
 }
 
 // remoteFollower is the state of followRemote: the stream it follows and the newest event it
@@ -582,6 +598,12 @@ func (f *remoteFollower) round() bool {
 	if err := f.sw.flush(false); err != nil {
 		return false
 	}
+	return f.awaitMore()
+}
+
+// awaitMore waits for the stream's next events while the replica producing it lives; when it
+// stopped, ownerStopped ends the stream. It reports whether the stream goes on.
+func (f *remoteFollower) awaitMore() bool {
 	actx, cancel := context.WithTimeout(f.ctx, storeTimeout)
 	alive, err := f.c.bus.Alive(actx, f.owner)
 	cancel()

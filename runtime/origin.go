@@ -59,9 +59,12 @@ func (s *Server) hostAllowed(hostport string) bool {
 // host, or an allowed one (by host and port, or by host alone).
 func (s *Server) hostAllowedUncached(hostport string) bool {
 	host := hostOf(hostport)
-	if isLoopbackHost(host) {
-		return true
-	}
+	return isLoopbackHost(host) || s.hostListed(hostport, host)
+}
+
+// hostListed reports whether WithAllowedHosts lists the Host hostport, by host and port or
+// by host alone, or allows any.
+func (s *Server) hostListed(hostport, host string) bool {
 	for _, a := range s.cfg.allowedHosts {
 		if a == "*" || strings.EqualFold(a, hostport) || strings.EqualFold(a, host) {
 			return true

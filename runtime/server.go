@@ -164,17 +164,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 		s.servePost(w, r)
-	case http.MethodGet:
-		if !s.serveModernOther(w, r) {
-			s.serveGet(w, r)
-		}
-	case http.MethodDelete:
-		if !s.serveModernOther(w, r) {
-			s.serveDelete(w, r)
-		}
+	case http.MethodGet, http.MethodDelete:
+		s.serveGetOrDelete(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		s.httpError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, "method "+r.Method+" is not allowed on the MCP endpoint; use POST, GET or DELETE")
+	}
+}
+
+// serveGetOrDelete serves a GET or a DELETE: a modern client's gets 405 (serveModernOther,
+// era_server.go); the others are a session's, whose stream a GET opens and which a DELETE
+// ends.
+func (s *Server) serveGetOrDelete(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case s.serveModernOther(w, r):
+	case r.Method == http.MethodGet:
+		s.serveGet(w, r)
+	default:
+		s.serveDelete(w, r)
 	}
 }
 
@@ -611,21 +618,9 @@ func (s *Server) openRequest(sess *session, msg *wireMessage, header http.Header
 	// One context per request, cancelled by notifications/cancelled or the session's end and
 	// bounded by the handler timeout: one context rather than two, each costing allocations.
 	ctx, cancel := s.handlerContext(sess.ctx, &sess.deadlines)
-	if rpcErr, status := sess.startRequest(msg.ID, cancel); rpcErr != nil {
+	if rpcErr, status := s.admitRequest(sess, msg, cancel); rpcErr != nil {
 		cancel()
 		return nil, rpcErr, status
-	}
-	if !sess.reserve(requestCost(msg), false) {
-		// The params stay in memory while the handler runs.
-		cancel()
-		sess.endRequest(msg.ID)
-		return nil, budgetError(sess), http.StatusTooManyRequests
-	}
-	if !s.handlerStarted() {
-		cancel()
-		sess.release(requestCost(msg))
-		sess.endRequest(msg.ID)
-		return nil, NewError(CodeInternalError, "server is shutting down"), http.StatusServiceUnavailable
 	}
 	st := sess.newRequestStream()
 	if s.cluster != nil {
@@ -641,6 +636,27 @@ func (s *Server) openRequest(sess *session, msg *wireMessage, header http.Header
 	rs.ctx = handlerCtx{Context: ctx, values: requestValues(values), rs: rs}
 	rs.cancel, rs.handler, rs.msg = cancel, h, msg
 	return rs, nil, 0
+}
+
+// admitRequest registers a request in its session's in-flight set (cancel cancels it),
+// charges its params to the session's budget (they stay in memory while the handler runs),
+// and counts its handler in, undoing what it did when a step refuses: a duplicate id or the
+// in-flight limit, the budget, a server shutting down. It returns the error to answer a
+// refusal with, and its HTTP status.
+func (s *Server) admitRequest(sess *session, msg *wireMessage, cancel context.CancelFunc) (*Error, int) {
+	if rpcErr, status := sess.startRequest(msg.ID, cancel); rpcErr != nil {
+		return rpcErr, status
+	}
+	if !sess.reserve(requestCost(msg), false) {
+		sess.endRequest(msg.ID)
+		return budgetError(sess), http.StatusTooManyRequests
+	}
+	if !s.handlerStarted() {
+		sess.release(requestCost(msg))
+		sess.endRequest(msg.ID)
+		return NewError(CodeInternalError, "server is shutting down"), http.StatusServiceUnavailable
+	}
+	return nil, 0
 }
 
 // runHandler runs a method handler and queues its response on the request's stream.
@@ -763,6 +779,12 @@ func (s *Server) callHandler(ctx context.Context, rs *requestState, h methodHand
 	if msg.Method == methodToolsCall {
 		return toolAnswer(ctx, req, resp, err)
 	}
+	return resultOf(resp, err)
+}
+
+// resultOf returns the result of a method other than tools/call: the handler's, or nil with
+// its error.
+func resultOf(resp *Response, err error) (any, error) {
 	if err != nil || resp == nil {
 		return nil, err
 	}
@@ -1143,11 +1165,20 @@ func (s *Server) sweep(ttl time.Duration) (idle, busy []*session, ok bool) {
 // when there is one.
 func (s *Server) idleLocked(idle []*session, cutoff int64) []*session {
 	for _, sess := range s.sessions {
-		if (sess.established.Load() || s.cfg.handshakeTimeout <= 0) && sess.lastUsed.Load() < cutoff && sess.idle() {
+		if s.idleSince(sess, cutoff) {
 			idle = append(idle, sess)
 		}
 	}
 	return idle
+}
+
+// idleSince reports whether sess was last used before cutoff and is idle now; a session still
+// in its handshake is the handshake timeout's, when there is one.
+func (s *Server) idleSince(sess *session, cutoff int64) bool {
+	if !sess.established.Load() && s.cfg.handshakeTimeout > 0 {
+		return false
+	}
+	return sess.lastUsed.Load() < cutoff && sess.idle()
 }
 
 // busyLocked returns the sessions with a request in flight or a GET stream (s.mu is held).

@@ -240,13 +240,19 @@ func (sess *session) awaitResponse(ctx context.Context, st *stream, id *ID, meth
 		}
 		return resp.Result, nil
 	case <-ctx.Done():
-		// Tell the client to stop working on it (best effort; the stream may be gone).
-		if n, err := encodeRequest(nil, notifCancelled, &CancelledParams{RequestID: id, Reason: ctx.Err().Error()}); err == nil {
-			_ = st.send(n, false)
-		}
+		sendCancelled(st, id, ctx.Err())
 		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
 	case <-sess.ctx.Done():
 		return nil, fmt.Errorf("%s: %w", method, ErrClosed)
+	}
+}
+
+// sendCancelled tells the client to stop working on the request id, sent on st, which the
+// server no longer waits for (spec 2025-11-25, Utilities, Cancellation); best effort: the
+// stream may be gone.
+func sendCancelled(st *stream, id *ID, reason error) {
+	if n, err := encodeRequest(nil, notifCancelled, &CancelledParams{RequestID: id, Reason: reason.Error()}); err == nil {
+		_ = st.send(n, false)
 	}
 }
 

@@ -348,6 +348,12 @@ func (c *lineConn) serveMessage(msg *wireMessage) *requestState {
 	}
 	sess.touch()
 	sess.establish()
+	return c.serveSessionMessage(sess, msg)
+}
+
+// serveSessionMessage serves a message of the connection's session by its kind: a
+// notification is acted on, a response delivered, a request admitted and returned.
+func (c *lineConn) serveSessionMessage(sess *session, msg *wireMessage) *requestState {
 	switch {
 	case msg.isNotification():
 		c.srv.handleNotification(sess, msg)

@@ -188,29 +188,15 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 		a.metadata.ServeHTTP(w, r)
 		return nil, false
 	}
-	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	token = strings.TrimSpace(token)
-	if !strings.EqualFold(scheme, "Bearer") || token == "" {
+	token, ok := bearerToken(r)
+	if !ok {
 		a.challenge(w, http.StatusUnauthorized, "", "", a.pr.Scopes)
 		s.httpError(w, http.StatusUnauthorized, CodeInvalidRequest, "authorization required: send an OAuth access token in an Authorization: Bearer header (see the WWW-Authenticate header for where to get one)")
 		return nil, false
 	}
-	info, err := a.verifier.VerifyToken(r.Context(), token)
-	if err == nil && info == nil {
-		err = fmt.Errorf("%w: the verifier returned no identity", ErrInvalidToken)
-	}
-	if err == nil && !info.Expiry.IsZero() && time.Now().After(info.Expiry) {
-		err = fmt.Errorf("%w: the token expired at %s", ErrInvalidToken, info.Expiry.UTC().Format(time.RFC3339))
-	}
+	info, err := a.verify(r.Context(), token)
 	if err != nil {
-		if !errors.Is(err, ErrInvalidToken) {
-			s.log.Error("mcp: could not verify an access token", "error", err)
-			s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "the access token could not be verified right now; try again later")
-			return nil, false
-		}
-		s.log.Debug("mcp: access token refused", "error", err)
-		a.challenge(w, http.StatusUnauthorized, "invalid_token", err.Error(), a.pr.Scopes)
-		s.httpError(w, http.StatusUnauthorized, CodeInvalidRequest, "the access token is not valid for this server: "+err.Error())
+		s.refuseToken(w, err)
 		return nil, false
 	}
 	if missing := info.missingScopes(a.pr.Scopes); len(missing) > 0 {
@@ -220,6 +206,43 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 		return nil, false
 	}
 	return r.WithContext(ContextWithTokenInfo(r.Context(), info)), true
+}
+
+// bearerToken returns the access token of the request's Authorization: Bearer header (RFC 6750
+// Section 2.1), if it has one.
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	token = strings.TrimSpace(token)
+	return token, strings.EqualFold(scheme, "Bearer") && token != ""
+}
+
+// verify asks the verifier who token identifies, refusing a token it returns no identity for
+// and one past its expiry (the verifier need not check it) with ErrInvalidToken.
+func (a *serverAuth) verify(ctx context.Context, token string) (*TokenInfo, error) {
+	info, err := a.verifier.VerifyToken(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	if info == nil {
+		return nil, fmt.Errorf("%w: the verifier returned no identity", ErrInvalidToken)
+	}
+	if !info.Expiry.IsZero() && time.Now().After(info.Expiry) {
+		return nil, fmt.Errorf("%w: the token expired at %s", ErrInvalidToken, info.Expiry.UTC().Format(time.RFC3339))
+	}
+	return info, nil
+}
+
+// refuseToken answers a request whose token was not verified: 401 with the invalid_token
+// challenge when the token is invalid, 503 when the verifier failed (the token may be valid).
+func (s *Server) refuseToken(w http.ResponseWriter, err error) {
+	if !errors.Is(err, ErrInvalidToken) {
+		s.log.Error("mcp: could not verify an access token", "error", err)
+		s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "the access token could not be verified right now; try again later")
+		return
+	}
+	s.log.Debug("mcp: access token refused", "error", err)
+	s.cfg.auth.challenge(w, http.StatusUnauthorized, "invalid_token", err.Error(), s.cfg.auth.pr.Scopes)
+	s.httpError(w, http.StatusUnauthorized, CodeInvalidRequest, "the access token is not valid for this server: "+err.Error())
 }
 
 // challenge sets the WWW-Authenticate header of an answer (RFC 6750 Section 3, RFC 9728
@@ -261,19 +284,8 @@ func (sess *session) ownedBy(info *TokenInfo) bool {
 // Challenge Handling) and the handler never runs. It answers the error itself and returns
 // false.
 func (s *Server) authorizeCall(w http.ResponseWriter, r *http.Request, msg *wireMessage) bool {
-	if !s.scoped.Load() {
-		return true // no tool needs scopes
-	}
-	p, ok := scanCallToolParams(msg.Params)
-	if !ok {
-		var q CallToolParams // declared here: only this rare path moves it to the heap
-		if json.Unmarshal(msg.Params, &q) != nil {
-			return true // the route answers the malformed params
-		}
-		p = q
-	}
-	t, ok := s.tools.get(p.Name)
-	if !ok || len(t.scopes) == 0 {
+	t := s.scopedTool(msg.Params)
+	if t == nil {
 		return true
 	}
 	info := TokenInfoFrom(r.Context())
@@ -281,24 +293,51 @@ func (s *Server) authorizeCall(w http.ResponseWriter, r *http.Request, msg *wire
 	if len(missing) == 0 {
 		return true
 	}
-	desc := fmt.Sprintf("tool %q needs the scopes %s", truncate(p.Name, 64), strings.Join(missing, " "))
+	name := truncate(t.tool.Name, 64)
+	desc := fmt.Sprintf("tool %q needs the scopes %s", name, strings.Join(missing, " "))
 	if info == nil {
-		desc = fmt.Sprintf("tool %q needs an access token with the scopes %s", truncate(p.Name, 64), strings.Join(t.scopes, " "))
+		desc = fmt.Sprintf("tool %q needs an access token with the scopes %s", name, strings.Join(t.scopes, " "))
 	}
 	if a := s.cfg.auth; a != nil {
-		// The scopes the request needs: the server's, the tool's, and those already granted
-		// that the server advertises, so that a step-up loses none of them.
-		need := append([]string(nil), a.pr.Scopes...)
-		for _, sc := range info.grantedOf(a.pr.Metadata().ScopesSupported) {
-			need = appendNew(need, sc)
-		}
-		for _, sc := range t.scopes {
-			need = appendNew(need, sc)
-		}
-		a.challenge(w, http.StatusForbidden, "insufficient_scope", desc, need)
+		a.challenge(w, http.StatusForbidden, "insufficient_scope", desc, a.stepUpScopes(info, t.scopes))
 	}
 	s.writeJSON(w, http.StatusForbidden, encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "forbidden: "+desc)))
 	return false
+}
+
+// scopedTool returns the tool a tools/call's params name when it needs OAuth scopes
+// (ToolSpec.Scopes), or nil: no tool needs scopes, the tool needs none or does not exist, or
+// the params are malformed (the route answers them).
+func (s *Server) scopedTool(params json.RawMessage) *toolEntry {
+	if !s.scoped.Load() {
+		return nil
+	}
+	p, ok := scanCallToolParams(params)
+	if !ok {
+		var q CallToolParams // declared here: only this rare path moves it to the heap
+		if json.Unmarshal(params, &q) != nil {
+			return nil
+		}
+		p = q
+	}
+	if t, ok := s.tools.get(p.Name); ok && len(t.scopes) > 0 {
+		return t
+	}
+	return nil
+}
+
+// stepUpScopes returns the scopes a request for a tool that needs scopes asks for: the
+// server's, those already granted that the server advertises, and the tool's, so that a
+// step-up loses none of them.
+func (a *serverAuth) stepUpScopes(info *TokenInfo, scopes []string) []string {
+	need := append([]string(nil), a.pr.Scopes...)
+	for _, sc := range info.grantedOf(a.pr.Metadata().ScopesSupported) {
+		need = appendNew(need, sc)
+	}
+	for _, sc := range scopes {
+		need = appendNew(need, sc)
+	}
+	return need
 }
 
 // grantedOf returns those of scopes the token grants.
@@ -312,6 +351,7 @@ func (t *TokenInfo) grantedOf(scopes []string) []string {
 	return out
 }
 
+// appendNew appends s to list unless list holds it.
 func appendNew(list []string, s string) []string {
 	for _, x := range list {
 		if x == s {

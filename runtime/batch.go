@@ -40,16 +40,8 @@ type batchStream struct {
 
 // serveBatch serves a POST whose body is a JSON array.
 func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte) {
-	if r.Header.Get(headerSessionID) == "" {
-		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "JSON-RPC batches are not supported without a session: send initialize alone, one message per POST (only sessions that negotiated protocol version 2025-03-26 accept batches; batching was removed from MCP in 2025-06-18)")
-		return
-	}
-	sess, ok := s.sessionFor(w, r)
+	sess, ok := s.batchSession(w, r)
 	if !ok {
-		return
-	}
-	if v := sess.version(); v != ProtocolVersion20250326 {
-		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "JSON-RPC batches are not supported on this session: it negotiated protocol version "+quoteOrNone(v)+", and batching was removed from MCP in 2025-06-18; send one message per POST")
 		return
 	}
 	sess.touch()
@@ -59,15 +51,41 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte)
 		return
 	}
 	msgs, answers := decodeMembers(elems)
-	// A tool call the caller's token may not make refuses the whole batch with the HTTP
-	// challenge, before anything runs: the client steps up its token and sends it again.
-	for _, msg := range msgs {
-		if msg != nil && msg.isRequest() && msg.Method == methodToolsCall && !s.authorizeCall(w, r, msg) {
-			return
-		}
+	if !s.authorizeBatch(w, r, msgs) {
+		return
 	}
 	streams, answers := s.startBatch(r, sess, elems, msgs, answers)
 	s.writeBatch(r.Context(), w, streams, answers)
+}
+
+// batchSession finds the session a batch belongs to, answering 400 itself when there is none
+// or it did not negotiate 2025-03-26, the one version with batches.
+func (s *Server) batchSession(w http.ResponseWriter, r *http.Request) (*session, bool) {
+	if r.Header.Get(headerSessionID) == "" {
+		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "JSON-RPC batches are not supported without a session: send initialize alone, one message per POST (only sessions that negotiated protocol version 2025-03-26 accept batches; batching was removed from MCP in 2025-06-18)")
+		return nil, false
+	}
+	sess, ok := s.sessionFor(w, r)
+	if !ok {
+		return nil, false
+	}
+	if v := sess.version(); v != ProtocolVersion20250326 {
+		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "JSON-RPC batches are not supported on this session: it negotiated protocol version "+quoteOrNone(v)+", and batching was removed from MCP in 2025-06-18; send one message per POST")
+		return nil, false
+	}
+	return sess, true
+}
+
+// authorizeBatch decides whether the caller's token may make every tool call of a batch: one
+// it may not make refuses the whole batch with the HTTP challenge, before anything runs, and
+// the client steps up its token and sends it again.
+func (s *Server) authorizeBatch(w http.ResponseWriter, r *http.Request, msgs []*wireMessage) bool {
+	for _, msg := range msgs {
+		if msg != nil && msg.isRequest() && msg.Method == methodToolsCall && !s.authorizeCall(w, r, msg) {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeMembers decodes the members of a batch; a malformed one is nil in msgs, and its error
@@ -77,11 +95,7 @@ func decodeMembers(elems []json.RawMessage) (msgs []*wireMessage, answers []batc
 	for i, raw := range elems {
 		msg, rpcErr := decodeMessage(raw)
 		if rpcErr != nil {
-			var id *ID
-			if msg != nil {
-				id = msg.ID
-			}
-			answers = append(answers, batchAnswer{data: encodeResponse(id, nil, rpcErr)})
+			answers = append(answers, batchAnswer{data: encodeResponse(msg.idOrNil(), nil, rpcErr)})
 			continue
 		}
 		msgs[i] = msg
@@ -99,7 +113,7 @@ func (s *Server) startBatch(r *http.Request, sess *session, elems []json.RawMess
 		case msg.isNotification():
 			s.handleNotification(sess, msg)
 		case msg.isResponse():
-			if !sess.deliverResponse(msg) && (s.cluster == nil || !s.forwardResponse(sess, msg, elems[i])) {
+			if !s.deliverResponse(sess, msg, elems[i]) {
 				// A response has no response: the batch goes on without it.
 				s.log.Warn("mcp: response to an unknown request in a batch", "session", sess.id, "id", msg.ID.short())
 			}
@@ -164,43 +178,75 @@ type batchAnswer struct {
 func (s *Server) writeBatch(ctx context.Context, w http.ResponseWriter, streams []batchStream, answers []batchAnswer) {
 	bw := &batchWriter{s: s, sw: newSSEWriter(ctx, w, s.cfg.writeTimeout), streams: streams, answers: answers, left: len(streams)}
 	defer bw.sw.finish()
-	for i := range streams {
-		b := &streams[i]
-		defer b.st.detach(b.my)
-		b.st.setAbort(b.my, bw.sw) // a resumption of one of the streams closes this connection
-	}
+	bw.holdStreams()
+	defer bw.releaseStreams()
 	if s.cfg.alwaysSSE && len(streams) > 0 {
 		bw.startSSE()
 	}
+	if !bw.pump(ctx) {
+		return // the client went away: the streams stay for resumption
+	}
+	if !bw.sse && !bw.answerHeld(w) {
+		return
+	}
+	bw.forgetDelivered()
+}
+
+// forgetDelivered forgets the streams whose responses this writer wrote (streamDelivered).
+func (bw *batchWriter) forgetDelivered() {
+	for i := range bw.streams {
+		if bw.streams[i].delivered {
+			bw.s.streamDelivered(bw.streams[i].st)
+		}
+	}
+}
+
+// answerHeld answers with the responses held, as one JSON array; with 202 when there are none
+// (the batch held notifications and responses only), and then it reports false: no response
+// was delivered.
+func (bw *batchWriter) answerHeld(w http.ResponseWriter) bool {
+	if len(bw.answers) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return false
+	}
+	bw.sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
+	bw.s.writeJSON(w, http.StatusOK, joinBatch(bw.answers))
+	return true
+}
+
+// holdStreams makes this writer's connection the one a resumption of any of the streams
+// closes.
+func (bw *batchWriter) holdStreams() {
+	for i := range bw.streams {
+		b := &bw.streams[i]
+		b.st.setAbort(b.my, bw.sw)
+	}
+}
+
+// releaseStreams lets go of the streams: a resumption finds them without a writer.
+func (bw *batchWriter) releaseStreams() {
+	for i := range bw.streams {
+		b := &bw.streams[i]
+		b.st.detach(b.my)
+	}
+}
+
+// pump takes the streams' events until every stream is done, writing them as they come once
+// the answer is an SSE stream; it reports false when the client went away first.
+func (bw *batchWriter) pump(ctx context.Context) bool {
 	for {
 		more := bw.takeAll()
 		if bw.sse && len(bw.sw.buf) > 0 {
 			if err := bw.sw.flush(bw.left == 0); err != nil {
-				s.log.Debug("mcp: client went away mid-batch; events kept for resumption", "error", err)
-				return
+				bw.s.log.Debug("mcp: client went away mid-batch; events kept for resumption", "error", err)
+				return false
 			}
 		}
 		if bw.left == 0 {
-			break
+			return true
 		}
-		if more {
-			continue
-		}
-		if !waitBatch(ctx, streams) {
-			return // the client went away: the streams stay for resumption
-		}
-	}
-	if !bw.sse {
-		if len(bw.answers) == 0 {
-			w.WriteHeader(http.StatusAccepted) // notifications and responses only
-			return
-		}
-		bw.sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
-		s.writeJSON(w, http.StatusOK, joinBatch(bw.answers))
-	}
-	for i := range streams {
-		if streams[i].delivered {
-			s.streamDelivered(streams[i].st)
+		if !more && !waitBatch(ctx, bw.streams) {
+			return false
 		}
 	}
 }
@@ -233,27 +279,30 @@ func (bw *batchWriter) startSSE() {
 // takeAll takes the events of every stream not done, and reports whether some are left.
 func (bw *batchWriter) takeAll() (more bool) {
 	for i := range bw.streams {
-		b := &bw.streams[i]
-		if b.done {
-			continue
-		}
-		evs, _, closed, lost, rest := b.st.take(b.my, bw.s.cfg.eventStore, false)
-		// A kick (CloseSSEStream) is not honoured: this connection carries the other
-		// requests of the batch too. The stream goes on here.
-		if lost {
-			b.st.signal() // the wake-up may have been meant for the resumed writer
-			bw.streamDone(b)
-			continue
-		}
-		for _, ev := range evs {
-			bw.add(b, ev)
-		}
-		more = more || rest
-		if closed && !rest && !b.done {
-			bw.streamDone(b) // the session ended: no response will come
+		if b := &bw.streams[i]; !b.done && bw.takeFrom(b) {
+			more = true
 		}
 	}
 	return more
+}
+
+// takeFrom takes the events of stream b, and reports whether some are left. A kick
+// (CloseSSEStream) is not honoured: this connection carries the other requests of the batch
+// too, so the stream goes on here.
+func (bw *batchWriter) takeFrom(b *batchStream) (rest bool) {
+	evs, _, closed, lost, rest := b.st.take(b.my, bw.s.cfg.eventStore, false)
+	if lost {
+		b.st.signal() // the wake-up may have been meant for the resumed writer
+		bw.streamDone(b)
+		return false
+	}
+	for _, ev := range evs {
+		bw.add(b, ev)
+	}
+	if closed && !rest && !b.done {
+		bw.streamDone(b) // the session ended: no response will come
+	}
+	return rest
 }
 
 // add writes, or holds, one event of stream b.

@@ -50,33 +50,44 @@ func (s *Server) startCluster() {
 	if cfg.sessionStore == nil || cfg.bus == nil || !ok {
 		panic("mcp: a replica set needs WithSessionStore, WithBus and WithEventStore with a SharedEventStore, all three")
 	}
-	id := cfg.replicaID
-	if id == "" {
-		id = newSessionID()[:12]
-	}
-	if strings.ContainsAny(id, "._-\" \n") {
-		panic("mcp: WithReplicaID: the ID must not contain '.', '_', '-', quotes or spaces: " + strconv.Quote(id))
-	}
+	id := replicaID(cfg.replicaID)
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &cluster{sessions: cfg.sessionStore, events: events, bus: cfg.bus, replica: id, cancel: cancel, done: make(chan struct{})}
 	s.cluster = c
-	go func() {
-		defer close(c.done)
-		for ctx.Err() == nil {
-			err := c.bus.Listen(ctx, id, s.onBusMessage)
-			if ctx.Err() != nil {
-				return
-			}
-			s.log.Warn("mcp: replica bus listener stopped; restarting", "replica", id, "error", err)
-			t := time.NewTimer(time.Second)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-			}
-		}
-	}()
+	go s.listenBus(ctx, c)
 	s.log.Info("mcp: replica joined its replica set", "replica", id)
+}
+
+// replicaID decides the server's ID in its replica set: the configured one, which must not
+// contain the characters that separate it from a number in stream and request IDs, or a
+// random one.
+func replicaID(configured string) string {
+	if configured == "" {
+		return newSessionID()[:12]
+	}
+	if strings.ContainsAny(configured, "._-\" \n") {
+		panic("mcp: WithReplicaID: the ID must not contain '.', '_', '-', quotes or spaces: " + strconv.Quote(configured))
+	}
+	return configured
+}
+
+// listenBus listens on the bus until ctx ends, restarting the listener a second after it
+// stops (the bus was unreachable), and closes c.done when it returns.
+func (s *Server) listenBus(ctx context.Context, c *cluster) {
+	defer close(c.done)
+	for ctx.Err() == nil {
+		err := c.bus.Listen(ctx, c.replica, s.onBusMessage)
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("mcp: replica bus listener stopped; restarting", "replica", c.replica, "error", err)
+		t := time.NewTimer(time.Second)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
 }
 
 // stopCluster stops listening on the bus (Shutdown).
@@ -118,35 +129,59 @@ func (s *Server) onBusMessage(b []byte) {
 		s.log.Warn("mcp: malformed message on the replica bus", "error", err)
 		return
 	}
-	switch m.Kind {
-	case busBroadcast:
-		var params any
-		if len(m.Data) > 0 {
-			params = m.Data
-		}
-		s.broadcastLocal(m.Method, params, true)
-	case busResource:
-		s.resourceUpdatedLocal(m.URI, true)
-	case busResponse:
-		sess := s.localSession(m.Session)
-		msg, rpcErr := decodeMessage(m.Data)
-		if sess == nil || rpcErr != nil || !msg.isResponse() || !sess.deliverResponse(msg) {
-			s.log.Debug("mcp: a forwarded response found no request waiting for it", "session", m.Session)
-		}
-	case busEnded:
-		if sess := s.localSession(m.Session); sess != nil {
-			s.dropSession(sess) // its handlers are cancelled, its GET stream ends
-		}
-	case busCancel:
-		if sess := s.localSession(m.Session); sess != nil {
-			var p CancelledParams
-			if json.Unmarshal(m.Data, &p) == nil && p.RequestID != nil {
-				sess.cancelRequest(p.RequestID)
-			}
+	if handle := busHandlers[m.Kind]; handle != nil {
+		handle(s, &m)
+	}
+}
+
+// busHandlers handles each kind of bus message; a kind not listed (from a newer replica) is
+// ignored.
+var busHandlers = map[string]func(*Server, *busMessage){
+	busBroadcast: (*Server).onBusBroadcast,
+	busResource:  func(s *Server, m *busMessage) { s.resourceUpdatedLocal(m.URI, true) },
+	busResponse:  (*Server).onBusResponse,
+	busEnded:     (*Server).onBusEnded,
+	busCancel:    (*Server).onBusCancel,
+}
+
+// onBusBroadcast sends a server-wide notification to the sessions whose GET stream this
+// replica holds.
+func (s *Server) onBusBroadcast(m *busMessage) {
+	var params any
+	if len(m.Data) > 0 {
+		params = m.Data
+	}
+	s.broadcastLocal(m.Method, params, true)
+}
+
+// onBusResponse delivers a client's response that reached another replica to the request of
+// this one waiting for it.
+func (s *Server) onBusResponse(m *busMessage) {
+	sess := s.localSession(m.Session)
+	msg, rpcErr := decodeMessage(m.Data)
+	if sess == nil || rpcErr != nil || !msg.isResponse() || !sess.deliverResponse(msg) {
+		s.log.Debug("mcp: a forwarded response found no request waiting for it", "session", m.Session)
+	}
+}
+
+// onBusEnded forgets this replica's copy of a session deleted through another replica.
+func (s *Server) onBusEnded(m *busMessage) {
+	if sess := s.localSession(m.Session); sess != nil {
+		s.dropSession(sess) // its handlers are cancelled, its GET stream ends
+	}
+}
+
+// onBusCancel cancels a request of this replica that the client cancelled through another.
+func (s *Server) onBusCancel(m *busMessage) {
+	if sess := s.localSession(m.Session); sess != nil {
+		var p CancelledParams
+		if json.Unmarshal(m.Data, &p) == nil && p.RequestID != nil {
+			sess.cancelRequest(p.RequestID)
 		}
 	}
 }
 
+// localSession returns this replica's copy of the session id, or nil.
 func (s *Server) localSession(id string) *session {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -166,6 +201,7 @@ func (s *Server) attachedSessions() []*session {
 	return out
 }
 
+// isAttached reports whether a GET holds the stream.
 func (st *stream) isAttached() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -180,6 +216,7 @@ func (id identity) String() string {
 	return id.issuer + "\x00" + id.subject + "\x00" + id.clientID
 }
 
+// parseIdentity decodes what identity.String encoded.
 func parseIdentity(s string) identity {
 	if s == "" {
 		return identity{}
@@ -226,24 +263,37 @@ func (sess *session) applyState(st *SessionState) {
 		// ownedBy reads it without the lock.
 		sess.owner = owner
 	}
-	if st.LogLevel != "" {
-		if l := sess.logLevel.Load(); l == nil || *l != st.LogLevel {
-			level := st.LogLevel
-			sess.logLevel.Store(&level)
-		}
-	}
-	clear(sess.subscriptions)
-	size := stateSize(&sess.clientInfo)
-	for _, uri := range st.Subscriptions {
-		sess.subscriptions[uri] = true
-		size += int64(len(uri)) + subscriptionOverhead
-	}
+	sess.applyLogLevel(st.LogLevel)
+	size := stateSize(&sess.clientInfo) + sess.applySubscriptionsLocked(st.Subscriptions)
 	if size > sess.state {
 		sess.reserve(size-sess.state, true)
 	} else {
 		sess.release(sess.state - size)
 	}
 	sess.state = size
+}
+
+// applyLogLevel sets the session's log level to the stored one, when one is stored and it
+// differs (a store of the same level would allocate for nothing).
+func (sess *session) applyLogLevel(stored LoggingLevel) {
+	if stored == "" {
+		return
+	}
+	if l := sess.logLevel.Load(); l == nil || *l != stored {
+		sess.logLevel.Store(&stored)
+	}
+}
+
+// applySubscriptionsLocked makes the session's subscriptions the stored ones (sess.mu is
+// held), returning the bytes they are charged for.
+func (sess *session) applySubscriptionsLocked(uris []string) int64 {
+	clear(sess.subscriptions)
+	var size int64
+	for _, uri := range uris {
+		sess.subscriptions[uri] = true
+		size += int64(len(uri)) + subscriptionOverhead
+	}
+	return size
 }
 
 // storeUnavailable answers a request that needed the session store and could not reach it.
@@ -274,9 +324,15 @@ func (s *Server) loadShared(w http.ResponseWriter, r *http.Request, id string, s
 		sess.applyState(state)
 		return sess, true
 	}
-	// A session another replica started (or this one, before it forgot it).
+	return s.adoptShared(w, id, state)
+}
+
+// adoptShared makes this replica's copy of a stored session that another replica started (or
+// this one, before it forgot it), evicting a session of its own when the table is full; it
+// answers the error itself when there is no room.
+func (s *Server) adoptShared(w http.ResponseWriter, id string, state *SessionState) (*session, bool) {
 	s.mu.Lock()
-	if sess = s.sessions[id]; sess != nil {
+	if sess := s.sessions[id]; sess != nil {
 		s.mu.Unlock()
 		sess.applyState(state)
 		return sess, true
@@ -290,15 +346,12 @@ func (s *Server) loadShared(w http.ResponseWriter, r *http.Request, id string, s
 		s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "too many sessions on this replica; try again later")
 		return nil, false
 	}
-	sess = s.newSession(&InitializeParams{}, state.ProtocolVersion)
+	sess := s.newSession(&InitializeParams{}, state.ProtocolVersion)
 	sess.id = id
 	sess.established.Store(true)
 	sess.applyState(state)
 	s.sessions[id] = sess
-	if !s.reaping && (s.cfg.sessionIdleTimeout > 0 || s.cfg.handshakeTimeout > 0) {
-		s.reaping = true
-		go s.reap(s.cfg.sessionIdleTimeout)
-	}
+	s.startReapingLocked()
 	s.mu.Unlock()
 	if evicted != nil {
 		evicted.end()
@@ -351,18 +404,7 @@ func (s *Server) touchShared(sessions []*session) {
 // notification to every replica, and a session's stream is held by one).
 func (s *Server) broadcastLocal(method string, params any, attachedOnly bool) {
 	s.notifyListeners(method, "")
-	var all []*session
-	if attachedOnly {
-		all = s.attachedSessions()
-	} else {
-		s.mu.RLock()
-		all = make([]*session, 0, len(s.sessions))
-		for _, sess := range s.sessions {
-			all = append(all, sess)
-		}
-		s.mu.RUnlock()
-	}
-	for _, sess := range all {
+	for _, sess := range s.localSessions(attachedOnly) {
 		if err := sess.notify(method, params); err != nil && !errors.Is(err, ErrClosed) {
 			s.log.Warn("mcp: notification not queued", "session", sess.id, "method", method, "error", err)
 		}
@@ -374,37 +416,58 @@ func (s *Server) broadcastLocal(method string, params any, attachedOnly bool) {
 // subscriptions it reads from the store, since they may have changed through another replica).
 func (s *Server) resourceUpdatedLocal(uri string, attachedOnly bool) {
 	s.notifyListeners(notifResourceUpdated, uri)
-	var candidates []*session
-	if attachedOnly {
-		candidates = s.attachedSessions()
-	} else {
-		s.mu.RLock()
-		for _, sess := range s.sessions {
-			candidates = append(candidates, sess)
-		}
-		s.mu.RUnlock()
-	}
-	for _, sess := range candidates {
-		if attachedOnly {
-			ctx, cancel := context.WithTimeout(s.baseCtx, storeTimeout)
-			state, err := s.cluster.sessions.Load(ctx, sess.id)
-			cancel()
-			if err != nil {
-				s.log.Warn("mcp: could not read a session's subscriptions; resource update not sent", "session", sess.id, "error", err)
-				continue
-			}
-			sess.applyState(state)
-		}
-		sess.mu.Lock()
-		subscribed := sess.subscriptions[uri]
-		sess.mu.Unlock()
-		if !subscribed {
+	for _, sess := range s.localSessions(attachedOnly) {
+		if attachedOnly && !s.refreshShared(sess) {
 			continue
 		}
-		if err := sess.notify(notifResourceUpdated, map[string]string{"uri": uri}); err != nil {
-			s.log.Warn("mcp: resource update not queued", "session", sess.id, "error", err)
-		}
+		s.resourceUpdated(sess, uri)
 	}
+}
+
+// resourceUpdated sends resources/updated for uri to sess, when it subscribed to it.
+func (s *Server) resourceUpdated(sess *session, uri string) {
+	if !sess.subscribed(uri) {
+		return
+	}
+	if err := sess.notify(notifResourceUpdated, map[string]string{"uri": uri}); err != nil {
+		s.log.Warn("mcp: resource update not queued", "session", sess.id, "error", err)
+	}
+}
+
+// subscribed reports whether the session subscribed to uri.
+func (sess *session) subscribed(uri string) bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.subscriptions[uri]
+}
+
+// localSessions returns the sessions a notification of this replica goes to: those whose GET
+// stream it holds when attachedOnly (in a replica set), else all of them.
+func (s *Server) localSessions(attachedOnly bool) []*session {
+	if attachedOnly {
+		return s.attachedSessions()
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	all := make([]*session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		all = append(all, sess)
+	}
+	return all
+}
+
+// refreshShared makes this replica's copy of sess what the store says (its subscriptions may
+// have changed through another replica), reporting whether it could read the store.
+func (s *Server) refreshShared(sess *session) bool {
+	ctx, cancel := context.WithTimeout(s.baseCtx, storeTimeout)
+	state, err := s.cluster.sessions.Load(ctx, sess.id)
+	cancel()
+	if err != nil {
+		s.log.Warn("mcp: could not read a session's subscriptions; resource update not sent", "session", sess.id, "error", err)
+		return false
+	}
+	sess.applyState(state)
+	return true
 }
 
 // forwardResponse sends a client's response that no request of this replica awaits to the
@@ -424,6 +487,7 @@ func (c *cluster) sharedRequestID(n int64) ID {
 	return StringID(c.replica + "-" + strconv.FormatInt(n, 10))
 }
 
+// replicaOfRequest returns the replica that sharedRequestID named in id, if it names one.
 func replicaOfRequest(id *ID) (string, bool) {
 	raw := id.raw
 	if len(raw) < 2 || raw[0] != '"' {
@@ -471,93 +535,145 @@ func (c *cluster) storeEvent(st *stream, seq uint64, data []byte) error {
 // response, it ends the stream with a JSON-RPC error saying so, stored like a response, so
 // that every replica gives the client the same single outcome.
 func (s *Server) followRemote(w http.ResponseWriter, r *http.Request, sess *session, streamID string, seq uint64) {
-	c := s.cluster
 	ctx := r.Context()
-	infoCtx, cancel := context.WithTimeout(ctx, storeTimeout)
-	info, err := c.events.StreamInfo(infoCtx, sess.id, streamID)
-	cancel()
-	if errors.Is(err, ErrSessionNotFound) || (err == nil && seq > info.LastSeq) {
-		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "Last-Event-ID names no stored stream of this session")
-		return
-	}
-	if err != nil {
-		s.storeUnavailable(w, err)
+	info, ok := s.storedStream(ctx, w, sess, streamID, seq)
+	if !ok {
 		return
 	}
 	owner, _, _ := strings.Cut(streamID, ".")
-	sw := newSSEWriter(ctx, w, s.cfg.writeTimeout)
-	defer sw.finish()
-	sw.header()
-	after := seq
-	replay := func() (final bool, err error) {
-		rctx, cancel := context.WithTimeout(ctx, storeTimeout)
-		defer cancel()
-		err = c.events.Replay(rctx, sess.id, streamID, after, func(n uint64, data []byte) error {
-			sw.event(streamID, n, data)
-			after = n
-			if isResponse(data) {
-				final = true
-			}
-			if len(sw.buf) >= sseChunk {
-				return sw.flush(false)
-			}
-			return nil
-		})
-		return final, err
+	f := &remoteFollower{s: s, c: s.cluster, ctx: ctx, w: w, sess: sess, streamID: streamID, owner: owner, requestID: info.RequestID, after: seq}
+	f.sw = newSSEWriter(ctx, w, s.cfg.writeTimeout)
+	defer f.sw.finish()
+	f.sw.header()
+	for f.round() {
 	}
-	for {
-		final, err := replay()
-		if err != nil {
-			s.log.Debug("mcp: following a stream of another replica stopped", "session", sess.id, "stream", streamID, "error", err)
-			if !sw.sent {
-				if errors.Is(err, ErrEventsEvicted) {
-					s.writeJSON(w, http.StatusNotFound, encodeResponse(nil, nil, NewError(CodeInvalidRequest, err.Error())))
-				} else {
-					s.storeUnavailable(w, err)
-				}
-			}
-			return
-		}
-		if final {
-			_ = sw.flush(true)
-			return
-		}
-		if err := sw.flush(false); err != nil {
-			return
-		}
-		actx, cancel := context.WithTimeout(ctx, storeTimeout)
-		alive, err := c.bus.Alive(actx, owner)
-		cancel()
-		if err != nil {
-			s.log.Debug("mcp: could not learn whether a replica is alive", "replica", owner, "error", err)
-			return // the client resumes again
-		}
-		if !alive {
-			// Events stored between the replay and the lease's end come first.
-			if final, err := replay(); err != nil || final {
-				if err == nil {
-					_ = sw.flush(true)
-				}
-				return
-			}
-			data := encodeResponse(&ID{raw: string(info.RequestID)}, nil, Errorf(CodeInternalError, "the server replica that was serving this request (%s) stopped before answering; the request may or may not have taken effect", owner))
-			actx, cancel := context.WithTimeout(ctx, storeTimeout)
-			err := c.events.Append(actx, sess.id, streamID, after+1, data)
-			cancel()
-			if errors.Is(err, ErrEventConflict) {
-				continue // another replica wrote the outcome first: replay it
-			}
-			if err != nil {
-				return
-			}
-			sw.event(streamID, after+1, data)
-			_ = sw.flush(true)
-			return
-		}
-		if err := c.events.Wait(ctx, sess.id, streamID, after); err != nil && ctx.Err() != nil {
-			return
-		}
+}
+
+// storedStream looks up what the shared store knows of the stream streamID, answering 404
+// itself when the store has no such stream, or no event seq of it (an ID the server never
+// sent), and 503 when the store is unreachable.
+func (s *Server) storedStream(ctx context.Context, w http.ResponseWriter, sess *session, streamID string, seq uint64) (StreamInfo, bool) {
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	info, err := s.cluster.events.StreamInfo(ctx, sess.id, streamID)
+	cancel()
+	if errors.Is(err, ErrSessionNotFound) || (err == nil && seq > info.LastSeq) {
+		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "Last-Event-ID names no stored stream of this session")
+		return StreamInfo{}, false
 	}
+	if err != nil {
+		s.storeUnavailable(w, err)
+		return StreamInfo{}, false
+	}
+	return info, true
+}
+
+// remoteFollower is the state of followRemote: the stream it follows and the newest event it
+// sent.
+type remoteFollower struct {
+	s         *Server
+	c         *cluster
+	ctx       context.Context
+	w         http.ResponseWriter
+	sw        *sseWriter
+	sess      *session
+	streamID  string
+	owner     string // the replica producing the stream
+	requestID json.RawMessage
+	after     uint64 // the newest event sent
+}
+
+// round sends the events stored since the last round and waits for more, reporting whether
+// the stream goes on: it ends at the response, when the client is gone, or when the store or
+// the bus cannot be read (the client resumes again).
+func (f *remoteFollower) round() bool {
+	final, err := f.replay()
+	if err != nil {
+		f.replayFailed(err)
+		return false
+	}
+	if final {
+		_ = f.sw.flush(true)
+		return false
+	}
+	if err := f.sw.flush(false); err != nil {
+		return false
+	}
+	return f.awaitMore()
+}
+
+// awaitMore waits for the stream's next events while the replica producing it lives; when it
+// stopped, ownerStopped ends the stream. It reports whether the stream goes on.
+func (f *remoteFollower) awaitMore() bool {
+	actx, cancel := context.WithTimeout(f.ctx, storeTimeout)
+	alive, err := f.c.bus.Alive(actx, f.owner)
+	cancel()
+	if err != nil {
+		f.s.log.Debug("mcp: could not learn whether a replica is alive", "replica", f.owner, "error", err)
+		return false // the client resumes again
+	}
+	if !alive {
+		return f.ownerStopped()
+	}
+	err = f.c.events.Wait(f.ctx, f.sess.id, f.streamID, f.after)
+	return err == nil || f.ctx.Err() == nil
+}
+
+// replay sends the events stored after the newest one sent, reporting whether the response
+// was among them.
+func (f *remoteFollower) replay() (final bool, err error) {
+	rctx, cancel := context.WithTimeout(f.ctx, storeTimeout)
+	defer cancel()
+	err = f.c.events.Replay(rctx, f.sess.id, f.streamID, f.after, func(n uint64, data []byte) error {
+		f.sw.event(f.streamID, n, data)
+		f.after = n
+		if isResponse(data) {
+			final = true
+		}
+		if len(f.sw.buf) >= sseChunk {
+			return f.sw.flush(false)
+		}
+		return nil
+	})
+	return final, err
+}
+
+// replayFailed answers a replay that failed before anything was sent: not found when the
+// events were evicted, unavailable when the store could not be read.
+func (f *remoteFollower) replayFailed(err error) {
+	f.s.log.Debug("mcp: following a stream of another replica stopped", "session", f.sess.id, "stream", f.streamID, "error", err)
+	if f.sw.sent {
+		return
+	}
+	if errors.Is(err, ErrEventsEvicted) {
+		f.s.writeJSON(f.w, http.StatusNotFound, encodeResponse(nil, nil, NewError(CodeInvalidRequest, err.Error())))
+	} else {
+		f.s.storeUnavailable(f.w, err)
+	}
+}
+
+// ownerStopped ends a stream whose replica stopped before the response: the events it stored
+// before its lease ended come first, then the error stored as the outcome, unless another
+// replica stored one first (then the stream goes on, to replay that one).
+func (f *remoteFollower) ownerStopped() bool {
+	if final, err := f.replay(); err != nil || final {
+		if err == nil {
+			_ = f.sw.flush(true)
+		}
+		return false
+	}
+	data := encodeResponse(&ID{raw: string(f.requestID)}, nil, Errorf(CodeInternalError, "the server replica that was serving this request (%s) stopped before answering; the request may or may not have taken effect", f.owner))
+	actx, cancel := context.WithTimeout(f.ctx, storeTimeout)
+	err := f.c.events.Append(actx, f.sess.id, f.streamID, f.after+1, data)
+	cancel()
+	if errors.Is(err, ErrEventConflict) {
+		return true // another replica wrote the outcome first: replay it
+	}
+	if err != nil {
+		return false
+	}
+	f.sw.event(f.streamID, f.after+1, data)
+	_ = f.sw.flush(true)
+	return false
 }
 
 // isResponse reports whether data, a stored event, is a JSON-RPC response: on a request

@@ -76,34 +76,45 @@ func (lw *lineWriter) send(sess *session, st *stream, data []byte, pooled *wireB
 	}
 	if !lw.busy {
 		lw.busy = true
-		if !inline {
-			// A writer goroutine takes it at once: nothing to wait behind, no charge.
-			lw.queueLocked(queuedMsg{data: data, pooled: pooled, st: st})
-			lw.mu.Unlock()
-			go lw.drain()
-			return nil
-		}
-		lw.mu.Unlock()
-		lw.write(data)
-		pooled.release()
-		lw.drain()
+		lw.startWriting(st, data, pooled, inline)
 		return nil
 	}
+	err := lw.queueBehindLocked(sess, st, data, pooled, final)
+	lw.mu.Unlock()
+	return err
+}
+
+// startWriting writes data as the writer that just set busy (lw.mu is held, and released
+// here): itself when inline, else from a writer goroutine that takes it at once, with
+// nothing to wait behind and no charge.
+func (lw *lineWriter) startWriting(st *stream, data []byte, pooled *wireBuf, inline bool) {
+	if !inline {
+		lw.queueLocked(queuedMsg{data: data, pooled: pooled, st: st})
+		lw.mu.Unlock()
+		go lw.drain()
+		return
+	}
+	lw.mu.Unlock()
+	lw.write(data)
+	pooled.release()
+	lw.drain()
+}
+
+// queueBehindLocked queues data behind the write in progress (lw.mu is held), charged to
+// sess's budget and counted against st's limit, unless it is a response, which always fits.
+func (lw *lineWriter) queueBehindLocked(sess *session, st *stream, data []byte, pooled *wireBuf, final bool) error {
 	q := queuedMsg{data: data, pooled: pooled, sess: sess, st: st}
 	if st != nil && !final && st.lineQueued >= st.maxQueue {
-		lw.mu.Unlock()
 		return errStreamFull
 	}
 	if sess != nil {
 		n := int64(len(data))
 		if !sess.reserve(n, final) {
-			lw.mu.Unlock()
 			return errBudget
 		}
 		q.charged = n
 	}
 	lw.queueLocked(q)
-	lw.mu.Unlock()
 	return nil
 }
 
@@ -131,10 +142,7 @@ func (lw *lineWriter) sendWait(ctx context.Context, data []byte, limit int) {
 			_ = lw.send(nil, nil, data, nil, true, false)
 			return
 		}
-		if lw.waiting == nil {
-			lw.waiting = make(chan struct{})
-		}
-		ch := lw.waiting
+		ch := lazyChan(&lw.waiting)
 		lw.mu.Unlock()
 		select {
 		case <-ch:
@@ -152,10 +160,7 @@ func (lw *lineWriter) waitIdle(stop <-chan time.Time) bool {
 		lw.mu.Unlock()
 		return true
 	}
-	if lw.idle == nil {
-		lw.idle = make(chan struct{})
-	}
-	ch := lw.idle
+	ch := lazyChan(&lw.idle)
 	lw.mu.Unlock()
 	select {
 	case <-ch:
@@ -163,6 +168,15 @@ func (lw *lineWriter) waitIdle(stop <-chan time.Time) bool {
 	case <-stop:
 		return false
 	}
+}
+
+// lazyChan returns the channel *p, made on first use (lw.mu is held): the writer closes it
+// to wake the goroutines waiting on it, and sets *p to nil then.
+func lazyChan(p *chan struct{}) chan struct{} {
+	if *p == nil {
+		*p = make(chan struct{})
+	}
+	return *p
 }
 
 // queuedBytesLocked returns the bytes of the queue; lw.mu is held.
@@ -180,31 +194,11 @@ func (lw *lineWriter) drain() {
 	for {
 		lw.mu.Lock()
 		if len(lw.queue) == 0 || lw.err != nil {
-			lw.busy = false
-			lw.releaseLocked(lw.queue)
-			lw.queue = lw.queue[:0]
-			if lw.waiting != nil {
-				close(lw.waiting)
-				lw.waiting = nil
-			}
-			if lw.idle != nil {
-				close(lw.idle)
-				lw.idle = nil
-			}
+			lw.stopLocked()
 			lw.mu.Unlock()
 			return
 		}
-		batch := lw.queue
-		lw.queue, lw.spare = lw.spare[:0], nil
-		for _, q := range batch {
-			if q.st != nil {
-				q.st.lineQueued--
-			}
-		}
-		if lw.waiting != nil {
-			close(lw.waiting) // the queue is empty again: a waiting reader may queue
-			lw.waiting = nil
-		}
+		batch := lw.takeQueueLocked()
 		lw.mu.Unlock()
 		lw.writeBatch(batch)
 		for _, q := range batch {
@@ -217,6 +211,42 @@ func (lw *lineWriter) drain() {
 			lw.spare = batch[:0]
 		}
 		lw.mu.Unlock()
+	}
+}
+
+// stopLocked gives up being the writer (lw.mu is held): what is still queued is not written
+// (the output failed), and the waiters wake.
+func (lw *lineWriter) stopLocked() {
+	lw.busy = false
+	lw.releaseLocked(lw.queue)
+	lw.queue = lw.queue[:0]
+	lw.wakeWaitingLocked()
+	if lw.idle != nil {
+		close(lw.idle)
+		lw.idle = nil
+	}
+}
+
+// takeQueueLocked takes the queue for the writer (lw.mu is held), swapping the spare array
+// in: the queue is empty again, and a reader waiting in sendWait may queue.
+func (lw *lineWriter) takeQueueLocked() []queuedMsg {
+	batch := lw.queue
+	lw.queue, lw.spare = lw.spare[:0], nil
+	for _, q := range batch {
+		if q.st != nil {
+			q.st.lineQueued--
+		}
+	}
+	lw.wakeWaitingLocked()
+	return batch
+}
+
+// wakeWaitingLocked wakes the goroutines waiting in sendWait for the queue to shrink; lw.mu
+// is held.
+func (lw *lineWriter) wakeWaitingLocked() {
+	if lw.waiting != nil {
+		close(lw.waiting)
+		lw.waiting = nil
 	}
 }
 
@@ -258,11 +288,7 @@ func (lw *lineWriter) flush() {
 		return
 	}
 	_, err := lw.out.Write(lw.buf)
-	if cap(lw.buf) > 4*sseChunk {
-		lw.buf = nil
-	} else {
-		lw.buf = lw.buf[:0]
-	}
+	lw.buf = recycle(lw.buf)
 	if err != nil {
 		lw.mu.Lock()
 		if lw.err == nil {

@@ -165,18 +165,27 @@ func (c *Caller) NotifyProgress(ctx context.Context, progress, total float64, me
 	if len(rs.progressToken) == 0 {
 		return nil
 	}
-	rs.mu.Lock()
-	if rs.sentProgress && progress <= rs.lastProgress {
-		rs.mu.Unlock()
-		return fmt.Errorf("mcp: progress must increase: %v after %v", progress, rs.lastProgress)
+	if err := rs.advanceProgress(progress); err != nil {
+		return err
 	}
-	rs.lastProgress, rs.sentProgress = progress, true
-	rs.mu.Unlock()
 	p := &ProgressParams{ProgressToken: rs.progressToken, Progress: progress, Message: message}
 	if total > 0 {
 		p.Total = &total
 	}
 	return rs.send(notifProgress, p)
+}
+
+// advanceProgress records progress as the request's newest, which must be greater than the
+// last one sent (spec 2025-11-25, Utilities, Progress: the progress value "MUST increase with
+// each notification").
+func (rs *requestState) advanceProgress(progress float64) error {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.sentProgress && progress <= rs.lastProgress {
+		return fmt.Errorf("mcp: progress must increase: %v after %v", progress, rs.lastProgress)
+	}
+	rs.lastProgress, rs.sentProgress = progress, true
+	return nil
 }
 
 // Log sends notifications/message to the client, on the stream of the request, if level is
@@ -195,6 +204,7 @@ func (c *Caller) Log(ctx context.Context, level LoggingLevel, logger string, dat
 	return rs.send(notifMessage, &LogMessageParams{Level: level, Logger: logger, Data: data})
 }
 
+// logs reports whether the session's client gets log messages of level.
 func (sess *session) logs(level LoggingLevel) bool {
 	min := LevelInfo
 	if l := sess.logLevel.Load(); l != nil {
@@ -205,6 +215,7 @@ func (sess *session) logs(level LoggingLevel) bool {
 	return levelRank[level] >= levelRank[min]
 }
 
+// send sends a notification on the request's stream, logging one that was not queued.
 func (rs *requestState) send(method string, params any) error {
 	data, err := encodeRequest(nil, method, params)
 	if err != nil {
@@ -224,18 +235,12 @@ func (rs *requestState) send(method string, params any) error {
 // call returns the client's answer when the retried request carries it, else
 // ErrInputRequired, which the handler returns. What runs before it must be idempotent.
 func (c *Caller) CreateMessage(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error) {
-	rs := c.state()
-	if rs == nil {
-		return nil, errNoRequest
-	}
-	if rs.sess.caps().Sampling == nil {
-		return nil, rs.missingCapability("sampling")
-	}
-	var res CreateMessageResult
-	if err := rs.call(ctx, methodCreateMessage, p, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return askClient[CreateMessageResult](ctx, c, methodCreateMessage, p, func(rs *requestState) error {
+		if rs.sess.caps().Sampling == nil {
+			return rs.missingCapability("sampling")
+		}
+		return nil
+	})
 }
 
 // Elicit asks the client for information from its user (elicitation/create) and waits for the
@@ -245,36 +250,41 @@ func (c *Caller) CreateMessage(ctx context.Context, p *CreateMessageParams) (*Cr
 // call returns the client's answer when the retried request carries it, else
 // ErrInputRequired, which the handler returns. What runs before it must be idempotent.
 func (c *Caller) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
-	rs := c.state()
-	if rs == nil {
-		return nil, errNoRequest
-	}
-	ec := rs.sess.caps().Elicitation
-	if ec == nil {
-		return nil, rs.missingCapability("elicitation")
-	}
-	if p.Mode == "url" && ec.URL == nil {
-		return nil, NewError(CodeInvalidParams, "the client did not declare URL-mode elicitation")
-	}
-	var res ElicitResult
-	if err := rs.call(ctx, methodElicit, p, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return askClient[ElicitResult](ctx, c, methodElicit, p, func(rs *requestState) error {
+		ec := rs.sess.caps().Elicitation
+		if ec == nil {
+			return rs.missingCapability("elicitation")
+		}
+		if p.Mode == "url" && ec.URL == nil {
+			return NewError(CodeInvalidParams, "the client did not declare URL-mode elicitation")
+		}
+		return nil
+	})
 }
 
 // ListRoots asks the client for its roots (roots/list). In the modern era (2026-07-28) it is
 // answered by replay, as Elicit is.
 func (c *Caller) ListRoots(ctx context.Context) (*ListRootsResult, error) {
+	return askClient[ListRootsResult](ctx, c, methodListRoots, struct{}{}, func(rs *requestState) error {
+		if rs.sess.caps().Roots == nil {
+			return rs.missingCapability("roots")
+		}
+		return nil
+	})
+}
+
+// askClient sends the handler's client a request of method and decodes its answer into an R,
+// once check (the capability the request needs) lets it go.
+func askClient[R any](ctx context.Context, c *Caller, method string, params any, check func(*requestState) error) (*R, error) {
 	rs := c.state()
 	if rs == nil {
 		return nil, errNoRequest
 	}
-	if rs.sess.caps().Roots == nil {
-		return nil, rs.missingCapability("roots")
+	if err := check(rs); err != nil {
+		return nil, err
 	}
-	var res ListRootsResult
-	if err := rs.call(ctx, methodListRoots, struct{}{}, &res); err != nil {
+	var res R
+	if err := rs.call(ctx, method, params, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -290,6 +300,8 @@ func (c *Caller) Ping(ctx context.Context) error {
 	return rs.call(ctx, methodPing, nil, &res)
 }
 
+// call sends the client a request of the handler's and decodes its answer into result: in the
+// modern era by replay of the handler (mrtr.go).
 func (rs *requestState) call(ctx context.Context, method string, params, result any) error {
 	if rs.sess.stateless {
 		return rs.callModern(ctx, method, params, result)

@@ -106,27 +106,42 @@ func (m *MemoryEventStore) Append(_ context.Context, session, stream string, seq
 	for s.bytes > m.maxBytes && len(s.order) > 1 {
 		oldest := s.order[0]
 		s.order = s.order[1:]
-		evs := s.streams[oldest]
-		for _, e := range evs {
-			s.bytes -= len(e.data)
-		}
-		if len(evs) > 0 {
-			s.evicted[oldest] = max(s.evicted[oldest], evs[len(evs)-1].seq)
-		}
-		delete(s.streams, oldest)
+		s.dropStream(oldest, true)
 	}
-	// One stream over the bound on its own: drop its oldest events, keeping the newest.
 	if s.bytes > m.maxBytes {
-		evs := s.streams[stream]
-		i := 0
-		for s.bytes > m.maxBytes && i < len(evs)-1 {
-			s.bytes -= len(evs[i].data)
-			s.evicted[stream] = max(s.evicted[stream], evs[i].seq)
-			i++
-		}
-		s.streams[stream] = append([]storedEvent(nil), evs[i:]...)
+		s.trimStream(stream, m.maxBytes)
 	}
 	return nil
+}
+
+// dropStream forgets the events of stream, returning their bytes; when evicted, the newest of
+// them is recorded as evicted, so that a replay from before it fails rather than skip them.
+// The caller removes the stream from the orders.
+func (s *memSession) dropStream(stream string, evicted bool) int {
+	evs := s.streams[stream]
+	n := 0
+	for _, e := range evs {
+		n += len(e.data)
+	}
+	s.bytes -= n
+	if evicted && len(evs) > 0 {
+		s.evicted[stream] = max(s.evicted[stream], evs[len(evs)-1].seq)
+	}
+	delete(s.streams, stream)
+	return n
+}
+
+// trimStream drops the oldest events of stream, over the session's bound of maxBytes on its
+// own, until it fits or only its newest event is left.
+func (s *memSession) trimStream(stream string, maxBytes int) {
+	evs := s.streams[stream]
+	i := 0
+	for s.bytes > maxBytes && i < len(evs)-1 {
+		s.bytes -= len(evs[i].data)
+		s.evicted[stream] = max(s.evicted[stream], evs[i].seq)
+		i++
+	}
+	s.streams[stream] = append([]storedEvent(nil), evs[i:]...)
 }
 
 // evictTotal forgets the oldest streams of any session until all events fit in maxTotal,
@@ -134,45 +149,48 @@ func (m *MemoryEventStore) Append(_ context.Context, session, stream string, seq
 func (m *MemoryEventStore) evictTotal(session, stream string) {
 	for i := 0; m.total > m.maxTotal && i < len(m.order); {
 		k := m.order[0]
-		s := m.sessions[k.session]
-		evs, ok := []storedEvent(nil), false
-		if s != nil {
-			evs, ok = s.streams[k.stream]
-		}
-		if !ok {
+		s := m.holder(k)
+		switch {
+		case s == nil:
 			m.order = m.order[1:] // forgotten already
-			continue
-		}
-		if k.session == session && k.stream == stream {
+		case k.session == session && k.stream == stream:
 			m.order = append(m.order[1:], k) // spared: now the newest
 			i++
-			continue
+		default:
+			m.order = m.order[1:]
+			m.total -= s.dropStream(k.stream, true)
+			m.nstreams--
+			s.forget(k.stream)
 		}
-		m.order = m.order[1:]
-		for _, e := range evs {
-			s.bytes -= len(e.data)
-			m.total -= len(e.data)
-		}
-		if len(evs) > 0 {
-			s.evicted[k.stream] = max(s.evicted[k.stream], evs[len(evs)-1].seq)
-		}
-		delete(s.streams, k.stream)
-		m.nstreams--
-		s.forget(k.stream)
 	}
 	if len(m.order) > 2*m.nstreams+1024 {
-		// Drop the entries of forgotten streams.
-		kept := m.order[:0]
-		for _, k := range m.order {
-			if s := m.sessions[k.session]; s != nil {
-				if _, ok := s.streams[k.stream]; ok {
-					kept = append(kept, k)
-				}
-			}
-		}
-		clear(m.order[len(kept):])
-		m.order = kept
+		m.compactOrder()
 	}
+}
+
+// holder returns the session that holds the stream k, or nil when it was forgotten. m.mu is
+// held.
+func (m *MemoryEventStore) holder(k streamKey) *memSession {
+	s := m.sessions[k.session]
+	if s == nil {
+		return nil
+	}
+	if _, ok := s.streams[k.stream]; !ok {
+		return nil
+	}
+	return s
+}
+
+// compactOrder drops the entries of forgotten streams from the store's order. m.mu is held.
+func (m *MemoryEventStore) compactOrder() {
+	kept := m.order[:0]
+	for _, k := range m.order {
+		if m.holder(k) != nil {
+			kept = append(kept, k)
+		}
+	}
+	clear(m.order[len(kept):])
+	m.order = kept
 }
 
 // Replay implements EventStore. It copies at most replayBatch events at a time under its
@@ -183,19 +201,10 @@ func (m *MemoryEventStore) Replay(ctx context.Context, session, stream string, a
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		m.mu.Lock()
-		n := 0
-		if s := m.sessions[session]; s != nil {
-			if floor, ok := s.evicted[stream]; ok && after < floor {
-				// Also between batches: events evicted since the last one would be skipped.
-				m.mu.Unlock()
-				return ErrEventsEvicted
-			}
-			evs := s.streams[stream]
-			i := sort.Search(len(evs), func(i int) bool { return evs[i].seq > after })
-			n = copy(batch[:], evs[i:])
+		n, err := m.copyAfter(session, stream, after, &batch)
+		if err != nil {
+			return err
 		}
-		m.mu.Unlock()
 		for _, e := range batch[:n] {
 			if err := fn(e.seq, e.data); err != nil {
 				return err
@@ -206,6 +215,24 @@ func (m *MemoryEventStore) Replay(ctx context.Context, session, stream string, a
 			return nil
 		}
 	}
+}
+
+// copyAfter copies into batch the first events of stream after seq after, returning how many
+// it copied, or ErrEventsEvicted when some of them were evicted: checked before every batch,
+// since events evicted since the last one would be skipped.
+func (m *MemoryEventStore) copyAfter(session, stream string, after uint64, batch *[replayBatch]storedEvent) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.sessions[session]
+	if s == nil {
+		return 0, nil
+	}
+	if floor, ok := s.evicted[stream]; ok && after < floor {
+		return 0, ErrEventsEvicted
+	}
+	evs := s.streams[stream]
+	i := sort.Search(len(evs), func(i int) bool { return evs[i].seq > after })
+	return copy(batch[:], evs[i:]), nil
 }
 
 // replayBatch is how many events MemoryEventStore.Replay copies under its lock at a time.
@@ -220,15 +247,10 @@ func (m *MemoryEventStore) DeleteStream(_ context.Context, session, stream strin
 		return nil
 	}
 	delete(s.evicted, stream)
-	evs, ok := s.streams[stream]
-	if !ok {
+	if _, ok := s.streams[stream]; !ok {
 		return nil
 	}
-	for _, e := range evs {
-		s.bytes -= len(e.data)
-		m.total -= len(e.data)
-	}
-	delete(s.streams, stream)
+	m.total -= s.dropStream(stream, false)
 	m.nstreams--
 	s.forget(stream)
 	return nil

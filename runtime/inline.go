@@ -195,6 +195,14 @@ func (st *stream) handlerReturned() bool {
 	return true
 }
 
+// runningInline reports whether the stream's inline handler is still running, on an HTTP/1
+// connection that can be taken from net/http, and the POST's HTTP/1 minor version.
+func (st *stream) runningInline() (proto int8, running bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.inlineProto, st.inline && !st.inlineReturned && st.inlineProto >= 0
+}
+
 // endInlineResponse ends the HTTP response w of the stream's first writer (my) when that
 // writer stops while the stream's inline handler runs on: the response cannot end by its
 // goroutine returning, which runs the handler. A kicked stream (CloseSSEStream, clean) ends
@@ -209,11 +217,8 @@ func (st *stream) endInlineResponse(w http.ResponseWriter, my uint64, clean bool
 	if my != 1 || st.standalone {
 		return
 	}
-	st.mu.Lock()
-	running := st.inline && !st.inlineReturned
-	proto := st.inlineProto
-	st.mu.Unlock()
-	if !running || proto < 0 {
+	proto, running := st.runningInline()
+	if !running {
 		return
 	}
 	conn, _, err := http.NewResponseController(w).Hijack()

@@ -46,30 +46,38 @@ const maxResourceSubscriptions = 1000
 // filter asks for, until the client closes it or the server shuts down, when it ends with the
 // request's result (spec 2026-07-28, Subscriptions).
 func (s *Server) serveListen(w http.ResponseWriter, r *http.Request, mr *modernRequest, msg *wireMessage) {
-	var p struct {
-		Notifications *SubscriptionFilter `json:"notifications"`
-	}
-	if err := unmarshalParams(msg.Params, &p); err != nil {
-		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, err))
-		return
-	}
-	if p.Notifications == nil {
-		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, NewError(CodeInvalidParams, "subscriptions/listen needs params.notifications, the filter of the notifications to send")))
-		return
-	}
-	if len(p.Notifications.ResourceSubscriptions) > maxResourceSubscriptions {
-		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, Errorf(CodeInvalidParams, "too many resourceSubscriptions (limit %d): open several streams", maxResourceSubscriptions)))
+	filter, rpcErr := listenFilter(msg.Params)
+	if rpcErr != nil {
+		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, rpcErr))
 		return
 	}
 	served := false
 	_, err := s.callDirect(r, mr, msg, func(context.Context, *Request) (*Response, error) {
 		served = true
-		s.runListen(w, r, mr, msg, p.Notifications)
+		s.runListen(w, r, mr, msg, filter)
 		return &Response{}, nil
 	})
 	if err != nil && !served {
 		s.writeJSON(w, statusOf(err), encodeResponse(msg.ID, nil, toRPCError(err)))
 	}
+}
+
+// listenFilter reads the filter of a subscriptions/listen request, which it needs, of at most
+// maxResourceSubscriptions URIs.
+func listenFilter(params json.RawMessage) (*SubscriptionFilter, *Error) {
+	var p struct {
+		Notifications *SubscriptionFilter `json:"notifications"`
+	}
+	if err := unmarshalParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.Notifications == nil {
+		return nil, NewError(CodeInvalidParams, "subscriptions/listen needs params.notifications, the filter of the notifications to send")
+	}
+	if len(p.Notifications.ResourceSubscriptions) > maxResourceSubscriptions {
+		return nil, Errorf(CodeInvalidParams, "too many resourceSubscriptions (limit %d): open several streams", maxResourceSubscriptions)
+	}
+	return p.Notifications, nil
 }
 
 // runListen writes a subscriptions/listen stream until it ends.
@@ -81,17 +89,8 @@ func (s *Server) runListen(w http.ResponseWriter, r *http.Request, mr *modernReq
 	idMeta := map[string]json.RawMessage{metaSubscriptionID: json.RawMessage(msg.ID.raw)}
 	ack, _ := encodeRequest(nil, notifAcknowledged, map[string]any{"_meta": idMeta, "notifications": l.filter})
 	_ = st.send(ack, false) // first: nothing is registered to send before it
-	s.modern.mu.Lock()
-	if s.modern.listeners == nil {
-		s.modern.listeners = make(map[*listener]struct{})
-	}
-	s.modern.listeners[l] = struct{}{}
-	s.modern.mu.Unlock()
-	defer func() {
-		s.modern.mu.Lock()
-		delete(s.modern.listeners, l)
-		s.modern.mu.Unlock()
-	}()
+	s.addListener(l)
+	defer s.removeListener(l)
 	// Graceful closure on shutdown: the listen request's own result ends the stream.
 	stop := context.AfterFunc(s.baseCtx, func() {
 		res, _ := json.Marshal(map[string]any{"resultType": resultTypeComplete, "_meta": idMeta})
@@ -101,32 +100,56 @@ func (s *Server) runListen(w http.ResponseWriter, r *http.Request, mr *modernReq
 	s.serveStream(r.Context(), w, st, my, modeSSE, nil)
 }
 
+// addListener registers a listen stream for the notifications its filter asks for.
+func (s *Server) addListener(l *listener) {
+	s.modern.mu.Lock()
+	defer s.modern.mu.Unlock()
+	if s.modern.listeners == nil {
+		s.modern.listeners = make(map[*listener]struct{})
+	}
+	s.modern.listeners[l] = struct{}{}
+}
+
+// removeListener forgets a listen stream that ended.
+func (s *Server) removeListener(l *listener) {
+	s.modern.mu.Lock()
+	defer s.modern.mu.Unlock()
+	delete(s.modern.listeners, l)
+}
+
 // notifyListeners sends a change notification to the listen streams whose filter asks for it,
 // with the stream's subscription ID in _meta. uri is the updated resource's, else "".
 func (s *Server) notifyListeners(method, uri string) {
-	s.modern.mu.Lock()
-	if len(s.modern.listeners) == 0 {
-		s.modern.mu.Unlock()
-		return
+	for _, l := range s.listenersFor(method, uri) {
+		if err := l.notify(method, uri); err != nil {
+			s.log.Debug("mcp: change notification not queued on a listen stream", "method", method, "error", err)
+		}
 	}
+}
+
+// listenersFor returns the listen streams whose filter asks for method (about uri).
+func (s *Server) listenersFor(method, uri string) []*listener {
+	s.modern.mu.Lock()
+	defer s.modern.mu.Unlock()
 	var to []*listener
 	for l := range s.modern.listeners {
 		if l.filter.wants(method, uri) {
 			to = append(to, l)
 		}
 	}
-	s.modern.mu.Unlock()
-	for _, l := range to {
-		params := map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: json.RawMessage(l.id.raw)}}
-		if uri != "" {
-			params["uri"] = uri
-		}
-		data, err := encodeRequest(nil, method, params)
-		if err != nil {
-			continue
-		}
-		if err := l.st.send(data, false); err != nil {
-			s.log.Debug("mcp: change notification not queued on a listen stream", "method", method, "error", err)
-		}
+	return to
+}
+
+// notify queues a change notification on the listen stream, with its subscription ID in
+// _meta, and uri for a resource's update.
+func (l *listener) notify(method, uri string) error {
+	params := map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: json.RawMessage(l.id.raw)}}
+	if uri != "" {
+		params["uri"] = uri
 	}
+	data, err := encodeRequest(nil, method, params)
+	if err != nil {
+		return nil // nothing to send: the params are the server's own
+	}
+	return l.st.send(data, false)
 }

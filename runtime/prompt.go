@@ -65,13 +65,9 @@ func (s *Server) RemovePrompt(name string) bool {
 }
 
 func (s *Server) handleListPrompts(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
-	cursor, err := cursorOf(params)
+	items, next, err := s.prompts.pageOf(params, s.cfg.pageSize)
 	if err != nil {
 		return nil, err
-	}
-	items, next, rpcErr := s.prompts.page(cursor, s.cfg.pageSize)
-	if rpcErr != nil {
-		return nil, rpcErr
 	}
 	out := &ListPromptsResult{Prompts: make([]Prompt, 0, len(items)), NextCursor: next}
 	for _, p := range items {
@@ -80,6 +76,8 @@ func (s *Server) handleListPrompts(_ context.Context, _ *requestState, params js
 	return out, nil
 }
 
+// handleGetPrompt answers prompts/get with the prompt's messages for the arguments given,
+// which must include its required ones.
 func (s *Server) handleGetPrompt(ctx context.Context, _ *requestState, params json.RawMessage) (any, error) {
 	var p struct {
 		Name      string            `json:"name"`
@@ -92,13 +90,7 @@ func (s *Server) handleGetPrompt(ctx context.Context, _ *requestState, params js
 	if !ok {
 		return nil, Errorf(CodeInvalidParams, "unknown prompt %q; call prompts/list for the available prompts", truncate(p.Name, 100))
 	}
-	var missing []string
-	for _, a := range e.prompt.Arguments {
-		if _, ok := p.Arguments[a.Name]; a.Required && !ok {
-			missing = append(missing, a.Name)
-		}
-	}
-	if len(missing) > 0 {
+	if missing := e.prompt.missingArguments(p.Arguments); len(missing) > 0 {
 		return nil, Errorf(CodeInvalidParams, "prompt %q is missing required arguments: %s", p.Name, strings.Join(missing, ", "))
 	}
 	res, err := e.handler(ctx, p.Arguments)
@@ -109,4 +101,15 @@ func (s *Server) handleGetPrompt(ctx context.Context, _ *requestState, params js
 		res.Messages = []PromptMessage{}
 	}
 	return res, nil
+}
+
+// missingArguments returns the names of the prompt's required arguments that args lacks.
+func (p *Prompt) missingArguments(args map[string]string) []string {
+	var missing []string
+	for _, a := range p.Arguments {
+		if _, ok := args[a.Name]; a.Required && !ok {
+			missing = append(missing, a.Name)
+		}
+	}
+	return missing
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"strconv"
 	"sync"
 )
@@ -14,6 +15,7 @@ type registry[T any] struct {
 	items map[string]T
 }
 
+// init makes the registry's map.
 func (r *registry[T]) init() { r.items = make(map[string]T) }
 
 // add adds an entry; it reports false, changing nothing, if the name is taken.
@@ -28,6 +30,7 @@ func (r *registry[T]) add(name string, v T) bool {
 	return true
 }
 
+// remove removes an entry; it reports whether there was one.
 func (r *registry[T]) remove(name string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -44,6 +47,7 @@ func (r *registry[T]) remove(name string) bool {
 	return true
 }
 
+// get returns the entry name, if there is one.
 func (r *registry[T]) get(name string) (T, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -53,20 +57,13 @@ func (r *registry[T]) get(name string) (T, bool) {
 
 // page returns up to size entries after cursor, and the cursor of the next page ("" at the end).
 func (r *registry[T]) page(cursor string, size int) ([]T, string, *Error) {
-	start := 0
-	if cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(cursor)
-		n, err2 := strconv.Atoi(string(b))
-		if err != nil || err2 != nil || n < 0 {
-			return nil, "", Errorf(CodeInvalidParams, "invalid cursor %q: pass back a nextCursor exactly as received", truncate(cursor, 40))
-		}
-		start = n
+	start, rpcErr := decodeCursor(cursor)
+	if rpcErr != nil {
+		return nil, "", rpcErr
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if start > len(r.order) {
-		start = len(r.order)
-	}
+	start = min(start, len(r.order))
 	end := min(start+size, len(r.order))
 	out := make([]T, 0, end-start)
 	for _, name := range r.order[start:end] {
@@ -79,6 +76,49 @@ func (r *registry[T]) page(cursor string, size int) ([]T, string, *Error) {
 	return out, next, nil
 }
 
+// pageOf returns the page of a list request's params (its cursor) of up to size entries,
+// and the cursor of the next page ("" at the end).
+func (r *registry[T]) pageOf(params json.RawMessage, size int) ([]T, string, error) {
+	cursor, err := cursorOf(params)
+	if err != nil {
+		return nil, "", err
+	}
+	items, next, rpcErr := r.page(cursor, size)
+	if rpcErr != nil {
+		return nil, "", rpcErr
+	}
+	return items, next, nil
+}
+
+// cursorOf reads params.cursor.
+func cursorOf(params json.RawMessage) (string, error) {
+	if len(params) == 0 {
+		return "", nil
+	}
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	if err := unmarshalParams(params, &p); err != nil {
+		return "", err
+	}
+	return p.Cursor, nil
+}
+
+// decodeCursor returns the position that a cursor made by page names (0 for none), refusing
+// a cursor that page did not make.
+func decodeCursor(cursor string) (int, *Error) {
+	if cursor == "" {
+		return 0, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	n, err2 := strconv.Atoi(string(b))
+	if err != nil || err2 != nil || n < 0 {
+		return 0, Errorf(CodeInvalidParams, "invalid cursor %q: pass back a nextCursor exactly as received", truncate(cursor, 40))
+	}
+	return n, nil
+}
+
+// all returns every entry, in the order they were added.
 func (r *registry[T]) all() []T {
 	r.mu.RLock()
 	defer r.mu.RUnlock()

@@ -84,40 +84,50 @@ func (s *Server) RemoveResourceTemplate(uriTemplate string) bool {
 // templateMatcher matches URIs against a level-1 URI template: literal text must match, and
 // each {var} matches one or more characters other than '/'.
 func templateMatcher(tmpl string) func(string) bool {
-	var parts []string // literal, var, literal, var, ..., literal
-	rest := tmpl
-	for {
-		i := strings.IndexByte(rest, '{')
-		j := strings.IndexByte(rest, '}')
-		if i < 0 || j < i {
-			parts = append(parts, rest)
-			break
-		}
-		parts = append(parts, rest[:i])
-		rest = rest[j+1:]
-	}
+	parts := templateLiterals(tmpl)
 	return func(uri string) bool {
 		if !strings.HasPrefix(uri, parts[0]) {
 			return false
 		}
 		uri = uri[len(parts[0]):]
 		for _, lit := range parts[1:] {
-			var k int
-			if lit == "" {
-				k = len(uri)
-				if strings.IndexByte(uri, '/') >= 0 {
-					return false
-				}
-			} else {
-				k = strings.Index(uri, lit)
-			}
-			if k <= 0 || strings.IndexByte(uri[:k], '/') >= 0 {
+			var ok bool
+			if uri, ok = matchVar(uri, lit); !ok {
 				return false
 			}
-			uri = uri[k+len(lit):]
 		}
 		return uri == ""
 	}
+}
+
+// templateLiterals returns the literal text of a level-1 URI template around its variables:
+// literal, var, literal, var, ..., literal, without the vars.
+func templateLiterals(tmpl string) []string {
+	var parts []string
+	rest := tmpl
+	for {
+		i := strings.IndexByte(rest, '{')
+		j := strings.IndexByte(rest, '}')
+		if i < 0 || j < i {
+			return append(parts, rest)
+		}
+		parts = append(parts, rest[:i])
+		rest = rest[j+1:]
+	}
+}
+
+// matchVar matches a {var} (one or more characters other than '/') and the literal lit after
+// it (the rest of the URI when lit is the template's empty end) at the start of uri,
+// returning what follows them.
+func matchVar(uri, lit string) (string, bool) {
+	k := len(uri)
+	if lit != "" {
+		k = strings.Index(uri, lit)
+	}
+	if k <= 0 || strings.IndexByte(uri[:k], '/') >= 0 {
+		return "", false
+	}
+	return uri[k+len(lit):], true
 }
 
 // NotifyResourceUpdated tells the sessions subscribed to uri, and the subscriptions/listen
@@ -162,13 +172,9 @@ func routeURI(req *Request) {
 }
 
 func (s *Server) handleListResources(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
-	cursor, err := cursorOf(params)
+	items, next, err := s.resources.pageOf(params, s.cfg.pageSize)
 	if err != nil {
 		return nil, err
-	}
-	items, next, rpcErr := s.resources.page(cursor, s.cfg.pageSize)
-	if rpcErr != nil {
-		return nil, rpcErr
 	}
 	out := &ListResourcesResult{Resources: make([]Resource, 0, len(items)), NextCursor: next}
 	for _, r := range items {
@@ -178,13 +184,9 @@ func (s *Server) handleListResources(_ context.Context, _ *requestState, params 
 }
 
 func (s *Server) handleListTemplates(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
-	cursor, err := cursorOf(params)
+	items, next, err := s.templates.pageOf(params, s.cfg.pageSize)
 	if err != nil {
 		return nil, err
-	}
-	items, next, rpcErr := s.templates.page(cursor, s.cfg.pageSize)
-	if rpcErr != nil {
-		return nil, rpcErr
 	}
 	out := &ListResourceTemplatesResult{ResourceTemplates: make([]ResourceTemplate, 0, len(items)), NextCursor: next}
 	for _, t := range items {
@@ -193,31 +195,18 @@ func (s *Server) handleListTemplates(_ context.Context, _ *requestState, params 
 	return out, nil
 }
 
+// handleReadResource answers resources/read with the contents of the resource, or of the
+// first template that matches the URI.
 func (s *Server) handleReadResource(ctx context.Context, _ *requestState, params json.RawMessage) (any, error) {
-	var p struct {
-		URI string `json:"uri"`
-	}
-	if err := unmarshalParams(params, &p); err != nil {
+	uri, err := uriParam(params, methodResourcesRead)
+	if err != nil {
 		return nil, err
 	}
-	if p.URI == "" {
-		return nil, NewError(CodeInvalidParams, `resources/read needs "uri"`)
-	}
-	var h ResourceHandler
-	if r, ok := s.resources.get(p.URI); ok {
-		h = r.handler
-	} else {
-		for _, t := range s.templates.all() {
-			if t.match(p.URI) {
-				h = t.handler
-				break
-			}
-		}
-	}
+	h := s.resourceHandler(uri)
 	if h == nil {
-		return nil, Errorf(CodeResourceNotFound, "resource not found: %s", truncate(p.URI, 200)).WithData(map[string]string{"uri": p.URI})
+		return nil, Errorf(CodeResourceNotFound, "resource not found: %s", truncate(uri, 200)).WithData(map[string]string{"uri": uri})
 	}
-	res, err := h(ctx, p.URI)
+	res, err := h(ctx, uri)
 	if err != nil {
 		return nil, err
 	}
@@ -227,8 +216,9 @@ func (s *Server) handleReadResource(ctx context.Context, _ *requestState, params
 	return res, nil
 }
 
+// handleSubscribe serves resources/subscribe: the session is told of the resource's updates.
 func (s *Server) handleSubscribe(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
-	uri, err := uriParam(params)
+	uri, err := uriParam(params, methodResourcesSubscribe)
 	if err != nil {
 		return nil, err
 	}
@@ -242,8 +232,9 @@ func (s *Server) handleSubscribe(ctx context.Context, rs *requestState, params j
 	return json.RawMessage("{}"), nil
 }
 
+// handleUnsubscribe serves resources/unsubscribe.
 func (s *Server) handleUnsubscribe(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
-	uri, err := uriParam(params)
+	uri, err := uriParam(params, methodResourcesUnsub)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +245,8 @@ func (s *Server) handleUnsubscribe(ctx context.Context, rs *requestState, params
 	return json.RawMessage("{}"), nil
 }
 
-func uriParam(params json.RawMessage) (string, error) {
+// uriParam reads the uri of method's params, which it needs.
+func uriParam(params json.RawMessage, method string) (string, error) {
 	var p struct {
 		URI string `json:"uri"`
 	}
@@ -262,7 +254,21 @@ func uriParam(params json.RawMessage) (string, error) {
 		return "", err
 	}
 	if p.URI == "" {
-		return "", NewError(CodeInvalidParams, `"uri" is required`)
+		return "", NewError(CodeInvalidParams, method+` needs "uri"`)
 	}
 	return p.URI, nil
+}
+
+// resourceHandler returns the handler of the resource uri, or of the first template that
+// matches it, or nil.
+func (s *Server) resourceHandler(uri string) ResourceHandler {
+	if r, ok := s.resources.get(uri); ok {
+		return r.handler
+	}
+	for _, t := range s.templates.all() {
+		if t.match(uri) {
+			return t.handler
+		}
+	}
+	return nil
 }

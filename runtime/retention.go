@@ -43,11 +43,7 @@ func (s *Server) retain(session, stream string) {
 		r.epoch = time.Now()
 	}
 	if r.n == len(r.ring) {
-		// Full: double it, the oldest first again.
-		grown := make([]dueStream, max(2*len(r.ring), 64))
-		k := copy(grown, r.ring[r.head:])
-		copy(grown[k:], r.ring[:r.head])
-		r.ring, r.head = grown, 0
+		r.growLocked()
 	}
 	r.ring[(r.head+r.n)%len(r.ring)] = dueStream{due: time.Since(r.epoch) + d, session: session, stream: stream}
 	r.n++
@@ -63,6 +59,14 @@ func (s *Server) retain(session, stream string) {
 	r.mu.Unlock()
 }
 
+// growLocked doubles the full ring, the oldest first again. r.mu is held.
+func (r *retention) growLocked() {
+	grown := make([]dueStream, max(2*len(r.ring), 64))
+	k := copy(grown, r.ring[r.head:])
+	copy(grown[k:], r.ring[:r.head])
+	r.ring, r.head = grown, 0
+}
+
 // forgetDue deletes the streams whose retention period has passed, and arms the timer for the
 // next one. The deletions run outside the lock, a batch at a time: a store across the network
 // must not hold up the writers that schedule more.
@@ -72,20 +76,9 @@ func (s *Server) forgetDue() {
 	for {
 		now := time.Since(r.epoch)
 		r.mu.Lock()
-		k := 0
-		for k < len(batch) && r.n > 0 && r.ring[r.head].due <= now {
-			batch[k] = r.ring[r.head]
-			r.ring[r.head] = dueStream{}
-			r.head = (r.head + 1) % len(r.ring)
-			r.n--
-			k++
-		}
+		k := r.takeDueLocked(batch[:], now)
 		if k == 0 {
-			if r.n > 0 {
-				r.timer.Reset(r.ring[r.head].due - now + retentionSlack)
-			} else {
-				r.armed = false
-			}
+			r.rearmLocked(now)
 			r.mu.Unlock()
 			return
 		}
@@ -93,5 +86,29 @@ func (s *Server) forgetDue() {
 		for _, d := range batch[:k] {
 			_ = s.cfg.eventStore.DeleteStream(context.Background(), d.session, d.stream)
 		}
+	}
+}
+
+// takeDueLocked moves into batch the oldest streams whose retention period has passed by now,
+// as many as fit, and returns how many it moved. r.mu is held.
+func (r *retention) takeDueLocked(batch []dueStream, now time.Duration) int {
+	k := 0
+	for k < len(batch) && r.n > 0 && r.ring[r.head].due <= now {
+		batch[k] = r.ring[r.head]
+		r.ring[r.head] = dueStream{}
+		r.head = (r.head + 1) % len(r.ring)
+		r.n--
+		k++
+	}
+	return k
+}
+
+// rearmLocked arms the timer for the oldest stream's due time, or records that it is not
+// armed when no stream is left. r.mu is held.
+func (r *retention) rearmLocked(now time.Duration) {
+	if r.n > 0 {
+		r.timer.Reset(r.ring[r.head].due - now + retentionSlack)
+	} else {
+		r.armed = false
 	}
 }

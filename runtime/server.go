@@ -157,39 +157,55 @@ func (req *Request) response() *Response {
 // ServeHTTP implements http.Handler: POST carries client messages, GET opens (or resumes) a
 // server-to-client stream, DELETE ends a session.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r, ok := s.admit(w, r)
+	if !ok {
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		s.servePost(w, r)
+	case http.MethodGet, http.MethodDelete:
+		s.serveGetOrDelete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		s.httpError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, "method "+r.Method+" is not allowed on the MCP endpoint; use POST, GET or DELETE")
+	}
+}
+
+// serveGetOrDelete serves a GET or a DELETE: a modern client's gets 405 (serveModernOther,
+// era_server.go); the others are a session's, whose stream a GET opens and which a DELETE
+// ends.
+func (s *Server) serveGetOrDelete(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case s.serveModernOther(w, r):
+	case r.Method == http.MethodGet:
+		s.serveGet(w, r)
+	default:
+		s.serveDelete(w, r)
+	}
+}
+
+// admit decides whether the server takes an HTTP request at all, answering the refusal
+// itself: a foreign Origin (spec 2025-11-25, Transports, Security Warning), a server shutting
+// down, a request without valid credentials. It returns the request with what authentication
+// learned in its context.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	if s.cfg.dnsRebinding {
 		if status, msg := s.checkOrigin(r); status != 0 {
 			s.httpError(w, status, CodeInvalidRequest, msg)
-			return
+			return nil, false
 		}
 	}
 	select {
 	case <-s.closing:
 		s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "server is shutting down")
-		return
+		return nil, false
 	default:
 	}
 	if s.cfg.auth != nil {
-		var ok bool
-		if r, ok = s.authenticate(w, r); !ok {
-			return
-		}
+		return s.authenticate(w, r)
 	}
-	switch r.Method {
-	case http.MethodPost:
-		s.servePost(w, r)
-	case http.MethodGet:
-		if !s.serveModernOther(w, r) {
-			s.serveGet(w, r)
-		}
-	case http.MethodDelete:
-		if !s.serveModernOther(w, r) {
-			s.serveDelete(w, r)
-		}
-	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
-		s.httpError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, "method "+r.Method+" is not allowed on the MCP endpoint; use POST, GET or DELETE")
-	}
+	return r, true
 }
 
 // httpError answers with an HTTP status and a JSON-RPC error body without an id.
@@ -197,13 +213,10 @@ func (s *Server) httpError(w http.ResponseWriter, status int, code Code, msg str
 	s.writeJSON(w, status, encodeResponse(nil, nil, NewError(code, msg)))
 }
 
+// servePost serves a POST: its body is one message, or a batch of them, of the stateless era
+// or of a session (initialize starts one).
 func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
-	if ct := r.Header.Get("Content-Type"); !isMediaType(ct, "application/json") {
-		s.httpError(w, http.StatusUnsupportedMediaType, CodeInvalidRequest, "Content-Type must be application/json, got "+quoteOrNone(ct))
-		return
-	}
-	if !acceptsJSONAndSSE(r) {
-		s.httpError(w, http.StatusNotAcceptable, CodeInvalidRequest, "Accept must list both application/json and text/event-stream, got "+quoteOrNone(r.Header.Get("Accept")))
+	if !s.checkPostHeaders(w, r) {
 		return
 	}
 	body, err := s.readBody(w, r)
@@ -218,13 +231,15 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	msg, rpcErr := decodeMessage(body)
 	if rpcErr != nil {
-		var id *ID
-		if msg != nil {
-			id = msg.ID
-		}
-		s.writeJSON(w, http.StatusBadRequest, encodeResponse(id, nil, rpcErr))
+		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.idOrNil(), nil, rpcErr))
 		return
 	}
+	s.serveMessage(w, r, msg, body)
+}
+
+// serveMessage serves a POSTed message by its era and kind: one of the stateless era, an
+// initialize that starts a session, or a message of a session.
+func (s *Server) serveMessage(w http.ResponseWriter, r *http.Request, msg *wireMessage, body []byte) {
 	if s.isModernRequest(r, msg) {
 		s.serveModern(w, r, msg) // the stateless era (era_server.go)
 		return
@@ -240,6 +255,29 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	sess.touch()
 	s.serveSessionMessage(w, r, sess, msg, body, token)
+}
+
+// idOrNil returns the id of a message that failed to decode, when it got that far.
+func (m *wireMessage) idOrNil() *ID {
+	if m == nil {
+		return nil
+	}
+	return m.ID
+}
+
+// checkPostHeaders decides whether a POST says what it carries and accepts both forms of
+// answer (spec 2025-11-25, Transports, Sending Messages to the Server), answering the refusal
+// itself.
+func (s *Server) checkPostHeaders(w http.ResponseWriter, r *http.Request) bool {
+	if ct := r.Header.Get("Content-Type"); !isMediaType(ct, "application/json") {
+		s.httpError(w, http.StatusUnsupportedMediaType, CodeInvalidRequest, "Content-Type must be application/json, got "+quoteOrNone(ct))
+		return false
+	}
+	if !acceptsJSONAndSSE(r) {
+		s.httpError(w, http.StatusNotAcceptable, CodeInvalidRequest, "Accept must list both application/json and text/event-stream, got "+quoteOrNone(r.Header.Get("Accept")))
+		return false
+	}
+	return true
 }
 
 // bodyError answers a POST whose body could not be read.
@@ -265,7 +303,7 @@ func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, ses
 		s.handleNotification(sess, msg)
 		w.WriteHeader(http.StatusAccepted)
 	case msg.isResponse():
-		if !sess.deliverResponse(msg) && (s.cluster == nil || !s.forwardResponse(sess, msg, body)) {
+		if !s.deliverResponse(sess, msg, body) {
 			s.log.Warn("mcp: response to an unknown request", "session", sess.id, "id", msg.ID.short())
 			s.writeJSON(w, http.StatusBadRequest, encodeResponse(nil, nil, Errorf(CodeInvalidRequest, "no request with id %s is awaiting a response", msg.ID.short())))
 			return
@@ -277,6 +315,13 @@ func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, ses
 		}
 		s.serveRequest(w, r, sess, msg, token)
 	}
+}
+
+// deliverResponse delivers a client's response (body, decoded as msg) to the request awaiting
+// it: one of this replica's, or, in a replica set, the one of the replica the request's ID
+// names. It reports false when no request awaits it.
+func (s *Server) deliverResponse(sess *session, msg *wireMessage, body []byte) bool {
+	return sess.deliverResponse(msg) || (s.cluster != nil && s.forwardResponse(sess, msg, body))
 }
 
 // sessionFor finds the session a request names, answering the error itself when it cannot:
@@ -293,6 +338,32 @@ func (s *Server) sessionForToken(w http.ResponseWriter, r *http.Request, token *
 		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "missing Mcp-Session-Id header: send initialize first, then the session ID it returns on every request")
 		return nil, false
 	}
+	sess, ok := s.lookupSession(w, r, id)
+	if !ok {
+		return nil, false
+	}
+	if !sess.ownedBy(token) {
+		s.httpError(w, http.StatusForbidden, CodeInvalidRequest, "this session was started by another identity: use the access token that started it, or send initialize to start a new session")
+		return nil, false
+	}
+	return sess, s.checkVersionHeader(w, r)
+}
+
+// checkVersionHeader refuses a request of a session whose MCP-Protocol-Version header names a
+// version the server does not support (spec 2025-11-25, Transports, Protocol Version Header),
+// answering 400 itself; a request without the header passes.
+func (s *Server) checkVersionHeader(w http.ResponseWriter, r *http.Request) bool {
+	if v := r.Header.Get(headerProtocolVersion); v != "" && !isSupportedVersion(v) {
+		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "unsupported MCP-Protocol-Version "+quoteOrNone(v)+"; supported: "+strings.Join(supportedVersions, ", "))
+		return false
+	}
+	return true
+}
+
+// lookupSession finds the session id, in the shared store too in a replica set, and marks it
+// established (its client uses the ID initialize returned); it answers 404 itself when there
+// is no such session.
+func (s *Server) lookupSession(w http.ResponseWriter, r *http.Request, id string) (*session, bool) {
 	s.mu.RLock()
 	sess := s.sessions[id]
 	s.mu.RUnlock()
@@ -303,24 +374,16 @@ func (s *Server) sessionForToken(w http.ResponseWriter, r *http.Request, token *
 			return nil, false
 		}
 	}
-	if sess != nil && !sess.established.Load() {
-		sess.established.Store(true)
-	}
 	if sess == nil {
 		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "session not found: it expired or was deleted; send initialize to start a new one")
 		return nil, false
 	}
-	if !sess.ownedBy(token) {
-		s.httpError(w, http.StatusForbidden, CodeInvalidRequest, "this session was started by another identity: use the access token that started it, or send initialize to start a new session")
-		return nil, false
-	}
-	if v := r.Header.Get(headerProtocolVersion); v != "" && !isSupportedVersion(v) {
-		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "unsupported MCP-Protocol-Version "+quoteOrNone(v)+"; supported: "+strings.Join(supportedVersions, ", "))
-		return nil, false
-	}
+	sess.establish()
 	return sess, true
 }
 
+// serveInitialize serves an initialize POSTed without a session, returning the new session's
+// ID in its header.
 func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wireMessage) {
 	if !msg.isRequest() {
 		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "initialize must be a request with an id")
@@ -359,20 +422,27 @@ func (s *Server) initialize(ctx context.Context, msg *wireMessage, header http.H
 		b, err = json.Marshal(resp.Result)
 	}
 	if err != nil || sess == nil {
-		if sess != nil {
-			s.endSession(sess) // an interceptor refused after the session was made
-		}
-		if err == nil {
-			err = NewError(CodeInternalError, "initialize was answered without starting a session")
-		}
-		status := http.StatusOK
-		var se *statusError
-		if errors.As(err, &se) {
-			status = se.status
-		}
-		return nil, encodeResponse(msg.ID, nil, toRPCError(err)), status
+		b, status := s.initializeFailed(msg, sess, err)
+		return nil, b, status
 	}
 	return sess, encodeResponse(msg.ID, b, nil), http.StatusOK
+}
+
+// initializeFailed answers an initialize that started no session, or one an interceptor
+// refused after the session was made (which it ends), with the error and its HTTP status.
+func (s *Server) initializeFailed(msg *wireMessage, sess *session, err error) ([]byte, int) {
+	if sess != nil {
+		s.endSession(sess) // an interceptor refused after the session was made
+	}
+	if err == nil {
+		err = NewError(CodeInternalError, "initialize was answered without starting a session")
+	}
+	status := http.StatusOK
+	var se *statusError
+	if errors.As(err, &se) {
+		status = se.status
+	}
+	return encodeResponse(msg.ID, nil, toRPCError(err)), status
 }
 
 // startSession is the innermost CallFunc of initialize: it negotiates the version, makes room
@@ -387,46 +457,14 @@ func (s *Server) startSession(ctx context.Context, req *Request, token *TokenInf
 	if !isSupportedVersion(version) {
 		version = LatestProtocolVersion // counter-offer (Lifecycle, Version Negotiation)
 	}
-	s.mu.Lock()
-	var evicted *session
-	if len(s.sessions) >= s.cfg.maxSessions {
-		evicted = s.evictLocked() // sessions.go: the table's policy under pressure
-	}
-	if len(s.sessions) >= s.cfg.maxSessions || s.held.Load()+stateSize(&p.ClientInfo) > s.cfg.serverBudget {
-		s.mu.Unlock()
-		if evicted != nil {
-			evicted.end() // out of the table already
-		}
+	sess := s.addSession(p, version, token, line)
+	if sess == nil {
 		return nil, nil, &statusError{status: http.StatusServiceUnavailable, err: NewError(CodeInternalError, "too many sessions; try again later")}
 	}
-	sess := s.newSession(p, version)
-	sess.owner = token.identity()
-	if line != nil {
-		sess.line = line
-		// Its standalone stream is the connection itself, always there: the session is
-		// never idle while the connection lasts.
-		sess.standalone.attached = true
-	}
-	s.sessions[sess.id] = sess
-	if !s.reaping && (s.cfg.sessionIdleTimeout > 0 || s.cfg.handshakeTimeout > 0) {
-		s.reaping = true
-		go s.reap(s.cfg.sessionIdleTimeout)
-	}
-	s.mu.Unlock()
-	if evicted != nil {
-		s.log.Info("mcp: session table full; ended a session to make room", "session", evicted.id, "established", evicted.established.Load())
-		evicted.end()
-	}
-	if c := s.cluster; c != nil {
-		ctx, cancel := context.WithTimeout(ctx, storeTimeout)
-		err := c.sessions.Create(ctx, sess.id, sess.sharedState())
-		cancel()
-		if err != nil {
-			s.log.Warn("mcp: session store unavailable", "error", err)
-			// The session is in the table: initialize ends it, as it does when an
-			// interceptor refuses.
-			return sess, nil, &statusError{status: http.StatusServiceUnavailable, err: Errorf(CodeInternalError, "the session store is unavailable (the replicas of this server share sessions through it); try again shortly: %v", err)}
-		}
+	if err := s.createShared(ctx, sess); err != nil {
+		// The session is in the table: initialize ends it, as it does when an
+		// interceptor refuses.
+		return sess, nil, err
 	}
 	req.SessionID, req.ProtocolVersion = sess.id, version
 	s.log.Debug("mcp: session started", "session", sess.id, "client", p.ClientInfo.Name, "version", version)
@@ -436,6 +474,71 @@ func (s *Server) startSession(ctx context.Context, req *Request, token *TokenInf
 		ServerInfo:      s.impl,
 		Instructions:    s.cfg.instructions,
 	}}, nil
+}
+
+// addSession starts a session in the table, owned by token's identity and written to by line
+// on a message-stream transport, evicting one when the table is full (the table's policy
+// under pressure, sessions.go). It returns nil when there is still no room for it, or for its
+// client's state in the server's budget.
+func (s *Server) addSession(p *InitializeParams, version string, token *TokenInfo, line *lineWriter) *session {
+	s.mu.Lock()
+	var evicted *session
+	if len(s.sessions) >= s.cfg.maxSessions {
+		evicted = s.evictLocked()
+	}
+	var sess *session
+	if s.roomLocked(stateSize(&p.ClientInfo)) {
+		sess = s.newSession(p, version)
+		sess.owner = token.identity()
+		if line != nil {
+			sess.line = line
+			// Its standalone stream is the connection itself, always there: the session
+			// is never idle while the connection lasts.
+			sess.standalone.attached = true
+		}
+		s.sessions[sess.id] = sess
+		s.startReapingLocked()
+	}
+	s.mu.Unlock()
+	if evicted != nil {
+		if sess != nil {
+			s.log.Info("mcp: session table full; ended a session to make room", "session", evicted.id, "established", evicted.established.Load())
+		}
+		evicted.end() // out of the table already
+	}
+	return sess
+}
+
+// roomLocked reports whether the session table has room for a session, and the server's
+// budget for size bytes of its client's state. s.mu is held.
+func (s *Server) roomLocked(size int64) bool {
+	return len(s.sessions) < s.cfg.maxSessions && s.held.Load()+size <= s.cfg.serverBudget
+}
+
+// startReapingLocked starts the reaper (s.mu is held) when sessions can expire and it is not
+// running: it runs while there are sessions.
+func (s *Server) startReapingLocked() {
+	if !s.reaping && (s.cfg.sessionIdleTimeout > 0 || s.cfg.handshakeTimeout > 0) {
+		s.reaping = true
+		go s.reap(s.cfg.sessionIdleTimeout)
+	}
+}
+
+// createShared records a new session in the shared store, in a replica set, so that every
+// replica finds it.
+func (s *Server) createShared(ctx context.Context, sess *session) error {
+	c := s.cluster
+	if c == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	err := c.sessions.Create(ctx, sess.id, sess.sharedState())
+	cancel()
+	if err != nil {
+		s.log.Warn("mcp: session store unavailable", "error", err)
+		return &statusError{status: http.StatusServiceUnavailable, err: Errorf(CodeInternalError, "the session store is unavailable (the replicas of this server share sessions through it); try again shortly: %v", err)}
+	}
+	return nil
 }
 
 // callInitialize runs initialize through the server's interceptors, containing their panics.
@@ -455,9 +558,13 @@ type statusError struct {
 	err    error
 }
 
+// Error returns the wrapped error's text.
 func (e *statusError) Error() string { return e.err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e *statusError) Unwrap() error { return e.err }
 
+// capabilities returns what the server declares in its initialize result.
 func (s *Server) capabilities() ServerCapabilities {
 	c := ServerCapabilities{
 		Logging:   &struct{}{},
@@ -511,21 +618,9 @@ func (s *Server) openRequest(sess *session, msg *wireMessage, header http.Header
 	// One context per request, cancelled by notifications/cancelled or the session's end and
 	// bounded by the handler timeout: one context rather than two, each costing allocations.
 	ctx, cancel := s.handlerContext(sess.ctx, &sess.deadlines)
-	if rpcErr, status := sess.startRequest(msg.ID, cancel); rpcErr != nil {
+	if rpcErr, status := s.admitRequest(sess, msg, cancel); rpcErr != nil {
 		cancel()
 		return nil, rpcErr, status
-	}
-	if !sess.reserve(requestCost(msg), false) {
-		// The params stay in memory while the handler runs.
-		cancel()
-		sess.endRequest(msg.ID)
-		return nil, budgetError(sess), http.StatusTooManyRequests
-	}
-	if !s.handlerStarted() {
-		cancel()
-		sess.release(requestCost(msg))
-		sess.endRequest(msg.ID)
-		return nil, NewError(CodeInternalError, "server is shutting down"), http.StatusServiceUnavailable
 	}
 	st := sess.newRequestStream()
 	if s.cluster != nil {
@@ -543,6 +638,27 @@ func (s *Server) openRequest(sess *session, msg *wireMessage, header http.Header
 	return rs, nil, 0
 }
 
+// admitRequest registers a request in its session's in-flight set (cancel cancels it),
+// charges its params to the session's budget (they stay in memory while the handler runs),
+// and counts its handler in, undoing what it did when a step refuses: a duplicate id or the
+// in-flight limit, the budget, a server shutting down. It returns the error to answer a
+// refusal with, and its HTTP status.
+func (s *Server) admitRequest(sess *session, msg *wireMessage, cancel context.CancelFunc) (*Error, int) {
+	if rpcErr, status := sess.startRequest(msg.ID, cancel); rpcErr != nil {
+		return rpcErr, status
+	}
+	if !sess.reserve(requestCost(msg), false) {
+		sess.endRequest(msg.ID)
+		return budgetError(sess), http.StatusTooManyRequests
+	}
+	if !s.handlerStarted() {
+		sess.release(requestCost(msg))
+		sess.endRequest(msg.ID)
+		return NewError(CodeInternalError, "server is shutting down"), http.StatusServiceUnavailable
+	}
+	return nil, 0
+}
+
 // runHandler runs a method handler and queues its response on the request's stream.
 func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *requestState, h methodHandler, msg *wireMessage) {
 	defer s.handlerDone()
@@ -557,17 +673,8 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 			rs.sess.endRequest(msg.ID)
 		}
 	}()
-	meta, metaErr := requestMeta(msg.Params)
-	rs.meta = meta
-	if meta != nil {
-		rs.progressToken = meta.ProgressToken
-	}
-	if rs.ctx.rs == rs {
-		ctx = &rs.ctx // the request's context with its values, made by the caller
-	} else {
-		ctx = &handlerCtx{Context: ctx, rs: rs}
-	}
-
+	metaErr := rs.takeMeta(msg.Params)
+	ctx = rs.handlerContext(ctx)
 	var (
 		result any
 		err    error
@@ -586,21 +693,49 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 		_ = rs.st.send(nil, true) // ends the stream without a message
 		return
 	}
-	if err != nil && ctx.Err() != nil && s.baseCtx.Err() != nil {
-		err = NewError(CodeInternalError, "request cancelled: the server is shutting down")
-	}
-	body, pooled := s.encodeAnswer(msg, result, err)
-	if rs.sess.stateless {
-		body = modernBody(msg.Method, body, msg.ID) // a copy: the pooled buffer can go back
-		pooled.release()
-		pooled = nil
-	}
+	body, pooled := s.encodeFinal(ctx, rs.sess, msg, result, err)
 	ended = true
 	rs.sess.release(requestCost(msg))
 	rs.sess.endRequest(msg.ID)
 	if sendErr := rs.st.sendEvent(streamEvent{data: body, final: true, pooled: pooled, status: status}); sendErr != nil {
 		s.log.Error("mcp: response could not be queued for the client", "session", rs.sess.id, "id", msg.ID.short(), "error", sendErr)
 	}
+}
+
+// takeMeta records the request's _meta in its state, with the progress token the handler
+// reports progress against, and returns the error that malformed _meta is answered with.
+func (rs *requestState) takeMeta(params json.RawMessage) *Error {
+	meta, metaErr := requestMeta(params)
+	rs.meta = meta
+	if meta != nil {
+		rs.progressToken = meta.ProgressToken
+	}
+	return metaErr
+}
+
+// handlerContext returns the context the handler sees: the request's own, with its values,
+// when the caller made it (openRequest), else one on ctx.
+func (rs *requestState) handlerContext(ctx context.Context) context.Context {
+	if rs.ctx.rs == rs {
+		return &rs.ctx
+	}
+	return &handlerCtx{Context: ctx, rs: rs}
+}
+
+// encodeFinal encodes the response that ends a request's stream: a failure of a handler the
+// shutdown cancelled says so, and a stateless-era response is a copy in its era's form, so
+// that the pooled buffer can go back.
+func (s *Server) encodeFinal(ctx context.Context, sess *session, msg *wireMessage, result any, err error) ([]byte, *wireBuf) {
+	if err != nil && ctx.Err() != nil && s.baseCtx.Err() != nil {
+		err = NewError(CodeInternalError, "request cancelled: the server is shutting down")
+	}
+	body, pooled := s.encodeAnswer(msg, result, err)
+	if sess.stateless {
+		body = modernBody(msg.Method, body, msg.ID)
+		pooled.release()
+		pooled = nil
+	}
+	return body, pooled
 }
 
 // cancelledByClient reports whether a handler failed because its client cancelled the request
@@ -626,36 +761,56 @@ func (s *Server) encodeAnswer(msg *wireMessage, result any, err error) ([]byte, 
 	return encodeResponse(msg.ID, raw, nil), nil
 }
 
+// callHandler runs a request through the server's interceptors to its handler, containing
+// the handler's panics, and returns its result (a tool's in its CallToolResult form).
 func (s *Server) callHandler(ctx context.Context, rs *requestState, h methodHandler, msg *wireMessage) (result any, err error) {
 	req := &rs.req
 	defer func() {
 		if p := recover(); p != nil {
-			what := msg.Method
-			if req.Name != "" && msg.Method == methodToolsCall {
-				what = "tool " + strconv.Quote(truncate(req.Name, 64))
-			}
-			s.log.Error("mcp: handler panicked", "method", msg.Method, "handler", what, "panic", p, "stack", string(debug.Stack()))
-			err = Errorf(CodeInternalError, "internal error: the %s handler panicked", what)
+			err = s.handlerPanicked(req, msg.Method, p)
 		}
 	}()
 	version := rs.sess.version()
 	if msg.Method != methodPing && version == "" {
 		return nil, NewError(CodeInvalidRequest, "session not initialized")
 	}
+	s.prepareRequest(req, rs, h, msg, version)
+	resp, err := s.call(ctx, req)
+	if msg.Method == methodToolsCall {
+		return toolAnswer(ctx, req, resp, err)
+	}
+	return resultOf(resp, err)
+}
+
+// resultOf returns the result of a method other than tools/call: the handler's, or nil with
+// its error.
+func resultOf(resp *Response, err error) (any, error) {
+	if err != nil || resp == nil {
+		return nil, err
+	}
+	return resp.Result, nil
+}
+
+// prepareRequest fills in the Request the interceptors see, and lets the method's route (if
+// any) resolve what it serves before they run: a tool call's tool and arguments.
+func (s *Server) prepareRequest(req *Request, rs *requestState, h methodHandler, msg *wireMessage, version string) {
 	req.Method, req.ID, req.Params, req.Meta = msg.Method, *msg.ID, msg.Params, rs.meta
 	req.SessionID, req.ProtocolVersion, req.Header = rs.sess.id, version, rs.header
 	req.rs, req.handler, req.serve = rs, h, callMethod
 	if route := s.routes[msg.Method]; route != nil {
 		route(req)
 	}
-	resp, err := s.call(ctx, req)
-	if msg.Method == methodToolsCall {
-		return toolAnswer(ctx, req, resp, err)
+}
+
+// handlerPanicked logs a handler's panic with its stack and returns the internal error that
+// answers the request, naming the tool for tools/call.
+func (s *Server) handlerPanicked(req *Request, method string, p any) error {
+	what := method
+	if req.Name != "" && method == methodToolsCall {
+		what = "tool " + strconv.Quote(truncate(req.Name, 64))
 	}
-	if err != nil || resp == nil {
-		return nil, err
-	}
-	return resp.Result, nil
+	s.log.Error("mcp: handler panicked", "method", method, "handler", what, "panic", p, "stack", string(debug.Stack()))
+	return Errorf(CodeInternalError, "internal error: the %s handler panicked", what)
 }
 
 // marshalResult encodes a handler's result; json.RawMessage passes through. It runs after the
@@ -696,6 +851,7 @@ func toRPCError(err error) *Error {
 	return Errorf(CodeInternalError, "%v", err)
 }
 
+// handleNotification acts on a client's notification to a session.
 func (s *Server) handleNotification(sess *session, msg *wireMessage) {
 	switch msg.Method {
 	case notifInitialized:
@@ -703,20 +859,7 @@ func (s *Server) handleNotification(sess *session, msg *wireMessage) {
 		sess.initialized = true
 		sess.mu.Unlock()
 	case notifCancelled:
-		var p CancelledParams
-		if err := json.Unmarshal(msg.Params, &p); err != nil || p.RequestID == nil {
-			s.log.Debug("mcp: ignoring invalid notifications/cancelled", "session", sess.id)
-			return
-		}
-		if sess.cancelRequest(p.RequestID) {
-			return
-		}
-		if s.cluster != nil {
-			// The request may run on another replica.
-			s.publish("", &busMessage{Kind: busCancel, Session: sess.id, Data: msg.Params})
-		} else {
-			s.log.Debug("mcp: notifications/cancelled for a request not in flight", "session", sess.id, "id", p.RequestID.short())
-		}
+		s.onCancelled(sess, msg.Params)
 	case notifRootsListChanged, notifProgress:
 		// Accepted; nothing to do without a roots or progress consumer.
 	default:
@@ -724,6 +867,28 @@ func (s *Server) handleNotification(sess *session, msg *wireMessage) {
 	}
 }
 
+// onCancelled cancels the request a notifications/cancelled names (spec 2025-11-25,
+// Utilities, Cancellation): one of this replica's, else, in a replica set, whichever replica
+// runs it.
+func (s *Server) onCancelled(sess *session, params json.RawMessage) {
+	var p CancelledParams
+	if err := json.Unmarshal(params, &p); err != nil || p.RequestID == nil {
+		s.log.Debug("mcp: ignoring invalid notifications/cancelled", "session", sess.id)
+		return
+	}
+	if sess.cancelRequest(p.RequestID) {
+		return
+	}
+	if s.cluster != nil {
+		// The request may run on another replica.
+		s.publish("", &busMessage{Kind: busCancel, Session: sess.id, Data: params})
+	} else {
+		s.log.Debug("mcp: notifications/cancelled for a request not in flight", "session", sess.id, "id", p.RequestID.short())
+	}
+}
+
+// serveGet serves a GET: it opens the session's standalone stream, or resumes a stream after
+// its Last-Event-ID.
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 	if !accepts(r, "text/event-stream") {
 		s.httpError(w, http.StatusNotAcceptable, CodeInvalidRequest, "GET opens an SSE stream: Accept must list text/event-stream")
@@ -734,13 +899,9 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess.touch()
-	if last := r.Header.Get(headerLastEventID); last != "" {
-		streamID, _, _ := parseEventID(last)
-		if s.cluster == nil || !s.cluster.isRemoteStandalone(streamID) {
-			s.resume(w, r, sess, last)
-			return
-		}
-		// Another replica's GET stream: this replica's starts afresh (cluster.go).
+	if last := r.Header.Get(headerLastEventID); last != "" && s.resumes(last) {
+		s.resume(w, r, sess, last)
+		return
 	}
 	my, ok := sess.standalone.attach()
 	if !ok {
@@ -748,6 +909,13 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveStream(r.Context(), w, sess.standalone, my, modeSSE, nil)
+}
+
+// resumes decides whether a GET with Last-Event-ID last resumes a stream: all do but one that
+// names another replica's GET stream, when this replica's starts afresh (cluster.go).
+func (s *Server) resumes(last string) bool {
+	streamID, _, _ := parseEventID(last)
+	return s.cluster == nil || !s.cluster.isRemoteStandalone(streamID)
 }
 
 // resume continues a stream after the client's Last-Event-ID: stored events first, then live
@@ -763,15 +931,16 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 		s.followRemote(w, r, sess, streamID, seq) // another replica's stream (cluster.go)
 		return
 	}
-	if st == nil && s.cfg.eventStore == nil {
-		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "Last-Event-ID names no stream of this session")
+	if !s.resumable(w, st, seq) {
 		return
 	}
-	if st != nil && seq > st.lastSeq() {
-		// An ID the server never sent: a crafted one, not a resumption.
-		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "Last-Event-ID names no event of this stream")
-		return
-	}
+	s.replayAndFollow(w, r, sess, st, streamID, seq)
+}
+
+// replayAndFollow serves a resumption of the stream streamID after seq: the stored events,
+// then, when the stream is live (st not nil), its new ones, on this connection, which takes
+// the stream over.
+func (s *Server) replayAndFollow(w http.ResponseWriter, r *http.Request, sess *session, st *stream, streamID string, seq uint64) {
 	sw := newSSEWriter(r.Context(), w, s.cfg.writeTimeout)
 	sw.cancellable() // a takeover must stop the replay too
 	defer sw.finish()
@@ -787,14 +956,36 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 		return
 	}
 	if st == nil {
-		if replayed == 0 {
-			s.writeJSON(w, http.StatusNotFound, encodeResponse(nil, nil, NewError(CodeInvalidRequest, "Last-Event-ID names no stream of this session")))
-			return
-		}
-		_ = sw.flush(true)
+		s.endStoredReplay(w, sw, replayed)
 		return
 	}
 	s.serveStream(r.Context(), w, st, my, modeResume, sw)
+}
+
+// resumable decides whether a Last-Event-ID after seq can name an event of st (nil for a
+// stream that ended, whose events only the event store may hold), answering 404 itself when
+// it cannot: no store to look in, or an ID the server never sent.
+func (s *Server) resumable(w http.ResponseWriter, st *stream, seq uint64) bool {
+	if st == nil && s.cfg.eventStore == nil {
+		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "Last-Event-ID names no stream of this session")
+		return false
+	}
+	if st != nil && seq > st.lastSeq() {
+		// An ID the server never sent: a crafted one, not a resumption.
+		s.httpError(w, http.StatusNotFound, CodeInvalidRequest, "Last-Event-ID names no event of this stream")
+		return false
+	}
+	return true
+}
+
+// endStoredReplay ends the resumption of a stream that ended: what was replayed is all there
+// is, and nothing replayed means the store knew no such stream.
+func (s *Server) endStoredReplay(w http.ResponseWriter, sw *sseWriter, replayed int) {
+	if replayed == 0 {
+		s.writeJSON(w, http.StatusNotFound, encodeResponse(nil, nil, NewError(CodeInvalidRequest, "Last-Event-ID names no stream of this session")))
+		return
+	}
+	_ = sw.flush(true)
 }
 
 // replay writes the stored events of the stream streamID after seq into sw, out every
@@ -817,50 +1008,66 @@ func (s *Server) replay(w http.ResponseWriter, sess *session, st *stream, my uin
 		}
 		return nil
 	})
-	switch {
-	case err != nil && sw.sent:
-		// Part of the replay went out: the client resumes again from what it got.
-		s.log.Debug("mcp: replay stopped", "session", sess.id, "stream", streamID, "error", err)
-		if st != nil {
-			st.detach(my)
-		}
-		return replayed, false
-	case errors.Is(err, ErrEventsEvicted):
-		// Going on would skip the evicted events without a word.
-		if st != nil {
-			st.detach(my)
-		}
-		s.writeJSON(w, http.StatusNotFound, encodeResponse(nil, nil, NewError(CodeInvalidRequest, err.Error())))
-		return replayed, false
-	case err != nil:
-		s.log.Warn("mcp: replay failed", "session", sess.id, "stream", streamID, "error", err)
-	}
-	return replayed, true
+	return replayed, s.replayEnded(w, sess, st, my, streamID, sw, err)
 }
 
+// replayEnded decides whether the response goes on after a replay that returned err: not
+// when part of it went out before it failed (the client resumes again from what it got), nor
+// when events were evicted (going on would skip them without a word); the writer my lets go
+// of st then.
+func (s *Server) replayEnded(w http.ResponseWriter, sess *session, st *stream, my uint64, streamID string, sw *sseWriter, err error) bool {
+	if err == nil {
+		return true
+	}
+	evicted := errors.Is(err, ErrEventsEvicted)
+	if !sw.sent && !evicted {
+		s.log.Warn("mcp: replay failed", "session", sess.id, "stream", streamID, "error", err)
+		return true
+	}
+	if st != nil {
+		st.detach(my)
+	}
+	if sw.sent {
+		s.log.Debug("mcp: replay stopped", "session", sess.id, "stream", streamID, "error", err)
+	} else {
+		s.writeJSON(w, http.StatusNotFound, encodeResponse(nil, nil, NewError(CodeInvalidRequest, err.Error())))
+	}
+	return false
+}
+
+// serveDelete serves a DELETE: the client ends its session (spec 2025-11-25, Transports,
+// Session Management).
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 	sess, ok := s.sessionFor(w, r)
 	if !ok {
 		return
 	}
-	if c := s.cluster; c != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
-		err := c.sessions.Delete(ctx, sess.id)
-		cancel()
-		if err != nil {
-			s.storeUnavailable(w, err)
-			return
-		}
-		sess.mu.Lock()
-		sess.forget = true
-		sess.mu.Unlock()
-		// The other replicas' copies end too: their handlers, their GET stream.
-		s.publish("", &busMessage{Kind: busEnded, Session: sess.id})
+	if s.cluster != nil && !s.deleteShared(w, r, sess) {
+		return
 	}
 	s.endSession(sess)
 	w.WriteHeader(http.StatusOK)
 }
 
+// deleteShared deletes a session from the shared store and tells the other replicas, whose
+// copies end too (their handlers, their GET stream); it answers 503 itself when the store is
+// unreachable.
+func (s *Server) deleteShared(w http.ResponseWriter, r *http.Request, sess *session) bool {
+	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
+	err := s.cluster.sessions.Delete(ctx, sess.id)
+	cancel()
+	if err != nil {
+		s.storeUnavailable(w, err)
+		return false
+	}
+	sess.mu.Lock()
+	sess.forget = true
+	sess.mu.Unlock()
+	s.publish("", &busMessage{Kind: busEnded, Session: sess.id})
+	return true
+}
+
+// endSession removes a session from the table and ends it.
 func (s *Server) endSession(sess *session) {
 	s.mu.Lock()
 	delete(s.sessions, sess.id)
@@ -880,6 +1087,7 @@ func (s *Server) handlerStarted() bool {
 	return true
 }
 
+// handlerDone counts a handler out, waking a Shutdown waiting for the last one.
 func (s *Server) handlerDone() {
 	if s.running.Add(-1) == 0 && s.shutdown.Load() {
 		s.mu.Lock()
@@ -905,18 +1113,28 @@ func (s *Server) reap(ttl time.Duration) {
 			return
 		case <-t.C:
 		}
-		idle, busy, ok := s.sweep(ttl)
-		if !ok {
+		if !s.reapOnce(ttl) {
 			return
 		}
-		for _, sess := range idle {
-			s.log.Debug("mcp: ending idle session", "session", sess.id)
-			s.endSession(sess)
-		}
-		if len(busy) > 0 {
-			s.touchShared(busy)
-		}
 	}
+}
+
+// reapOnce ends the sessions a sweep of the table finds idle (or still in their handshake
+// past its timeout), and extends the stored lifetime of the busy ones in a replica set. It
+// reports false, and the reaper stops, when the table is empty.
+func (s *Server) reapOnce(ttl time.Duration) bool {
+	idle, busy, ok := s.sweep(ttl)
+	if !ok {
+		return false
+	}
+	for _, sess := range idle {
+		s.log.Debug("mcp: ending idle session", "session", sess.id)
+		s.endSession(sess)
+	}
+	if len(busy) > 0 {
+		s.touchShared(busy)
+	}
+	return true
 }
 
 // sweep looks at the session table once: it returns the sessions to end (handshakes not
@@ -933,19 +1151,45 @@ func (s *Server) sweep(ttl time.Duration) (idle, busy []*session, ok bool) {
 		return nil, nil, false
 	}
 	idle = s.expiredHandshakesLocked(now)
+	if ttl > 0 {
+		idle = s.idleLocked(idle, cutoff)
+	}
+	if s.cluster != nil {
+		busy = s.busyLocked()
+	}
+	return idle, busy, true
+}
+
+// idleLocked appends to idle the sessions unused since cutoff with nothing in flight and no
+// GET stream (s.mu is held); a session still in its handshake is the handshake timeout's,
+// when there is one.
+func (s *Server) idleLocked(idle []*session, cutoff int64) []*session {
 	for _, sess := range s.sessions {
-		if ttl > 0 && (sess.established.Load() || s.cfg.handshakeTimeout <= 0) && sess.lastUsed.Load() < cutoff && sess.idle() {
+		if s.idleSince(sess, cutoff) {
 			idle = append(idle, sess)
 		}
 	}
-	if s.cluster != nil {
-		for _, sess := range s.sessions {
-			if !sess.idle() {
-				busy = append(busy, sess)
-			}
+	return idle
+}
+
+// idleSince reports whether sess was last used before cutoff and is idle now; a session still
+// in its handshake is the handshake timeout's, when there is one.
+func (s *Server) idleSince(sess *session, cutoff int64) bool {
+	if !sess.established.Load() && s.cfg.handshakeTimeout > 0 {
+		return false
+	}
+	return sess.lastUsed.Load() < cutoff && sess.idle()
+}
+
+// busyLocked returns the sessions with a request in flight or a GET stream (s.mu is held).
+func (s *Server) busyLocked() []*session {
+	var busy []*session
+	for _, sess := range s.sessions {
+		if !sess.idle() {
+			busy = append(busy, sess)
 		}
 	}
-	return idle, busy, true
+	return busy
 }
 
 // idle reports whether the session has nothing in flight and no attached GET stream.
@@ -973,6 +1217,19 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.idle = done
 	}
 	s.mu.Unlock()
+	err := s.stopHandlers(ctx, done)
+	for _, sess := range s.takeSessions() {
+		sess.end()
+	}
+	s.stopCluster()
+	return err
+}
+
+// stopHandlers waits until done (the last handler returned) or ctx ends, then cancels what
+// still runs; cancelled handlers return promptly, and it waits for them within a short bound,
+// so that none outlives Shutdown, and before the streams close, so that their clients get the
+// error that says why. It returns ctx's error when ctx ended first.
+func (s *Server) stopHandlers(ctx context.Context, done chan struct{}) error {
 	var err error
 	select {
 	case <-done:
@@ -982,27 +1239,31 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.baseCancel()
 	s.workers.Stop()
 	if err != nil {
-		// Cancelled handlers return promptly; wait for them within a short bound so that
-		// none outlives Shutdown, and before the streams close, so that their clients get
-		// the error that says why.
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			s.log.Error("mcp: handlers still running after shutdown; they ignore their context")
-		}
+		s.awaitCancelled(done)
 	}
+	return err
+}
+
+// awaitCancelled waits, within a short bound, for the handlers Shutdown cancelled to return
+// (done), and logs those that ignore their context.
+func (s *Server) awaitCancelled(done chan struct{}) {
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		s.log.Error("mcp: handlers still running after shutdown; they ignore their context")
+	}
+}
+
+// takeSessions empties the session table, returning what it held.
+func (s *Server) takeSessions() []*session {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	all := make([]*session, 0, len(s.sessions))
 	for id, sess := range s.sessions {
 		all = append(all, sess)
 		delete(s.sessions, id)
 	}
-	s.mu.Unlock()
-	for _, sess := range all {
-		sess.end()
-	}
-	s.stopCluster()
-	return err
+	return all
 }
 
 // broadcast sends a notification to every session's standalone stream, and to the
@@ -1025,6 +1286,7 @@ func (s *Server) broadcast(method string, params any) {
 	s.broadcastLocal(method, params, false)
 }
 
+// handlePing answers ping (spec 2025-11-25, Utilities, Ping) with an empty result.
 func (s *Server) handlePing(context.Context, *requestState, json.RawMessage) (any, error) {
 	return json.RawMessage("{}"), nil
 }

@@ -170,6 +170,7 @@ func (sess *session) version() string {
 	return sess.protocolVersion
 }
 
+// caps returns the capabilities the session's client declared.
 func (sess *session) caps() ClientCapabilities {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
@@ -178,19 +179,10 @@ func (sess *session) caps() ClientCapabilities {
 
 // request sends a request to the client on st and waits for its response.
 func (sess *session) request(ctx context.Context, st *stream, method string, params any) (json.RawMessage, error) {
-	sess.mu.Lock()
-	if sess.ended {
-		sess.mu.Unlock()
-		return nil, ErrClosed
+	id, ch, err := sess.pendingRequest()
+	if err != nil {
+		return nil, err
 	}
-	sess.nextRequestID++
-	id := IntID(sess.nextRequestID)
-	if c := sess.server.cluster; c != nil && !sess.stateless {
-		id = c.sharedRequestID(sess.nextRequestID) // the response may reach another replica
-	}
-	ch := make(chan *wireMessage, 1)
-	sess.pending[id.raw] = ch
-	sess.mu.Unlock()
 	defer func() {
 		sess.mu.Lock()
 		delete(sess.pending, id.raw)
@@ -201,14 +193,46 @@ func (sess *session) request(ctx context.Context, st *stream, method string, par
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := ctx.Deadline(); !ok && sess.server.cfg.callerRequestTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, sess.server.cfg.callerRequestTimeout)
-		defer cancel()
-	}
+	ctx, cancel := sess.server.callerTimeout(ctx)
+	defer cancel()
 	if err := st.send(data, false); err != nil {
 		return nil, fmt.Errorf("send %s to client: %w", method, err)
 	}
+	return sess.awaitResponse(ctx, st, &id, method, ch)
+}
+
+// callerTimeout bounds a request to the client without a deadline of its own by the
+// server's WithCallerRequestTimeout, when it has one.
+func (s *Server) callerTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok || s.cfg.callerRequestTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.cfg.callerRequestTimeout)
+}
+
+// pendingRequest numbers a new request to the client and registers the channel its response
+// is delivered to (deliverResponse); in a replica set the ID names this replica, which the
+// response may not reach directly. It fails with ErrClosed once the session ended.
+func (sess *session) pendingRequest() (ID, chan *wireMessage, error) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.ended {
+		return ID{}, nil, ErrClosed
+	}
+	sess.nextRequestID++
+	id := IntID(sess.nextRequestID)
+	if c := sess.server.cluster; c != nil && !sess.stateless {
+		id = c.sharedRequestID(sess.nextRequestID)
+	}
+	ch := make(chan *wireMessage, 1)
+	sess.pending[id.raw] = ch
+	return id, ch, nil
+}
+
+// awaitResponse waits for the client's response to the request id sent on st: its result or
+// its error; when ctx ends first the client is told to stop working on it (spec 2025-11-25,
+// Utilities, Cancellation).
+func (sess *session) awaitResponse(ctx context.Context, st *stream, id *ID, method string, ch chan *wireMessage) (json.RawMessage, error) {
 	select {
 	case resp := <-ch:
 		if resp.Error != nil {
@@ -216,13 +240,19 @@ func (sess *session) request(ctx context.Context, st *stream, method string, par
 		}
 		return resp.Result, nil
 	case <-ctx.Done():
-		// Tell the client to stop working on it (best effort; the stream may be gone).
-		if n, err := encodeRequest(nil, notifCancelled, &CancelledParams{RequestID: &id, Reason: ctx.Err().Error()}); err == nil {
-			_ = st.send(n, false)
-		}
+		sendCancelled(st, id, ctx.Err())
 		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
 	case <-sess.ctx.Done():
 		return nil, fmt.Errorf("%s: %w", method, ErrClosed)
+	}
+}
+
+// sendCancelled tells the client to stop working on the request id, sent on st, which the
+// server no longer waits for (spec 2025-11-25, Utilities, Cancellation); best effort: the
+// stream may be gone.
+func sendCancelled(st *stream, id *ID, reason error) {
+	if n, err := encodeRequest(nil, notifCancelled, &CancelledParams{RequestID: id, Reason: reason.Error()}); err == nil {
+		_ = st.send(n, false)
 	}
 }
 
@@ -241,6 +271,15 @@ func (sess *session) deliverResponse(m *wireMessage) bool {
 	return true
 }
 
+// establish records that the session's client uses the session ID initialize returned: the
+// handshake timeout no longer applies to it (sessions.go). It writes only the first time,
+// so that the flag's cache line is not dirtied by every request.
+func (sess *session) establish() {
+	if !sess.established.Load() {
+		sess.established.Store(true)
+	}
+}
+
 // end terminates the session: in-flight handlers are cancelled, streams closed.
 func (sess *session) end() {
 	sess.mu.Lock()
@@ -250,11 +289,7 @@ func (sess *session) end() {
 	}
 	sess.ended = true
 	forget := sess.server.cluster == nil || sess.forget
-	streams := make([]*stream, 0, len(sess.streams)+1)
-	for _, st := range sess.streams {
-		streams = append(streams, st)
-	}
-	streams = append(streams, sess.standalone)
+	streams := sess.allStreamsLocked()
 	sess.release(sess.state)
 	sess.state = 0
 	clear(sess.subscriptions)
@@ -263,9 +298,26 @@ func (sess *session) end() {
 	for _, st := range streams {
 		st.close()
 	}
-	if store := sess.server.cfg.eventStore; store != nil && forget {
+	if forget {
+		sess.deleteEvents()
+	}
+}
+
+// deleteEvents deletes the session's stored events, when there is an event store.
+func (sess *session) deleteEvents() {
+	if store := sess.server.cfg.eventStore; store != nil {
 		_ = store.DeleteSession(context.Background(), sess.id)
 	}
+}
+
+// allStreamsLocked returns the session's request streams and its standalone stream. sess.mu
+// is held.
+func (sess *session) allStreamsLocked() []*stream {
+	streams := make([]*stream, 0, len(sess.streams)+1)
+	for _, st := range sess.streams {
+		streams = append(streams, st)
+	}
+	return append(streams, sess.standalone)
 }
 
 // notify sends a notification on the standalone stream (messages unrelated to a request).

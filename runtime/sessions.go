@@ -24,27 +24,9 @@ const defaultHandshakeTimeout = 10 * time.Second
 // is full, and returns it (the caller ends it once s.mu is released), or nil when every
 // session is at work. s.mu is held.
 func (s *Server) evictLocked() *session {
-	var (
-		fresh, idle     *session
-		freshAt, idleAt int64
-	)
-	for _, sess := range s.sessions {
-		if !sess.established.Load() {
-			if fresh == nil || sess.created < freshAt {
-				fresh, freshAt = sess, sess.created
-			}
-			continue
-		}
-		if fresh != nil {
-			continue // an unestablished session goes first: no need to look at idleness
-		}
-		if used := sess.lastUsed.Load(); (idle == nil || used < idleAt) && sess.idle() {
-			idle, idleAt = sess, used
-		}
-	}
-	victim := fresh
+	victim := s.oldestFreshLocked()
 	if victim == nil {
-		victim = idle
+		victim = s.leastRecentIdleLocked()
 	}
 	if victim != nil {
 		delete(s.sessions, victim.id)
@@ -52,7 +34,34 @@ func (s *Server) evictLocked() *session {
 	return victim
 }
 
-// expiredHandshakes returns the sessions that did not complete their handshake in time.
+// oldestFreshLocked returns the oldest session that has not completed its handshake, or nil.
+// s.mu is held.
+func (s *Server) oldestFreshLocked() *session {
+	var fresh *session
+	for _, sess := range s.sessions {
+		if !sess.established.Load() && (fresh == nil || sess.created < fresh.created) {
+			fresh = sess
+		}
+	}
+	return fresh
+}
+
+// leastRecentIdleLocked returns the least recently used session that is idle (nothing in
+// flight, no GET stream open), or nil when every session is at work. s.mu is held.
+func (s *Server) leastRecentIdleLocked() *session {
+	var (
+		idle   *session
+		idleAt int64
+	)
+	for _, sess := range s.sessions {
+		if used := sess.lastUsed.Load(); (idle == nil || used < idleAt) && sess.idle() {
+			idle, idleAt = sess, used
+		}
+	}
+	return idle
+}
+
+// expiredHandshakesLocked returns the sessions that did not complete their handshake in time.
 // s.mu is held.
 func (s *Server) expiredHandshakesLocked(now int64) []*session {
 	if s.cfg.handshakeTimeout <= 0 {

@@ -117,12 +117,7 @@ const handoffDelay = 2 * time.Millisecond
 func (c *lineConn) readLoop() {
 	for {
 		line, tooLong, err := readMessage(c.in, c.limit)
-		var rs *requestState
-		if tooLong != nil {
-			c.locked(func() { c.tooLong(tooLong) })
-		} else if len(line) > 0 {
-			c.locked(func() { rs = c.dispatch(line) })
-		}
+		rs := c.serveRead(line, tooLong)
 		if err != nil {
 			if rs != nil {
 				go c.run(rs)
@@ -138,6 +133,18 @@ func (c *lineConn) readLoop() {
 			return
 		}
 	}
+}
+
+// serveRead serves what readMessage read: the head of a message too long, which is refused, or
+// a message, whose request it returns, admitted, for the caller to run.
+func (c *lineConn) serveRead(line, tooLong []byte) *requestState {
+	var rs *requestState
+	if tooLong != nil {
+		c.locked(func() { c.tooLong(tooLong) })
+	} else if len(line) > 0 {
+		c.locked(func() { rs = c.dispatch(line) })
+	}
+	return rs
 }
 
 // runInline runs rs's handler on the reader's goroutine, and reports whether this goroutine
@@ -267,36 +274,47 @@ func headID(head []byte) *ID {
 		return nil
 	}
 	for i++; ; i++ {
-		i = jsonscan.SkipSpace(head, i)
-		if i >= len(head) || head[i] != '"' {
+		key, val, end, ok := headMember(head, i)
+		if !ok {
 			return nil
-		}
-		end := jsonscan.StringEnd(head, i)
-		if end < 0 {
-			return nil
-		}
-		key := head[i+1 : end-1]
-		i = jsonscan.SkipSpace(head, end)
-		if i >= len(head) || head[i] != ':' {
-			return nil
-		}
-		i = jsonscan.SkipSpace(head, i+1)
-		vend := jsonscan.ValueEnd(head, i)
-		if vend < 0 || vend >= len(head) {
-			return nil // cut off within the value
 		}
 		if string(key) == "id" {
 			var id ID
-			if id.UnmarshalJSON(head[i:vend]) != nil {
+			if id.UnmarshalJSON(val) != nil {
 				return nil
 			}
 			return &id
 		}
-		i = jsonscan.SkipSpace(head, vend)
+		i = jsonscan.SkipSpace(head, end)
 		if i >= len(head) || head[i] != ',' {
 			return nil
 		}
 	}
+}
+
+// headMember reads the object member that starts at or after i in head: its key, its value,
+// and where the value ends. It reports false when the member is malformed or cut off before
+// its value ends.
+func headMember(head []byte, i int) (key, val []byte, end int, ok bool) {
+	i = jsonscan.SkipSpace(head, i)
+	if i >= len(head) || head[i] != '"' {
+		return nil, nil, 0, false
+	}
+	kend := jsonscan.StringEnd(head, i)
+	if kend < 0 {
+		return nil, nil, 0, false
+	}
+	key = head[i+1 : kend-1]
+	i = jsonscan.SkipSpace(head, kend)
+	if i >= len(head) || head[i] != ':' {
+		return nil, nil, 0, false
+	}
+	i = jsonscan.SkipSpace(head, i+1)
+	end = jsonscan.ValueEnd(head, i)
+	if end < 0 || end >= len(head) {
+		return nil, nil, 0, false // cut off within the value
+	}
+	return key, head[i:end], end, true
 }
 
 // dispatch serves one message. initialize, notifications and responses are served in order,
@@ -310,11 +328,7 @@ func (c *lineConn) dispatch(line []byte) *requestState {
 	}
 	msg, rpcErr := decodeMessage(line)
 	if rpcErr != nil {
-		var id *ID
-		if msg != nil {
-			id = msg.ID
-		}
-		c.reply(encodeResponse(id, nil, rpcErr))
+		c.reply(encodeResponse(msg.idOrNil(), nil, rpcErr))
 		return nil
 	}
 	return c.serveMessage(msg)
@@ -333,9 +347,13 @@ func (c *lineConn) serveMessage(msg *wireMessage) *requestState {
 		return nil
 	}
 	sess.touch()
-	if !sess.established.Load() {
-		sess.established.Store(true)
-	}
+	sess.establish()
+	return c.serveSessionMessage(sess, msg)
+}
+
+// serveSessionMessage serves a message of the connection's session by its kind: a
+// notification is acted on, a response delivered, a request admitted and returned.
+func (c *lineConn) serveSessionMessage(sess *session, msg *wireMessage) *requestState {
 	switch {
 	case msg.isNotification():
 		c.srv.handleNotification(sess, msg)
@@ -412,15 +430,8 @@ func (c *lineConn) run(rs *requestState) {
 // scopeRefusal refuses a tools/call of a tool that needs OAuth scopes: a message-stream
 // transport carries no access token.
 func (s *Server) scopeRefusal(msg *wireMessage) *Error {
-	if !s.scoped.Load() {
-		return nil
-	}
-	p, ok := scanCallToolParams(msg.Params)
-	if !ok {
-		return nil // the route answers malformed params
-	}
-	if t, ok := s.tools.get(p.Name); ok && len(t.scopes) > 0 {
-		return Errorf(CodeInvalidRequest, "forbidden: tool %q needs an access token with the scopes %s, and stdio carries none", truncate(p.Name, 64), strings.Join(t.scopes, " "))
+	if t := s.scopedTool(msg.Params); t != nil {
+		return Errorf(CodeInvalidRequest, "forbidden: tool %q needs an access token with the scopes %s, and stdio carries none", truncate(t.tool.Name, 64), strings.Join(t.scopes, " "))
 	}
 	return nil
 }
@@ -438,23 +449,26 @@ func (c *lineConn) batch(line []byte) {
 		return
 	}
 	for _, raw := range elems {
-		msg, rpcErr := decodeMessage(raw)
-		if rpcErr != nil {
-			var id *ID
-			if msg != nil {
-				id = msg.ID
-			}
-			c.reply(encodeResponse(id, nil, rpcErr))
-			continue
-		}
-		if msg.Method == methodInitialize {
-			c.reply(encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not be part of a batch")))
-			continue
-		}
-		if rs := c.serveMessage(msg); rs != nil {
+		if rs := c.batchMember(raw); rs != nil {
 			go c.run(rs) // each of a batch's requests at once
 		}
 	}
+}
+
+// batchMember serves one member of a batch as a message of its own line, but initialize,
+// which must not be part of a batch; a request is admitted and returned, for the caller to
+// run.
+func (c *lineConn) batchMember(raw []byte) *requestState {
+	msg, rpcErr := decodeMessage(raw)
+	if rpcErr != nil {
+		c.reply(encodeResponse(msg.idOrNil(), nil, rpcErr))
+		return nil
+	}
+	if msg.Method == methodInitialize {
+		c.reply(encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not be part of a batch")))
+		return nil
+	}
+	return c.serveMessage(msg)
 }
 
 // close ends the session, which cancels its handlers and closes its streams, and waits, within

@@ -110,7 +110,6 @@ func (st *stream) sendEvent(ev streamEvent) error {
 	if st.sess.line != nil {
 		return st.sendLine(ev) // a message-stream transport's session (conn.go)
 	}
-	final := ev.final
 	st.mu.Lock()
 	if err := st.admitLocked(&ev); err != nil {
 		st.mu.Unlock()
@@ -119,20 +118,27 @@ func (st *stream) sendEvent(ev streamEvent) error {
 		}
 		return err
 	}
-	st.queued += int64(len(ev.data))
-	st.seq++
-	ev.seq = st.seq
-	st.queue = append(st.queue, ev)
-	if final {
-		st.done = true
-	}
-	start := st.inline && !final && st.inlineDone == nil
+	start := st.enqueueLocked(ev)
 	st.mu.Unlock()
 	st.signal()
 	if start {
 		st.startWriter()
 	}
 	return nil
+}
+
+// enqueueLocked appends ev, admitted, to the queue with the stream's next sequence number,
+// and reports whether the stream's writer must start: an inline handler's stream gets one
+// when it sends more than its response (inline.go). st.mu is held.
+func (st *stream) enqueueLocked(ev streamEvent) (start bool) {
+	st.queued += int64(len(ev.data))
+	st.seq++
+	ev.seq = st.seq
+	st.queue = append(st.queue, ev)
+	if ev.final {
+		st.done = true
+	}
+	return st.inline && !ev.final && st.inlineDone == nil
 }
 
 // admitLocked checks that ev may be queued, charges its bytes to the session's budget and, in
@@ -184,8 +190,7 @@ func (st *stream) overBudgetLocked(final bool, n int64) error {
 // connection). st.mu is held.
 func (st *stream) storeSharedLocked(ev *streamEvent, n int64) error {
 	c := st.sess.server.cluster
-	if c == nil || st.standalone || st.sess.stateless || ev.data == nil ||
-		(ev.final && st.seq == 0 && !st.wasKicked && !st.sess.server.cfg.alwaysSSE) {
+	if c == nil || !st.sharesLocked(ev) {
 		return nil
 	}
 	ev.pooled = nil // the shared store may keep data: the buffer is not reused
@@ -198,6 +203,16 @@ func (st *stream) storeSharedLocked(ev *streamEvent, n int64) error {
 		// The response still goes to a client that is connected.
 	}
 	return nil
+}
+
+// sharesLocked reports whether ev goes to a replica set's shared event store: an event of a
+// request stream of the 2025-11-25 era, but not a response that goes out alone as plain
+// JSON. st.mu is held.
+func (st *stream) sharesLocked(ev *streamEvent) bool {
+	if st.standalone || st.sess.stateless || ev.data == nil {
+		return false
+	}
+	return !ev.final || st.seq != 0 || st.wasKicked || st.sess.server.cfg.alwaysSSE
 }
 
 // kick asks the attached writer to close its connection without ending the stream, after
@@ -250,49 +265,65 @@ func (st *stream) take(my uint64, store EventStore, asJSON bool) (evs []streamEv
 	if st.owner != my {
 		return nil, false, st.closed, true, false
 	}
-	limit := len(st.queue)
-	if st.kicked {
-		// A kicked writer takes only what was queued before the kick (CloseSSEStream):
-		// what the handler sent after it goes out on the connection the client resumes
-		// with, even when it is already queued by the time this writer looks.
-		for limit > 0 && st.queue[limit-1].seq > st.kickSeq {
-			limit--
-		}
-	}
-	n, size := 0, 0
-	for n < limit && (n == 0 || size < sseChunk) {
-		size += len(st.queue[n].data)
-		n++
-	}
-	if n == len(st.queue) {
+	limit := st.takeLimitLocked()
+	n, size := st.chunkLocked(limit)
+	switch n {
+	case len(st.queue):
 		evs, st.queue = st.queue, nil // the common case: everything, without a copy
 		st.releaseQueueLocked()
 		kicked, st.kicked = st.kicked, false
 		closed = st.closed
-	} else if n == limit {
+	case limit:
 		// Everything queued before the kick, the rest left for the resumed connection.
-		if n > 0 {
-			evs = append([]streamEvent(nil), st.queue[:n]...)
-			clear(st.queue[:n])
-			st.queue = st.queue[n:]
-			st.sess.release(int64(size))
-			st.queued -= int64(size)
-		}
+		evs = st.takeFrontLocked(n, size)
 		kicked, st.kicked = true, false
 		closed = st.closed
-	} else {
-		// A copy, and the taken slots cleared: the queue's array must not keep them alive.
-		evs = append([]streamEvent(nil), st.queue[:n]...)
-		clear(st.queue[:n])
-		st.queue = st.queue[n:]
-		st.sess.release(int64(size))
-		st.queued -= int64(size)
+	default:
+		evs = st.takeFrontLocked(n, size)
 		more = true
 	}
 	if store != nil && len(evs) > 0 && st.storesTaken(asJSON, evs) {
 		st.storeLocked(store, evs)
 	}
 	return evs, kicked, closed, false, more
+}
+
+// takeLimitLocked returns how many queued events a writer may take: all of them, but for a
+// kicked writer only what was queued before the kick (CloseSSEStream): what the handler sent
+// after it goes out on the connection the client resumes with, even when it is already
+// queued by the time this writer looks. st.mu is held.
+func (st *stream) takeLimitLocked() int {
+	limit := len(st.queue)
+	if st.kicked {
+		for limit > 0 && st.queue[limit-1].seq > st.kickSeq {
+			limit--
+		}
+	}
+	return limit
+}
+
+// chunkLocked returns how many of the first limit queued events make about sseChunk bytes
+// (at least one, when there is one), and their size. st.mu is held.
+func (st *stream) chunkLocked(limit int) (n, size int) {
+	for n < limit && (n == 0 || size < sseChunk) {
+		size += len(st.queue[n].data)
+		n++
+	}
+	return n, size
+}
+
+// takeFrontLocked removes the first n queued events, of size bytes, returning a copy of them
+// and clearing their slots: the queue's array must not keep them alive. st.mu is held.
+func (st *stream) takeFrontLocked(n, size int) []streamEvent {
+	if n == 0 {
+		return nil
+	}
+	evs := append([]streamEvent(nil), st.queue[:n]...)
+	clear(st.queue[:n])
+	st.queue = st.queue[n:]
+	st.sess.release(int64(size))
+	st.queued -= int64(size)
+	return evs
 }
 
 // storesTaken reports whether the events a writer took go to the event store: not in the
@@ -302,7 +333,7 @@ func (st *stream) storesTaken(asJSON bool, evs []streamEvent) bool {
 	if st.sess.stateless || (!st.standalone && st.sess.server.cluster != nil) {
 		return false
 	}
-	return !(asJSON && len(evs) == 1 && evs[0].final && evs[0].data != nil)
+	return !asJSON || !isLoneResponse(evs)
 }
 
 // storeLocked appends the events evs to store, for a resumption to replay. st.mu is held.
@@ -564,26 +595,13 @@ func (sw *sseWriter) event(streamID string, seq uint64, data []byte) {
 // chunked body, so that a client that stops reading at the response event still finds the
 // body at EOF and keeps its connection.
 func (sw *sseWriter) flush(last bool) error {
-	sw.mu.Lock()
-	if sw.aborted {
-		sw.mu.Unlock()
-		return errWriterAborted
+	if err := sw.armWrite(); err != nil {
+		return err
 	}
-	if sw.timeout > 0 {
-		// Bounds this write, and net/http's flush of the last one (it clears the deadline
-		// once the response is finished). Under the lock: an abort after it moves the
-		// deadline back to now.
-		setWriteDeadline(sw.w, time.Now().Add(sw.timeout))
-	}
-	sw.mu.Unlock()
 	if len(sw.buf) > 0 {
 		sw.sent = true
 		_, err := sw.w.Write(sw.buf)
-		if cap(sw.buf) > 4*sseChunk {
-			sw.buf = nil // a large event passed through: do not keep its buffer
-		} else {
-			sw.buf = sw.buf[:0]
-		}
+		sw.buf = recycle(sw.buf)
 		if err != nil {
 			return err
 		}
@@ -593,6 +611,30 @@ func (sw *sseWriter) flush(last bool) error {
 	}
 	sw.sent = true
 	return flushResponse(sw.w)
+}
+
+// armWrite lets a write begin unless the writer was aborted, setting its deadline: it bounds
+// the write, and net/http's flush of the last one (it clears the deadline once the response
+// is finished). Under the lock: an abort after it moves the deadline back to now.
+func (sw *sseWriter) armWrite() error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.aborted {
+		return errWriterAborted
+	}
+	if sw.timeout > 0 {
+		setWriteDeadline(sw.w, time.Now().Add(sw.timeout))
+	}
+	return nil
+}
+
+// recycle empties a write buffer that was written out, for the next events; a large event's
+// buffer is not kept.
+func recycle(buf []byte) []byte {
+	if cap(buf) > 4*sseChunk {
+		return nil
+	}
+	return buf[:0]
 }
 
 // streamMode says how serveStream starts a response.
@@ -622,34 +664,18 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 		return
 	}
 	var keepAlive <-chan time.Time
-	if st.standalone && s.cfg.keepAlive > 0 {
-		t := time.NewTicker(s.cfg.keepAlive)
+	if t := s.keepAliveTicker(st); t != nil {
 		defer t.Stop()
 		keepAlive = t.C
 	}
 	yielded := false
 	for {
-		evs, kicked, closed, lost, more := st.take(my, s.cfg.eventStore, !sw.started)
-		if lost {
-			// A resumed connection took the stream over. The wake-up that brought this
-			// writer here may have been meant for the new one (they share the channel):
-			// pass it on, or the new writer could sleep through the stream's last event.
-			st.signal()
-			st.endInlineResponse(w, my, false)
-			return
-		}
-		if len(evs) > 0 && s.writeEvents(w, st, my, sw, evs) {
+		done, more := s.writeTaken(w, st, my, sw)
+		if done {
 			return
 		}
 		if more {
 			continue
-		}
-		if closed {
-			return
-		}
-		if kicked {
-			s.endKicked(w, st, my, sw)
-			return
 		}
 		if !yielded && !st.standalone {
 			// The handler runs on another goroutine (a batch's worker, or an inline
@@ -667,6 +693,40 @@ func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, st *str
 			return
 		}
 	}
+}
+
+// writeTaken takes st's events for the writer of generation my and writes them. It reports
+// whether the writer is done (the response went out, the client went away, the session
+// ended, the connection was kicked, or a resumed connection took the stream over), and
+// whether more events are queued already.
+func (s *Server) writeTaken(w http.ResponseWriter, st *stream, my uint64, sw *sseWriter) (done, more bool) {
+	evs, kicked, closed, lost, more := st.take(my, s.cfg.eventStore, !sw.started)
+	switch {
+	case lost:
+		// The wake-up that brought this writer here may have been meant for the new one
+		// (they share the channel): pass it on, or the new writer could sleep through the
+		// stream's last event.
+		st.signal()
+		st.endInlineResponse(w, my, false)
+		return true, false
+	case len(evs) > 0 && s.writeEvents(w, st, my, sw, evs):
+		return true, false
+	case more:
+		return false, true
+	case kicked && !closed:
+		s.endKicked(w, st, my, sw)
+		return true, false
+	}
+	return closed, false
+}
+
+// keepAliveTicker returns the ticker of a standalone stream's keep-alive comments, or nil: a
+// request stream ends with its response, and needs none.
+func (s *Server) keepAliveTicker(st *stream) *time.Ticker {
+	if !st.standalone || s.cfg.keepAlive <= 0 {
+		return nil
+	}
+	return time.NewTicker(s.cfg.keepAlive)
 }
 
 // streamWriter returns the SSE writer of w for the writer of generation my of st.
@@ -712,27 +772,29 @@ func (s *Server) awaitEvents(ctx context.Context, w http.ResponseWriter, st *str
 	select {
 	case <-st.wake:
 	case <-keepAlive:
-		if sw.started {
-			sw.buf = append(sw.buf, ": keep-alive\n\n"...)
-			if err := sw.flush(false); err != nil {
-				return false
-			}
-		}
+		return sw.keepAlive() == nil
 	case <-ctx.Done():
 		return false
 	}
 	return true
 }
 
+// keepAlive writes an SSE comment, which keeps a quiet stream's connection from being closed
+// as idle, on a response that has started.
+func (sw *sseWriter) keepAlive() error {
+	if !sw.started {
+		return nil
+	}
+	sw.buf = append(sw.buf, ": keep-alive\n\n"...)
+	return sw.flush(false)
+}
+
 // writeEvents writes the events a writer took from st, and reports whether it is done: the
 // stream's response went out (as a JSON body when it is the only event and nothing was
 // written yet, else as SSE), or the client went away.
 func (s *Server) writeEvents(w http.ResponseWriter, st *stream, my uint64, sw *sseWriter, evs []streamEvent) bool {
-	if !sw.started && len(evs) == 1 && evs[0].final && evs[0].data != nil {
-		sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
-		s.writeJSON(w, cmp.Or(evs[0].status, http.StatusOK), evs[0].data)
-		evs[0].pooled.release() // written: the buffer can serve another call
-		s.streamDelivered(st)
+	if !sw.started && isLoneResponse(evs) {
+		s.answerJSON(w, st, sw, &evs[0])
 		return true
 	}
 	if !sw.started {
@@ -757,6 +819,20 @@ func (s *Server) writeEvents(w http.ResponseWriter, st *stream, my uint64, sw *s
 		s.streamDelivered(st)
 	}
 	return final
+}
+
+// answerJSON writes a stream's response, its only event, as a plain JSON body.
+func (s *Server) answerJSON(w http.ResponseWriter, st *stream, sw *sseWriter, ev *streamEvent) {
+	sw.finish() // writeJSON sets its own deadline; a takeover must not touch it
+	s.writeJSON(w, cmp.Or(ev.status, http.StatusOK), ev.data)
+	ev.pooled.release() // written: the buffer can serve another call
+	s.streamDelivered(st)
+}
+
+// isLoneResponse reports whether evs is a response alone, which a writer that has written
+// nothing yet sends as a plain JSON body.
+func isLoneResponse(evs []streamEvent) bool {
+	return len(evs) == 1 && evs[0].final && evs[0].data != nil
 }
 
 // appendEvents appends evs to sw's buffer as SSE events, writing it out every sseChunk bytes

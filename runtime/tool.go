@@ -70,17 +70,12 @@ func (s *Server) AddTool(spec ToolSpec, h ToolHandler, opts ...HandlerOption) {
 	}}, opts)
 }
 
+// addTool registers a tool, served by e's call inside opts' interceptors, and tells the
+// clients the list changed.
 func (s *Server) addTool(spec ToolSpec, e *toolEntry, opts []HandlerOption) {
-	if !toolNameRE.MatchString(spec.Name) {
-		panic(fmt.Sprintf("mcp: invalid tool name %q: must match %s", spec.Name, toolNameRE))
-	}
-	t := Tool{Name: spec.Name, Title: spec.Title, Description: spec.Description, Annotations: spec.Annotations}
-	t.InputSchema = mustSchema(spec.Name, "input", spec.InputSchema, `{"type":"object"}`)
+	t := describeTool(&spec)
 	if e.decode == nil {
 		e.schema = compileInputSchema(spec.Name, t.InputSchema)
-	}
-	if spec.OutputSchema != "" {
-		t.OutputSchema = mustSchema(spec.Name, "output", spec.OutputSchema, "")
 	}
 	enc, err := json.Marshal(&t)
 	if err != nil {
@@ -97,6 +92,21 @@ func (s *Server) addTool(spec ToolSpec, e *toolEntry, opts []HandlerOption) {
 	s.broadcast(notifToolsListChanged, nil)
 }
 
+// describeTool returns the Tool that tools/list lists for spec, with its schemas compacted
+// (an object of any shape for input when spec has none), and panics on a registration's
+// mistake: a name tools cannot have, a schema that is not a JSON object.
+func describeTool(spec *ToolSpec) Tool {
+	if !toolNameRE.MatchString(spec.Name) {
+		panic(fmt.Sprintf("mcp: invalid tool name %q: must match %s", spec.Name, toolNameRE))
+	}
+	t := Tool{Name: spec.Name, Title: spec.Title, Description: spec.Description, Annotations: spec.Annotations}
+	t.InputSchema = mustSchema(spec.Name, "input", spec.InputSchema, `{"type":"object"}`)
+	if spec.OutputSchema != "" {
+		t.OutputSchema = mustSchema(spec.Name, "output", spec.OutputSchema, "")
+	}
+	return t
+}
+
 // RemoveTool removes a tool; it reports whether there was one.
 func (s *Server) RemoveTool(name string) bool {
 	ok := s.tools.remove(name)
@@ -106,6 +116,8 @@ func (s *Server) RemoveTool(name string) bool {
 	return ok
 }
 
+// mustSchema returns a tool's input or output schema (which) compacted, def when it has none,
+// and panics when it is not a JSON object: a registration's mistake.
 func mustSchema(tool, which, schema, def string) json.RawMessage {
 	if strings.TrimSpace(schema) == "" {
 		schema = def
@@ -127,13 +139,9 @@ func ErrorResult(msg string) *CallToolResult {
 }
 
 func (s *Server) handleListTools(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
-	cursor, err := cursorOf(params)
+	items, next, err := s.tools.pageOf(params, s.cfg.pageSize)
 	if err != nil {
 		return nil, err
-	}
-	items, next, rpcErr := s.tools.page(cursor, s.cfg.pageSize)
-	if rpcErr != nil {
-		return nil, rpcErr
 	}
 	buf := make([]byte, 0, 256*len(items)+32)
 	buf = append(buf, `{"tools":[`...)
@@ -158,21 +166,9 @@ func (s *Server) handleListTools(_ context.Context, _ *requestState, params json
 // Request.Message. A request that cannot be served still passes through the interceptors,
 // with a CallFunc that returns the reason.
 func (s *Server) routeCallTool(req *Request) {
-	p, ok := scanCallToolParams(req.Params)
-	if !ok {
-		// Without _meta, which runHandler decoded already.
-		var q struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments,omitempty"`
-		}
-		if err := unmarshalParams(req.Params, &q); err != nil {
-			req.serve = failWith(err)
-			return
-		}
-		p = CallToolParams{Name: q.Name, Arguments: q.Arguments}
-	}
-	if p.Name == "" {
-		req.serve = failWith(NewError(CodeInvalidParams, `tools/call needs "name": the tool to call`))
+	p, err := callToolParams(req.Params)
+	if err != nil {
+		req.serve = failWith(err)
 		return
 	}
 	req.Name = p.Name
@@ -182,14 +178,8 @@ func (s *Server) routeCallTool(req *Request) {
 		return
 	}
 	req.tool, req.args = t, p.Arguments
-	if len(p.Arguments) > 0 {
-		if a := trimSpace(p.Arguments); len(a) > 0 && a[0] != '{' && string(a) != "null" {
-			req.serve = failWith(fmt.Errorf("invalid arguments for tool %s: arguments must be a JSON object", p.Name))
-			return
-		}
-	}
-	if msg := checkInputSchema(t.schema, p.Arguments); msg != "" {
-		req.serve = failWith(fmt.Errorf("invalid arguments for tool %s: %s", p.Name, msg))
+	if err := t.checkArguments(p.Arguments); err != nil {
+		req.serve = failWith(err)
 		return
 	}
 	if t.decode != nil {
@@ -203,6 +193,39 @@ func (s *Server) routeCallTool(req *Request) {
 	req.serve = t.call
 }
 
+// callToolParams reads a tools/call's name and arguments (without _meta, which runHandler
+// decoded already): by a scan in the common case, else by encoding/json, whose errors say
+// what is wrong. A call without a name is refused.
+func callToolParams(params json.RawMessage) (CallToolParams, error) {
+	p, ok := scanCallToolParams(params)
+	if !ok {
+		var q struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments,omitempty"`
+		}
+		if err := unmarshalParams(params, &q); err != nil {
+			return CallToolParams{}, err
+		}
+		p = CallToolParams{Name: q.Name, Arguments: q.Arguments}
+	}
+	if p.Name == "" {
+		return CallToolParams{}, NewError(CodeInvalidParams, `tools/call needs "name": the tool to call`)
+	}
+	return p, nil
+}
+
+// checkArguments decides whether args can be the tool's arguments: a JSON object (or null,
+// or none) that its input schema accepts.
+func (t *toolEntry) checkArguments(args json.RawMessage) error {
+	if a := trimSpace(args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
+		return fmt.Errorf("invalid arguments for tool %s: arguments must be a JSON object", t.tool.Name)
+	}
+	if msg := checkInputSchema(t.schema, args); msg != "" {
+		return fmt.Errorf("invalid arguments for tool %s: %s", t.tool.Name, msg)
+	}
+	return nil
+}
+
 // failWith returns a CallFunc that fails with err.
 func failWith(err error) CallFunc {
 	return func(context.Context, *Request) (*Response, error) { return nil, err }
@@ -213,12 +236,7 @@ func failWith(err error) CallFunc {
 // error (as documented on ToolHandler), and a typed tool's message encoded without copies.
 func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (any, error) {
 	if err != nil {
-		var rpc *Error
-		if errors.As(err, &rpc) || ctx.Err() != nil {
-			// A protocol error, or a cancelled or timed-out request: runHandler decides.
-			return nil, err
-		}
-		return encodeToolResult(ErrorResult(err.Error()))
+		return toolFailure(ctx, err)
 	}
 	var res *CallToolResult
 	switch {
@@ -230,28 +248,50 @@ func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (a
 		}
 		res = tr
 	case resp.Message != nil:
-		enc := (*resultEncoding)(nil)
-		if req.tool != nil {
-			enc = req.tool.enc
-		}
-		if enc == nil {
-			enc = new(resultEncoding)
-		}
-		if _, ok := resp.Message.(*mcpv1.ToolResult); !ok {
-			// The common case: the message's JSON straight into a result buffer, with no
-			// CallToolResult around it, held in the request's state.
-			er := req.encoded()
-			if _, err := encodeMessageResult(er, resp.Message, enc); err != nil {
-				return nil, err
-			}
-			return er, nil
-		}
-		r, err := messageResult(resp.Message, enc)
+		return messageAnswer(req, resp.Message)
+	}
+	return resultAnswer(req, res)
+}
+
+// toolFailure answers a tool call that failed: a protocol error (*Error), or a cancelled or
+// timed-out request, stays an error, for runHandler to decide; any other is the tool's
+// execution error, a result with isError set (spec 2025-11-25, Tools, Error Handling).
+func toolFailure(ctx context.Context, err error) (any, error) {
+	var rpc *Error
+	if errors.As(err, &rpc) || ctx.Err() != nil {
+		return nil, err
+	}
+	return encodeToolResult(ErrorResult(err.Error()))
+}
+
+// messageAnswer encodes a typed tool's message as its result: the message's JSON straight
+// into a result buffer held in the request's state, with no CallToolResult around it, unless
+// the message is a ToolResult, which says what the CallToolResult holds.
+func messageAnswer(req *Request, m proto.Message) (any, error) {
+	enc := (*resultEncoding)(nil)
+	if req.tool != nil {
+		enc = req.tool.enc
+	}
+	if enc == nil {
+		enc = new(resultEncoding)
+	}
+	if _, ok := m.(*mcpv1.ToolResult); ok {
+		res, err := messageResult(m, enc)
 		if err != nil {
 			return nil, err
 		}
-		res = r
+		return resultAnswer(req, res)
 	}
+	er := req.encoded()
+	if _, err := encodeMessageResult(er, m, enc); err != nil {
+		return nil, err
+	}
+	return er, nil
+}
+
+// resultAnswer encodes a CallToolResult (an empty one for nil): one encoded already, by
+// CallToolResult's own constructors, goes out as it is.
+func resultAnswer(req *Request, res *CallToolResult) (any, error) {
 	if res == nil {
 		res = &CallToolResult{}
 	}
@@ -263,33 +303,25 @@ func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (a
 	return encodeToolResult(res)
 }
 
-// cursorOf reads params.cursor.
-func cursorOf(params json.RawMessage) (string, error) {
-	if len(params) == 0 {
-		return "", nil
-	}
-	var p struct {
-		Cursor string `json:"cursor"`
-	}
-	if err := unmarshalParams(params, &p); err != nil {
-		return "", err
-	}
-	return p.Cursor, nil
-}
-
 // unmarshalParams decodes params, reporting failures as invalid params.
 func unmarshalParams(params json.RawMessage, v any) *Error {
 	if len(params) == 0 || string(params) == "null" {
 		params = json.RawMessage("{}")
 	}
 	if err := json.Unmarshal(params, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return Errorf(CodeInvalidParams, "invalid params: field %q must be %s, got %s", te.Field, te.Type.String(), te.Value)
-		}
-		return Errorf(CodeInvalidParams, "invalid params: %v", err)
+		return paramsError(err)
 	}
 	return nil
+}
+
+// paramsError turns a decoding error into the invalid-params error that answers it, naming
+// the field of the wrong type when encoding/json says which.
+func paramsError(err error) *Error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return Errorf(CodeInvalidParams, "invalid params: field %q must be %s, got %s", te.Field, te.Type.String(), te.Value)
+	}
+	return Errorf(CodeInvalidParams, "invalid params: %v", err)
 }
 
 func compactJSON(b *strings.Builder, s string) error {

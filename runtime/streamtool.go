@@ -105,19 +105,6 @@ func numberField(m protoreflect.Message, fd protoreflect.FieldDescriptor) (float
 	return number(fd, m.Get(fd)), true
 }
 
-// advanceProgress records progress as the request's latest, refusing one that does not
-// increase (spec 2025-11-25, Utilities, Progress: the progress value must increase with each
-// notification).
-func (rs *requestState) advanceProgress(progress float64) error {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if rs.sentProgress && progress <= rs.lastProgress {
-		return fmt.Errorf("mcp: progress must increase: %v after %v", progress, rs.lastProgress)
-	}
-	rs.lastProgress, rs.sentProgress = progress, true
-	return nil
-}
-
 // isNumber reports whether a field holds one number (no list, no map).
 func isNumber(fd protoreflect.FieldDescriptor) bool {
 	if fd.IsList() || fd.IsMap() {

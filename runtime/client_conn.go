@@ -490,7 +490,7 @@ func (m *msgConn) hold() bool {
 // tooLong fails the call whose response is longer than the client's limit, if head (the
 // line's first bytes) names one.
 func (m *msgConn) tooLong(head []byte) {
-	if p := headID(head); p != nil && !p.IsZero() { // stdio.go: the id among a cut message's first bytes
+	if p, response := headID(head); response && p != nil && !p.IsZero() { // stdio.go: the id among a cut message's first bytes
 		m.mu.Lock()
 		call := m.calls[p.raw]
 		m.mu.Unlock()

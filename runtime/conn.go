@@ -23,6 +23,10 @@ import (
 type lineWriter struct {
 	out io.Writer
 	log *slog.Logger
+	// timeout bounds each write when out can take a deadline (an *os.File on a pipe can): a
+	// client that stops reading fails the write after it (WithWriteTimeout), rather than
+	// holding the writing goroutine, and a handler's, for as long as it lasts.
+	timeout time.Duration
 
 	mu      sync.Mutex
 	busy    bool          // a goroutine is writing; it writes the queue before it stops
@@ -47,9 +51,15 @@ type queuedMsg struct {
 	st      *stream
 }
 
-// newLineWriter returns a writer of out.
-func newLineWriter(out io.Writer, log *slog.Logger) *lineWriter {
-	return &lineWriter{out: out, log: log}
+// newLineWriter returns a writer of out whose writes take at most timeout, where out can
+// be given a deadline (0: no bound).
+func newLineWriter(out io.Writer, log *slog.Logger, timeout time.Duration) *lineWriter {
+	return &lineWriter{out: out, log: log, timeout: timeout}
+}
+
+// deadliner is an output whose writes can be bounded, as an *os.File's (on a pipe) are.
+type deadliner interface {
+	SetWriteDeadline(time.Time) error
 }
 
 // errWriterGone is returned for messages sent after a write to the connection failed.
@@ -287,6 +297,10 @@ func (lw *lineWriter) flush() {
 	if len(lw.buf) == 0 {
 		return
 	}
+	if d, ok := lw.out.(deadliner); ok && lw.timeout > 0 {
+		// An output that takes no deadline (a regular file, say) says so: it is not waited on.
+		_ = d.SetWriteDeadline(time.Now().Add(lw.timeout))
+	}
 	_, err := lw.out.Write(lw.buf)
 	lw.buf = recycle(lw.buf)
 	if err != nil {
@@ -325,4 +339,11 @@ func (st *stream) sendLine(ev streamEvent) error {
 		return nil // a cancelled request: its stream ends without a message
 	}
 	return st.sess.line.send(st.sess, st, ev.data, ev.pooled, ev.final, ev.final)
+}
+
+// writing reports whether a write to the output is in progress (or queued behind one).
+func (lw *lineWriter) writing() bool {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return lw.busy
 }

@@ -357,7 +357,9 @@ func WithKeepAlive(d time.Duration) ServerOption {
 
 // WithWriteTimeout bounds each write to a client (default 1 minute; Unlimited: no bound). A
 // client that stops reading for that long loses its connection instead of holding a goroutine
-// and its events forever; it can resume the stream with GET and Last-Event-ID.
+// and its events forever; it can resume the stream with GET and Last-Event-ID. Over stdio it
+// bounds each write to the output where the output takes a deadline (os.Stdout on a pipe
+// does): past it the connection's output is given up, and what the server sends fails.
 func WithWriteTimeout(d time.Duration) ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.writeTimeout, d, 0) })
 }

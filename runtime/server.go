@@ -493,8 +493,10 @@ func (s *Server) addSession(p *InitializeParams, version string, token *TokenInf
 		if line != nil {
 			sess.line = line
 			// Its standalone stream is the connection itself, always there: the session
-			// is never idle while the connection lasts.
+			// is never idle while the connection lasts. Nor is its handshake pending: the
+			// client holds no session ID that it could fail to use (sessions.go).
 			sess.standalone.attached = true
+			sess.established.Store(true)
 		}
 		s.sessions[sess.id] = sess
 		s.startReapingLocked()
@@ -698,7 +700,11 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 	rs.sess.release(requestCost(msg))
 	rs.sess.endRequest(msg.ID)
 	if sendErr := rs.st.sendEvent(streamEvent{data: body, final: true, pooled: pooled, status: status}); sendErr != nil {
-		s.log.Error("mcp: response could not be queued for the client", "session", rs.sess.id, "id", msg.ID.short(), "error", sendErr)
+		level := slog.LevelError
+		if errors.Is(sendErr, ErrClosed) {
+			level = slog.LevelDebug // the session ended (the client went away): nobody waits for it
+		}
+		s.log.Log(context.Background(), level, "mcp: response could not be queued for the client", "session", rs.sess.id, "id", msg.ID.short(), "error", sendErr)
 	}
 }
 

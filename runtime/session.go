@@ -280,6 +280,13 @@ func (sess *session) establish() {
 	}
 }
 
+// isEnded reports whether the session has ended.
+func (sess *session) isEnded() bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.ended
+}
+
 // end terminates the session: in-flight handlers are cancelled, streams closed.
 func (sess *session) end() {
 	sess.mu.Lock()

@@ -54,7 +54,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		limit:   int(min(s.cfg.maxBodyBytes, 1<<40)),
 		readErr: make(chan error, 1),
 	}
-	c.w = newLineWriter(out, s.log)
+	c.w = newLineWriter(out, s.log, s.cfg.writeTimeout)
 	c.w.handOff = c.handOff
 	c.timer = time.AfterFunc(time.Hour, c.fire)
 	c.timer.Stop()
@@ -261,40 +261,60 @@ func (c *lineConn) reply(data []byte) {
 	c.w.sendWait(c.ctx, data, replyLimit)
 }
 
-// tooLong answers a message over the size limit, with its id when its first bytes name it.
+// tooLong answers a message over the size limit, with its id when its first bytes name it;
+// c.mu is held. The client's response to a request of the server's (an elicitation's answer, say) is not
+// answered, since a response gets no response (JSON-RPC 2.0, Response object): the request
+// waiting for it fails at once with the error, rather than at its timeout.
 func (c *lineConn) tooLong(head []byte) {
-	c.reply(encodeResponse(headID(head), nil, Errorf(CodeInvalidRequest, "message exceeds the limit of %d bytes", c.srv.cfg.maxBodyBytes)))
+	id, response := headID(head)
+	err := Errorf(CodeInvalidRequest, "message exceeds the limit of %d bytes", c.srv.cfg.maxBodyBytes)
+	if response {
+		sess := c.sess // c.mu is held (serveRead)
+		if id == nil || sess == nil || !sess.deliverResponse(&wireMessage{ID: id, Error: Errorf(CodeInvalidRequest, "the client's response exceeds the server's limit of %d bytes (WithMaxBodyBytes)", c.srv.cfg.maxBodyBytes)}) {
+			c.srv.log.Warn("mcp: a response from the client over the size limit, to no request awaiting one", "limit", c.srv.cfg.maxBodyBytes)
+		}
+		return
+	}
+	c.reply(encodeResponse(id, nil, err))
 }
 
 // headID returns the id of a JSON-RPC message from its first bytes, when a top-level member
-// before the cut names it, or nil.
-func headID(head []byte) *ID {
+// before the cut names it, or nil; response reports that a member before the cut says the
+// message is a response ("result" or "error", and no "method").
+func headID(head []byte) (id *ID, response bool) {
 	i := jsonscan.SkipSpace(head, 0)
 	if i >= len(head) || head[i] != '{' {
-		return nil
+		return nil, false
 	}
+	method := false
 	for i++; ; i++ {
 		key, val, end, ok := headMember(head, i)
-		if !ok {
-			return nil
-		}
-		if string(key) == "id" {
-			var id ID
-			if id.UnmarshalJSON(val) != nil {
-				return nil
+		switch string(key) {
+		case "result", "error":
+			response = !method
+		case "method":
+			method, response = true, false
+		case "id":
+			if ok && id == nil {
+				var parsed ID
+				if parsed.UnmarshalJSON(val) == nil {
+					id = &parsed
+				}
 			}
-			return &id
+		}
+		if !ok {
+			return id, response
 		}
 		i = jsonscan.SkipSpace(head, end)
 		if i >= len(head) || head[i] != ',' {
-			return nil
+			return id, response
 		}
 	}
 }
 
 // headMember reads the object member that starts at or after i in head: its key, its value,
 // and where the value ends. It reports false when the member is malformed or cut off before
-// its value ends.
+// its value ends; the key is returned when it was read before the cut.
 func headMember(head []byte, i int) (key, val []byte, end int, ok bool) {
 	i = jsonscan.SkipSpace(head, i)
 	if i >= len(head) || head[i] != '"' {
@@ -307,12 +327,12 @@ func headMember(head []byte, i int) (key, val []byte, end int, ok bool) {
 	key = head[i+1 : kend-1]
 	i = jsonscan.SkipSpace(head, kend)
 	if i >= len(head) || head[i] != ':' {
-		return nil, nil, 0, false
+		return key, nil, 0, false
 	}
 	i = jsonscan.SkipSpace(head, i+1)
 	end = jsonscan.ValueEnd(head, i)
 	if end < 0 || end >= len(head) {
-		return nil, nil, 0, false // cut off within the value
+		return key, nil, 0, false // cut off within the value
 	}
 	return key, head[i:end], end, true
 }
@@ -374,10 +394,12 @@ func (c *lineConn) initialize(msg *wireMessage) {
 		c.reply(encodeResponse(nil, nil, NewError(CodeInvalidRequest, "initialize must be a request with an id")))
 		return
 	}
-	if c.sess != nil {
+	if c.sess != nil && !c.sess.isEnded() {
 		c.reply(encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "this connection's session is already initialized: initialize is sent once per connection")))
 		return
 	}
+	// A session the server ended (it made room in a full session table, say) is replaced:
+	// the client's next initialize starts another on the same connection.
 	select {
 	case <-c.srv.closing:
 		c.reply(encodeResponse(msg.ID, nil, NewError(CodeInternalError, "server is shutting down")))
@@ -495,7 +517,11 @@ func (c *lineConn) close() {
 	select {
 	case <-done:
 	case <-bound.C:
-		c.srv.log.Error("mcp: stdio handlers still running 5 s after the connection ended; they ignore their context")
+		if c.w.writing() {
+			c.srv.log.Error("mcp: stdio output blocked 5 s after the connection ended: the client does not read it (a write gives up after WithWriteTimeout where the output takes a deadline)")
+		} else {
+			c.srv.log.Error("mcp: stdio handlers still running 5 s after the connection ended; they ignore their context")
+		}
 		return
 	}
 	if !c.w.waitIdle(bound.C) {

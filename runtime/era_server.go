@@ -65,27 +65,30 @@ type DiscoverResult struct {
 // not a session-era one and no session, or it is server/discover (spec 2026-07-28,
 // Versioning: a dual-era server selects its behavior from how the client opens).
 func (s *Server) isModernRequest(r *http.Request, msg *wireMessage) bool {
-	modern := false
 	switch s.cfg.era {
 	case EraModern:
-		modern = true
+		return true
 	case EraLegacy:
 		return false
-	default:
-		if msg.Method == methodInitialize {
-			// initialize opens a session-era connection, unless it names a modern version in
-			// _meta: then it is a modern request for a method the revision removed (spec
-			// 2026-07-28, Streamable HTTP: 404 and -32601).
-			return hasMetaVersion(msg.Params)
-		}
-		if msg.Method == methodDiscover || hasMetaVersion(msg.Params) {
-			modern = true
-		} else {
-			v := r.Header.Get(headerProtocolVersion)
-			modern = v != "" && !isSupportedVersion(v) && r.Header.Get(headerSessionID) == ""
-		}
 	}
-	return modern
+	return opensModern(r, msg)
+}
+
+// opensModern decides, for a server of both eras, whether a POSTed message is of the modern
+// era: server/discover, a request whose _meta names its protocolVersion, or one with a
+// version header the session era does not know and no session.
+func opensModern(r *http.Request, msg *wireMessage) bool {
+	if msg.Method == methodInitialize {
+		// initialize opens a session-era connection, unless it names a modern version in
+		// _meta: then it is a modern request for a method the revision removed (spec
+		// 2026-07-28, Streamable HTTP: 404 and -32601).
+		return hasMetaVersion(msg.Params)
+	}
+	if msg.Method == methodDiscover || hasMetaVersion(msg.Params) {
+		return true
+	}
+	v := r.Header.Get(headerProtocolVersion)
+	return v != "" && !isSupportedVersion(v) && r.Header.Get(headerSessionID) == ""
 }
 
 // serveModernOther answers GET and DELETE for modern clients: 405, as the session era's
@@ -278,14 +281,24 @@ func (s *Server) checkModernHeaders(h http.Header, msg *wireMessage, p *modernPa
 			return me
 		}
 	}
-	if msg.Method == methodToolsCall && p.Name != nil {
-		if e, ok := s.tools.get(*p.Name); ok {
-			if me := checkParamHeaders(h, s.toolParamHeaders(e), p.Arguments); me != nil {
-				return me
-			}
-		}
+	if msg.Method == methodToolsCall {
+		return s.checkToolHeaders(h, p)
 	}
 	return nil
+}
+
+// checkToolHeaders checks a tools/call's Mcp-Param-* headers against the annotations of the
+// tool it names; a call of no known tool has none to check (spec 2026-07-28, Streamable
+// HTTP, Server Behavior for Custom Headers).
+func (s *Server) checkToolHeaders(h http.Header, p *modernParams) *modernError {
+	if p.Name == nil {
+		return nil
+	}
+	e, ok := s.tools.get(*p.Name)
+	if !ok {
+		return nil
+	}
+	return checkParamHeaders(h, s.toolParamHeaders(e), p.Arguments)
 }
 
 // checkMethodHeader checks the Mcp-Method header (hm) against the body's method: it must be
@@ -330,7 +343,7 @@ func (s *Server) decodeClientMeta(meta *modernMeta, mr *modernRequest) *modernEr
 		return invalidMeta("params._meta[%q] is required (an empty object declares no capabilities)", metaClientCaps)
 	}
 	infoRaw, hasInfo := meta.info, meta.info != nil
-	if c := s.clientMeta.Load(); c != nil && c.caps == string(capsRaw) && c.info == string(infoRaw) && c.hasInfo == hasInfo {
+	if c := s.clientMeta.Load(); c.holds(capsRaw, infoRaw, hasInfo) {
 		// A client sends the same capabilities and info with every request: decoded once,
 		// and copied, since handlers are given them (Caller.Capabilities) and other clients'
 		// requests may carry the same text.
@@ -731,6 +744,12 @@ type clientMeta struct {
 	hasInfo     bool
 	decodedCaps ClientCapabilities
 	decodedInfo Implementation
+}
+
+// holds reports whether c (nil when nothing is cached) was decoded from the same capabilities
+// and info text, the info present or not alike.
+func (c *clientMeta) holds(caps, info json.RawMessage, hasInfo bool) bool {
+	return c != nil && c.caps == string(caps) && c.info == string(info) && c.hasInfo == hasInfo
 }
 
 // ownCaps returns caps with its own copies of what its pointers point to, so that a handler

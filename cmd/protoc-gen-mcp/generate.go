@@ -390,6 +390,12 @@ func (c *config) addMethod(f *protogen.File, s *service, svcOpts *mcpv1.ServiceO
 	case resourceOpts != nil:
 		return seen.addResource(f, s, m, resourceOpts)
 	}
+	return c.addTool(f, s, svcOpts, m, seen)
+}
+
+// addTool adds a tool rpc to its service unless it is skipped or filtered out; its name must
+// be new to the file.
+func (c *config) addTool(f *protogen.File, s *service, svcOpts *mcpv1.ServiceOptions, m *protogen.Method, seen fileNames) error {
 	t, err := c.newTool(f, svcOpts, m)
 	if err != nil || t == nil {
 		return err
@@ -399,7 +405,7 @@ func (c *config) addMethod(f *protogen.File, s *service, svcOpts *mcpv1.ServiceO
 	}
 	c.filter.warnUndocumented(f, t)
 	if other, ok := seen.tools[t.name]; ok {
-		return fail("tool name %q is already used by rpc %s", t.name, other)
+		return methodFail(f, m)("tool name %q is already used by rpc %s", t.name, other)
 	}
 	seen.tools[t.name] = string(m.Desc.FullName())
 	s.tools = append(s.tools, t)

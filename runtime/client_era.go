@@ -62,25 +62,39 @@ func (c *Client) probe(ctx context.Context, era Era) (*clientSession, error) {
 			return st, nil
 		}
 		if supported == nil {
-			if era == EraModern || !fallsBack(err) {
-				return nil, fmt.Errorf("mcp server/discover: %w", err)
-			}
-			c.cfg.logger.Debug("mcp: server/discover failed; falling back to initialize", "error", err)
-			return nil, nil
+			return nil, c.discoverFailed(era, err)
 		}
 		// A refusal that lists the version just sent (a replica that did not speak it yet,
 		// say) is retried once with it: the client retries with a version the server says
-		// it supports (spec 2026-07-28, Versioning; SEP-2575).
+		// it supports (spec 2026-07-28, Versioning).
 		next := firstModern(supported)
 		if next == "" || (next == version && attempt > 0) {
-			if era == EraModern {
-				return nil, fmt.Errorf("mcp server/discover: the server speaks %s, none of which is a modern version this client speaks (%s): %w", strings.Join(supported, ", "), strings.Join(modernVersions, ", "), err)
-			}
-			return nil, nil
+			return nil, noCommonVersion(era, supported, err)
 		}
 		version = next
 	}
 	return nil, nil
+}
+
+// discoverFailed decides what a server/discover that failed without listing versions means:
+// an error for a client pinned to the modern era or a failure that says nothing of the era,
+// and otherwise nil, a fall back to initialize.
+func (c *Client) discoverFailed(era Era, err error) error {
+	if era == EraModern || !fallsBack(err) {
+		return fmt.Errorf("mcp server/discover: %w", err)
+	}
+	c.cfg.logger.Debug("mcp: server/discover failed; falling back to initialize", "error", err)
+	return nil
+}
+
+// noCommonVersion decides what a server listing no modern version the client speaks (supported)
+// means: an error for a client pinned to the modern era, and otherwise nil, a fall back to
+// initialize.
+func noCommonVersion(era Era, supported []string, err error) error {
+	if era == EraModern {
+		return fmt.Errorf("mcp server/discover: the server speaks %s, none of which is a modern version this client speaks (%s): %w", strings.Join(supported, ", "), strings.Join(modernVersions, ", "), err)
+	}
+	return nil
 }
 
 // firstModern is the first of versions that is a modern version this client speaks, or "".
@@ -134,28 +148,14 @@ func (c *Client) discover(ctx context.Context, version string) (*clientSession, 
 	req := &Request{Method: methodDiscover, IsClient: true, initSession: pre}
 	resp, err := c.send(ctx, req)
 	if err != nil {
-		var e *Error
-		if errors.As(err, &e) && e.Code == CodeUnsupportedProtocolVersion {
-			var data struct {
-				Supported []string `json:"supported"`
-			}
-			if json.Unmarshal(e.Data, &data) == nil && len(data.Supported) > 0 {
-				return nil, data.Supported, err
-			}
-		}
-		return nil, nil, err
+		return nil, listedVersions(err), err
 	}
 	var res DiscoverResult
 	if err := json.Unmarshal(rawResult(resp), &res); err != nil {
 		return nil, nil, fmt.Errorf("decode result: %w", err)
 	}
-	if len(res.SupportedVersions) == 0 {
-		// Not a DiscoverResult: a server that answers any method alike. Not modern.
-		return nil, nil, NewError(CodeInvalidRequest, "server/discover was answered without supportedVersions")
-	}
-	if !containsString(res.SupportedVersions, version) {
-		err := Errorf(CodeUnsupportedProtocolVersion, "the server's supportedVersions (%s) do not include %s", strings.Join(res.SupportedVersions, ", "), version)
-		return nil, res.SupportedVersions, err
+	if supported, err := checkDiscovered(&res, version); err != nil {
+		return nil, supported, err
 	}
 	pre.capabilities, pre.instructions = res.Capabilities, res.Instructions
 	if raw, ok := res.Meta[metaServerInfo]; ok {
@@ -164,6 +164,37 @@ func (c *Client) discover(ctx context.Context, version string) (*clientSession, 
 	return pre, nil, nil
 }
 
+// listedVersions returns the versions an UnsupportedProtocolVersionError lists in its data
+// (spec 2026-07-28, Versioning), or nil when err is not one or lists none.
+func listedVersions(err error) []string {
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeUnsupportedProtocolVersion {
+		return nil
+	}
+	var data struct {
+		Supported []string `json:"supported"`
+	}
+	if json.Unmarshal(e.Data, &data) != nil || len(data.Supported) == 0 {
+		return nil
+	}
+	return data.Supported
+}
+
+// checkDiscovered decides whether a DiscoverResult is one, and one that includes version; when
+// it does not include it, it returns the versions it does.
+func checkDiscovered(res *DiscoverResult, version string) ([]string, error) {
+	if len(res.SupportedVersions) == 0 {
+		// Not a DiscoverResult: a server that answers any method alike. Not modern.
+		return nil, NewError(CodeInvalidRequest, "server/discover was answered without supportedVersions")
+	}
+	if !containsString(res.SupportedVersions, version) {
+		err := Errorf(CodeUnsupportedProtocolVersion, "the server's supportedVersions (%s) do not include %s", strings.Join(res.SupportedVersions, ", "), version)
+		return res.SupportedVersions, err
+	}
+	return nil, nil
+}
+
+// containsString reports whether list holds s.
 func containsString(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {
@@ -260,27 +291,13 @@ func (c *Client) fulfil(ctx context.Context, st *clientSession, r *Request, co *
 		if round >= maxInputRounds {
 			return nil, fmt.Errorf("the server asked for input %d times in a row; giving up", maxInputRounds)
 		}
-		var ir struct {
-			InputRequests map[string]struct {
-				Method string          `json:"method"`
-				Params json.RawMessage `json:"params"`
-			} `json:"inputRequests"`
-			RequestState *string `json:"requestState"`
-		}
+		var ir receivedInputRequests
 		if err := json.Unmarshal(raw, &ir); err != nil {
 			return nil, fmt.Errorf("decode InputRequiredResult: %w", err)
 		}
-		answers := make(map[string]json.RawMessage, len(ir.InputRequests))
-		for key, in := range ir.InputRequests {
-			res, err := c.handleServerRequest(ctx, &wireMessage{Method: in.Method, Params: in.Params})
-			if err != nil {
-				return nil, fmt.Errorf("input request %q (%s): %w", key, in.Method, err)
-			}
-			b, err := json.Marshal(res)
-			if err != nil {
-				return nil, fmt.Errorf("input request %q (%s): encode result: %w", key, in.Method, err)
-			}
-			answers[key] = b
+		answers, err := c.answerInputs(ctx, ir.InputRequests)
+		if err != nil {
+			return nil, err
 		}
 		params, err := withInputResponses(orig, answers, ir.RequestState)
 		if err != nil {
@@ -293,6 +310,36 @@ func (c *Client) fulfil(ctx context.Context, st *clientSession, r *Request, co *
 		}
 	}
 	return raw, nil
+}
+
+// receivedInputRequests is what the client reads of an InputRequiredResult.
+type receivedInputRequests struct {
+	InputRequests map[string]receivedInputRequest `json:"inputRequests"`
+	RequestState  *string                         `json:"requestState"`
+}
+
+// receivedInputRequest is one of an InputRequiredResult's inputRequests, as the client reads it.
+type receivedInputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// answerInputs runs the client's handlers for each input request, and returns their results
+// by key for inputResponses; the first that fails fails the request.
+func (c *Client) answerInputs(ctx context.Context, inputs map[string]receivedInputRequest) (map[string]json.RawMessage, error) {
+	answers := make(map[string]json.RawMessage, len(inputs))
+	for key, in := range inputs {
+		res, err := c.handleServerRequest(ctx, &wireMessage{Method: in.Method, Params: in.Params})
+		if err != nil {
+			return nil, fmt.Errorf("input request %q (%s): %w", key, in.Method, err)
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			return nil, fmt.Errorf("input request %q (%s): encode result: %w", key, in.Method, err)
+		}
+		answers[key] = b
+	}
+	return answers, nil
 }
 
 // withInputResponses returns params with inputResponses and requestState set (requestState
@@ -338,21 +385,10 @@ func (c *Client) listenModern(st *clientSession, ready chan struct{}) {
 	failures := 0
 	for ctx.Err() == nil {
 		id := IntID(c.nextID.Add(1))
-		params, err := withMeta(mustJSON(map[string]any{"notifications": filter}), st.modernMeta(nil))
+		req, err := c.listenRequest(ctx, st, &id, filter)
 		if err != nil {
 			return
 		}
-		body, err := encodeRequest(&id, methodListen, params)
-		if err != nil {
-			return
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-		if err != nil {
-			return
-		}
-		c.setHeaders(req, st)
-		setPostHeaders(req)
-		setModernHeaders(req, methodListen, "")
 		resp, err := c.hc.Do(req)
 		signal()
 		if err == nil && resp.StatusCode != http.StatusOK {
@@ -371,16 +407,34 @@ func (c *Client) listenModern(st *clientSession, ready chan struct{}) {
 				return
 			}
 		}
-		t := time.NewTimer(cur.retry)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !sleep(ctx, cur.retry) {
 			return
 		}
 	}
 }
 
+// listenRequest builds one subscriptions/listen request (ID id) for the list changes of filter,
+// with the modern era's metadata and headers (spec 2026-07-28, Subscriptions).
+func (c *Client) listenRequest(ctx context.Context, st *clientSession, id *ID, filter SubscriptionFilter) (*http.Request, error) {
+	params, err := withMeta(mustJSON(map[string]any{"notifications": filter}), st.modernMeta(nil))
+	if err != nil {
+		return nil, err
+	}
+	body, err := encodeRequest(id, methodListen, params)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	c.setHeaders(req, st)
+	setPostHeaders(req)
+	setModernHeaders(req, methodListen, "")
+	return req, nil
+}
+
+// mustJSON encodes v, which cannot fail to encode.
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {

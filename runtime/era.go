@@ -195,16 +195,8 @@ func insertResultType(body []byte, id *ID) []byte {
 
 // insertResultMembers is insertResultType with other members besides resultType.
 func insertResultMembers(body []byte, id *ID, member string) []byte {
-	idText := "null"
-	if id != nil && !id.IsZero() {
-		idText = id.raw
-	}
-	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":{`
-	n := len(head) + len(idText) + len(mid)
-	if len(body) < n+1 || string(body[:len(head)]) != head || string(body[len(head)+len(idText):n]) != mid {
-		return body
-	}
-	if bytes.HasPrefix(body[n:], []byte(`"resultType"`)) {
+	n, ok := resultStart(body, id)
+	if !ok || bytes.HasPrefix(body[n:], []byte(`"resultType"`)) {
 		return body
 	}
 	out := make([]byte, 0, len(body)+len(member)+1)
@@ -214,4 +206,19 @@ func insertResultMembers(body []byte, id *ID, member string) []byte {
 		out = append(out, ',')
 	}
 	return append(out, body[n:]...)
+}
+
+// resultStart returns the offset in body of its result object's first member (or closing
+// brace), deciding whether body is a result response to id as encodeResponse writes one.
+func resultStart(body []byte, id *ID) (int, bool) {
+	idText := "null"
+	if id != nil && !id.IsZero() {
+		idText = id.raw
+	}
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":{`
+	n := len(head) + len(idText) + len(mid)
+	if len(body) < n+1 || string(body[:len(head)]) != head || string(body[len(head)+len(idText):n]) != mid {
+		return 0, false
+	}
+	return n, true
 }

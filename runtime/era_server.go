@@ -65,27 +65,30 @@ type DiscoverResult struct {
 // not a session-era one and no session, or it is server/discover (spec 2026-07-28,
 // Versioning: a dual-era server selects its behavior from how the client opens).
 func (s *Server) isModernRequest(r *http.Request, msg *wireMessage) bool {
-	modern := false
 	switch s.cfg.era {
 	case EraModern:
-		modern = true
+		return true
 	case EraLegacy:
 		return false
-	default:
-		if msg.Method == methodInitialize {
-			// initialize opens a session-era connection, unless it names a modern version in
-			// _meta: then it is a modern request for a method the revision removed (spec
-			// 2026-07-28, Streamable HTTP: 404 and -32601).
-			return hasMetaVersion(msg.Params)
-		}
-		if msg.Method == methodDiscover || hasMetaVersion(msg.Params) {
-			modern = true
-		} else {
-			v := r.Header.Get(headerProtocolVersion)
-			modern = v != "" && !isSupportedVersion(v) && r.Header.Get(headerSessionID) == ""
-		}
 	}
-	return modern
+	return opensModern(r, msg)
+}
+
+// opensModern decides, for a server of both eras, whether a POSTed message is of the modern
+// era: server/discover, a request whose _meta names its protocolVersion, or one with a
+// version header the session era does not know and no session.
+func opensModern(r *http.Request, msg *wireMessage) bool {
+	if msg.Method == methodInitialize {
+		// initialize opens a session-era connection, unless it names a modern version in
+		// _meta: then it is a modern request for a method the revision removed (spec
+		// 2026-07-28, Streamable HTTP: 404 and -32601).
+		return hasMetaVersion(msg.Params)
+	}
+	if msg.Method == methodDiscover || hasMetaVersion(msg.Params) {
+		return true
+	}
+	v := r.Header.Get(headerProtocolVersion)
+	return v != "" && !isSupportedVersion(v) && r.Header.Get(headerSessionID) == ""
 }
 
 // serveModernOther answers GET and DELETE for modern clients: 405, as the session era's
@@ -161,15 +164,7 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 	if me := s.checkModernHeaders(r.Header, msg, &p); me != nil {
 		return nil, me
 	}
-	mr := &modernRequest{version: version, inputResponses: p.InputResponses}
-	if msg.Method == methodResourcesRead && p.URI != nil {
-		mr.name = *p.URI
-	} else if p.Name != nil {
-		mr.name = *p.Name
-	}
-	if p.RequestState != nil {
-		mr.requestState, mr.hasState = *p.RequestState, true
-	}
+	mr := newModernRequest(msg.Method, &p, version)
 	if me := s.decodeClientMeta(&meta, mr); me != nil {
 		return nil, me
 	}
@@ -181,6 +176,22 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 		mr.logLevel = l
 	}
 	return mr, nil
+}
+
+// newModernRequest starts the modern request of method from its params: it decides what the
+// request names (a resources/read's uri, otherwise the name) and whether it carries a
+// requestState (spec 2026-07-28, Multi Round-Trip Requests).
+func newModernRequest(method string, p *modernParams, version string) *modernRequest {
+	mr := &modernRequest{version: version, inputResponses: p.InputResponses}
+	if method == methodResourcesRead && p.URI != nil {
+		mr.name = *p.URI
+	} else if p.Name != nil {
+		mr.name = *p.Name
+	}
+	if p.RequestState != nil {
+		mr.requestState, mr.hasState = *p.RequestState, true
+	}
+	return mr
 }
 
 // decodeModernParams decodes a modern request's params into p, and their _meta into meta.
@@ -201,32 +212,12 @@ func decodeModernParams(params json.RawMessage, p *modernParams, meta *modernMet
 // checkModernVersion checks that the MCP-Protocol-Version header and params._meta's
 // protocolVersion (raw, its JSON) agree and name a version of the modern era, and returns it.
 func (s *Server) checkModernVersion(header string, raw json.RawMessage) (string, *modernError) {
-	var version string
-	if raw != nil {
-		var isString bool
-		if string(raw) == `"`+ProtocolVersion20260728+`"` {
-			version = ProtocolVersion20260728 // the common case, without a copy
-		} else if version, isString = jsonString(raw); !isString || version == "" {
-			return "", invalidMeta("params._meta[%q] must be a non-empty string", metaProtocolVersion)
-		}
+	version, me := metaVersion(raw)
+	if me != nil {
+		return "", me
 	}
-	switch {
-	case header == "" && version == "":
-		return "", headerMismatch("missing MCP-Protocol-Version header and params._meta[%q]: every request names its protocol version in both (supported: %s)", metaProtocolVersion, strings.Join(s.supportedVersions(), ", "))
-	case header == "":
-		return "", headerMismatch("missing MCP-Protocol-Version header: it must repeat params._meta[%q] (%q)", metaProtocolVersion, truncate(version, 40))
-	case version == "" && !isModernVersion(header):
-		// A session-era request reaching a modern-only server, or an unknown version: say
-		// which versions the server speaks.
-		return "", s.unsupportedVersion(header)
-	case version == "":
-		// The header is there and names a modern version: what is missing is the request's
-		// own metadata, so this is invalid params, not a header mismatch (spec 2026-07-28,
-		// Streamable HTTP, Request Metadata: a request without the required _meta fields is
-		// rejected with -32602).
-		return "", invalidMeta("params._meta[%q] is required: every request names its protocol version (the MCP-Protocol-Version header %q repeats it)", metaProtocolVersion, truncate(header, 40))
-	case header != version:
-		return "", headerMismatch("MCP-Protocol-Version header value %q does not match params._meta[%q] value %q", truncate(header, 40), metaProtocolVersion, truncate(version, 40))
+	if me := s.compareVersions(header, version); me != nil {
+		return "", me
 	}
 	if !isModernVersion(version) {
 		return "", s.unsupportedVersion(version)
@@ -234,15 +225,52 @@ func (s *Server) checkModernVersion(header string, raw json.RawMessage) (string,
 	return version, nil
 }
 
+// metaVersion decodes params._meta's protocolVersion (raw, its JSON; "" when absent), deciding
+// that one present must be a non-empty string.
+func metaVersion(raw json.RawMessage) (string, *modernError) {
+	if raw == nil {
+		return "", nil
+	}
+	if string(raw) == `"`+ProtocolVersion20260728+`"` {
+		return ProtocolVersion20260728, nil // the common case, without a copy
+	}
+	if version, isString := jsonString(raw); isString && version != "" {
+		return version, nil
+	}
+	return "", invalidMeta("params._meta[%q] must be a non-empty string", metaProtocolVersion)
+}
+
+// compareVersions decides whether the MCP-Protocol-Version header and params._meta's
+// protocolVersion (version) are both there and agree, and which error names what is missing
+// or different (spec 2026-07-28, Streamable HTTP, Request Metadata).
+func (s *Server) compareVersions(header, version string) *modernError {
+	switch {
+	case header == "" && version == "":
+		return headerMismatch("missing MCP-Protocol-Version header and params._meta[%q]: every request names its protocol version in both (supported: %s)", metaProtocolVersion, strings.Join(s.supportedVersions(), ", "))
+	case header == "":
+		return headerMismatch("missing MCP-Protocol-Version header: it must repeat params._meta[%q] (%q)", metaProtocolVersion, truncate(version, 40))
+	case version == "" && !isModernVersion(header):
+		// A session-era request reaching a modern-only server, or an unknown version: say
+		// which versions the server speaks.
+		return s.unsupportedVersion(header)
+	case version == "":
+		// The header is there and names a modern version: what is missing is the request's
+		// own metadata, so this is invalid params, not a header mismatch (spec 2026-07-28,
+		// Streamable HTTP, Request Metadata: a request without the required _meta fields is
+		// rejected with -32602).
+		return invalidMeta("params._meta[%q] is required: every request names its protocol version (the MCP-Protocol-Version header %q repeats it)", metaProtocolVersion, truncate(header, 40))
+	case header != version:
+		return headerMismatch("MCP-Protocol-Version header value %q does not match params._meta[%q] value %q", truncate(header, 40), metaProtocolVersion, truncate(version, 40))
+	}
+	return nil
+}
+
 // checkModernHeaders checks the headers that mirror the body (spec 2026-07-28, Streamable
 // HTTP): Mcp-Method, Mcp-Name for the methods that name something, and a tool's parameter
 // headers.
 func (s *Server) checkModernHeaders(h http.Header, msg *wireMessage, p *modernParams) *modernError {
-	switch hm := h.Get(headerMethod); {
-	case hm == "":
-		return headerMismatch("missing required Mcp-Method header: it must repeat the body's method %q", truncate(msg.Method, 100))
-	case hm != msg.Method:
-		return headerMismatch("Mcp-Method header value %q does not match body value %q", truncate(hm, 100), truncate(msg.Method, 100))
+	if me := checkMethodHeader(h.Get(headerMethod), msg.Method); me != nil {
+		return me
 	}
 	if field, ok := namedMethod(msg.Method); ok {
 		body := p.Name
@@ -253,12 +281,34 @@ func (s *Server) checkModernHeaders(h http.Header, msg *wireMessage, p *modernPa
 			return me
 		}
 	}
-	if msg.Method == methodToolsCall && p.Name != nil {
-		if e, ok := s.tools.get(*p.Name); ok {
-			if me := checkParamHeaders(h, s.toolParamHeaders(e), p.Arguments); me != nil {
-				return me
-			}
-		}
+	if msg.Method == methodToolsCall {
+		return s.checkToolHeaders(h, p)
+	}
+	return nil
+}
+
+// checkToolHeaders checks a tools/call's Mcp-Param-* headers against the annotations of the
+// tool it names; a call of no known tool has none to check (spec 2026-07-28, Streamable
+// HTTP, Server Behavior for Custom Headers).
+func (s *Server) checkToolHeaders(h http.Header, p *modernParams) *modernError {
+	if p.Name == nil {
+		return nil
+	}
+	e, ok := s.tools.get(*p.Name)
+	if !ok {
+		return nil
+	}
+	return checkParamHeaders(h, s.toolParamHeaders(e), p.Arguments)
+}
+
+// checkMethodHeader checks the Mcp-Method header (hm) against the body's method: it must be
+// there and repeat it.
+func checkMethodHeader(hm, method string) *modernError {
+	switch {
+	case hm == "":
+		return headerMismatch("missing required Mcp-Method header: it must repeat the body's method %q", truncate(method, 100))
+	case hm != method:
+		return headerMismatch("Mcp-Method header value %q does not match body value %q", truncate(hm, 100), truncate(method, 100))
 	}
 	return nil
 }
@@ -293,20 +343,18 @@ func (s *Server) decodeClientMeta(meta *modernMeta, mr *modernRequest) *modernEr
 		return invalidMeta("params._meta[%q] is required (an empty object declares no capabilities)", metaClientCaps)
 	}
 	infoRaw, hasInfo := meta.info, meta.info != nil
-	if c := s.clientMeta.Load(); c != nil && c.caps == string(capsRaw) && c.info == string(infoRaw) && c.hasInfo == hasInfo {
+	if c := s.clientMeta.Load(); c.holds(capsRaw, infoRaw, hasInfo) {
 		// A client sends the same capabilities and info with every request: decoded once,
 		// and copied, since handlers are given them (Caller.Capabilities) and other clients'
 		// requests may carry the same text.
 		mr.caps, mr.info = ownCaps(c.decodedCaps), c.decodedInfo
 		return nil
 	}
-	if b := trimSpace(capsRaw); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &mr.caps) != nil {
+	if !decodeObject(capsRaw, &mr.caps) {
 		return invalidMeta("params._meta[%q] must be a ClientCapabilities object", metaClientCaps)
 	}
-	if hasInfo {
-		if b := trimSpace(infoRaw); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &mr.info) != nil {
-			return invalidMeta("params._meta[%q] must be an Implementation object (name, version)", metaClientInfo)
-		}
+	if hasInfo && !decodeObject(infoRaw, &mr.info) {
+		return invalidMeta("params._meta[%q] must be an Implementation object (name, version)", metaClientInfo)
 	}
 	if mr.caps.Experimental == nil {
 		// (Experimental capabilities, free-form values, are decoded for each request: a
@@ -314,6 +362,12 @@ func (s *Server) decodeClientMeta(meta *modernMeta, mr *modernRequest) *modernEr
 		s.clientMeta.Store(&clientMeta{caps: string(capsRaw), info: string(infoRaw), hasInfo: hasInfo, decodedCaps: ownCaps(mr.caps), decodedInfo: mr.info})
 	}
 	return nil
+}
+
+// decodeObject decodes raw into v, deciding that only a JSON object will do.
+func decodeObject(raw json.RawMessage, v any) bool {
+	b := trimSpace(raw)
+	return len(b) > 0 && b[0] == '{' && json.Unmarshal(b, v) == nil
 }
 
 // decodeLogLevel decodes params._meta's logLevel (raw, its JSON).
@@ -341,26 +395,11 @@ var modernMethods = map[string]bool{
 
 // serveModern serves a POSTed message of the modern era.
 func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, msg *wireMessage) {
-	switch {
-	case msg.isResponse():
-		s.writeJSON(w, http.StatusBadRequest, encodeResponse(nil, nil, NewError(CodeInvalidRequest,
-			"a client sends no JSON-RPC responses in MCP "+ProtocolVersion20260728+": answer input requests with inputResponses when retrying the original request (spec 2026-07-28, Multi Round-Trip Requests)")))
-		return
-	case msg.isNotification():
-		// No client notification is defined on Streamable HTTP in this revision (closing the
-		// response stream cancels); accept and ignore, as the transport rules ask.
-		w.WriteHeader(http.StatusAccepted)
+	if s.answerNonRequest(w, msg) {
 		return
 	}
 	if msg.Method == methodInitialize && !hasMetaVersion(msg.Params) {
-		// A legacy client's initialize on a modern-only server: name the versions it speaks,
-		// as legacy clients have no other way to learn them (spec 2026-07-28, Versioning). An
-		// initialize that names a modern version in _meta is served as any removed method.
-		var p InitializeParams
-		_ = json.Unmarshal(msg.Params, &p)
-		me := s.unsupportedVersion(p.ProtocolVersion)
-		me.err.Message = "this server speaks only MCP " + strings.Join(modernVersions, ", ") + " (no initialize, no sessions): " + me.err.Message
-		s.writeJSON(w, me.status, encodeResponse(msg.ID, nil, me.err))
+		s.refuseInitialize(w, msg)
 		return
 	}
 	mr, me := s.checkModern(r, msg)
@@ -368,6 +407,42 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, msg *wireMe
 		s.writeJSON(w, me.status, encodeResponse(msg.ID, nil, me.err))
 		return
 	}
+	s.routeModern(w, r, mr, msg)
+}
+
+// answerNonRequest answers a modern message that is not a request, and reports whether it
+// was one: a response is refused, a notification accepted and ignored.
+func (s *Server) answerNonRequest(w http.ResponseWriter, msg *wireMessage) bool {
+	switch {
+	case msg.isResponse():
+		s.writeJSON(w, http.StatusBadRequest, encodeResponse(nil, nil, NewError(CodeInvalidRequest,
+			"a client sends no JSON-RPC responses in MCP "+ProtocolVersion20260728+": answer input requests with inputResponses when retrying the original request (spec 2026-07-28, Multi Round-Trip Requests)")))
+		return true
+	case msg.isNotification():
+		// No client notification is defined on Streamable HTTP in this revision (closing the
+		// response stream cancels); accept and ignore, as the transport rules ask.
+		w.WriteHeader(http.StatusAccepted)
+		return true
+	}
+	return false
+}
+
+// refuseInitialize answers a legacy client's initialize on a modern-only server: it names the
+// versions the server speaks, as legacy clients have no other way to learn them (spec
+// 2026-07-28, Versioning). An initialize that names a modern version in _meta is served as
+// any removed method.
+func (s *Server) refuseInitialize(w http.ResponseWriter, msg *wireMessage) {
+	var p InitializeParams
+	_ = json.Unmarshal(msg.Params, &p)
+	me := s.unsupportedVersion(p.ProtocolVersion)
+	me.err.Message = "this server speaks only MCP " + strings.Join(modernVersions, ", ") + " (no initialize, no sessions): " + me.err.Message
+	s.writeJSON(w, me.status, encodeResponse(msg.ID, nil, me.err))
+}
+
+// routeModern decides who serves a checked modern request: the runtime itself
+// (server/discover, subscriptions/listen), the session era's handler of a method the modern
+// era keeps, or nobody (method not found).
+func (s *Server) routeModern(w http.ResponseWriter, r *http.Request, mr *modernRequest, msg *wireMessage) {
 	switch msg.Method {
 	case methodDiscover:
 		s.serveDiscover(w, r, mr, msg)
@@ -574,29 +649,44 @@ func (p *modernParams) decode(params []byte) error {
 func (p *modernParams) scan(params []byte) bool {
 	ok := true
 	if !jsonscan.Members(params, func(k, v []byte) bool {
-		switch string(k) {
-		case "_meta":
-			p.Meta = v
-		case "arguments":
-			p.Arguments = v
-		case "name":
-			ok = optionalString(v, &p.Name) && ok
-		case "uri":
-			ok = optionalString(v, &p.URI) && ok
-		case "requestState":
-			ok = optionalString(v, &p.RequestState) && ok
-		default:
-			for _, n := range [...]string{"_meta", "arguments", "name", "uri", "requestState", "inputResponses"} {
-				if equalFoldASCII(k, n) {
-					ok = false
-				}
-			}
-		}
+		ok = p.member(k, v) && ok
 		return true
 	}) {
 		return false
 	}
 	return ok
+}
+
+// member takes one member of the params (key k, value v), and reports whether the scan can
+// stand: false when a string member is not a string or null, or when k differs only in case
+// from a member the runtime reads (which json.Unmarshal would match).
+func (p *modernParams) member(k, v []byte) bool {
+	switch string(k) {
+	case "_meta":
+		p.Meta = v
+	case "arguments":
+		p.Arguments = v
+	case "name":
+		return optionalString(v, &p.Name)
+	case "uri":
+		return optionalString(v, &p.URI)
+	case "requestState":
+		return optionalString(v, &p.RequestState)
+	default:
+		return !foldsToParam(k)
+	}
+	return true
+}
+
+// foldsToParam reports whether k matches, ignoring ASCII case, a member of the params the
+// runtime reads.
+func foldsToParam(k []byte) bool {
+	for _, n := range [...]string{"_meta", "arguments", "name", "uri", "requestState", "inputResponses"} {
+		if equalFoldASCII(k, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // modernMeta are the members of a modern request's _meta that the runtime reads, as views of
@@ -654,6 +744,12 @@ type clientMeta struct {
 	hasInfo     bool
 	decodedCaps ClientCapabilities
 	decodedInfo Implementation
+}
+
+// holds reports whether c (nil when nothing is cached) was decoded from the same capabilities
+// and info text, the info present or not alike.
+func (c *clientMeta) holds(caps, info json.RawMessage, hasInfo bool) bool {
+	return c != nil && c.caps == string(caps) && c.info == string(info) && c.hasInfo == hasInfo
 }
 
 // ownCaps returns caps with its own copies of what its pointers point to, so that a handler

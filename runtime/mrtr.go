@@ -113,6 +113,8 @@ func (s *Server) stateKey() []byte {
 	return s.modern.key
 }
 
+// signState returns p as a requestState: its JSON and the JSON's HMAC under the server's key,
+// both in unpadded base64url, joined by a dot.
 func (s *Server) signState(p *requestStatePayload) string {
 	b, _ := json.Marshal(p)
 	mac := hmac.New(sha256.New, s.stateKey())
@@ -120,7 +122,23 @@ func (s *Server) signState(p *requestStatePayload) string {
 	return base64.RawURLEncoding.EncodeToString(b) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
+// verifyState returns the answers a requestState carries, after deciding that this server
+// signed it, for this request (method and name) of this principal (who), and that it has not
+// expired (spec 2026-07-28, Multi Round-Trip Requests, Server Requirements).
 func (s *Server) verifyState(state, method, name, who string) (map[string]json.RawMessage, error) {
+	p, err := s.openState(state)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.bindsTo(method, name, who); err != nil {
+		return nil, err
+	}
+	return p.Answers, nil
+}
+
+// openState undoes signState: it decides whether state is well formed and its signature
+// verifies under the server's key, and decodes its payload.
+func (s *Server) openState(state string) (*requestStatePayload, error) {
 	body, sig, ok := strings.Cut(state, ".")
 	if !ok {
 		return nil, errors.New("malformed")
@@ -139,16 +157,22 @@ func (s *Server) verifyState(state, method, name, who string) (map[string]json.R
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, errors.New("malformed")
 	}
+	return &p, nil
+}
+
+// bindsTo decides whether a verified payload may serve this request: issued for the same
+// method and name, to the same principal (who), and not expired.
+func (p *requestStatePayload) bindsTo(method, name, who string) error {
 	if p.Method != method || p.Name != name {
-		return nil, fmt.Errorf("it was issued for %s %q, not this request", p.Method, p.Name)
+		return fmt.Errorf("it was issued for %s %q, not this request", p.Method, p.Name)
 	}
 	if p.Principal != who {
-		return nil, errors.New("it was issued to another principal (access token)")
+		return errors.New("it was issued to another principal (access token)")
 	}
 	if time.Now().Unix() > p.Expires {
-		return nil, errors.New("it has expired; send the request again without it")
+		return errors.New("it has expired; send the request again without it")
 	}
-	return p.Answers, nil
+	return nil
 }
 
 // newMRTR returns the input state of a modern request that may ask for input. A requestState
@@ -181,43 +205,64 @@ func (m *mrtrState) ask(key, method string, params any, result any) error {
 	if err != nil {
 		return fmt.Errorf("mcp: encode %s params: %w", method, err)
 	}
-	sum := sha256.Sum256(append([]byte(method+"\x00"), pb...))
 	m.mu.Lock()
-	if key == "" {
-		key = inputKey(method) + "-" + strconv.Itoa(m.n) + "-" + hex.EncodeToString(sum[:6])
+	key = m.keyFor(key, method, pb)
+	ans, answered := m.answers[key]
+	if answered {
+		m.use(key, ans)
+	} else {
+		m.addPending(key, method, pb)
 	}
-	m.n++
-	if ans, ok := m.answers[key]; ok {
-		if m.used == nil {
-			m.used = make(map[string]json.RawMessage)
-		}
-		m.used[key] = ans
-		m.mu.Unlock()
-		if err := json.Unmarshal(ans, result); err != nil {
-			return Errorf(CodeInvalidParams, "inputResponses[%q] is not a valid %s result: %v", key, method, err)
-		}
-		return nil
-	}
-	if len(m.pending) >= maxInputRequests {
-		m.mu.Unlock()
+	m.mu.Unlock()
+	if !answered {
 		return ErrInputRequired
+	}
+	if err := json.Unmarshal(ans, result); err != nil {
+		return Errorf(CodeInvalidParams, "inputResponses[%q] is not a valid %s result: %v", key, method, err)
+	}
+	return nil
+}
+
+// keyFor decides the inputRequests key of the attempt's next input call (its params pb): the
+// handler's own key, or one made from the call's position, method and params. m.mu is held.
+func (m *mrtrState) keyFor(key, method string, pb []byte) string {
+	n := m.n
+	m.n++
+	if key != "" {
+		return key
+	}
+	sum := sha256.Sum256(append([]byte(method+"\x00"), pb...))
+	return inputKey(method) + "-" + strconv.Itoa(n) + "-" + hex.EncodeToString(sum[:6])
+}
+
+// use records that the client's answer ans to key was used, so that the next requestState
+// carries it. m.mu is held.
+func (m *mrtrState) use(key string, ans json.RawMessage) {
+	if m.used == nil {
+		m.used = make(map[string]json.RawMessage)
+	}
+	m.used[key] = ans
+}
+
+// addPending records an input call the client has not answered, unless the attempt already
+// asks for maxInputRequests. m.mu is held.
+func (m *mrtrState) addPending(key, method string, pb []byte) {
+	if len(m.pending) >= maxInputRequests {
+		return
 	}
 	if m.pending == nil {
 		m.pending = make(map[string]inputRequest)
 	}
 	m.pending[key] = inputRequest{Method: method, Params: json.RawMessage(pb)}
-	m.mu.Unlock()
-	return ErrInputRequired
 }
 
+// inputKeys are the words that start the keys the runtime makes for input calls, by method.
+var inputKeys = map[string]string{methodElicit: "elicit", methodCreateMessage: "sample", methodListRoots: "roots"}
+
+// inputKey is the word that starts the key the runtime makes for an input call of method.
 func inputKey(method string) string {
-	switch method {
-	case methodElicit:
-		return "elicit"
-	case methodCreateMessage:
-		return "sample"
-	case methodListRoots:
-		return "roots"
+	if k, ok := inputKeys[method]; ok {
+		return k
 	}
 	return "input"
 }

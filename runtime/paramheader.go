@@ -33,45 +33,69 @@ func paramHeaders(schema []byte) ([]paramHeader, error) {
 	if err := json.Unmarshal(schema, &root); err != nil {
 		return nil, fmt.Errorf("inputSchema: %w", err)
 	}
-	var out []paramHeader
-	seen := map[string]bool{}
-	var walk func(node map[string]any, path []string) error
-	walk = func(node map[string]any, path []string) error {
-		props, _ := node["properties"].(map[string]any)
-		for key, v := range props {
-			prop, ok := v.(map[string]any)
-			if !ok {
-				continue
-			}
-			p := append(append([]string(nil), path...), key)
-			if h, ok := prop["x-mcp-header"]; ok {
-				name, _ := h.(string)
-				if name == "" || !isToken(name) {
-					return fmt.Errorf("property %s: x-mcp-header %v is not an HTTP field-name token", strings.Join(p, "."), h)
-				}
-				if seen[strings.ToLower(name)] {
-					return fmt.Errorf("property %s: x-mcp-header %q is used twice", strings.Join(p, "."), name)
-				}
-				seen[strings.ToLower(name)] = true
-				typ, _ := prop["type"].(string)
-				if typ != "string" && typ != "integer" && typ != "boolean" {
-					return fmt.Errorf("property %s: x-mcp-header on a parameter of type %v; only string, integer and boolean may be mirrored", strings.Join(p, "."), prop["type"])
-				}
-				out = append(out, paramHeader{name: name, path: p, typ: typ})
-			}
-			if err := walk(prop, p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := walk(root, nil); err != nil {
+	c := headerCollector{seen: map[string]bool{}}
+	if err := c.walk(root, nil); err != nil {
 		return nil, err
 	}
-	if len(out) != total {
+	if len(c.out) != total {
 		return nil, fmt.Errorf("x-mcp-header appears outside a chain of properties (under items, a composition, a condition or a $ref)")
 	}
-	return out, nil
+	return c.out, nil
+}
+
+// headerCollector gathers the x-mcp-header annotations found along chains of properties, and
+// the header names (lower-cased) already taken.
+type headerCollector struct {
+	out  []paramHeader
+	seen map[string]bool
+}
+
+// walk visits the properties of node (reached by path), collecting their annotations and
+// those below them; the first invalid one ends the walk.
+func (c *headerCollector) walk(node map[string]any, path []string) error {
+	props, _ := node["properties"].(map[string]any)
+	for key, v := range props {
+		prop, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		p := append(append([]string(nil), path...), key)
+		if err := c.annotation(prop, p); err != nil {
+			return err
+		}
+		if err := c.walk(prop, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mirrorableTypes are the parameter types a header may mirror (spec 2026-07-28, Streamable
+// HTTP, Schema Extension).
+var mirrorableTypes = map[string]bool{"string": true, "integer": true, "boolean": true}
+
+// annotation collects the x-mcp-header of prop (at path p), if it has one, deciding whether it
+// is valid: an HTTP field-name token, not used twice (case-insensitively), on a parameter of a
+// type that may be mirrored.
+func (c *headerCollector) annotation(prop map[string]any, p []string) error {
+	h, ok := prop["x-mcp-header"]
+	if !ok {
+		return nil
+	}
+	name, _ := h.(string)
+	if name == "" || !isToken(name) {
+		return fmt.Errorf("property %s: x-mcp-header %v is not an HTTP field-name token", strings.Join(p, "."), h)
+	}
+	if c.seen[strings.ToLower(name)] {
+		return fmt.Errorf("property %s: x-mcp-header %q is used twice", strings.Join(p, "."), name)
+	}
+	c.seen[strings.ToLower(name)] = true
+	typ, _ := prop["type"].(string)
+	if !mirrorableTypes[typ] {
+		return fmt.Errorf("property %s: x-mcp-header on a parameter of type %v; only string, integer and boolean may be mirrored", strings.Join(p, "."), prop["type"])
+	}
+	c.out = append(c.out, paramHeader{name: name, path: p, typ: typ})
+	return nil
 }
 
 // isToken reports whether s is an HTTP field-name token (RFC 9110, 1*tchar).
@@ -144,29 +168,39 @@ func sameParam(header, body, typ string) bool {
 // (spec 2026-07-28, Streamable HTTP, Server Behavior for Custom Headers).
 func checkParamHeaders(h http.Header, anns []paramHeader, args json.RawMessage) *modernError {
 	for _, a := range anns {
-		header := headerParamPrefix + a.name
-		raw, present := argumentAt(args, a.path)
-		hv := h.Values(header)
-		if !present {
-			continue // the client must omit the header; the server must not expect it
+		if me := checkParamHeader(h, a, args); me != nil {
+			return me
 		}
-		body, ok := headerText(raw, a.typ)
-		if !ok {
-			continue // the arguments' own validation says what is wrong with them
-		}
-		switch {
-		case len(hv) == 0:
-			return headerMismatch("missing %s header: the tool mirrors arguments.%s into it (list the tools to learn which headers they need)", header, strings.Join(a.path, "."))
-		case len(hv) > 1:
-			return headerMismatch("more than one %s header", header)
-		}
-		v, ok := decodeHeaderValue(hv[0])
-		if !ok {
-			return headerMismatch("%s header value %q is not valid =?base64?...?= encoding of UTF-8 text", header, truncate(hv[0], 100))
-		}
-		if !sameParam(v, body, a.typ) {
-			return headerMismatch("%s header value %q does not match body value %q", header, truncate(v, 100), truncate(body, 100))
-		}
+	}
+	return nil
+}
+
+// checkParamHeader checks the Mcp-Param-* header of one annotated parameter: it decides that a
+// parameter absent from the body (or not of its type) needs no header, and that a present one
+// is mirrored exactly once, validly encoded, with the body's value.
+func checkParamHeader(h http.Header, a paramHeader, args json.RawMessage) *modernError {
+	header := headerParamPrefix + a.name
+	raw, present := argumentAt(args, a.path)
+	hv := h.Values(header)
+	if !present {
+		return nil // the client must omit the header; the server must not expect it
+	}
+	body, ok := headerText(raw, a.typ)
+	if !ok {
+		return nil // the arguments' own validation says what is wrong with them
+	}
+	switch {
+	case len(hv) == 0:
+		return headerMismatch("missing %s header: the tool mirrors arguments.%s into it (list the tools to learn which headers they need)", header, strings.Join(a.path, "."))
+	case len(hv) > 1:
+		return headerMismatch("more than one %s header", header)
+	}
+	v, ok := decodeHeaderValue(hv[0])
+	if !ok {
+		return headerMismatch("%s header value %q is not valid =?base64?...?= encoding of UTF-8 text", header, truncate(hv[0], 100))
+	}
+	if !sameParam(v, body, a.typ) {
+		return headerMismatch("%s header value %q does not match body value %q", header, truncate(v, 100), truncate(body, 100))
 	}
 	return nil
 }

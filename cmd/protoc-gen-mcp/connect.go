@@ -2,7 +2,6 @@ package main
 
 import (
 	"path"
-	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/compiler/protogen"
@@ -35,36 +34,46 @@ func generateConnectFile(gen *protogen.Plugin, f *protogen.File, filename string
 	}
 }
 
+// connectNames are the identifiers the connect=true file writes for one service.
+type connectNames struct {
+	pkg           protogen.GoImportPath // the <pkg>connect package of protoc-gen-connect-go
+	iface         string                // its <Service>Handler
+	unimplemented string                // its Unimplemented<Service>Handler
+	handler       string                // the <Service>Handler that Register and Forward register
+	option        string                // connectmcp.Option
+}
+
 // connectRegister writes Register<Service>ConnectHandler, Forward<Service>ToConnect and the
 // handler type they register.
 func (sg *serviceGen) connectRegister(connectImport protogen.GoImportPath) {
-	g, s, name := sg.g, sg.s, sg.name
-	handlerIface := g.QualifiedGoIdent(connectImport.Ident(name + "Handler"))
-	unimplemented := g.QualifiedGoIdent(connectImport.Ident("Unimplemented" + name + "Handler"))
-	handler := lowerFirst(name) + "ConnectHandler"
-	option := g.QualifiedGoIdent(connectmcpPackage.Ident("Option"))
-	proc := func(m *protogen.Method) any { return connectImport.Ident(name + m.GoName + "Procedure") }
-	type entry struct {
-		m         *protogen.Method
-		streaming bool
+	g, name := sg.g, sg.name
+	n := connectNames{
+		pkg:           connectImport,
+		iface:         g.QualifiedGoIdent(connectImport.Ident(name + "Handler")),
+		unimplemented: g.QualifiedGoIdent(connectImport.Ident("Unimplemented" + name + "Handler")),
+		handler:       lowerFirst(name) + "ConnectHandler",
+		option:        g.QualifiedGoIdent(connectmcpPackage.Ident("Option")),
 	}
-	var all []entry
-	for _, t := range s.tools {
-		all = append(all, entry{t.Method, t.streaming})
-	}
-	for _, m := range append(methodsOf(s.prompts), resourceMethods(s.resources)...) {
-		all = append(all, entry{m, false})
-	}
-	fields := func(client string) {
-		for _, e := range all {
-			fn := "Unary"
-			if e.streaming {
-				fn = "ServerStreaming"
-			}
-			g.P("rpc", e.m.GoName, ": ", connectmcpPackage.Ident(fn), "[", sg.in(e.m), ", ", sg.out(e.m), "](", client, ", ", proc(e.m), "),")
-		}
-	}
+	sg.connectRegisterFunc(n)
+	sg.connectForwardFunc(n)
+	g.P("// ", n.handler, " is the ", name, "Handler of Register", name, "ConnectHandler and")
+	g.P("// Forward", name, "ToConnect: each method is a Connect call.")
+	sg.handlerType(n.handler)
+}
 
+// connectFields writes the fields of the handler that Register and Forward register: each rpc
+// a Connect call of its procedure through client.
+func (sg *serviceGen) connectFields(n connectNames, client string) {
+	for _, e := range sg.rpcs() {
+		proc := n.pkg.Ident(sg.name + e.m.GoName + "Procedure")
+		sg.g.P("rpc", e.m.GoName, ": ", connectmcpPackage.Ident(e.pick("Unary", "ServerStreaming")), "[", sg.in(e.m), ", ", sg.out(e.m), "](", client, ", ", proc, "),")
+	}
+}
+
+// connectRegisterFunc writes Register<Service>ConnectHandler: the service's connect-go
+// implementation served in memory.
+func (sg *serviceGen) connectRegisterFunc(n connectNames) {
+	g, s, name := sg.g, sg.s, sg.name
 	g.P("// Register", name, "ConnectHandler adds the ", s.surface(), " of ", s.Desc.FullName(), " to s, each served")
 	g.P("// by impl (a connect-go implementation of the service) through the handler that")
 	g.P("// New", name, "Handler makes of it, in memory, with the connect.HandlerOptions given with")
@@ -72,73 +81,31 @@ func (sg *serviceGen) connectRegister(connectImport protogen.GoImportPath) {
 	g.P("// mapped to MCP outcomes (docs/grpc.md). The rpcs that impl leaves to an embedded")
 	g.P("// Unimplemented", name, "Handler are left out, so that clients are never offered them.")
 	g.P("// It panics if s already has a tool, prompt or resource of one of these names.")
-	g.P("func Register", name, "ConnectHandler(s *", runtimePackage.Ident("Server"), ", impl ", handlerIface, ", opts ...", option, ") {")
-	g.P("_, h := ", connectImport.Ident("New"+name+"Handler"), "(impl, ", connectmcpPackage.Ident("HandlerOptions"), "(opts...)...)")
+	g.P("func Register", name, "ConnectHandler(s *", runtimePackage.Ident("Server"), ", impl ", n.iface, ", opts ...", n.option, ") {")
+	g.P("_, h := ", n.pkg.Ident("New"+name+"Handler"), "(impl, ", connectmcpPackage.Ident("HandlerOptions"), "(opts...)...)")
 	g.P("c := ", connectmcpPackage.Ident("NewHandlerClient"), "(h, opts...)")
-	g.P("Register", name, "Handler(s, ", handler, "{")
-	fields("c")
+	g.P("Register", name, "Handler(s, ", n.handler, "{")
+	sg.connectFields(n, "c")
 	g.P("}, ", runtimePackage.Ident("WithInterceptors"), "(", connectmcpPackage.Ident("ErrorInterceptor"), "()))")
-	var names []string
-	for _, e := range all {
-		names = append(names, strconv.Quote(e.m.GoName))
-	}
-	g.P("left := ", runtimePackage.Ident("UnimplementedMethods"), "(impl, ", unimplemented, "{}, ", strings.Join(names, ", "), ")")
-	for _, t := range s.tools {
-		g.P("if left[", strconv.Quote(t.GoName), "] {")
-		g.P("s.RemoveTool(", t.constName, ")")
-		g.P("}")
-	}
-	for _, p := range s.prompts {
-		g.P("if left[", strconv.Quote(p.GoName), "] {")
-		g.P("s.RemovePrompt(", p.constName, ")")
-		g.P("}")
-	}
-	for _, r := range s.resources {
-		g.P("if left[", strconv.Quote(r.GoName), "] {")
-		if r.uriTemplate != "" {
-			g.P("s.RemoveResourceTemplate(", r.constName, ")")
-		} else {
-			g.P("s.RemoveResource(", r.constName, ")")
-		}
-		g.P("}")
-	}
+	sg.leaveOutUnimplemented(n.unimplemented)
 	g.P("}")
 	g.P()
+}
 
+// connectForwardFunc writes Forward<Service>ToConnect: the service's rpcs forwarded to a
+// backend.
+func (sg *serviceGen) connectForwardFunc(n connectNames) {
+	g, s, name := sg.g, sg.s, sg.name
 	g.P("// Forward", name, "ToConnect adds the ", s.surface(), " of ", s.Desc.FullName(), " to s, each served")
 	g.P("// by calling the same procedure on the backend at baseURL through httpClient (Connect by")
 	g.P("// default; gRPC or gRPC-Web with connectmcp.WithClientOptions), with the MCP request's")
 	g.P("// headers, deadline and cancellation; the backend's errors are mapped to MCP outcomes")
 	g.P("// (docs/grpc.md). It panics if s already has a tool, prompt or resource of one of these names.")
-	g.P("func Forward", name, "ToConnect(s *", runtimePackage.Ident("Server"), ", httpClient ", connectPackage.Ident("HTTPClient"), ", baseURL string, opts ...", option, ") {")
+	g.P("func Forward", name, "ToConnect(s *", runtimePackage.Ident("Server"), ", httpClient ", connectPackage.Ident("HTTPClient"), ", baseURL string, opts ...", n.option, ") {")
 	g.P("c := ", connectmcpPackage.Ident("NewClient"), "(httpClient, baseURL, opts...)")
-	g.P("Register", name, "Handler(s, ", handler, "{")
-	fields("c")
+	g.P("Register", name, "Handler(s, ", n.handler, "{")
+	sg.connectFields(n, "c")
 	g.P("}, ", runtimePackage.Ident("WithInterceptors"), "(", connectmcpPackage.Ident("ErrorInterceptor"), "()))")
 	g.P("}")
 	g.P()
-
-	g.P("// ", handler, " is the ", name, "Handler of Register", name, "ConnectHandler and")
-	g.P("// Forward", name, "ToConnect: each method is a Connect call.")
-	g.P("type ", handler, " struct {")
-	for _, e := range all {
-		if e.streaming {
-			g.P("rpc", e.m.GoName, " func(", sg.ctx, ", *", sg.in(e.m), ", *", runtimePackage.Ident("ServerStream"), "[", sg.out(e.m), "]) error")
-		} else {
-			g.P("rpc", e.m.GoName, " func(", sg.ctx, ", *", sg.in(e.m), ") (*", sg.out(e.m), ", error)")
-		}
-	}
-	g.P("}")
-	g.P()
-	for _, e := range all {
-		if e.streaming {
-			g.P("func (h ", handler, ") ", e.m.GoName, "(ctx ", sg.ctx, ", req *", sg.in(e.m), ", stream *", runtimePackage.Ident("ServerStream"), "[", sg.out(e.m), "]) error {")
-			g.P("return h.rpc", e.m.GoName, "(ctx, req, stream)")
-		} else {
-			g.P("func (h ", handler, ") ", e.m.GoName, "(ctx ", sg.ctx, ", req *", sg.in(e.m), ") (*", sg.out(e.m), ", error) {")
-			g.P("return h.rpc", e.m.GoName, "(ctx, req)")
-		}
-		g.P("}")
-		g.P()
-	}
 }

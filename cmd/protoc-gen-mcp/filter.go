@@ -88,15 +88,10 @@ func (f *filter) warnUndocumented(file *protogen.File, t *tool) {
 	f.warnFields(t.Input, 0)
 }
 
+// warnFields warns of each field of m, and of the messages its fields hold, that has no
+// comment: its schema would have no description.
 func (f *filter) warnFields(m *protogen.Message, depth int) {
-	if depth > 8 || f.warned[string(m.Desc.FullName())] {
-		return
-	}
-	if f.warned == nil {
-		f.warned = map[string]bool{}
-	}
-	f.warned[string(m.Desc.FullName())] = true
-	if m.Desc.IsMapEntry() || strings.HasPrefix(string(m.Desc.FullName()), "google.protobuf.") {
+	if !f.visit(m, depth) {
 		return
 	}
 	for _, fd := range m.Fields {
@@ -109,6 +104,20 @@ func (f *filter) warnFields(m *protogen.Message, depth int) {
 	}
 }
 
+// visit decides whether warnFields looks into m (at depth): not deeper than 8, not twice, and
+// not into map entries or well-known types, whose fields are not the proto's own.
+func (f *filter) visit(m *protogen.Message, depth int) bool {
+	if depth > 8 || f.warned[string(m.Desc.FullName())] {
+		return false
+	}
+	if f.warned == nil {
+		f.warned = map[string]bool{}
+	}
+	f.warned[string(m.Desc.FullName())] = true
+	return !m.Desc.IsMapEntry() && !strings.HasPrefix(string(m.Desc.FullName()), "google.protobuf.")
+}
+
+// warnf writes a warning to the filter's output, stderr by default.
 func (f *filter) warnf(format string, args ...any) {
 	out := f.out
 	if out == nil {

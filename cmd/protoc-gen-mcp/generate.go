@@ -86,6 +86,8 @@ type tool struct {
 	streaming    bool   // a server-streaming rpc: progress notifications, then the last message
 }
 
+// generate writes the .mcp.go file of every file to generate that exposes something, and the
+// grpc=true, connect=true and skeleton files the options ask for.
 func (c *config) generate(gen *protogen.Plugin) error {
 	gen.SupportedFeatures = uint64(pluginpb.CodeGeneratorResponse_FEATURE_PROTO3_OPTIONAL |
 		pluginpb.CodeGeneratorResponse_FEATURE_SUPPORTS_EDITIONS)
@@ -93,6 +95,14 @@ func (c *config) generate(gen *protogen.Plugin) error {
 	gen.SupportedEditionsMaximum = descriptorpb.Edition_EDITION_2024
 
 	pkgs := goPackages{tools: map[protogen.GoImportPath]map[string]string{}, idents: map[protogen.GoImportPath]map[string]string{}}
+	return c.forEachExposing(gen, func(f *protogen.File, services []*service) error {
+		return c.generateFor(gen, pkgs, f, services)
+	})
+}
+
+// forEachExposing calls fn for each file to generate whose services expose something, with
+// those services; the first error ends it.
+func (c *config) forEachExposing(gen *protogen.Plugin, fn func(*protogen.File, []*service) error) error {
 	for _, f := range gen.Files {
 		if !f.Generate {
 			continue
@@ -104,30 +114,43 @@ func (c *config) generate(gen *protogen.Plugin) error {
 		if len(services) == 0 {
 			continue
 		}
-		filename, importPath, pkgName := c.output(f)
-		if err := pkgs.addTools(f, importPath, services); err != nil {
+		if err := fn(f, services); err != nil {
 			return err
 		}
-		firstInPackage, err := pkgs.addIdents(gen, f, importPath, services, c.packageSuffix == "")
-		if err != nil {
-			return err
-		}
-		g := gen.NewGeneratedFile(filename, importPath)
-		// A package of its own gets a package doc, on its first file only; beside the .pb.go
-		// files the package is protoc-gen-go's.
-		packageDoc := firstInPackage && c.packageSuffix != ""
-		generateFile(g, f, pkgName, services, packageDoc)
-		if c.grpc {
-			generateGRPCFile(gen, f, filename, importPath, pkgName, services)
-		}
-		if c.connect {
-			generateConnectFile(gen, f, filename, importPath, pkgName, services)
-		}
-		if c.skeleton {
-			if err := generateSkeleton(gen, f, filename, importPath, pkgName, services); err != nil {
-				return err
-			}
-		}
+	}
+	return nil
+}
+
+// generateFor writes the files of one proto file f, after deciding that its tools and Go
+// identifiers do not collide with those of the files generated into its Go package so far.
+func (c *config) generateFor(gen *protogen.Plugin, pkgs goPackages, f *protogen.File, services []*service) error {
+	filename, importPath, pkgName := c.output(f)
+	if err := pkgs.addTools(f, importPath, services); err != nil {
+		return err
+	}
+	firstInPackage, err := pkgs.addIdents(gen, f, importPath, services, c.packageSuffix == "")
+	if err != nil {
+		return err
+	}
+	g := gen.NewGeneratedFile(filename, importPath)
+	// A package of its own gets a package doc, on its first file only; beside the .pb.go
+	// files the package is protoc-gen-go's.
+	packageDoc := firstInPackage && c.packageSuffix != ""
+	generateFile(g, f, pkgName, services, packageDoc)
+	return c.generateCompanions(gen, f, filename, importPath, pkgName, services)
+}
+
+// generateCompanions writes the files beside filename that the options ask for: grpc=true,
+// connect=true, skeleton.
+func (c *config) generateCompanions(gen *protogen.Plugin, f *protogen.File, filename string, importPath protogen.GoImportPath, pkgName protogen.GoPackageName, services []*service) error {
+	if c.grpc {
+		generateGRPCFile(gen, f, filename, importPath, pkgName, services)
+	}
+	if c.connect {
+		generateConnectFile(gen, f, filename, importPath, pkgName, services)
+	}
+	if c.skeleton {
+		return generateSkeleton(gen, f, filename, importPath, pkgName, services)
 	}
 	return nil
 }
@@ -367,6 +390,12 @@ func (c *config) addMethod(f *protogen.File, s *service, svcOpts *mcpv1.ServiceO
 	case resourceOpts != nil:
 		return seen.addResource(f, s, m, resourceOpts)
 	}
+	return c.addTool(f, s, svcOpts, m, seen)
+}
+
+// addTool adds a tool rpc to its service unless it is skipped or filtered out; its name must
+// be new to the file.
+func (c *config) addTool(f *protogen.File, s *service, svcOpts *mcpv1.ServiceOptions, m *protogen.Method, seen fileNames) error {
 	t, err := c.newTool(f, svcOpts, m)
 	if err != nil || t == nil {
 		return err
@@ -376,7 +405,7 @@ func (c *config) addMethod(f *protogen.File, s *service, svcOpts *mcpv1.ServiceO
 	}
 	c.filter.warnUndocumented(f, t)
 	if other, ok := seen.tools[t.name]; ok {
-		return fail("tool name %q is already used by rpc %s", t.name, other)
+		return methodFail(f, m)("tool name %q is already used by rpc %s", t.name, other)
 	}
 	seen.tools[t.name] = string(m.Desc.FullName())
 	s.tools = append(s.tools, t)

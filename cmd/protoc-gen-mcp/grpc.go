@@ -75,40 +75,30 @@ func (sg *serviceGen) grpcRegisterFunc(n grpcNames) {
 	g.P("func Register", name, "GRPCServer(s *", runtimePackage.Ident("Server"), ", impl ", server, ", opts ...", option, ") {")
 	g.P("b := ", grpcmcpPackage.Ident("NewServer"), "(impl, opts...)")
 	g.P("Register", name, "Handler(s, ", handler, "{")
-	for _, t := range s.tools {
-		if t.streaming {
-			g.P("rpc", t.GoName, ": ", grpcmcpPackage.Ident("ServerStreaming"), "(b, ", fullMethod(t.Method), ", impl.", t.GoName, "),")
-		} else {
-			g.P("rpc", t.GoName, ": ", grpcmcpPackage.Ident("Unary"), "(b, ", fullMethod(t.Method), ", impl.", t.GoName, "),")
-		}
-	}
-	for _, p := range s.prompts {
-		g.P("rpc", p.GoName, ": ", grpcmcpPackage.Ident("Unary"), "(b, ", fullMethod(p.Method), ", impl.", p.GoName, "),")
-	}
-	for _, r := range s.resources {
-		g.P("rpc", r.GoName, ": ", grpcmcpPackage.Ident("Unary"), "(b, ", fullMethod(r.Method), ", impl.", r.GoName, "),")
+	for _, e := range sg.rpcs() {
+		g.P("rpc", e.m.GoName, ": ", grpcmcpPackage.Ident(e.pick("Unary", "ServerStreaming")), "(b, ", fullMethod(e.m), ", impl.", e.m.GoName, "),")
 	}
 	g.P("}, b.HandlerOption())")
-	sg.grpcLeaveOutUnimplemented(n)
+	sg.leaveOutUnimplemented(n.unimplemented)
 	g.P("}")
 	g.P()
 }
 
-// grpcLeaveOutUnimplemented writes the end of Register<Service>GRPCServer: the rpcs that impl
-// leaves to the embedded Unimplemented<Service>Server are removed from s again.
-func (sg *serviceGen) grpcLeaveOutUnimplemented(n grpcNames) {
-	g, s, unimplemented := sg.g, sg.s, n.unimplemented
+// leaveOutUnimplemented writes the end of a Register function: the rpcs that impl leaves to
+// the embedded unimplemented type (the Go type unimplemented) are removed from s again.
+func (sg *serviceGen) leaveOutUnimplemented(unimplemented string) {
 	var names []string
-	for _, t := range s.tools {
-		names = append(names, strconv.Quote(t.GoName))
+	for _, e := range sg.rpcs() {
+		names = append(names, strconv.Quote(e.m.GoName))
 	}
-	for _, p := range s.prompts {
-		names = append(names, strconv.Quote(p.GoName))
-	}
-	for _, r := range s.resources {
-		names = append(names, strconv.Quote(r.GoName))
-	}
-	g.P("left := ", runtimePackage.Ident("UnimplementedMethods"), "(impl, ", unimplemented, "{}, ", strings.Join(names, ", "), ")")
+	sg.g.P("left := ", runtimePackage.Ident("UnimplementedMethods"), "(impl, ", unimplemented, "{}, ", strings.Join(names, ", "), ")")
+	sg.removeLeft()
+}
+
+// removeLeft writes the removal from s of each tool, prompt and resource whose rpc is left
+// unimplemented, by the Server method that removes its kind.
+func (sg *serviceGen) removeLeft() {
+	g, s := sg.g, sg.s
 	for _, t := range s.tools {
 		g.P("if left[", strconv.Quote(t.GoName), "] {")
 		g.P("s.RemoveTool(", t.constName, ")")
@@ -141,15 +131,8 @@ func (sg *serviceGen) grpcForwardFunc(n grpcNames) {
 	g.P("// It panics if s already has a tool, prompt or resource of one of these names.")
 	g.P("func Forward", name, "ToGRPC(s *", runtimePackage.Ident("Server"), ", cc ", grpcPackage.Ident("ClientConnInterface"), ", opts ...", option, ") {")
 	g.P("Register", name, "Handler(s, ", handler, "{")
-	for _, t := range s.tools {
-		fn := "ForwardUnary"
-		if t.streaming {
-			fn = "ForwardServerStreaming"
-		}
-		g.P("rpc", t.GoName, ": ", grpcmcpPackage.Ident(fn), "[", sg.in(t.Method), ", ", sg.out(t.Method), "](cc, ", fullMethod(t.Method), ", opts...),")
-	}
-	for _, m := range append(methodsOf(s.prompts), resourceMethods(s.resources)...) {
-		g.P("rpc", m.GoName, ": ", grpcmcpPackage.Ident("ForwardUnary"), "[", sg.in(m), ", ", sg.out(m), "](cc, ", fullMethod(m), ", opts...),")
+	for _, e := range sg.rpcs() {
+		g.P("rpc", e.m.GoName, ": ", grpcmcpPackage.Ident(e.pick("ForwardUnary", "ForwardServerStreaming")), "[", sg.in(e.m), ", ", sg.out(e.m), "](cc, ", fullMethod(e.m), ", opts...),")
 	}
 	g.P("}, ", runtimePackage.Ident("WithInterceptors"), "(", grpcmcpPackage.Ident("ErrorInterceptor"), "()))")
 	g.P("}")
@@ -158,39 +141,70 @@ func (sg *serviceGen) grpcForwardFunc(n grpcNames) {
 
 // grpcHandlerType writes the <Service>Handler whose methods are the bridged or forwarded rpcs.
 func (sg *serviceGen) grpcHandlerType(n grpcNames) {
-	g, s, name, handler := sg.g, sg.s, sg.name, n.handler
-	g.P("// ", handler, " is the ", name, "Handler of Register", name, "GRPCServer and Forward", name, "ToGRPC:")
-	g.P("// each method is the bridged or forwarded rpc.")
-	g.P("type ", handler, " struct {")
-	for _, t := range s.tools {
-		if t.streaming {
-			g.P("rpc", t.GoName, " func(", sg.ctx, ", *", sg.in(t.Method), ", *", runtimePackage.Ident("ServerStream"), "[", sg.out(t.Method), "]) error")
-		} else {
-			g.P("rpc", t.GoName, " func(", sg.ctx, ", *", sg.in(t.Method), ") (*", sg.out(t.Method), ", error)")
-		}
+	name, handler := sg.name, n.handler
+	sg.g.P("// ", handler, " is the ", name, "Handler of Register", name, "GRPCServer and Forward", name, "ToGRPC:")
+	sg.g.P("// each method is the bridged or forwarded rpc.")
+	sg.handlerType(handler)
+}
+
+// rpcEntry is one rpc of a service's handler, and whether it is a server-streaming tool.
+type rpcEntry struct {
+	m         *protogen.Method
+	streaming bool
+}
+
+// pick is unary for a unary rpc and streaming for a server-streaming one.
+func (e rpcEntry) pick(unary, streaming string) string {
+	if e.streaming {
+		return streaming
 	}
-	for _, m := range append(methodsOf(s.prompts), resourceMethods(s.resources)...) {
-		g.P("rpc", m.GoName, " func(", sg.ctx, ", *", sg.in(m), ") (*", sg.out(m), ", error)")
+	return unary
+}
+
+// rpcs lists the rpcs of the service's handler in the order the generated code lists them:
+// tools, prompts, resources.
+func (sg *serviceGen) rpcs() []rpcEntry {
+	var all []rpcEntry
+	for _, t := range sg.s.tools {
+		all = append(all, rpcEntry{t.Method, t.streaming})
+	}
+	for _, m := range append(methodsOf(sg.s.prompts), resourceMethods(sg.s.resources)...) {
+		all = append(all, rpcEntry{m, false})
+	}
+	return all
+}
+
+// handlerType writes the type handler, a <Service>Handler whose fields are the funcs that
+// serve each rpc, and its methods, which call them.
+func (sg *serviceGen) handlerType(handler string) {
+	g := sg.g
+	g.P("type ", handler, " struct {")
+	for _, e := range sg.rpcs() {
+		if e.streaming {
+			g.P("rpc", e.m.GoName, " func(", sg.ctx, ", *", sg.in(e.m), ", *", runtimePackage.Ident("ServerStream"), "[", sg.out(e.m), "]) error")
+		} else {
+			g.P("rpc", e.m.GoName, " func(", sg.ctx, ", *", sg.in(e.m), ") (*", sg.out(e.m), ", error)")
+		}
 	}
 	g.P("}")
 	g.P()
-	for _, t := range s.tools {
-		if t.streaming {
-			g.P("func (h ", handler, ") ", t.GoName, "(ctx ", sg.ctx, ", req *", sg.in(t.Method), ", stream *", runtimePackage.Ident("ServerStream"), "[", sg.out(t.Method), "]) error {")
-			g.P("return h.rpc", t.GoName, "(ctx, req, stream)")
-		} else {
-			g.P("func (h ", handler, ") ", t.GoName, "(ctx ", sg.ctx, ", req *", sg.in(t.Method), ") (*", sg.out(t.Method), ", error) {")
-			g.P("return h.rpc", t.GoName, "(ctx, req)")
-		}
-		g.P("}")
-		g.P()
+	for _, e := range sg.rpcs() {
+		sg.handlerMethod(handler, e)
 	}
-	for _, m := range append(methodsOf(s.prompts), resourceMethods(s.resources)...) {
-		g.P("func (h ", handler, ") ", m.GoName, "(ctx ", sg.ctx, ", req *", sg.in(m), ") (*", sg.out(m), ", error) {")
-		g.P("return h.rpc", m.GoName, "(ctx, req)")
-		g.P("}")
-		g.P()
+}
+
+// handlerMethod writes the method of handler that serves e by calling its field.
+func (sg *serviceGen) handlerMethod(handler string, e rpcEntry) {
+	g := sg.g
+	if e.streaming {
+		g.P("func (h ", handler, ") ", e.m.GoName, "(ctx ", sg.ctx, ", req *", sg.in(e.m), ", stream *", runtimePackage.Ident("ServerStream"), "[", sg.out(e.m), "]) error {")
+		g.P("return h.rpc", e.m.GoName, "(ctx, req, stream)")
+	} else {
+		g.P("func (h ", handler, ") ", e.m.GoName, "(ctx ", sg.ctx, ", req *", sg.in(e.m), ") (*", sg.out(e.m), ", error) {")
+		g.P("return h.rpc", e.m.GoName, "(ctx, req)")
 	}
+	g.P("}")
+	g.P()
 }
 
 // methodsOf is the rpcs of prompts.

@@ -33,26 +33,21 @@ func withManifest(flags *flag.FlagSet, cfg *config) func(*protogen.Plugin) error
 
 // writeManifests writes the manifest of every generated file that exposes something.
 func (c *config) writeManifests(gen *protogen.Plugin) error {
-	for _, f := range gen.Files {
-		if !f.Generate {
-			continue
-		}
-		services, err := c.collect(f)
-		if err != nil {
-			return err
-		}
-		if len(services) == 0 {
-			continue
-		}
-		filename, importPath, _ := c.output(f)
-		b, err := manifest.Marshal(fileManifest(f, services))
-		if err != nil {
-			return err
-		}
-		g := gen.NewGeneratedFile(strings.TrimSuffix(filename, ".go")+".json", importPath)
-		if _, err := g.Write(b); err != nil {
-			return fmt.Errorf("%s: write manifest: %w", f.Desc.Path(), err)
-		}
+	return c.forEachExposing(gen, func(f *protogen.File, services []*service) error {
+		return c.writeManifest(gen, f, services)
+	})
+}
+
+// writeManifest writes the manifest of one proto file f beside its .mcp.go file.
+func (c *config) writeManifest(gen *protogen.Plugin, f *protogen.File, services []*service) error {
+	filename, importPath, _ := c.output(f)
+	b, err := manifest.Marshal(fileManifest(f, services))
+	if err != nil {
+		return err
+	}
+	g := gen.NewGeneratedFile(strings.TrimSuffix(filename, ".go")+".json", importPath)
+	if _, err := g.Write(b); err != nil {
+		return fmt.Errorf("%s: write manifest: %w", f.Desc.Path(), err)
 	}
 	return nil
 }

@@ -208,7 +208,7 @@ func TestGoSDKClientAgainstConformanceServer(t *testing.T) {
 	args := map[string]map[string]any{
 		"test_sampling":            {"prompt": "what is 2+2?"},
 		"test_elicitation":         {"message": "who are you?"},
-		"json_schema_2020_12_tool": {"name": "ada", "address": map[string]any{"street": "1 Main St", "city": "London"}},
+		"json_schema_2020_12_tool": {"name": "ada", "address": map[string]any{"street": "1 Main St", "city": "London"}, "email": "ada@example.com"},
 	}
 	want := map[string]string{
 		"test_sampling":    "LLM response: sampled answer",
@@ -218,6 +218,9 @@ func TestGoSDKClientAgainstConformanceServer(t *testing.T) {
 		t.Fatalf("%d tools, want the conformance surface's 14", len(tools.Tools))
 	}
 	for _, tool := range tools.Tools {
+		if diagnostic(tool.Name) {
+			continue
+		}
 		a := args[tool.Name]
 		if a == nil {
 			a = map[string]any{}
@@ -388,4 +391,17 @@ func TestParamHeadersBothWays(t *testing.T) {
 			t.Fatalf("negotiated %q", c.ProtocolVersion())
 		}
 	})
+}
+
+// diagnostic reports whether a tool of the conformance server exists for the conformance
+// suite's 2026-07-28 diagnostics (multi round-trip inputs, a missing capability, parameter
+// headers, list changes), which the suite drives with the arguments and answers it expects:
+// this test calls the rest, the conformance surface that every client can call.
+func diagnostic(name string) bool {
+	switch name {
+	case "test_missing_capability", "test_streaming_elicitation", "test_logging_tool",
+		"test_trigger_tool_change", "test_trigger_prompt_change", "test_param_headers":
+		return true
+	}
+	return strings.HasPrefix(name, "test_input_required_result_")
 }

@@ -207,12 +207,12 @@ func (st *stream) runningInline() (proto int8, running bool) {
 // writer stops while the stream's inline handler runs on: the response cannot end by its
 // goroutine returning, which runs the handler. A kicked stream (CloseSSEStream, clean) ends
 // its chunked body, as the client must see its stream end and resume; a stream taken over
-// by a resumption, or whose writes failed, has its connection closed, as the Streamable HTTP
-// transport allows one connection per stream. On HTTP/1.x the connection is taken from
-// net/http for that. Session-era handlers whose connection cannot be taken do not run
-// inline (takeable); where taking it fails all the same (a Hijacker that refuses), or in the
-// modern era over HTTP/2 (no CloseSSEStream, no resumption), the response ends when the
-// handler returns.
+// by a resumption, or whose writes failed or whose client went away, has its connection
+// closed, as the Streamable HTTP transport allows one connection per stream. On HTTP/1.x the
+// connection is taken from net/http for that. Session-era handlers whose connection cannot be
+// taken do not run inline (takeable); where taking it fails all the same (a Hijacker that
+// refuses), or in the modern era over HTTP/2 (no CloseSSEStream, no resumption), the response
+// ends when the handler returns.
 func (st *stream) endInlineResponse(w http.ResponseWriter, my uint64, clean bool) {
 	if my != 1 || st.standalone {
 		return

@@ -495,7 +495,8 @@ func (sw *sseWriter) abort() {
 	setWriteDeadline(sw.w, time.Now())
 	// A writer waiting for events (not writing) is woken by the takeover's signal, unless the
 	// new writer takes that signal first; the read deadline makes net/http's background read
-	// of the connection fail, which cancels the request's context, so it stops either way.
+	// of the connection fail, which cancels the request's context, so it stops either way
+	// (and closes an inline handler's connection: awaitEvents).
 	setReadDeadline(sw.w, time.Now())
 }
 
@@ -774,6 +775,15 @@ func (s *Server) awaitEvents(ctx context.Context, w http.ResponseWriter, st *str
 	case <-keepAlive:
 		return sw.keepAlive() == nil
 	case <-ctx.Done():
+		// The client went away, or a resumption took the stream over: abort ends ctx
+		// through the connection's read deadline, and the takeover's wake-up may have gone
+		// to the new writer, or lost the select to ctx, so this writer never sees the stream
+		// lost at a take. Either way the connection of an inline handler's response is
+		// closed here, as in those other exits: the Streamable HTTP transport carries a
+		// stream on one connection at a time (MCP spec 2025-11-25, Basic, Transports,
+		// Streamable HTTP, Resumability and Redelivery), and that handler's goroutine,
+		// which would otherwise end the response, runs on.
+		st.endInlineResponse(w, my, false)
 		return false
 	}
 	return true

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/protomcp/protomcp/internal/jsonscan"
 )
 
 // clientTransport is what carries a Client's messages for a session: Streamable HTTP
@@ -98,9 +100,11 @@ type connCall struct {
 	id   string
 	// token is the progress token the call sent, "" for none.
 	token string
-	st    *clientSession
-	co    *callOptions
-	disp  dispatcher // the call's progress callbacks, in order
+	// method is the request's, for the notifications/cancelled that ends it.
+	method string
+	st     *clientSession
+	co     *callOptions
+	disp   dispatcher // the call's progress callbacks, in order
 }
 
 // outMsg is a message for the writer, and the call it starts (nil for a notification or a
@@ -142,7 +146,7 @@ func newConnClient(m *msgConn, r io.Reader, cfg clientConfig, shutdown func(cont
 }
 
 func (m *msgConn) exchange(ctx context.Context, st *clientSession, r *Request, id ID, body []byte, co *callOptions) (json.RawMessage, string, error) {
-	call := &connCall{done: make(chan struct{}), id: id.raw, st: st, co: co}
+	call := &connCall{done: make(chan struct{}), id: id.raw, method: r.Method, st: st, co: co}
 	if co != nil && co.onProgress != nil {
 		call.token = string(co.progressToken)
 	}
@@ -487,18 +491,120 @@ func (m *msgConn) hold() bool {
 	return true
 }
 
-// tooLong fails the call whose response is longer than the client's limit, if head (the
-// line's first bytes) names one.
+// tooLong handles a line longer than the client's limit from what head (its first bytes)
+// says it is. A server request is answered with an error, so that the server's handler does
+// not wait for an answer that never comes (spec 2025-11-25, Basic, Requests: a request gets a
+// response); a response fails the call it answers, and the server is told that the call is
+// over (spec 2025-11-25, Cancellation). Anything else is skipped.
 func (m *msgConn) tooLong(head []byte) {
-	if p := headID(head); p != nil && !p.IsZero() { // stdio.go: the id among a cut message's first bytes
+	id, kind := headKind(head)
+	switch {
+	case kind == headRequest && id != nil:
+		m.refuseTooLong(id)
+		return
+	case kind == headResponse && id != nil:
 		m.mu.Lock()
-		call := m.calls[p.raw]
+		call := m.calls[id.raw]
 		m.mu.Unlock()
 		if call != nil && m.failCall(call, fmt.Errorf("a message from the server is larger than the client's limit of %d bytes (see WithMaxEventSize)", m.maxLine)) {
+			m.c.cancelRemote(call.st, call.method, id, context.Background())
 			return
 		}
 	}
 	m.c.cfg.logger.Warn("mcp: the server wrote a message over the size limit; skipped", "server", m.peer.name, "limit", m.maxLine)
+}
+
+// refuseTooLong answers the server's request id, which was too long to read, with an error.
+// The answer is posted off the reader, which goes on reading, and counts in the client's
+// background work.
+func (m *msgConn) refuseTooLong(id *ID) {
+	m.c.cfg.logger.Warn("mcp: the server sent a request over the size limit; refused", "server", m.peer.name, "limit", m.maxLine)
+	if !m.hold() {
+		return // the client is closing: the server's input closes with it
+	}
+	body := encodeResponse(id, nil, Errorf(CodeInvalidRequest, "request larger than the client's limit of %d bytes (see WithMaxEventSize)", m.maxLine))
+	go func() {
+		defer m.c.bg.Done()
+		ctx, cancel := context.WithTimeout(m.c.baseCtx, m.c.cfg.closeTimeout)
+		defer cancel()
+		if err := m.post(ctx, nil, body); err != nil {
+			m.c.cfg.logger.Debug("mcp: could not refuse a request over the size limit", "error", err)
+		}
+	}()
+}
+
+// msgKind is what kind of JSON-RPC message the start of one, cut off, shows it to be.
+type msgKind int
+
+const (
+	headUnknown      msgKind = iota // cut before its kind shows
+	headRequest                     // has a method and an id
+	headNotification                // has a method and no id
+	headResponse                    // has a result or an error, and no method
+)
+
+// headKind reads the top-level members of the start of a message, head, which may be cut
+// anywhere, and reports its id (nil when head does not show one) and its kind. A member whose
+// value is cut off still tells its key: "params" after "method" is a request's, "result" a
+// response's. A kind is given only when head shows it unambiguously.
+func headKind(head []byte) (*ID, msgKind) {
+	var id *ID
+	var method, result, cut bool
+	i := jsonscan.FirstMember(head)
+	for i >= 0 {
+		if i >= len(head) || head[i] != '"' {
+			cut = true
+			break
+		}
+		kEnd := jsonscan.StringEnd(head, i)
+		if kEnd < 0 {
+			cut = true
+			break
+		}
+		key := string(head[i+1 : kEnd-1])
+		j := jsonscan.SkipSpace(head, kEnd)
+		if j >= len(head) || head[j] != ':' {
+			cut = true
+			break
+		}
+		j = jsonscan.SkipSpace(head, j+1)
+		vEnd := jsonscan.ValueEnd(head, j)
+		switch key {
+		case "method":
+			method = true
+		case "result", "error":
+			result = true
+		case "id":
+			if vEnd >= 0 && vEnd < len(head) {
+				var v ID
+				if v.UnmarshalJSON(head[j:vEnd]) == nil && !v.IsZero() {
+					id = &v
+				}
+			}
+		}
+		if vEnd < 0 || vEnd >= len(head) {
+			cut = true
+			break
+		}
+		j = jsonscan.SkipSpace(head, vEnd)
+		if j >= len(head) || (head[j] != ',' && head[j] != '}') {
+			cut = true
+			break
+		}
+		if head[j] == '}' {
+			break
+		}
+		i = jsonscan.SkipSpace(head, j+1)
+	}
+	switch {
+	case method && !result && id != nil:
+		return id, headRequest
+	case method && !result && !cut:
+		return nil, headNotification
+	case result && !method:
+		return id, headResponse
+	}
+	return id, headUnknown
 }
 
 // end fails the calls still waiting once the server's output has ended, with why it did.

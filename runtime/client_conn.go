@@ -166,7 +166,12 @@ func (m *msgConn) exchange(ctx context.Context, st *clientSession, r *Request, i
 		return nil, "", m.silence(r.Method, ctx.Err())
 	}
 	m.forget("", call.token)
-	call.disp.wait(ctx) // the callbacks of the progress that came before the response
+	// The callbacks of the progress that came before the response run first; a call whose
+	// context ends meanwhile has been cancelled, and says so (the server, which has answered,
+	// is not told).
+	if err := call.disp.wait(ctx); err != nil {
+		return nil, "", err
+	}
 	raw, err := call.result()
 	return raw, "", err
 }

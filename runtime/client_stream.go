@@ -674,19 +674,22 @@ type queuedCallback struct {
 	size int64
 }
 
-// wait blocks until every queued handler has run, or ctx is done. A call waits for it before
-// returning, so that the callbacks of notifications that preceded the response have run.
-func (d *dispatcher) wait(ctx context.Context) {
+// wait blocks until every queued handler has run, or ctx is done, and returns ctx's error if
+// that came first. A call waits for it before returning, so that the callbacks of
+// notifications that preceded the response have run.
+func (d *dispatcher) wait(ctx context.Context) error {
 	d.mu.Lock()
 	ch := d.idle
 	running := d.running
 	d.mu.Unlock()
 	if !running {
-		return
+		return nil
 	}
 	select {
 	case <-ch:
+		return nil
 	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -64,5 +66,81 @@ func TestStdioClientAnswersOversizeServerRequest(t *testing.T) {
 		if errors.As(herr, &rpcErr) {
 			assert.Equal(t, runtime.CodeInvalidRequest, rpcErr.Code)
 		}
+	}
+}
+
+// fortyServer is a server whose streaming tool "forty" sends forty messages, closes sent
+// (when not nil), then waits for its context to end when hold is set, else returns.
+func fortyServer(hold bool, sent chan struct{}) *runtime.Server {
+	srv := newStdioServer()
+	runtime.AddStreamTool(srv, runtime.ToolSpec{Name: "forty"}, func(ctx context.Context, in *mcpv1.TextContent, st *runtime.ServerStream[mcpv1.TextContent]) error {
+		for range 40 {
+			if err := st.Send(&mcpv1.TextContent{Text: "m"}); err != nil {
+				return err
+			}
+		}
+		if sent != nil {
+			close(sent)
+		}
+		if hold {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	})
+	return srv
+}
+
+// httpClient returns a client of srv over Streamable HTTP, closed at the test's end.
+func httpClient(t *testing.T, srv *runtime.Server, opts ...runtime.ClientOption) *runtime.Client {
+	t.Helper()
+	ts := httptest.NewServer(srv)
+	c := runtime.NewClient(ts.URL, append([]runtime.ClientOption{runtime.WithLogger(discardLogger())}, opts...)...)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		_ = c.Close(ctx)
+		ts.Close()
+		shutdownServer(srv)
+	})
+	return c
+}
+
+// TestToolStreamCancelledEndsWithContextError checks that a stream whose caller cancels it,
+// while messages wait in its buffer, ends with context.Canceled (after some of those
+// messages), on stdio as over HTTP: not with the gap in the sequence the cancellation leaves.
+func TestToolStreamCancelledEndsWithContextError(t *testing.T) {
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			sent := make(chan struct{})
+			var c *runtime.Client
+			if transport == "stdio" {
+				c, _ = stdioPair(t, fortyServer(false, sent))
+			} else {
+				c = httpClient(t, fortyServer(false, sent))
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := runtime.CallToolStream[mcpv1.TextContent](ctx, c, "forty", &mcpv1.TextContent{})
+			defer s.Close()
+			// The server has sent every message; the stream's buffer holds StreamBuffer of
+			// them, and the rest wait.
+			select {
+			case <-sent:
+			case <-time.After(testTimeout):
+				t.Fatal("the server did not send its messages")
+			}
+			cancel()
+			n := 0
+			var err error
+			for {
+				if _, err = s.Recv(); err != nil {
+					break
+				}
+				n++
+			}
+			require.ErrorIs(t, err, context.Canceled, "after %d messages", n)
+			assert.Less(t, n, 40)
+		})
 	}
 }

@@ -293,7 +293,9 @@ func (sc *streamCall[Res, PRes]) onProgress(p *ProgressParams) {
 // goes on, and seq follows the last message delivered. One out of sequence ends the call.
 func (sc *streamCall[Res, PRes]) inSequence(seq json.RawMessage) bool {
 	sc.mu.Lock()
-	if sc.recvErr != nil || sc.ended {
+	// A call that has ended, failed or been cancelled delivers nothing more; a cancelled one
+	// does not report the gap its cancellation leaves either: its error is its context's.
+	if sc.recvErr != nil || sc.ended || sc.ctx.Err() != nil {
 		sc.mu.Unlock()
 		return false
 	}
@@ -328,6 +330,11 @@ func (sc *streamCall[Res, PRes]) run(c *Client, req proto.Message, co *callOptio
 	received, recvErr := sc.end()
 	if recvErr != nil {
 		return recvErr
+	}
+	// A call its caller cancelled (ctx, or Close) ends with its context's error, not with what
+	// the cancellation cut short: a stream that lacks messages, an error of the exchange's.
+	if ctxErr := sc.ctx.Err(); ctxErr != nil {
+		return ctxErr
 	}
 	if err != nil {
 		return err

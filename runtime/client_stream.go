@@ -558,7 +558,16 @@ func (c *Client) cancelRemote(st *clientSession, method string, id *ID, cause co
 	if err != nil {
 		return
 	}
+	// None is sent once Close has begun: it ends the session, which ends the server's
+	// requests, and waits for the client's background work, which may not grow from nothing
+	// while it waits.
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
 	c.bg.Add(1)
+	c.mu.Unlock()
 	go func() {
 		defer c.bg.Done()
 		ctx, cancel := context.WithTimeout(c.baseCtx, c.cfg.closeTimeout)

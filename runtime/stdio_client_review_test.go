@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,6 +144,49 @@ func TestToolStreamCancelledEndsWithContextError(t *testing.T) {
 			}
 			require.ErrorIs(t, err, context.Canceled, "after %d messages", n)
 			assert.Less(t, n, 40)
+		})
+	}
+}
+
+// TestClientCloseEndsUnreadToolStream checks that Close of a client with a ToolStream its
+// caller does not read, whose messages wait for room in its buffer, ends the stream with
+// ErrClosed and does not wait for it as for a handler that ignores its context, on stdio as
+// over HTTP.
+func TestClientCloseEndsUnreadToolStream(t *testing.T) {
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			var log logBuffer
+			logger := runtime.WithLogger(slog.New(slog.NewTextHandler(&log, nil)))
+			var c *runtime.Client
+			if transport == "stdio" {
+				c, _ = stdioPair(t, fortyServer(true, nil), logger)
+			} else {
+				c = httpClient(t, fortyServer(true, nil), logger)
+			}
+			// The caller's progress callback sees each message before the stream does: once it
+			// has seen one more than the buffer holds, that one waits for room.
+			var seen atomic.Int64
+			s := runtime.CallToolStream[mcpv1.TextContent](context.Background(), c, "forty", &mcpv1.TextContent{},
+				runtime.WithProgress(func(*runtime.ProgressParams) { seen.Add(1) }))
+			defer s.Close()
+			require.True(t, waitFor(testTimeout, func() bool { return seen.Load() > runtime.StreamBuffer }))
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			require.NoError(t, c.Close(ctx))
+			assert.NotContains(t, log.String(), "handlers still running")
+			n := 0
+			var err error
+			for {
+				if _, err = s.Recv(); err != nil {
+					break
+				}
+				n++
+			}
+			assert.Less(t, n, 40)
+			assert.NotErrorIs(t, err, io.EOF, "after %d messages", n)
+			if transport == "stdio" {
+				assert.ErrorIs(t, err, runtime.ErrClosed, "after %d messages", n)
+			}
 		})
 	}
 }

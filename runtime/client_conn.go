@@ -77,10 +77,13 @@ type msgConn struct {
 	stop  chan struct{}
 	wdone chan struct{}
 
-	mu       sync.Mutex           // guards calls, progress and err
+	mu       sync.Mutex           // guards calls, progress, err and overflowed
 	calls    map[string]*connCall // by request ID
 	progress map[string]*connCall // by progress token
 	err      error                // why the connection ended, once it has
+	// overflowed are the calls failed for spending the notification budget whose callbacks
+	// may still hold some of it (makeRoom).
+	overflowed []*connCall
 
 	disp  dispatcher             // callbacks of notifications outside calls, in order
 	heard atomic.Bool            // the server has written a message
@@ -166,6 +169,11 @@ func (m *msgConn) exchange(ctx context.Context, st *clientSession, r *Request, i
 		return nil, "", m.silence(r.Method, ctx.Err())
 	}
 	m.forget("", call.token)
+	if call.err != nil {
+		// A failed call does not wait for its callbacks: they may be what failed it, a
+		// stream its caller does not read, which ends once the call has.
+		return nil, "", call.err
+	}
 	// The callbacks of the progress that came before the response run first; a call whose
 	// context ends meanwhile has been cancelled, and says so (the server, which has answered,
 	// is not told).
@@ -465,7 +473,7 @@ func (m *msgConn) notify(msg *wireMessage) {
 		}
 	}
 	if call != nil {
-		if c.dispatchNotification(&call.disp, msg, call.co, false) {
+		if c.dispatchNotification(&call.disp, msg, call.co, false) && !m.makeRoom(call, msg) {
 			m.overflow(call)
 		}
 	} else {
@@ -473,11 +481,54 @@ func (m *msgConn) notify(msg *wireMessage) {
 	}
 }
 
+// makeRoom frees the client's notification budget, spent when a streamed message of call
+// arrives, by failing the call whose messages hold the most of it, when that is another's (a
+// stream its caller does not read), and queues the message again. It reports whether the
+// message is queued. It waits for the other call's callbacks to give up its bytes for at most
+// the close timeout, as the failed call's end cancels them.
+func (m *msgConn) makeRoom(call *connCall, msg *wireMessage) bool {
+	m.mu.Lock()
+	hog, most := call, call.disp.holding()
+	for _, other := range m.progress {
+		if held := other.disp.holding(); held > most {
+			hog, most = other, held
+		}
+	}
+	// The calls failed for holding the budget give it back as their callbacks give up.
+	kept := m.overflowed[:0]
+	for _, other := range m.overflowed {
+		held := other.disp.holding()
+		if held == 0 {
+			continue
+		}
+		kept = append(kept, other)
+		if held > most {
+			hog, most = other, held
+		}
+	}
+	clear(m.overflowed[len(kept):])
+	m.overflowed = kept
+	m.mu.Unlock()
+	if hog == call {
+		return false
+	}
+	m.overflow(hog) // nothing more when it has been failed already
+	ctx, cancel := context.WithTimeout(m.c.baseCtx, m.c.cfg.closeTimeout)
+	defer cancel()
+	if hog.disp.wait(ctx) != nil {
+		return false
+	}
+	return !m.c.dispatchProgress(&call.disp, msg.Params, call.co, false)
+}
+
 // overflow fails a call whose streamed messages are not read while more arrive, past the
 // client's notification budget: a stream loses none, so the call ends, and the server is told.
 func (m *msgConn) overflow(call *connCall) {
-	err := fmt.Errorf("more than %d bytes of the call's streamed messages are waiting to be read (see WithNotificationBudget)", m.c.cfg.notificationBudget)
+	err := fmt.Errorf("the client's notification budget of %d bytes is spent by streamed messages waiting to be read, %d of them this call's (see WithNotificationBudget)", m.c.cfg.notificationBudget, call.disp.holding())
 	if m.failCall(call, err) {
+		m.mu.Lock()
+		m.overflowed = append(m.overflowed, call)
+		m.mu.Unlock()
 		id := ID{raw: call.id}
 		m.c.cancelRemote(call.st, methodToolsCall, &id, context.Background())
 	}

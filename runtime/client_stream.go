@@ -675,6 +675,14 @@ type dispatcher struct {
 	running bool
 	idle    chan struct{} // closed when the running goroutine exits
 	dropped bool          // a notification was dropped (logged once)
+	held    int64         // the bytes of the queued callbacks, of the client's budget
+}
+
+// holding is how many bytes of the client's notification budget d's queued callbacks hold.
+func (d *dispatcher) holding() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.held
 }
 
 // queuedCallback is a notification's callback waiting to run, and the bytes it holds.
@@ -726,6 +734,7 @@ func (c *Client) tryEnqueue(d *dispatcher, size int64, f func()) bool {
 	}
 	d.mu.Lock()
 	d.queue = append(d.queue, queuedCallback{f: f, size: size})
+	d.held += size
 	if d.running {
 		d.mu.Unlock()
 		return true
@@ -752,6 +761,9 @@ func (c *Client) tryEnqueue(d *dispatcher, size int64, f func()) bool {
 			if c.baseCtx.Err() == nil { // no callback starts once Close has begun stopping
 				cb.f()
 			}
+			d.mu.Lock()
+			d.held -= cb.size
+			d.mu.Unlock()
 			c.notifBytes.Add(-cb.size)
 		}
 	}()

@@ -190,3 +190,62 @@ func TestClientCloseEndsUnreadToolStream(t *testing.T) {
 		})
 	}
 }
+
+// floodServer is a server whose streaming tool "flood" sends messages of 1 KiB: for "a",
+// StreamBuffer+13 of them, then it waits for its context to end; for anything else, 5.
+func floodServer() *runtime.Server {
+	srv := newStdioServer()
+	runtime.AddStreamTool(srv, runtime.ToolSpec{Name: "flood"}, func(ctx context.Context, in *mcpv1.TextContent, st *runtime.ServerStream[mcpv1.TextContent]) error {
+		n := 5
+		if in.GetText() == "a" {
+			n = runtime.StreamBuffer + 13
+		}
+		for range n {
+			if err := st.Send(&mcpv1.TextContent{Text: strings.Repeat("f", 1<<10)}); err != nil {
+				return err
+			}
+		}
+		if in.GetText() == "a" {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	})
+	return srv
+}
+
+// TestStdioUnreadStreamDoesNotStarveOthers checks that a stream its caller does not read,
+// whose messages spend the client's notification budget, fails with an error naming that
+// budget, while another stream, read promptly, gets all its messages.
+func TestStdioUnreadStreamDoesNotStarveOthers(t *testing.T) {
+	c, _ := stdioPair(t, floodServer(), runtime.WithNotificationBudget(16<<10))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	// a's caller reads nothing: its buffer fills, then its next messages wait in the budget,
+	// which they spend, with b's, whichever arrive first.
+	var seen atomic.Int64
+	actx, acancel := context.WithCancel(ctx)
+	defer acancel()
+	a := runtime.CallToolStream[mcpv1.TextContent](actx, c, "flood", &mcpv1.TextContent{Text: "a"},
+		runtime.WithProgress(func(*runtime.ProgressParams) { seen.Add(1) }))
+	defer a.Close()
+	require.True(t, waitFor(testTimeout, func() bool { return seen.Load() > 0 }))
+	b := runtime.CallToolStream[mcpv1.TextContent](ctx, c, "flood", &mcpv1.TextContent{Text: "b"})
+	n := 0
+	for _, err := range b.All() {
+		require.NoError(t, err, "stream b after %d messages", n)
+		n++
+	}
+	assert.Equal(t, 5, n)
+	// a failed for spending the budget, unless its messages and b's happened to fit in it.
+	acancel()
+	var err error
+	for {
+		if _, err = a.Recv(); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, context.Canceled) {
+		assert.Contains(t, err.Error(), "WithNotificationBudget")
+	}
+}

@@ -75,10 +75,13 @@ type msgConn struct {
 	stop  chan struct{}
 	wdone chan struct{}
 
-	mu       sync.Mutex           // guards calls, progress and err
+	mu       sync.Mutex           // guards calls, progress, err and overflowed
 	calls    map[string]*connCall // by request ID
 	progress map[string]*connCall // by progress token
 	err      error                // why the connection ended, once it has
+	// overflowed are the calls failed for spending the notification budget whose callbacks
+	// may still hold some of it (makeRoom).
+	overflowed []*connCall
 
 	disp  dispatcher             // callbacks of notifications outside calls, in order
 	heard atomic.Bool            // the server has written a message
@@ -98,9 +101,11 @@ type connCall struct {
 	id   string
 	// token is the progress token the call sent, "" for none.
 	token string
-	st    *clientSession
-	co    *callOptions
-	disp  dispatcher // the call's progress callbacks, in order
+	// method is the request's, for the notifications/cancelled that ends it.
+	method string
+	st     *clientSession
+	co     *callOptions
+	disp   dispatcher // the call's progress callbacks, in order
 }
 
 // outMsg is a message for the writer, and the call it starts (nil for a notification or a
@@ -142,7 +147,7 @@ func newConnClient(m *msgConn, r io.Reader, cfg clientConfig, shutdown func(cont
 }
 
 func (m *msgConn) exchange(ctx context.Context, st *clientSession, r *Request, id ID, body []byte, co *callOptions) (json.RawMessage, string, error) {
-	call := &connCall{done: make(chan struct{}), id: id.raw, st: st, co: co}
+	call := &connCall{done: make(chan struct{}), id: id.raw, method: r.Method, st: st, co: co}
 	if co != nil && co.onProgress != nil {
 		call.token = string(co.progressToken)
 	}
@@ -162,7 +167,17 @@ func (m *msgConn) exchange(ctx context.Context, st *clientSession, r *Request, i
 		return nil, "", m.silence(r.Method, ctx.Err())
 	}
 	m.forget("", call.token)
-	call.disp.wait(ctx) // the callbacks of the progress that came before the response
+	if call.err != nil {
+		// A failed call does not wait for its callbacks: they may be what failed it, a
+		// stream its caller does not read, which ends once the call has.
+		return nil, "", call.err
+	}
+	// The callbacks of the progress that came before the response run first; a call whose
+	// context ends meanwhile has been cancelled, and says so (the server, which has answered,
+	// is not told).
+	if err := call.disp.wait(ctx); err != nil {
+		return nil, "", err
+	}
 	raw, err := call.result()
 	return raw, "", err
 }
@@ -456,7 +471,7 @@ func (m *msgConn) notify(msg *wireMessage) {
 		}
 	}
 	if call != nil {
-		if c.dispatchNotification(&call.disp, msg, call.co, false) {
+		if c.dispatchNotification(&call.disp, msg, call.co, false) && !m.makeRoom(call, msg) {
 			m.overflow(call)
 		}
 	} else {
@@ -464,11 +479,54 @@ func (m *msgConn) notify(msg *wireMessage) {
 	}
 }
 
+// makeRoom frees the client's notification budget, spent when a streamed message of call
+// arrives, by failing the call whose messages hold the most of it, when that is another's (a
+// stream its caller does not read), and queues the message again. It reports whether the
+// message is queued. It waits for the other call's callbacks to give up its bytes for at most
+// the close timeout, as the failed call's end cancels them.
+func (m *msgConn) makeRoom(call *connCall, msg *wireMessage) bool {
+	m.mu.Lock()
+	hog, most := call, call.disp.holding()
+	for _, other := range m.progress {
+		if held := other.disp.holding(); held > most {
+			hog, most = other, held
+		}
+	}
+	// The calls failed for holding the budget give it back as their callbacks give up.
+	kept := m.overflowed[:0]
+	for _, other := range m.overflowed {
+		held := other.disp.holding()
+		if held == 0 {
+			continue
+		}
+		kept = append(kept, other)
+		if held > most {
+			hog, most = other, held
+		}
+	}
+	clear(m.overflowed[len(kept):])
+	m.overflowed = kept
+	m.mu.Unlock()
+	if hog == call {
+		return false
+	}
+	m.overflow(hog) // nothing more when it has been failed already
+	ctx, cancel := context.WithTimeout(m.c.baseCtx, m.c.cfg.closeTimeout)
+	defer cancel()
+	if hog.disp.wait(ctx) != nil {
+		return false
+	}
+	return !m.c.dispatchProgress(&call.disp, msg.Params, call.co, false)
+}
+
 // overflow fails a call whose streamed messages are not read while more arrive, past the
 // client's notification budget: a stream loses none, so the call ends, and the server is told.
 func (m *msgConn) overflow(call *connCall) {
-	err := fmt.Errorf("more than %d bytes of the call's streamed messages are waiting to be read (see WithNotificationBudget)", m.c.cfg.notificationBudget)
+	err := fmt.Errorf("the client's notification budget of %d bytes is spent by streamed messages waiting to be read, %d of them this call's (see WithNotificationBudget)", m.c.cfg.notificationBudget, call.disp.holding())
 	if m.failCall(call, err) {
+		m.mu.Lock()
+		m.overflowed = append(m.overflowed, call)
+		m.mu.Unlock()
 		id := ID{raw: call.id}
 		m.c.cancelRemote(call.st, methodToolsCall, &id, context.Background())
 	}
@@ -487,18 +545,46 @@ func (m *msgConn) hold() bool {
 	return true
 }
 
-// tooLong fails the call whose response is longer than the client's limit, if head (the
-// line's first bytes) names one.
+// tooLong handles a line longer than the client's limit from what head (its first bytes)
+// says it is. A server request is answered with an error, so that the server's handler does
+// not wait for an answer that never comes (spec 2025-11-25, Basic, Requests: a request gets a
+// response); a response fails the call it answers, and the server is told that the call is
+// over (spec 2025-11-25, Cancellation). Anything else is skipped.
 func (m *msgConn) tooLong(head []byte) {
-	if p, response := headID(head); response && p != nil && !p.IsZero() { // stdio.go: the id among a cut message's first bytes
+	id, kind := headKind(head)
+	switch {
+	case kind == headRequest && id != nil:
+		m.refuseTooLong(id)
+		return
+	case kind == headResponse && id != nil:
 		m.mu.Lock()
-		call := m.calls[p.raw]
+		call := m.calls[id.raw]
 		m.mu.Unlock()
 		if call != nil && m.failCall(call, fmt.Errorf("a message from the server is larger than the client's limit of %d bytes (see WithMaxEventSize)", m.maxLine)) {
+			m.c.cancelRemote(call.st, call.method, id, context.Background())
 			return
 		}
 	}
 	m.c.cfg.logger.Warn("mcp: the server wrote a message over the size limit; skipped", "server", m.peer.name, "limit", m.maxLine)
+}
+
+// refuseTooLong answers the server's request id, which was too long to read, with an error.
+// The answer is posted off the reader, which goes on reading, and counts in the client's
+// background work.
+func (m *msgConn) refuseTooLong(id *ID) {
+	m.c.cfg.logger.Warn("mcp: the server sent a request over the size limit; refused", "server", m.peer.name, "limit", m.maxLine)
+	if !m.hold() {
+		return // the client is closing: the server's input closes with it
+	}
+	body := encodeResponse(id, nil, Errorf(CodeInvalidRequest, "request larger than the client's limit of %d bytes (see WithMaxEventSize)", m.maxLine))
+	go func() {
+		defer m.c.bg.Done()
+		ctx, cancel := context.WithTimeout(m.c.baseCtx, m.c.cfg.closeTimeout)
+		defer cancel()
+		if err := m.post(ctx, nil, body); err != nil {
+			m.c.cfg.logger.Debug("mcp: could not refuse a request over the size limit", "error", err)
+		}
+	}()
 }
 
 // end fails the calls still waiting once the server's output has ended, with why it did.

@@ -558,7 +558,16 @@ func (c *Client) cancelRemote(st *clientSession, method string, id *ID, cause co
 	if err != nil {
 		return
 	}
+	// None is sent once Close has begun: it ends the session, which ends the server's
+	// requests, and waits for the client's background work, which may not grow from nothing
+	// while it waits.
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
 	c.bg.Add(1)
+	c.mu.Unlock()
 	go func() {
 		defer c.bg.Done()
 		ctx, cancel := context.WithTimeout(c.baseCtx, c.cfg.closeTimeout)
@@ -666,6 +675,14 @@ type dispatcher struct {
 	running bool
 	idle    chan struct{} // closed when the running goroutine exits
 	dropped bool          // a notification was dropped (logged once)
+	held    int64         // the bytes of the queued callbacks, of the client's budget
+}
+
+// holding is how many bytes of the client's notification budget d's queued callbacks hold.
+func (d *dispatcher) holding() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.held
 }
 
 // queuedCallback is a notification's callback waiting to run, and the bytes it holds.
@@ -674,19 +691,22 @@ type queuedCallback struct {
 	size int64
 }
 
-// wait blocks until every queued handler has run, or ctx is done. A call waits for it before
-// returning, so that the callbacks of notifications that preceded the response have run.
-func (d *dispatcher) wait(ctx context.Context) {
+// wait blocks until every queued handler has run, or ctx is done, and returns ctx's error if
+// that came first. A call waits for it before returning, so that the callbacks of
+// notifications that preceded the response have run.
+func (d *dispatcher) wait(ctx context.Context) error {
 	d.mu.Lock()
 	ch := d.idle
 	running := d.running
 	d.mu.Unlock()
 	if !running {
-		return
+		return nil
 	}
 	select {
 	case <-ch:
+		return nil
 	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -714,6 +734,7 @@ func (c *Client) tryEnqueue(d *dispatcher, size int64, f func()) bool {
 	}
 	d.mu.Lock()
 	d.queue = append(d.queue, queuedCallback{f: f, size: size})
+	d.held += size
 	if d.running {
 		d.mu.Unlock()
 		return true
@@ -740,6 +761,9 @@ func (c *Client) tryEnqueue(d *dispatcher, size int64, f func()) bool {
 			if c.baseCtx.Err() == nil { // no callback starts once Close has begun stopping
 				cb.f()
 			}
+			d.mu.Lock()
+			d.held -= cb.size
+			d.mu.Unlock()
 			c.notifBytes.Add(-cb.size)
 		}
 	}()

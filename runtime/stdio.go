@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/protomcp/protomcp/internal/jsonscan"
 )
 
 // ServeStdio serves s over the stdio transport (spec 2025-11-25, Transports, stdio): it reads
@@ -266,7 +264,8 @@ func (c *lineConn) reply(data []byte) {
 // answered, since a response gets no response (JSON-RPC 2.0, Response object): the request
 // waiting for it fails at once with the error, rather than at its timeout.
 func (c *lineConn) tooLong(head []byte) {
-	id, response := headID(head)
+	id, kind := headKind(head)
+	response := kind == headResponse
 	err := Errorf(CodeInvalidRequest, "message exceeds the limit of %d bytes", c.srv.cfg.maxBodyBytes)
 	if response {
 		sess := c.sess // c.mu is held (serveRead)
@@ -276,65 +275,6 @@ func (c *lineConn) tooLong(head []byte) {
 		return
 	}
 	c.reply(encodeResponse(id, nil, err))
-}
-
-// headID returns the id of a JSON-RPC message from its first bytes, when a top-level member
-// before the cut names it, or nil; response reports that a member before the cut says the
-// message is a response ("result" or "error", and no "method").
-func headID(head []byte) (id *ID, response bool) {
-	i := jsonscan.SkipSpace(head, 0)
-	if i >= len(head) || head[i] != '{' {
-		return nil, false
-	}
-	method := false
-	for i++; ; i++ {
-		key, val, end, ok := headMember(head, i)
-		switch string(key) {
-		case "result", "error":
-			response = !method
-		case "method":
-			method, response = true, false
-		case "id":
-			if ok && id == nil {
-				var parsed ID
-				if parsed.UnmarshalJSON(val) == nil {
-					id = &parsed
-				}
-			}
-		}
-		if !ok {
-			return id, response
-		}
-		i = jsonscan.SkipSpace(head, end)
-		if i >= len(head) || head[i] != ',' {
-			return id, response
-		}
-	}
-}
-
-// headMember reads the object member that starts at or after i in head: its key, its value,
-// and where the value ends. It reports false when the member is malformed or cut off before
-// its value ends; the key is returned when it was read before the cut.
-func headMember(head []byte, i int) (key, val []byte, end int, ok bool) {
-	i = jsonscan.SkipSpace(head, i)
-	if i >= len(head) || head[i] != '"' {
-		return nil, nil, 0, false
-	}
-	kend := jsonscan.StringEnd(head, i)
-	if kend < 0 {
-		return nil, nil, 0, false
-	}
-	key = head[i+1 : kend-1]
-	i = jsonscan.SkipSpace(head, kend)
-	if i >= len(head) || head[i] != ':' {
-		return key, nil, 0, false
-	}
-	i = jsonscan.SkipSpace(head, i+1)
-	end = jsonscan.ValueEnd(head, i)
-	if end < 0 || end >= len(head) {
-		return key, nil, 0, false // cut off within the value
-	}
-	return key, head[i:end], end, true
 }
 
 // dispatch serves one message. initialize, notifications and responses are served in order,

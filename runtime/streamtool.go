@@ -203,7 +203,7 @@ func CallToolStream[Res any, PRes interface {
 }](ctx context.Context, c *Client, name string, req proto.Message, opts ...CallOption) *ToolStream[Res] {
 	ctx, cancel := context.WithCancel(ctx)
 	st := &ToolStream[Res]{msgs: make(chan *Res, StreamBuffer), cancel: cancel}
-	sc := &streamCall[Res, PRes]{ctx: ctx, cancel: cancel, name: name, msgs: st.msgs}
+	sc := &streamCall[Res, PRes]{ctx: ctx, cancel: cancel, name: name, msgs: st.msgs, closing: c.listenCtx.Done()}
 	onProgress := sc.onProgress
 	// A WithProgress of the caller's sees the notifications too, before the stream does.
 	if user := newCallOptions(opts).onProgress; user != nil {
@@ -233,10 +233,13 @@ type streamCall[Res any, PRes interface {
 	*Res
 	proto.Message
 }] struct {
-	ctx      context.Context
-	cancel   context.CancelFunc
-	name     string
-	msgs     chan<- *Res
+	ctx    context.Context
+	cancel context.CancelFunc
+	name   string
+	msgs   chan<- *Res
+	// closing is closed when the client's Close begins: a message its caller has not taken
+	// is not waited for past it.
+	closing  <-chan struct{}
 	mu       sync.Mutex
 	received int   // messages delivered
 	recvErr  error // a streamed message out of sequence or undecodable
@@ -247,7 +250,8 @@ type streamCall[Res any, PRes interface {
 }
 
 // deliver hands m to the stream, waiting while its buffer is full, and reports whether it
-// did before the call ended.
+// did before the call ended. A client that closes meanwhile ends the call with ErrClosed:
+// Close does not wait for a stream its caller does not read.
 func (sc *streamCall[Res, PRes]) deliver(m *Res) bool {
 	select {
 	case sc.msgs <- m:
@@ -256,6 +260,9 @@ func (sc *streamCall[Res, PRes]) deliver(m *Res) bool {
 		sc.mu.Unlock()
 		return true
 	case <-sc.ctx.Done():
+		return false
+	case <-sc.closing:
+		sc.fail(fmt.Errorf("mcp tools/call %s: %w", sc.name, ErrClosed))
 		return false
 	}
 }
@@ -280,7 +287,9 @@ func (sc *streamCall[Res, PRes]) onProgress(p *ProgressParams) {
 // goes on, and seq follows the last message delivered. One out of sequence ends the call.
 func (sc *streamCall[Res, PRes]) inSequence(seq json.RawMessage) bool {
 	sc.mu.Lock()
-	if sc.recvErr != nil || sc.ended {
+	// A call that has ended, failed or been cancelled delivers nothing more; a cancelled one
+	// does not report the gap its cancellation leaves either: its error is its context's.
+	if sc.recvErr != nil || sc.ended || sc.ctx.Err() != nil {
 		sc.mu.Unlock()
 		return false
 	}
@@ -315,6 +324,11 @@ func (sc *streamCall[Res, PRes]) run(c *Client, req proto.Message, co *callOptio
 	received, recvErr := sc.end()
 	if recvErr != nil {
 		return recvErr
+	}
+	// A call its caller cancelled (ctx, or Close) ends with its context's error, not with what
+	// the cancellation cut short: a stream that lacks messages, an error of the exchange's.
+	if ctxErr := sc.ctx.Err(); ctxErr != nil {
+		return ctxErr
 	}
 	if err != nil {
 		return err

@@ -134,8 +134,15 @@ func TestStdioFeatures(t *testing.T) {
 	if len(progress) != 3 || progress[2] != 3 {
 		t.Errorf("progress = %v; want 1, 2, 3", progress)
 	}
+	// Over stdio the log message travels apart from the call's own messages: its callback may
+	// run just after the call returned (docs/stdio.md).
+	gotLog := waitFor(5*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(logs) > 0
+	})
 	mu.Lock()
-	if len(logs) != 1 || logs[0] != "halfway" {
+	if !gotLog || len(logs) != 1 || logs[0] != "halfway" {
 		t.Errorf("logs = %v", logs)
 	}
 	mu.Unlock()

@@ -201,6 +201,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 				IdempotentHint: runtime.Bool(true),
 				OpenWorldHint:  runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/GetForecast"},
 		}, h.GetForecast, opts...)
 	}
 	if !unimplemented["ListAlerts"] {
@@ -214,6 +215,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/ListAlerts"},
 		}, h.ListAlerts, opts...)
 	}
 	if !unimplemented["ExportForecast"] {
@@ -228,6 +230,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/ExportForecast"},
 		}, h.ExportForecast, opts...)
 	}
 	if !unimplemented["PlanTrip"] {

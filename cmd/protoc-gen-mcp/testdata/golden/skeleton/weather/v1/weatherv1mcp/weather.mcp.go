@@ -223,6 +223,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 				IdempotentHint: runtime.Bool(true),
 				OpenWorldHint:  runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/GetForecast"},
 		}, h.GetForecast, opts...)
 	}
 	if !unimplemented["ListAlerts"] {
@@ -236,6 +237,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/ListAlerts"},
 		}, h.ListAlerts, opts...)
 	}
 	if !unimplemented["RenderForecastChart"] {
@@ -249,6 +251,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/RenderForecastChart"},
 		}, h.RenderForecastChart, opts...)
 	}
 	if !unimplemented["ExportForecast"] {
@@ -263,6 +266,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/ExportForecast"},
 		}, h.ExportForecast, opts...)
 	}
 	if !unimplemented["PlanTrip"] {

@@ -212,6 +212,7 @@ func RegisterLibraryHandler(s *runtime.Server, h LibraryHandler, opts ...runtime
 			Description:  "Finds books by title.",
 			InputSchema:  libraryFindBooksInputSchema,
 			OutputSchema: libraryFindBooksOutputSchema,
+			Meta:         map[string]any{runtime.RPCMetaKey: "test.surface.v1.Library/FindBooks"},
 		}, h.FindBooks, opts...)
 	}
 	if !unimplemented["ExportCatalogue"] {
@@ -220,6 +221,7 @@ func RegisterLibraryHandler(s *runtime.Server, h LibraryHandler, opts ...runtime
 			Description:  "Exports the catalogue, reporting each batch.",
 			InputSchema:  libraryExportCatalogueInputSchema,
 			OutputSchema: libraryExportCatalogueOutputSchema,
+			Meta:         map[string]any{runtime.RPCMetaKey: "test.surface.v1.Library/ExportCatalogue"},
 		}, h.ExportCatalogue, opts...)
 	}
 	if !unimplemented["ReviewBook"] {

@@ -31,9 +31,9 @@ type ToolSpec struct {
 	Meta map[string]any
 }
 
-// RPCMetaKey is the _meta key whose value names the rpc a generated tool calls, as a gRPC
-// full method name without its leading slash ("pkg.Service/Method"), so a client finds the rpc
-// without decoding proto options. Its prefix is the reverse DNS of the project's home,
+// RPCMetaKey is the _meta key whose value names the rpc behind a generated tool, prompt or
+// resource, as a gRPC full method name without its leading slash ("pkg.Service/Method"), so a
+// client finds the rpc without decoding proto options. Its prefix is the reverse DNS of the project's home,
 // github.com/protomcp, per the _meta key rules of spec 2025-11-25, basic "_meta".
 const RPCMetaKey = "com.github.protomcp/rpc"
 

@@ -177,6 +177,27 @@ func TestListToolsMetaNamesRPC(t *testing.T) {
 	assert.Equal(t, "weather.v1.WeatherService/RenderForecastChart", rpcs[weatherv1mcp.WeatherServiceRenderForecastChartToolName])
 }
 
+// prompts/list and resources/templates/list name the rpc behind a generated prompt and
+// resource template in their _meta too.
+func TestListSurfaceMetaNamesRPC(t *testing.T) {
+	t.Parallel()
+	_, c := start(t)
+	prompts, err := c.ListPrompts(testCtx(t), "")
+	require.NoError(t, err)
+	rpcs := map[string]any{}
+	for _, p := range prompts.Prompts {
+		rpcs[p.Name] = p.Meta[runtime.RPCMetaKey]
+	}
+	assert.Equal(t, "weather.v1.WeatherService/PlanTrip", rpcs[weatherv1mcp.WeatherServicePlanTripPromptName])
+	templates, err := c.ListResourceTemplates(testCtx(t), "")
+	require.NoError(t, err)
+	rpcs = map[string]any{}
+	for _, rt := range templates.ResourceTemplates {
+		rpcs[rt.URITemplate] = rt.Meta[runtime.RPCMetaKey]
+	}
+	assert.Equal(t, "weather.v1.WeatherService/GetStation", rpcs[weatherv1mcp.WeatherServiceGetStationURITemplate])
+}
+
 // GetForecast reports one progress step per day to a client that asks for progress.
 func TestForecastProgress(t *testing.T) {
 	t.Parallel()

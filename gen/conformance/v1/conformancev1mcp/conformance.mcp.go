@@ -1035,6 +1035,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 		runtime.AddTypedPrompt(s, runtime.PromptSpec{
 			Name:        ConformanceServiceTestSimplePromptPromptName,
 			Description: "A simple prompt without arguments",
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestSimplePrompt"},
 		}, h.TestSimplePrompt, opts...)
 	}
 	if !unimplemented["TestPromptWithArguments"] {
@@ -1050,6 +1051,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 				{Name: "arg2", Description: "Second test argument", Required: true},
 			},
 			Complete: complete,
+			Meta:     map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestPromptWithArguments"},
 		}, h.TestPromptWithArguments, opts...)
 	}
 	if !unimplemented["TestPromptWithEmbeddedResource"] {
@@ -1064,18 +1066,21 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 				{Name: "resourceUri", Description: "URI of the resource to embed", Required: true},
 			},
 			Complete: complete,
+			Meta:     map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestPromptWithEmbeddedResource"},
 		}, h.TestPromptWithEmbeddedResource, opts...)
 	}
 	if !unimplemented["TestPromptWithImage"] {
 		runtime.AddTypedPrompt(s, runtime.PromptSpec{
 			Name:        ConformanceServiceTestPromptWithImagePromptName,
 			Description: "A prompt with an image",
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestPromptWithImage"},
 		}, h.TestPromptWithImage, opts...)
 	}
 	if !unimplemented["TestInputRequiredResultPrompt"] {
 		runtime.AddTypedPrompt(s, runtime.PromptSpec{
 			Name:        ConformanceServiceTestInputRequiredResultPromptPromptName,
 			Description: "A prompt that elicits its context first (key user_context), to show that InputRequiredResult is not only for tools.",
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestInputRequiredResultPrompt"},
 		}, h.TestInputRequiredResultPrompt, opts...)
 	}
 	if !unimplemented["StaticText"] {
@@ -1084,6 +1089,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        "Static Text Resource",
 			Description: "A static text resource for testing",
 			MIMEType:    "text/plain",
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/StaticText"},
 		}, h.StaticText, opts...)
 	}
 	if !unimplemented["StaticBinary"] {
@@ -1092,6 +1098,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        "Static Binary Resource",
 			Description: "A static binary resource (a PNG image) for testing",
 			MIMEType:    "image/png",
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/StaticBinary"},
 		}, h.StaticBinary, opts...)
 	}
 	if !unimplemented["WatchedResource"] {
@@ -1100,6 +1107,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        "Watched Resource",
 			Description: "A resource clients can subscribe to (resources/subscribe)",
 			MIMEType:    "text/plain",
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/WatchedResource"},
 		}, h.WatchedResource, opts...)
 	}
 	if !unimplemented["TemplateData"] {
@@ -1113,6 +1121,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Description: "A resource template with an {id} parameter",
 			MIMEType:    "application/json",
 			Complete:    complete,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TemplateData"},
 		}, h.TemplateData, opts...)
 	}
 }

@@ -284,6 +284,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 				{Name: "days", Description: "How many days the trip lasts, 1 to 14. Defaults to 3."},
 			},
 			Complete: complete,
+			Meta:     map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/PlanTrip"},
 		}, h.PlanTrip, opts...)
 	}
 	if !unimplemented["GetStation"] {
@@ -298,6 +299,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 			Description: "A weather station: where it is and what it measured last.",
 			MIMEType:    "application/json",
 			Complete:    complete,
+			Meta:        map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/GetStation"},
 		}, h.GetStation, opts...)
 	}
 	s.AddResource(runtime.Resource{

@@ -239,12 +239,14 @@ func RegisterLibraryHandler(s *runtime.Server, h LibraryHandler, opts ...runtime
 				{Name: "maxWords", Description: "At most this many words."},
 			},
 			Complete: complete,
+			Meta:     map[string]any{runtime.RPCMetaKey: "test.surface.v1.Library/ReviewBook"},
 		}, h.ReviewBook, opts...)
 	}
 	if !unimplemented["Summary"] {
 		runtime.AddTypedPrompt(s, runtime.PromptSpec{
 			Name:        LibrarySummaryPromptName,
 			Description: "Summarises the catalogue.",
+			Meta:        map[string]any{runtime.RPCMetaKey: "test.surface.v1.Library/Summary"},
 		}, h.Summary, opts...)
 	}
 	if !unimplemented["GetBook"] {
@@ -258,6 +260,7 @@ func RegisterLibraryHandler(s *runtime.Server, h LibraryHandler, opts ...runtime
 			Description: "A book, by shelf and ISBN.",
 			MIMEType:    "application/json",
 			Complete:    complete,
+			Meta:        map[string]any{runtime.RPCMetaKey: "test.surface.v1.Library/GetBook"},
 		}, h.GetBook, opts...)
 	}
 	if !unimplemented["OpeningHours"] {
@@ -266,6 +269,7 @@ func RegisterLibraryHandler(s *runtime.Server, h LibraryHandler, opts ...runtime
 			Name:        "opening_hours",
 			Description: "The library's opening hours.",
 			MIMEType:    "text/plain",
+			Meta:        map[string]any{runtime.RPCMetaKey: "test.surface.v1.Library/OpeningHours"},
 		}, h.OpeningHours, opts...)
 	}
 	s.AddResource(runtime.Resource{

@@ -29,6 +29,9 @@ type PromptSpec struct {
 	Complete CompletionHandler
 	// Validate, when set, checks the decoded request before the handler sees it.
 	Validate func(proto.Message) error
+	// Meta is the prompt's _meta, listed as is (spec 2025-11-25, basic "_meta"). Generated code
+	// sets RPCMetaKey to the rpc behind it. Nil for none.
+	Meta map[string]any
 }
 
 // AddTypedPrompt adds a typed prompt: the arguments of prompts/get (strings on the wire) are
@@ -45,7 +48,7 @@ func AddTypedPrompt[Req any, PReq interface {
 		panic(fmt.Sprintf("mcp: nil handler for prompt %q", spec.Name))
 	}
 	md := PReq(new(Req)).ProtoReflect().Descriptor()
-	p := Prompt{Name: spec.Name, Title: spec.Title, Description: spec.Description, Arguments: spec.Arguments}
+	p := Prompt{Name: spec.Name, Title: spec.Title, Description: spec.Description, Arguments: spec.Arguments, Meta: spec.Meta}
 	complete := enumCompleter(md, func(name string) bool {
 		return slices.ContainsFunc(spec.Arguments, func(a PromptArgument) bool { return a.Name == name })
 	}, spec.Complete)

@@ -103,6 +103,7 @@ type Tool struct {
 	InputSchema  json.RawMessage  `json:"inputSchema"`
 	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
+	Meta         map[string]any   `json:"_meta,omitempty"`
 }
 
 // ListToolsResult is the result of tools/list.
@@ -242,23 +243,25 @@ func BlobResource(uri, mimeType, base64Data string) ResourceContents {
 
 // Resource is a resource as resources/list describes it.
 type Resource struct {
-	URI         string       `json:"uri"`
-	Name        string       `json:"name"`
-	Title       string       `json:"title,omitempty"`
-	Description string       `json:"description,omitempty"`
-	MIMEType    string       `json:"mimeType,omitempty"`
-	Size        *int64       `json:"size,omitempty"`
-	Annotations *Annotations `json:"annotations,omitempty"`
+	URI         string         `json:"uri"`
+	Name        string         `json:"name"`
+	Title       string         `json:"title,omitempty"`
+	Description string         `json:"description,omitempty"`
+	MIMEType    string         `json:"mimeType,omitempty"`
+	Size        *int64         `json:"size,omitempty"`
+	Annotations *Annotations   `json:"annotations,omitempty"`
+	Meta        map[string]any `json:"_meta,omitempty"`
 }
 
 // ResourceTemplate is a parameterised resource (RFC 6570 URI template).
 type ResourceTemplate struct {
-	URITemplate string       `json:"uriTemplate"`
-	Name        string       `json:"name"`
-	Title       string       `json:"title,omitempty"`
-	Description string       `json:"description,omitempty"`
-	MIMEType    string       `json:"mimeType,omitempty"`
-	Annotations *Annotations `json:"annotations,omitempty"`
+	URITemplate string         `json:"uriTemplate"`
+	Name        string         `json:"name"`
+	Title       string         `json:"title,omitempty"`
+	Description string         `json:"description,omitempty"`
+	MIMEType    string         `json:"mimeType,omitempty"`
+	Annotations *Annotations   `json:"annotations,omitempty"`
+	Meta        map[string]any `json:"_meta,omitempty"`
 }
 
 // ListResourcesResult is the result of resources/list.
@@ -284,6 +287,7 @@ type Prompt struct {
 	Title       string           `json:"title,omitempty"`
 	Description string           `json:"description,omitempty"`
 	Arguments   []PromptArgument `json:"arguments,omitempty"`
+	Meta        map[string]any   `json:"_meta,omitempty"`
 }
 
 // ListPromptsResult is the result of prompts/list.

@@ -37,6 +37,9 @@ type ResourceSpec struct {
 	Complete CompletionHandler
 	// Validate, when set, checks the decoded request before the handler sees it.
 	Validate func(proto.Message) error
+	// Meta is the resource (or template)'s _meta, listed as is (spec 2025-11-25, basic "_meta"). Generated code
+	// sets RPCMetaKey to the rpc behind it. Nil for none.
+	Meta map[string]any
 }
 
 // AddTypedResource adds a typed resource template (spec.URITemplate) or fixed resource
@@ -74,12 +77,12 @@ func AddTypedResource[Req any, Res proto.Message, PReq interface {
 		return resourceResult(uri, mime, out)
 	}
 	if tmpl == nil {
-		s.AddResource(Resource{URI: spec.URI, Name: spec.Name, Title: spec.Title, Description: spec.Description, MIMEType: spec.MIMEType}, read, opts...)
+		s.AddResource(Resource{URI: spec.URI, Name: spec.Name, Title: spec.Title, Description: spec.Description, MIMEType: spec.MIMEType, Meta: spec.Meta}, read, opts...)
 		return
 	}
 	md := PReq(new(Req)).ProtoReflect().Descriptor()
 	complete := enumCompleter(md, tmpl.namesField(md), spec.Complete)
-	t := ResourceTemplate{URITemplate: spec.URITemplate, Name: spec.Name, Title: spec.Title, Description: spec.Description, MIMEType: spec.MIMEType}
+	t := ResourceTemplate{URITemplate: spec.URITemplate, Name: spec.Name, Title: spec.Title, Description: spec.Description, MIMEType: spec.MIMEType, Meta: spec.Meta}
 	s.addResourceTemplate(t, read, complete, opts)
 }
 

@@ -73,7 +73,8 @@ func TestPromptFromProto(t *testing.T) {
 					{Name: "city", Description: "The city to visit.", Required: true},
 					{Name: "activity", Description: "What to do there.", Required: true},
 					{Name: "days", Description: "How many days the trip lasts, 1 to 14. Defaults to 3."},
-				}}
+				},
+				Meta: map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/PlanTrip"}}
 			require.Equal(t, []runtime.Prompt{want}, list.Prompts, "prompts/list")
 
 			res, err := client.PlanTrip(ctx, &weatherv1.PlanTripRequest{City: "Paris", Activity: weatherv1.Activity_ACTIVITY_HIKING, Days: 2})
@@ -154,7 +155,8 @@ func TestResourceTemplateFromProto(t *testing.T) {
 			list, err := c.ListResourceTemplates(ctx, "")
 			require.NoError(t, err)
 			want := runtime.ResourceTemplate{URITemplate: "weather://stations/{id}", Name: "station", Title: "Weather station",
-				Description: "A weather station: where it is and what it measured last.", MIMEType: "application/json"}
+				Description: "A weather station: where it is and what it measured last.", MIMEType: "application/json",
+				Meta: map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/GetStation"}}
 			require.Equal(t, []runtime.ResourceTemplate{want}, list.ResourceTemplates, "resources/templates/list")
 
 			got, err := client.GetStation(ctx, &weatherv1.GetStationRequest{Id: "tokyo-otemachi"})

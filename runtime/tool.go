@@ -99,7 +99,7 @@ func describeTool(spec *ToolSpec) Tool {
 	if !toolNameRE.MatchString(spec.Name) {
 		panic(fmt.Sprintf("mcp: invalid tool name %q: must match %s", spec.Name, toolNameRE))
 	}
-	t := Tool{Name: spec.Name, Title: spec.Title, Description: spec.Description, Annotations: spec.Annotations}
+	t := Tool{Name: spec.Name, Title: spec.Title, Description: spec.Description, Annotations: spec.Annotations, Meta: spec.Meta}
 	t.InputSchema = mustSchema(spec.Name, "input", spec.InputSchema, `{"type":"object"}`)
 	if spec.OutputSchema != "" {
 		t.OutputSchema = mustSchema(spec.Name, "output", spec.OutputSchema, "")

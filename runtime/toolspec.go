@@ -25,7 +25,17 @@ type ToolSpec struct {
 	// without them the Server answers 403 insufficient_scope before the handler runs. Empty
 	// for none. From the proto option (mcp.v1.tool).scopes.
 	Scopes []string
+	// Meta is the tool's _meta, listed as is by tools/list (spec 2025-11-25, basic "_meta":
+	// keys take a reverse-DNS prefix; ones whose second label is modelcontextprotocol or mcp
+	// are reserved). Generated code sets RPCMetaKey to the rpc the tool calls. Nil for none.
+	Meta map[string]any
 }
+
+// RPCMetaKey is the _meta key whose value names the rpc behind a generated tool, prompt or
+// resource, as a gRPC full method name without its leading slash ("pkg.Service/Method"), so a
+// client finds the rpc without decoding proto options. Its prefix is the reverse DNS of the project's home,
+// github.com/protomcp, per the _meta key rules of spec 2025-11-25, basic "_meta".
+const RPCMetaKey = "com.github.protomcp/rpc"
 
 // ToolAnnotations are the MCP tool annotations. A nil hint is left out and takes the spec's
 // default.

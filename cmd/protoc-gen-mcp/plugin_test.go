@@ -318,3 +318,30 @@ func TestPackageDocOnce(t *testing.T) {
 		assert.Equal(t, tc.want, docs, "package docs with %s", tc.param)
 	}
 }
+
+// Comments become descriptions wherever the service and messages are defined: a proto of
+// another team's generated itself (as buf's --include-imports generates a dependency), and a
+// service of ours whose request and response messages are only imported from it. The request
+// carries every file's source info, as protoc and buf send it.
+func TestImportedComments(t *testing.T) {
+	content := func(resp *pluginpb.CodeGeneratorResponse) string {
+		t.Helper()
+		require.Empty(t, resp.GetError())
+		var all string
+		for _, f := range resp.GetFile() {
+			all += f.GetContent()
+		}
+		return all
+	}
+	messages := []string{"The order's number, as printed on the receipt.", "The amount due, in cents."}
+
+	theirs := content(runPlugin(t, "paths=source_relative", "test/theirs/v1/theirs.proto"))
+	for _, want := range append([]string{"Finds the invoice of a customer's order."}, messages...) {
+		assert.Contains(t, theirs, want, "generated dependency")
+	}
+
+	ours := content(runPlugin(t, "paths=source_relative", "test/ours/v1/ours.proto"))
+	for _, want := range append([]string{"Looks an invoice up for support staff."}, messages...) {
+		assert.Contains(t, ours, want, "imported messages")
+	}
+}

@@ -357,7 +357,16 @@ func (sg *serviceGen) toolRegistration(t *tool) {
 	validateSpecField(g, t.validates)
 	annotationsField(g, t)
 	scopesField(g, t.scopes)
+	rpcMetaField(g, t.Method)
 	g.P("}, h.", t.GoName, ", opts...)")
+}
+
+// rpcMetaField writes a spec's Meta field naming the rpc m under runtime.RPCMetaKey, so
+// tools/list (prompts/list, resources/list, resources/templates/list) shows a client the rpc
+// behind the tool, prompt or resource (spec 2025-11-25, basic "_meta").
+func rpcMetaField(g *protogen.GeneratedFile, m *protogen.Method) {
+	rpc := string(m.Parent.Desc.FullName()) + "/" + string(m.Desc.Name())
+	g.P("Meta: map[string]any{", runtimePackage.Ident("RPCMetaKey"), ": ", strconv.Quote(rpc), "},")
 }
 
 // validateSpecField writes a spec's Validate field when its request has buf.validate rules.

@@ -327,6 +327,7 @@ func generatePromptRegistration(g *protogen.GeneratedFile, svc string, p *prompt
 		g.P("Complete: complete,")
 	}
 	validateSpecField(g, p.validates)
+	rpcMetaField(g, p.Method)
 	g.P("}, h.", p.GoName, ", opts...)")
 }
 
@@ -352,6 +353,7 @@ func generateResourceRegistration(g *protogen.GeneratedFile, svc string, r *reso
 		g.P("Complete: complete,")
 	}
 	validateSpecField(g, r.validates)
+	rpcMetaField(g, r.Method)
 	g.P("}, h.", r.GoName, ", opts...)")
 }
 

@@ -161,6 +161,43 @@ func TestListTools(t *testing.T) {
 	}
 }
 
+// tools/list names each generated tool's rpc in its _meta, under runtime.RPCMetaKey (spec
+// 2025-11-25, basic "_meta"), so a client finds the rpc without the proto options.
+func TestListToolsMetaNamesRPC(t *testing.T) {
+	t.Parallel()
+	_, c := start(t)
+	res, err := c.ListTools(testCtx(t), "")
+	require.NoError(t, err)
+	rpcs := map[string]any{}
+	for _, tool := range res.Tools {
+		rpcs[tool.Name] = tool.Meta[runtime.RPCMetaKey]
+	}
+	assert.Equal(t, "weather.v1.WeatherService/GetForecast", rpcs[weatherv1mcp.WeatherServiceGetForecastToolName])
+	assert.Equal(t, "weather.v1.WeatherService/ListAlerts", rpcs[weatherv1mcp.WeatherServiceListAlertsToolName])
+	assert.Equal(t, "weather.v1.WeatherService/RenderForecastChart", rpcs[weatherv1mcp.WeatherServiceRenderForecastChartToolName])
+}
+
+// prompts/list and resources/templates/list name the rpc behind a generated prompt and
+// resource template in their _meta too.
+func TestListSurfaceMetaNamesRPC(t *testing.T) {
+	t.Parallel()
+	_, c := start(t)
+	prompts, err := c.ListPrompts(testCtx(t), "")
+	require.NoError(t, err)
+	rpcs := map[string]any{}
+	for _, p := range prompts.Prompts {
+		rpcs[p.Name] = p.Meta[runtime.RPCMetaKey]
+	}
+	assert.Equal(t, "weather.v1.WeatherService/PlanTrip", rpcs[weatherv1mcp.WeatherServicePlanTripPromptName])
+	templates, err := c.ListResourceTemplates(testCtx(t), "")
+	require.NoError(t, err)
+	rpcs = map[string]any{}
+	for _, rt := range templates.ResourceTemplates {
+		rpcs[rt.URITemplate] = rt.Meta[runtime.RPCMetaKey]
+	}
+	assert.Equal(t, "weather.v1.WeatherService/GetStation", rpcs[weatherv1mcp.WeatherServiceGetStationURITemplate])
+}
+
 // GetForecast reports one progress step per day to a client that asks for progress.
 func TestForecastProgress(t *testing.T) {
 	t.Parallel()

@@ -828,6 +828,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestSimpleTextToolName,
 			Description: "Returns a single text block.",
 			InputSchema: conformanceServiceTestSimpleTextInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestSimpleText"},
 		}, h.TestSimpleText, opts...)
 	}
 	if !unimplemented["TestImageContent"] {
@@ -835,6 +836,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestImageContentToolName,
 			Description: "Returns a single image block: a small PNG.",
 			InputSchema: conformanceServiceTestImageContentInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestImageContent"},
 		}, h.TestImageContent, opts...)
 	}
 	if !unimplemented["TestAudioContent"] {
@@ -842,6 +844,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestAudioContentToolName,
 			Description: "Returns a single audio block: a short WAV clip.",
 			InputSchema: conformanceServiceTestAudioContentInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestAudioContent"},
 		}, h.TestAudioContent, opts...)
 	}
 	if !unimplemented["TestEmbeddedResource"] {
@@ -849,6 +852,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestEmbeddedResourceToolName,
 			Description: "Returns a text resource embedded in the result.",
 			InputSchema: conformanceServiceTestEmbeddedResourceInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestEmbeddedResource"},
 		}, h.TestEmbeddedResource, opts...)
 	}
 	if !unimplemented["TestMultipleContentTypes"] {
@@ -856,6 +860,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestMultipleContentTypesToolName,
 			Description: "Returns a text block, an image block and an embedded resource, in that order.",
 			InputSchema: conformanceServiceTestMultipleContentTypesInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestMultipleContentTypes"},
 		}, h.TestMultipleContentTypes, opts...)
 	}
 	if !unimplemented["TestToolWithLogging"] {
@@ -863,6 +868,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestToolWithLoggingToolName,
 			Description: "Sends three info log messages (notifications/message) about 50 ms apart, then returns.",
 			InputSchema: conformanceServiceTestToolWithLoggingInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestToolWithLogging"},
 		}, h.TestToolWithLogging, opts...)
 	}
 	if !unimplemented["TestToolWithProgress"] {
@@ -870,6 +876,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestToolWithProgressToolName,
 			Description: "Reports progress 0, 50 and 100 of 100 (when the call carries a progress token), about 50 ms apart, then returns.",
 			InputSchema: conformanceServiceTestToolWithProgressInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestToolWithProgress"},
 		}, h.TestToolWithProgress, opts...)
 	}
 	if !unimplemented["TestErrorHandling"] {
@@ -877,6 +884,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestErrorHandlingToolName,
 			Description: "Always fails: returns a tool execution error (isError) with a message.",
 			InputSchema: conformanceServiceTestErrorHandlingInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestErrorHandling"},
 		}, h.TestErrorHandling, opts...)
 	}
 	if !unimplemented["TestSampling"] {
@@ -884,6 +892,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestSamplingToolName,
 			Description: "Asks the client to sample an LLM with the prompt (sampling/createMessage) and returns the answer.",
 			InputSchema: conformanceServiceTestSamplingInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestSampling"},
 		}, h.TestSampling, opts...)
 	}
 	if !unimplemented["TestElicitation"] {
@@ -891,6 +900,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestElicitationToolName,
 			Description: "Asks the client's user for a username and an email (elicitation/create) and returns the answer.",
 			InputSchema: conformanceServiceTestElicitationInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestElicitation"},
 		}, h.TestElicitation, opts...)
 	}
 	if !unimplemented["TestElicitationSep1034Defaults"] {
@@ -898,6 +908,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestElicitationSep1034DefaultsToolName,
 			Description: "Elicits a form whose fields all have defaults: a string, an integer, a number, an enum and a boolean (SEP-1034).",
 			InputSchema: conformanceServiceTestElicitationSep1034DefaultsInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestElicitationSep1034Defaults"},
 		}, h.TestElicitationSep1034Defaults, opts...)
 	}
 	if !unimplemented["TestElicitationSep1330Enums"] {
@@ -905,6 +916,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestElicitationSep1330EnumsToolName,
 			Description: "Elicits a form with the five enum shapes of SEP-1330: untitled and titled single-select, legacy enumNames, untitled and titled multi-select.",
 			InputSchema: conformanceServiceTestElicitationSep1330EnumsInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestElicitationSep1330Enums"},
 		}, h.TestElicitationSep1330Enums, opts...)
 	}
 	if !unimplemented["TestReconnection"] {
@@ -912,6 +924,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestReconnectionToolName,
 			Description: "Closes the SSE stream of the call before answering, so that the client must reconnect with GET and Last-Event-ID to receive the result (SEP-1699).",
 			InputSchema: conformanceServiceTestReconnectionInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestReconnection"},
 		}, h.TestReconnection, opts...)
 	}
 	if !unimplemented["TestMissingCapability"] {
@@ -919,6 +932,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestMissingCapabilityToolName,
 			Description: "Asks the client to sample an LLM, which needs the sampling capability: called without it in the modern era, it is refused with -32021 and HTTP 400 (server scenario server-stateless, spec 2026-07-28, MissingRequiredClientCapabilityError).",
 			InputSchema: conformanceServiceTestMissingCapabilityInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestMissingCapability"},
 		}, h.TestMissingCapability, opts...)
 	}
 	if !unimplemented["TestStreamingElicitation"] {
@@ -926,6 +940,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestStreamingElicitationToolName,
 			Description: "Asks the client for input while the response streams: in the modern era the stream carries an InputRequiredResult, never a server-to-client request (server-stateless).",
 			InputSchema: conformanceServiceTestStreamingElicitationInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestStreamingElicitation"},
 		}, h.TestStreamingElicitation, opts...)
 	}
 	if !unimplemented["TestLoggingTool"] {
@@ -933,6 +948,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestLoggingToolToolName,
 			Description: "Logs at info level: a modern request without _meta's logLevel gets no log notification (server-stateless).",
 			InputSchema: conformanceServiceTestLoggingToolInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestLoggingTool"},
 		}, h.TestLoggingTool, opts...)
 	}
 	if !unimplemented["TestTriggerToolChange"] {
@@ -940,6 +956,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestTriggerToolChangeToolName,
 			Description: "Adds or removes a tool, so that list_changed reaches open subscriptions/listen streams (server-stateless).",
 			InputSchema: conformanceServiceTestTriggerToolChangeInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestTriggerToolChange"},
 		}, h.TestTriggerToolChange, opts...)
 	}
 	if !unimplemented["TestTriggerPromptChange"] {
@@ -947,6 +964,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestTriggerPromptChangeToolName,
 			Description: "Adds or removes a prompt, as test_trigger_tool_change does a tool (server-stateless).",
 			InputSchema: conformanceServiceTestTriggerPromptChangeInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestTriggerPromptChange"},
 		}, h.TestTriggerPromptChange, opts...)
 	}
 	if !unimplemented["TestInputRequiredResultElicitation"] {
@@ -954,6 +972,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestInputRequiredResultElicitationToolName,
 			Description: "Elicits the user's name (key user_name).",
 			InputSchema: conformanceServiceTestInputRequiredResultElicitationInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestInputRequiredResultElicitation"},
 		}, h.TestInputRequiredResultElicitation, opts...)
 	}
 	if !unimplemented["TestInputRequiredResultSampling"] {
@@ -961,6 +980,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestInputRequiredResultSamplingToolName,
 			Description: "Samples the capital of France (key capital_question).",
 			InputSchema: conformanceServiceTestInputRequiredResultSamplingInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestInputRequiredResultSampling"},
 		}, h.TestInputRequiredResultSampling, opts...)
 	}
 	if !unimplemented["TestInputRequiredResultListRoots"] {
@@ -968,6 +988,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestInputRequiredResultListRootsToolName,
 			Description: "Lists the client's roots (key client_roots).",
 			InputSchema: conformanceServiceTestInputRequiredResultListRootsInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestInputRequiredResultListRoots"},
 		}, h.TestInputRequiredResultListRoots, opts...)
 	}
 	if !unimplemented["TestInputRequiredResultRequestState"] {
@@ -975,6 +996,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestInputRequiredResultRequestStateToolName,
 			Description: "Asks for a confirmation (key confirm) and says state-ok once the retry's requestState verified.",
 			InputSchema: conformanceServiceTestInputRequiredResultRequestStateInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestInputRequiredResultRequestState"},
 		}, h.TestInputRequiredResultRequestState, opts...)
 	}
 	if !unimplemented["TestInputRequiredResultTamperedState"] {
@@ -982,6 +1004,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestInputRequiredResultTamperedStateToolName,
 			Description: "Asks for a confirmation as test_input_required_result_request_state does; the suite then retries with a tampered requestState, which the runtime refuses.",
 			InputSchema: conformanceServiceTestInputRequiredResultTamperedStateInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestInputRequiredResultTamperedState"},
 		}, h.TestInputRequiredResultTamperedState, opts...)
 	}
 	if !unimplemented["TestInputRequiredResultMultipleInputs"] {
@@ -989,6 +1012,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestInputRequiredResultMultipleInputsToolName,
 			Description: "Asks for three inputs at once: an elicitation, a sampling and the roots.",
 			InputSchema: conformanceServiceTestInputRequiredResultMultipleInputsInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestInputRequiredResultMultipleInputs"},
 		}, h.TestInputRequiredResultMultipleInputs, opts...)
 	}
 	if !unimplemented["TestInputRequiredResultMultiRound"] {
@@ -996,6 +1020,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestInputRequiredResultMultiRoundToolName,
 			Description: "Asks for a name (step1), then, in a second round, a colour (step2).",
 			InputSchema: conformanceServiceTestInputRequiredResultMultiRoundInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestInputRequiredResultMultiRound"},
 		}, h.TestInputRequiredResultMultiRound, opts...)
 	}
 	if !unimplemented["TestInputRequiredResultCapabilities"] {
@@ -1003,12 +1028,14 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        ConformanceServiceTestInputRequiredResultCapabilitiesToolName,
 			Description: "Asks only for what the client's capabilities allow: an elicitation if it declares elicitation, a sampling if it declares sampling.",
 			InputSchema: conformanceServiceTestInputRequiredResultCapabilitiesInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestInputRequiredResultCapabilities"},
 		}, h.TestInputRequiredResultCapabilities, opts...)
 	}
 	if !unimplemented["TestSimplePrompt"] {
 		runtime.AddTypedPrompt(s, runtime.PromptSpec{
 			Name:        ConformanceServiceTestSimplePromptPromptName,
 			Description: "A simple prompt without arguments",
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestSimplePrompt"},
 		}, h.TestSimplePrompt, opts...)
 	}
 	if !unimplemented["TestPromptWithArguments"] {
@@ -1024,6 +1051,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 				{Name: "arg2", Description: "Second test argument", Required: true},
 			},
 			Complete: complete,
+			Meta:     map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestPromptWithArguments"},
 		}, h.TestPromptWithArguments, opts...)
 	}
 	if !unimplemented["TestPromptWithEmbeddedResource"] {
@@ -1038,18 +1066,21 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 				{Name: "resourceUri", Description: "URI of the resource to embed", Required: true},
 			},
 			Complete: complete,
+			Meta:     map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestPromptWithEmbeddedResource"},
 		}, h.TestPromptWithEmbeddedResource, opts...)
 	}
 	if !unimplemented["TestPromptWithImage"] {
 		runtime.AddTypedPrompt(s, runtime.PromptSpec{
 			Name:        ConformanceServiceTestPromptWithImagePromptName,
 			Description: "A prompt with an image",
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestPromptWithImage"},
 		}, h.TestPromptWithImage, opts...)
 	}
 	if !unimplemented["TestInputRequiredResultPrompt"] {
 		runtime.AddTypedPrompt(s, runtime.PromptSpec{
 			Name:        ConformanceServiceTestInputRequiredResultPromptPromptName,
 			Description: "A prompt that elicits its context first (key user_context), to show that InputRequiredResult is not only for tools.",
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TestInputRequiredResultPrompt"},
 		}, h.TestInputRequiredResultPrompt, opts...)
 	}
 	if !unimplemented["StaticText"] {
@@ -1058,6 +1089,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        "Static Text Resource",
 			Description: "A static text resource for testing",
 			MIMEType:    "text/plain",
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/StaticText"},
 		}, h.StaticText, opts...)
 	}
 	if !unimplemented["StaticBinary"] {
@@ -1066,6 +1098,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        "Static Binary Resource",
 			Description: "A static binary resource (a PNG image) for testing",
 			MIMEType:    "image/png",
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/StaticBinary"},
 		}, h.StaticBinary, opts...)
 	}
 	if !unimplemented["WatchedResource"] {
@@ -1074,6 +1107,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Name:        "Watched Resource",
 			Description: "A resource clients can subscribe to (resources/subscribe)",
 			MIMEType:    "text/plain",
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/WatchedResource"},
 		}, h.WatchedResource, opts...)
 	}
 	if !unimplemented["TemplateData"] {
@@ -1087,6 +1121,7 @@ func RegisterConformanceServiceHandler(s *runtime.Server, h ConformanceServiceHa
 			Description: "A resource template with an {id} parameter",
 			MIMEType:    "application/json",
 			Complete:    complete,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.ConformanceService/TemplateData"},
 		}, h.TemplateData, opts...)
 	}
 }
@@ -1404,6 +1439,7 @@ func RegisterMockServerServiceHandler(s *runtime.Server, h MockServerServiceHand
 			Name:        MockServerServiceAddNumbersToolName,
 			Description: "Adds two numbers (client scenario tools_call).",
 			InputSchema: mockServerServiceAddNumbersInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.MockServerService/AddNumbers"},
 		}, h.AddNumbers, opts...)
 	}
 	if !unimplemented["TestClientElicitationDefaults"] {
@@ -1411,6 +1447,7 @@ func RegisterMockServerServiceHandler(s *runtime.Server, h MockServerServiceHand
 			Name:        MockServerServiceTestClientElicitationDefaultsToolName,
 			Description: "Elicits a form whose fields all have defaults, which the client must fill in when the user accepts (client scenario elicitation-sep1034-client-defaults).",
 			InputSchema: mockServerServiceTestClientElicitationDefaultsInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "conformance.v1.MockServerService/TestClientElicitationDefaults"},
 		}, h.TestClientElicitationDefaults, opts...)
 	}
 }

@@ -131,6 +131,7 @@ func RegisterContractServiceHandler(s *runtime.Server, h ContractServiceHandler,
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "contract.v1.ContractService/Echo"},
 		}, h.Echo, opts...)
 	}
 	if !unimplemented["Known"] {
@@ -143,6 +144,7 @@ func RegisterContractServiceHandler(s *runtime.Server, h ContractServiceHandler,
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "contract.v1.ContractService/Known"},
 		}, h.Known, opts...)
 	}
 	if !unimplemented["Validated"] {
@@ -156,6 +158,7 @@ func RegisterContractServiceHandler(s *runtime.Server, h ContractServiceHandler,
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "contract.v1.ContractService/Validated"},
 		}, h.Validated, opts...)
 	}
 }

@@ -85,6 +85,7 @@ func RegisterEditionsServiceHandler(s *runtime.Server, h EditionsServiceHandler,
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "contract.v1.EditionsService/EditionsEcho"},
 		}, h.EditionsEcho, opts...)
 	}
 }

@@ -85,6 +85,7 @@ func RegisterLegacyServiceHandler(s *runtime.Server, h LegacyServiceHandler, opt
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "contract.v1.LegacyService/LegacyEcho"},
 		}, h.LegacyEcho, opts...)
 	}
 }

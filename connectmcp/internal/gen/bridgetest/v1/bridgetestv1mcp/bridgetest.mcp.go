@@ -152,6 +152,7 @@ func RegisterBridgeTestServiceHandler(s *runtime.Server, h BridgeTestServiceHand
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "bridgetest.v1.BridgeTestService/Echo"},
 		}, h.Echo, opts...)
 	}
 	if !unimplemented["Fail"] {
@@ -160,6 +161,7 @@ func RegisterBridgeTestServiceHandler(s *runtime.Server, h BridgeTestServiceHand
 			Description:  "Fails with the given gRPC status code and message.",
 			InputSchema:  bridgeTestServiceFailInputSchema,
 			OutputSchema: bridgeTestServiceFailOutputSchema,
+			Meta:         map[string]any{runtime.RPCMetaKey: "bridgetest.v1.BridgeTestService/Fail"},
 		}, h.Fail, opts...)
 	}
 	if !unimplemented["Wait"] {
@@ -168,6 +170,7 @@ func RegisterBridgeTestServiceHandler(s *runtime.Server, h BridgeTestServiceHand
 			Description:  "Waits until the call's context ends, and reports why.",
 			InputSchema:  bridgeTestServiceWaitInputSchema,
 			OutputSchema: bridgeTestServiceWaitOutputSchema,
+			Meta:         map[string]any{runtime.RPCMetaKey: "bridgetest.v1.BridgeTestService/Wait"},
 		}, h.Wait, opts...)
 	}
 	if !unimplemented["Count"] {
@@ -176,6 +179,7 @@ func RegisterBridgeTestServiceHandler(s *runtime.Server, h BridgeTestServiceHand
 			Description:  "Counts from 1 to n, one message each.",
 			InputSchema:  bridgeTestServiceCountInputSchema,
 			OutputSchema: bridgeTestServiceCountOutputSchema,
+			Meta:         map[string]any{runtime.RPCMetaKey: "bridgetest.v1.BridgeTestService/Count"},
 		}, h.Count, opts...)
 	}
 }

@@ -174,6 +174,7 @@ func RegisterLibraryServiceHandler(s *runtime.Server, h LibraryServiceHandler, o
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "library.v1.LibraryService/ListBooks"},
 		}, h.ListBooks, opts...)
 	}
 	if !unimplemented["GetBook"] {
@@ -186,6 +187,7 @@ func RegisterLibraryServiceHandler(s *runtime.Server, h LibraryServiceHandler, o
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "library.v1.LibraryService/GetBook"},
 		}, h.GetBook, opts...)
 	}
 	if !unimplemented["CreateBook"] {
@@ -194,6 +196,7 @@ func RegisterLibraryServiceHandler(s *runtime.Server, h LibraryServiceHandler, o
 			Description:  "Adds a book to the catalogue and returns it with its new id.",
 			InputSchema:  libraryServiceCreateBookInputSchema,
 			OutputSchema: libraryServiceCreateBookOutputSchema,
+			Meta:         map[string]any{runtime.RPCMetaKey: "library.v1.LibraryService/CreateBook"},
 		}, h.CreateBook, opts...)
 	}
 	if !unimplemented["DeleteBook"] {
@@ -205,6 +208,7 @@ func RegisterLibraryServiceHandler(s *runtime.Server, h LibraryServiceHandler, o
 			Annotations: &runtime.ToolAnnotations{
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "library.v1.LibraryService/DeleteBook"},
 		}, h.DeleteBook, opts...)
 	}
 	if !unimplemented["ExportBooks"] {
@@ -217,6 +221,7 @@ func RegisterLibraryServiceHandler(s *runtime.Server, h LibraryServiceHandler, o
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "library.v1.LibraryService/ExportBooks"},
 		}, h.ExportBooks, opts...)
 	}
 }

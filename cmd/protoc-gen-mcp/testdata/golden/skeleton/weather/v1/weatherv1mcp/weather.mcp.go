@@ -223,6 +223,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 				IdempotentHint: runtime.Bool(true),
 				OpenWorldHint:  runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/GetForecast"},
 		}, h.GetForecast, opts...)
 	}
 	if !unimplemented["ListAlerts"] {
@@ -236,6 +237,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/ListAlerts"},
 		}, h.ListAlerts, opts...)
 	}
 	if !unimplemented["RenderForecastChart"] {
@@ -249,6 +251,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/RenderForecastChart"},
 		}, h.RenderForecastChart, opts...)
 	}
 	if !unimplemented["ExportForecast"] {
@@ -263,6 +266,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 				ReadOnlyHint:   runtime.Bool(true),
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/ExportForecast"},
 		}, h.ExportForecast, opts...)
 	}
 	if !unimplemented["PlanTrip"] {
@@ -280,6 +284,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 				{Name: "days", Description: "How many days the trip lasts, 1 to 14. Defaults to 3."},
 			},
 			Complete: complete,
+			Meta:     map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/PlanTrip"},
 		}, h.PlanTrip, opts...)
 	}
 	if !unimplemented["GetStation"] {
@@ -294,6 +299,7 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 			Description: "A weather station: where it is and what it measured last.",
 			MIMEType:    "application/json",
 			Complete:    complete,
+			Meta:        map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/GetStation"},
 		}, h.GetStation, opts...)
 	}
 	s.AddResource(runtime.Resource{

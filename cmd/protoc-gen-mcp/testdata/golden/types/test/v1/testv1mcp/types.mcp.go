@@ -161,6 +161,7 @@ func RegisterTypesServiceHandler(s *runtime.Server, h TypesServiceHandler, opts 
 			Annotations: &runtime.ToolAnnotations{
 				IdempotentHint: runtime.Bool(true),
 			},
+			Meta: map[string]any{runtime.RPCMetaKey: "test.v1.TypesService/Echo"},
 		}, h.Echo, opts...)
 	}
 	if !unimplemented["Structure"] {
@@ -176,6 +177,7 @@ func RegisterTypesServiceHandler(s *runtime.Server, h TypesServiceHandler, opts 
 				OpenWorldHint:   runtime.Bool(false),
 			},
 			Scopes: []string{"test:read", "test:write"},
+			Meta:   map[string]any{runtime.RPCMetaKey: "test.v1.TypesService/Structure"},
 		}, h.Structure, opts...)
 	}
 	if !unimplemented["WellKnown"] {
@@ -184,6 +186,7 @@ func RegisterTypesServiceHandler(s *runtime.Server, h TypesServiceHandler, opts 
 			Description:  "WellKnown covers the well-known types.",
 			InputSchema:  typesServiceWellKnownInputSchema,
 			OutputSchema: typesServiceWellKnownOutputSchema,
+			Meta:         map[string]any{runtime.RPCMetaKey: "test.v1.TypesService/WellKnown"},
 		}, h.WellKnown, opts...)
 	}
 	if !unimplemented["Rich"] {
@@ -192,6 +195,7 @@ func RegisterTypesServiceHandler(s *runtime.Server, h TypesServiceHandler, opts 
 			Title:       "Rich content",
 			Description: "Replaces the comment.",
 			InputSchema: typesServiceRichInputSchema,
+			Meta:        map[string]any{runtime.RPCMetaKey: "test.v1.TypesService/Rich"},
 		}, h.Rich, opts...)
 	}
 	if !unimplemented["Old"] {
@@ -200,6 +204,7 @@ func RegisterTypesServiceHandler(s *runtime.Server, h TypesServiceHandler, opts 
 			Description:  "Old is deprecated.\n\nDeprecated.",
 			InputSchema:  typesServiceOldInputSchema,
 			OutputSchema: typesServiceOldOutputSchema,
+			Meta:         map[string]any{runtime.RPCMetaKey: "test.v1.TypesService/Old"},
 		}, h.Old, opts...)
 	}
 }

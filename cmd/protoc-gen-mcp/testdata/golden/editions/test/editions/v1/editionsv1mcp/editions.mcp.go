@@ -82,6 +82,7 @@ func RegisterEditionsServiceHandler(s *runtime.Server, h EditionsServiceHandler,
 			Description:  "Get takes an editions message.",
 			InputSchema:  editionsServiceGetInputSchema,
 			OutputSchema: editionsServiceGetOutputSchema,
+			Meta:         map[string]any{runtime.RPCMetaKey: "test.editions.v1.EditionsService/Get"},
 		}, h.Get, opts...)
 	}
 }

@@ -212,6 +212,7 @@ func RegisterLibraryHandler(s *runtime.Server, h LibraryHandler, opts ...runtime
 			Description:  "Finds books by title.",
 			InputSchema:  libraryFindBooksInputSchema,
 			OutputSchema: libraryFindBooksOutputSchema,
+			Meta:         map[string]any{runtime.RPCMetaKey: "test.surface.v1.Library/FindBooks"},
 		}, h.FindBooks, opts...)
 	}
 	if !unimplemented["ExportCatalogue"] {
@@ -220,6 +221,7 @@ func RegisterLibraryHandler(s *runtime.Server, h LibraryHandler, opts ...runtime
 			Description:  "Exports the catalogue, reporting each batch.",
 			InputSchema:  libraryExportCatalogueInputSchema,
 			OutputSchema: libraryExportCatalogueOutputSchema,
+			Meta:         map[string]any{runtime.RPCMetaKey: "test.surface.v1.Library/ExportCatalogue"},
 		}, h.ExportCatalogue, opts...)
 	}
 	if !unimplemented["ReviewBook"] {
@@ -237,12 +239,14 @@ func RegisterLibraryHandler(s *runtime.Server, h LibraryHandler, opts ...runtime
 				{Name: "maxWords", Description: "At most this many words."},
 			},
 			Complete: complete,
+			Meta:     map[string]any{runtime.RPCMetaKey: "test.surface.v1.Library/ReviewBook"},
 		}, h.ReviewBook, opts...)
 	}
 	if !unimplemented["Summary"] {
 		runtime.AddTypedPrompt(s, runtime.PromptSpec{
 			Name:        LibrarySummaryPromptName,
 			Description: "Summarises the catalogue.",
+			Meta:        map[string]any{runtime.RPCMetaKey: "test.surface.v1.Library/Summary"},
 		}, h.Summary, opts...)
 	}
 	if !unimplemented["GetBook"] {
@@ -256,6 +260,7 @@ func RegisterLibraryHandler(s *runtime.Server, h LibraryHandler, opts ...runtime
 			Description: "A book, by shelf and ISBN.",
 			MIMEType:    "application/json",
 			Complete:    complete,
+			Meta:        map[string]any{runtime.RPCMetaKey: "test.surface.v1.Library/GetBook"},
 		}, h.GetBook, opts...)
 	}
 	if !unimplemented["OpeningHours"] {
@@ -264,6 +269,7 @@ func RegisterLibraryHandler(s *runtime.Server, h LibraryHandler, opts ...runtime
 			Name:        "opening_hours",
 			Description: "The library's opening hours.",
 			MIMEType:    "text/plain",
+			Meta:        map[string]any{runtime.RPCMetaKey: "test.surface.v1.Library/OpeningHours"},
 		}, h.OpeningHours, opts...)
 	}
 	s.AddResource(runtime.Resource{

@@ -76,6 +76,7 @@ func RegisterLegacyServiceHandler(s *runtime.Server, h LegacyServiceHandler, opt
 			Description:  "Do takes a proto2 message.",
 			InputSchema:  legacyServiceDoInputSchema,
 			OutputSchema: legacyServiceDoOutputSchema,
+			Meta:         map[string]any{runtime.RPCMetaKey: "test.proto2.v1.LegacyService/Do"},
 		}, h.Do, opts...)
 	}
 }

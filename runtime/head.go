@@ -21,61 +21,82 @@ const (
 // value is cut off still tells its key: "params" after "method" is a request's, "result" a
 // response's. A kind is given only when head shows it unambiguously.
 func headKind(head []byte) (*ID, msgKind) {
-	var id *ID
-	var method, result, cut bool
-	i := jsonscan.FirstMember(head)
-	for i >= 0 {
-		if i >= len(head) || head[i] != '"' {
-			cut = true
-			break
+	var h headSeen
+	for i := jsonscan.FirstMember(head); i >= 0; {
+		key, val, next, ok := headMember(head, i)
+		h.see(key, val)
+		if !ok {
+			h.cut = true
 		}
-		kEnd := jsonscan.StringEnd(head, i)
-		if kEnd < 0 {
-			cut = true
-			break
-		}
-		key := string(head[i+1 : kEnd-1])
-		j := jsonscan.SkipSpace(head, kEnd)
-		if j >= len(head) || head[j] != ':' {
-			cut = true
-			break
-		}
-		j = jsonscan.SkipSpace(head, j+1)
-		vEnd := jsonscan.ValueEnd(head, j)
-		switch key {
-		case "method":
-			method = true
-		case "result", "error":
-			result = true
-		case "id":
-			if vEnd >= 0 && vEnd < len(head) {
-				var v ID
-				if v.UnmarshalJSON(head[j:vEnd]) == nil && !v.IsZero() {
-					id = &v
-				}
-			}
-		}
-		if vEnd < 0 || vEnd >= len(head) {
-			cut = true
-			break
-		}
-		j = jsonscan.SkipSpace(head, vEnd)
-		if j >= len(head) || (head[j] != ',' && head[j] != '}') {
-			cut = true
-			break
-		}
-		if head[j] == '}' {
-			break
-		}
-		i = jsonscan.SkipSpace(head, j+1)
+		i = next
 	}
+	return h.id, h.kind()
+}
+
+// headSeen is what the members read so far of a cut message's start show.
+type headSeen struct {
+	id             *ID
+	method, result bool
+	cut            bool // head ended within a member
+}
+
+// see records a member: its key, and its value when the value was read whole (nil if cut).
+func (h *headSeen) see(key string, val []byte) {
+	switch key {
+	case "method":
+		h.method = true
+	case "result", "error":
+		h.result = true
+	case "id":
+		var v ID
+		if val != nil && v.UnmarshalJSON(val) == nil && !v.IsZero() {
+			h.id = &v
+		}
+	}
+}
+
+// kind is the message's kind, when the members seen show it unambiguously.
+func (h *headSeen) kind() msgKind {
 	switch {
-	case method && !result && id != nil:
-		return id, headRequest
-	case method && !result && !cut:
-		return nil, headNotification
-	case result && !method:
-		return id, headResponse
+	case h.method && !h.result && h.id != nil:
+		return headRequest
+	case h.method && !h.result && !h.cut:
+		return headNotification
+	case h.result && !h.method:
+		return headResponse
 	}
-	return id, headUnknown
+	return headUnknown
+}
+
+// headMember reads the member of head whose key starts at i: its key ("" when head ends
+// before the key does), its value (nil when head ends within it) and where the next member's
+// key starts (-1 after the last member, or a cut). ok is false when head is cut (or
+// malformed) within or right after the member.
+func headMember(head []byte, i int) (key string, val []byte, next int, ok bool) {
+	if i >= len(head) || head[i] != '"' {
+		return "", nil, -1, false
+	}
+	kEnd := jsonscan.StringEnd(head, i)
+	if kEnd < 0 {
+		return "", nil, -1, false
+	}
+	key = string(head[i+1 : kEnd-1])
+	j := jsonscan.SkipSpace(head, kEnd)
+	if j >= len(head) || head[j] != ':' {
+		return key, nil, -1, false
+	}
+	j = jsonscan.SkipSpace(head, j+1)
+	vEnd := jsonscan.ValueEnd(head, j)
+	if vEnd < 0 || vEnd >= len(head) {
+		return key, nil, -1, false
+	}
+	val = head[j:vEnd]
+	j = jsonscan.SkipSpace(head, vEnd)
+	switch {
+	case j < len(head) && head[j] == '}':
+		return key, val, -1, true // the object's last member
+	case j >= len(head) || head[j] != ',':
+		return key, val, -1, false
+	}
+	return key, val, jsonscan.SkipSpace(head, j+1), true
 }

@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/protomcp/protomcp/internal/rpcstatus"
 	"github.com/protomcp/protomcp/runtime"
-	rpccode "google.golang.org/genproto/googleapis/rpc/code"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -102,51 +100,11 @@ func ErrorResult(e *connect.Error) *runtime.CallToolResult {
 // statusText describes a status for a model, as grpcmcp does: "NOT_FOUND: book 7 does not
 // exist", then one line per detail it can act on.
 func statusText(code connect.Code, msg string, details []proto.Message) string {
-	var b strings.Builder
-	b.WriteString(rpccode.Code(code).String()) // NOT_FOUND, as gRPC and grpcmcp spell it
-	if msg != "" {
-		b.WriteString(": ")
-		b.WriteString(msg)
+	ds := make([]any, len(details))
+	for i, d := range details {
+		ds[i] = d
 	}
-	for _, d := range details {
-		switch d := d.(type) {
-		case *errdetails.BadRequest:
-			for _, v := range d.GetFieldViolations() {
-				fmt.Fprintf(&b, "\nfield %s: %s", v.GetField(), v.GetDescription())
-			}
-		case *errdetails.RetryInfo:
-			if d.GetRetryDelay() != nil {
-				fmt.Fprintf(&b, "\nretry after %s", d.GetRetryDelay().AsDuration())
-			} else {
-				b.WriteString("\nretry later")
-			}
-		case *errdetails.PreconditionFailure:
-			for _, v := range d.GetViolations() {
-				fmt.Fprintf(&b, "\nprecondition %s %s: %s", v.GetType(), v.GetSubject(), v.GetDescription())
-			}
-		case *errdetails.QuotaFailure:
-			for _, v := range d.GetViolations() {
-				fmt.Fprintf(&b, "\nquota %s: %s", v.GetSubject(), v.GetDescription())
-			}
-		case *errdetails.ResourceInfo:
-			fmt.Fprintf(&b, "\nresource %s %s", d.GetResourceType(), d.GetResourceName())
-			if d.GetDescription() != "" {
-				fmt.Fprintf(&b, ": %s", d.GetDescription())
-			}
-		case *errdetails.ErrorInfo:
-			fmt.Fprintf(&b, "\nreason %s", d.GetReason())
-			if d.GetDomain() != "" {
-				fmt.Fprintf(&b, " (%s)", d.GetDomain())
-			}
-		case *errdetails.Help:
-			for _, l := range d.GetLinks() {
-				fmt.Fprintf(&b, "\nsee %s: %s", l.GetDescription(), l.GetUrl())
-			}
-		case *errdetails.LocalizedMessage:
-			fmt.Fprintf(&b, "\n%s", d.GetMessage())
-		}
-	}
-	return b.String()
+	return rpcstatus.Text(int32(code), msg, ds)
 }
 
 // ErrorOf returns the *connect.Error of an error a protomcp client returned for a bridged

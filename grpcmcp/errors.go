@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 
+	"github.com/protomcp/protomcp/internal/rpcstatus"
 	"github.com/protomcp/protomcp/runtime"
-	rpccode "google.golang.org/genproto/googleapis/rpc/code"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -99,57 +96,7 @@ func StatusResult(st *status.Status) *runtime.CallToolResult {
 // StatusText describes st for a model: "NOT_FOUND: book 7 does not exist", then one line per
 // detail it can act on (a field to fix, when to retry, what is missing).
 func StatusText(st *status.Status) string {
-	var b strings.Builder
-	b.WriteString(codeName(st.Code()))
-	if msg := st.Message(); msg != "" {
-		b.WriteString(": ")
-		b.WriteString(msg)
-	}
-	for _, d := range st.Details() {
-		switch d := d.(type) {
-		case *errdetails.BadRequest:
-			for _, v := range d.GetFieldViolations() {
-				fmt.Fprintf(&b, "\nfield %s: %s", v.GetField(), v.GetDescription())
-			}
-		case *errdetails.RetryInfo:
-			if d.GetRetryDelay() != nil {
-				fmt.Fprintf(&b, "\nretry after %s", d.GetRetryDelay().AsDuration())
-			} else {
-				b.WriteString("\nretry later")
-			}
-		case *errdetails.PreconditionFailure:
-			for _, v := range d.GetViolations() {
-				fmt.Fprintf(&b, "\nprecondition %s %s: %s", v.GetType(), v.GetSubject(), v.GetDescription())
-			}
-		case *errdetails.QuotaFailure:
-			for _, v := range d.GetViolations() {
-				fmt.Fprintf(&b, "\nquota %s: %s", v.GetSubject(), v.GetDescription())
-			}
-		case *errdetails.ResourceInfo:
-			fmt.Fprintf(&b, "\nresource %s %s", d.GetResourceType(), d.GetResourceName())
-			if d.GetDescription() != "" {
-				fmt.Fprintf(&b, ": %s", d.GetDescription())
-			}
-		case *errdetails.ErrorInfo:
-			fmt.Fprintf(&b, "\nreason %s", d.GetReason())
-			if d.GetDomain() != "" {
-				fmt.Fprintf(&b, " (%s)", d.GetDomain())
-			}
-		case *errdetails.Help:
-			for _, l := range d.GetLinks() {
-				fmt.Fprintf(&b, "\nsee %s: %s", l.GetDescription(), l.GetUrl())
-			}
-		case *errdetails.LocalizedMessage:
-			fmt.Fprintf(&b, "\n%s", d.GetMessage())
-		}
-	}
-	return b.String()
-}
-
-// codeName is the code as google.rpc.Code spells it (NOT_FOUND), the form the gRPC
-// documentation and most logs use.
-func codeName(c codes.Code) string {
-	return rpccode.Code(c).String()
+	return rpcstatus.Text(int32(st.Code()), st.Message(), st.Details())
 }
 
 // StatusOf returns the gRPC status of an error a protomcp client returned for a bridged tool:

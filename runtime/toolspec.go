@@ -29,6 +29,10 @@ type ToolSpec struct {
 	// keys take a reverse-DNS prefix; ones whose second label is modelcontextprotocol or mcp
 	// are reserved). Generated code sets RPCMetaKey to the rpc the tool calls. Nil for none.
 	Meta map[string]any
+	// TaskSupport says whether the tool may be called as a task (task.go); TaskForbidden, the
+	// zero value, for an ordinary tool. From the proto option (mcp.v1.tool).task_support, or
+	// an rpc that returns a google.longrunning.Operation.
+	TaskSupport TaskSupport
 }
 
 // RPCMetaKey is the _meta key whose value names the rpc behind a generated tool, prompt or

@@ -126,10 +126,9 @@ func appendMessageJSON(b []byte, m protoreflect.Message) ([]byte, error) {
 		first = false
 		b = AppendString(b, fd.JSONName())
 		b = append(b, ':')
-		v := m.Get(fd)
 		switch {
 		case fd.IsList():
-			l := v.List()
+			l := m.Get(fd).List()
 			b = append(b, '[')
 			for j := range l.Len() {
 				if j > 0 {
@@ -141,11 +140,18 @@ func appendMessageJSON(b []byte, m protoreflect.Message) ([]byte, error) {
 			}
 			b = append(b, ']')
 		case fd.IsMap():
-			if b, err = appendMapJSON(b, fd, v.Map()); err != nil {
+			var done bool
+			if b, done, err = appendGoMap(b, m, fd); err != nil {
+				return nil, err
+			}
+			if done {
+				continue
+			}
+			if b, err = appendMapJSON(b, fd, m.Get(fd).Map()); err != nil {
 				return nil, err
 			}
 		default:
-			if b, err = appendValueJSON(b, fd, v); err != nil {
+			if b, err = appendValueJSON(b, fd, m.Get(fd)); err != nil {
 				return nil, err
 			}
 		}

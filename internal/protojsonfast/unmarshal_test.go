@@ -109,7 +109,10 @@ func TestUnmarshalMatchesProtojson(t *testing.T) {
 	assert.True(t, checkUnmarshal(t, md, []byte(`{"renamed":"x","camel_case":"y"}`)), "JSON and proto names")
 	assert.True(t, checkUnmarshal(t, md, []byte(`{"s":"a\nb","d":-1.5e3}`)), "an escape, a double")
 	assert.False(t, checkUnmarshal(t, md, []byte(`{"s":"\ud83c\udf0d"}`)), "a surrogate escape")
-	assert.False(t, checkUnmarshal(t, md, []byte(`{"e":"E_ONE"}`)), "an enum")
+	assert.True(t, checkUnmarshal(t, md, []byte(`{"e":"E_ONE"}`)), "an enum by name")
+	assert.False(t, checkUnmarshal(t, md, []byte(`{"e":1}`)), "an enum by number")
+	assert.True(t, checkUnmarshal(t, md, []byte(`{"oa":"x"}`)), "one member of a oneof")
+	assert.False(t, checkUnmarshal(t, md, []byte(`{"oa":"x","ob":1}`)), "two members of a oneof")
 	text := &mcpv1.TextContent{}
 	require.NoError(t, Unmarshal(protojson.UnmarshalOptions{}, []byte(`{"text":"hi"}`), text))
 	assert.Equal(t, "hi", text.GetText())

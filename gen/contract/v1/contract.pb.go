@@ -1048,6 +1048,142 @@ func (x *ValidatedResponse) GetRequest() *ValidatedRequest {
 	return nil
 }
 
+// ScalarMaps holds a map of each scalar value type, for the JSON encoder's tests.
+type ScalarMaps struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Strings.
+	Strings map[string]string `protobuf:"bytes,1,rep,name=strings,proto3" json:"strings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Booleans.
+	Bools map[string]bool `protobuf:"bytes,2,rep,name=bools,proto3" json:"bools,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// 64-bit integers, quoted in JSON.
+	Int64S map[string]int64 `protobuf:"bytes,3,rep,name=int64s,proto3" json:"int64s,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// Unsigned 32-bit integers.
+	Uint32S map[string]uint32 `protobuf:"bytes,4,rep,name=uint32s,proto3" json:"uint32s,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// Unsigned 64-bit integers, quoted in JSON.
+	Uint64S map[string]uint64 `protobuf:"bytes,5,rep,name=uint64s,proto3" json:"uint64s,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// Single-precision numbers.
+	Floats map[string]float32 `protobuf:"bytes,6,rep,name=floats,proto3" json:"floats,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed32,2,opt,name=value"`
+	// Double-precision numbers.
+	Doubles map[string]float64 `protobuf:"bytes,7,rep,name=doubles,proto3" json:"doubles,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// Zigzag-encoded integers.
+	Sint32S map[string]int32 `protobuf:"bytes,8,rep,name=sint32s,proto3" json:"sint32s,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"zigzag32,2,opt,name=value"`
+	// Fixed-width unsigned integers.
+	Fixed64S map[string]uint64 `protobuf:"bytes,9,rep,name=fixed64s,proto3" json:"fixed64s,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// Enums, written by name.
+	Colors map[string]Color `protobuf:"bytes,10,rep,name=colors,proto3" json:"colors,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value,enum=contract.v1.Color"`
+	// Integer keys.
+	ByNumber      map[int32]string `protobuf:"bytes,11,rep,name=by_number,json=byNumber,proto3" json:"by_number,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScalarMaps) Reset() {
+	*x = ScalarMaps{}
+	mi := &file_contract_v1_contract_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScalarMaps) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScalarMaps) ProtoMessage() {}
+
+func (x *ScalarMaps) ProtoReflect() protoreflect.Message {
+	mi := &file_contract_v1_contract_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScalarMaps.ProtoReflect.Descriptor instead.
+func (*ScalarMaps) Descriptor() ([]byte, []int) {
+	return file_contract_v1_contract_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ScalarMaps) GetStrings() map[string]string {
+	if x != nil {
+		return x.Strings
+	}
+	return nil
+}
+
+func (x *ScalarMaps) GetBools() map[string]bool {
+	if x != nil {
+		return x.Bools
+	}
+	return nil
+}
+
+func (x *ScalarMaps) GetInt64S() map[string]int64 {
+	if x != nil {
+		return x.Int64S
+	}
+	return nil
+}
+
+func (x *ScalarMaps) GetUint32S() map[string]uint32 {
+	if x != nil {
+		return x.Uint32S
+	}
+	return nil
+}
+
+func (x *ScalarMaps) GetUint64S() map[string]uint64 {
+	if x != nil {
+		return x.Uint64S
+	}
+	return nil
+}
+
+func (x *ScalarMaps) GetFloats() map[string]float32 {
+	if x != nil {
+		return x.Floats
+	}
+	return nil
+}
+
+func (x *ScalarMaps) GetDoubles() map[string]float64 {
+	if x != nil {
+		return x.Doubles
+	}
+	return nil
+}
+
+func (x *ScalarMaps) GetSint32S() map[string]int32 {
+	if x != nil {
+		return x.Sint32S
+	}
+	return nil
+}
+
+func (x *ScalarMaps) GetFixed64S() map[string]uint64 {
+	if x != nil {
+		return x.Fixed64S
+	}
+	return nil
+}
+
+func (x *ScalarMaps) GetColors() map[string]Color {
+	if x != nil {
+		return x.Colors
+	}
+	return nil
+}
+
+func (x *ScalarMaps) GetByNumber() map[int32]string {
+	if x != nil {
+		return x.ByNumber
+	}
+	return nil
+}
+
 var File_contract_v1_contract_proto protoreflect.FileDescriptor
 
 const file_contract_v1_contract_proto_rawDesc = "" +
@@ -1133,7 +1269,56 @@ const file_contract_v1_contract_proto_rawDesc = "" +
 	"\x10ValidatedAddress\x12\x1b\n" +
 	"\x04city\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04city\"L\n" +
 	"\x11ValidatedResponse\x127\n" +
-	"\arequest\x18\x01 \x01(\v2\x1d.contract.v1.ValidatedRequestR\arequest*>\n" +
+	"\arequest\x18\x01 \x01(\v2\x1d.contract.v1.ValidatedRequestR\arequest\"\xe9\n" +
+	"\n" +
+	"\n" +
+	"ScalarMaps\x12>\n" +
+	"\astrings\x18\x01 \x03(\v2$.contract.v1.ScalarMaps.StringsEntryR\astrings\x128\n" +
+	"\x05bools\x18\x02 \x03(\v2\".contract.v1.ScalarMaps.BoolsEntryR\x05bools\x12;\n" +
+	"\x06int64s\x18\x03 \x03(\v2#.contract.v1.ScalarMaps.Int64sEntryR\x06int64s\x12>\n" +
+	"\auint32s\x18\x04 \x03(\v2$.contract.v1.ScalarMaps.Uint32sEntryR\auint32s\x12>\n" +
+	"\auint64s\x18\x05 \x03(\v2$.contract.v1.ScalarMaps.Uint64sEntryR\auint64s\x12;\n" +
+	"\x06floats\x18\x06 \x03(\v2#.contract.v1.ScalarMaps.FloatsEntryR\x06floats\x12>\n" +
+	"\adoubles\x18\a \x03(\v2$.contract.v1.ScalarMaps.DoublesEntryR\adoubles\x12>\n" +
+	"\asint32s\x18\b \x03(\v2$.contract.v1.ScalarMaps.Sint32sEntryR\asint32s\x12A\n" +
+	"\bfixed64s\x18\t \x03(\v2%.contract.v1.ScalarMaps.Fixed64sEntryR\bfixed64s\x12;\n" +
+	"\x06colors\x18\n" +
+	" \x03(\v2#.contract.v1.ScalarMaps.ColorsEntryR\x06colors\x12B\n" +
+	"\tby_number\x18\v \x03(\v2%.contract.v1.ScalarMaps.ByNumberEntryR\bbyNumber\x1a:\n" +
+	"\fStringsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a8\n" +
+	"\n" +
+	"BoolsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\bR\x05value:\x028\x01\x1a9\n" +
+	"\vInt64sEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a:\n" +
+	"\fUint32sEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\x1a:\n" +
+	"\fUint64sEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\x1a9\n" +
+	"\vFloatsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x02R\x05value:\x028\x01\x1a:\n" +
+	"\fDoublesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a:\n" +
+	"\fSint32sEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x11R\x05value:\x028\x01\x1a;\n" +
+	"\rFixed64sEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x06R\x05value:\x028\x01\x1aM\n" +
+	"\vColorsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12(\n" +
+	"\x05value\x18\x02 \x01(\x0e2\x12.contract.v1.ColorR\x05value:\x028\x01\x1a;\n" +
+	"\rByNumberEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01*>\n" +
 	"\x05Color\x12\x15\n" +
 	"\x11COLOR_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tCOLOR_RED\x10\x01\x12\x0f\n" +
@@ -1160,7 +1345,7 @@ func file_contract_v1_contract_proto_rawDescGZIP() []byte {
 }
 
 var file_contract_v1_contract_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_contract_v1_contract_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_contract_v1_contract_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_contract_v1_contract_proto_goTypes = []any{
 	(Color)(0),                    // 0: contract.v1.Color
 	(Mode)(0),                     // 1: contract.v1.Mode
@@ -1174,56 +1359,80 @@ var file_contract_v1_contract_proto_goTypes = []any{
 	(*ValidatedRequest)(nil),      // 9: contract.v1.ValidatedRequest
 	(*ValidatedAddress)(nil),      // 10: contract.v1.ValidatedAddress
 	(*ValidatedResponse)(nil),     // 11: contract.v1.ValidatedResponse
-	nil,                           // 12: contract.v1.EchoRequest.ByNameEntry
-	nil,                           // 13: contract.v1.EchoRequest.ByCodeEntry
-	nil,                           // 14: contract.v1.ValidatedRequest.LabelsEntry
-	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 16: google.protobuf.Duration
-	(*fieldmaskpb.FieldMask)(nil), // 17: google.protobuf.FieldMask
-	(*structpb.Struct)(nil),       // 18: google.protobuf.Struct
-	(*structpb.Value)(nil),        // 19: google.protobuf.Value
-	(*wrapperspb.Int64Value)(nil), // 20: google.protobuf.Int64Value
-	(*anypb.Any)(nil),             // 21: google.protobuf.Any
+	(*ScalarMaps)(nil),            // 12: contract.v1.ScalarMaps
+	nil,                           // 13: contract.v1.EchoRequest.ByNameEntry
+	nil,                           // 14: contract.v1.EchoRequest.ByCodeEntry
+	nil,                           // 15: contract.v1.ValidatedRequest.LabelsEntry
+	nil,                           // 16: contract.v1.ScalarMaps.StringsEntry
+	nil,                           // 17: contract.v1.ScalarMaps.BoolsEntry
+	nil,                           // 18: contract.v1.ScalarMaps.Int64sEntry
+	nil,                           // 19: contract.v1.ScalarMaps.Uint32sEntry
+	nil,                           // 20: contract.v1.ScalarMaps.Uint64sEntry
+	nil,                           // 21: contract.v1.ScalarMaps.FloatsEntry
+	nil,                           // 22: contract.v1.ScalarMaps.DoublesEntry
+	nil,                           // 23: contract.v1.ScalarMaps.Sint32sEntry
+	nil,                           // 24: contract.v1.ScalarMaps.Fixed64sEntry
+	nil,                           // 25: contract.v1.ScalarMaps.ColorsEntry
+	nil,                           // 26: contract.v1.ScalarMaps.ByNumberEntry
+	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 28: google.protobuf.Duration
+	(*fieldmaskpb.FieldMask)(nil), // 29: google.protobuf.FieldMask
+	(*structpb.Struct)(nil),       // 30: google.protobuf.Struct
+	(*structpb.Value)(nil),        // 31: google.protobuf.Value
+	(*wrapperspb.Int64Value)(nil), // 32: google.protobuf.Int64Value
+	(*anypb.Any)(nil),             // 33: google.protobuf.Any
 }
 var file_contract_v1_contract_proto_depIdxs = []int32{
 	0,  // 0: contract.v1.EchoRequest.color:type_name -> contract.v1.Color
 	1,  // 1: contract.v1.EchoRequest.mode:type_name -> contract.v1.Mode
 	3,  // 2: contract.v1.EchoRequest.home:type_name -> contract.v1.Address
 	3,  // 3: contract.v1.EchoRequest.others:type_name -> contract.v1.Address
-	12, // 4: contract.v1.EchoRequest.by_name:type_name -> contract.v1.EchoRequest.ByNameEntry
+	13, // 4: contract.v1.EchoRequest.by_name:type_name -> contract.v1.EchoRequest.ByNameEntry
 	5,  // 5: contract.v1.EchoRequest.tree:type_name -> contract.v1.Tree
-	13, // 6: contract.v1.EchoRequest.by_code:type_name -> contract.v1.EchoRequest.ByCodeEntry
+	14, // 6: contract.v1.EchoRequest.by_code:type_name -> contract.v1.EchoRequest.ByCodeEntry
 	3,  // 7: contract.v1.EchoRequest.postal:type_name -> contract.v1.Address
 	4,  // 8: contract.v1.Address.point:type_name -> contract.v1.Point
 	5,  // 9: contract.v1.Tree.children:type_name -> contract.v1.Tree
 	2,  // 10: contract.v1.EchoResponse.request:type_name -> contract.v1.EchoRequest
 	0,  // 11: contract.v1.EchoResponse.color:type_name -> contract.v1.Color
-	15, // 12: contract.v1.KnownRequest.at:type_name -> google.protobuf.Timestamp
-	16, // 13: contract.v1.KnownRequest.wait:type_name -> google.protobuf.Duration
-	17, // 14: contract.v1.KnownRequest.mask:type_name -> google.protobuf.FieldMask
-	18, // 15: contract.v1.KnownRequest.data:type_name -> google.protobuf.Struct
-	19, // 16: contract.v1.KnownRequest.value:type_name -> google.protobuf.Value
-	20, // 17: contract.v1.KnownRequest.maybe:type_name -> google.protobuf.Int64Value
-	21, // 18: contract.v1.KnownRequest.any:type_name -> google.protobuf.Any
-	15, // 19: contract.v1.KnownRequest.times:type_name -> google.protobuf.Timestamp
+	27, // 12: contract.v1.KnownRequest.at:type_name -> google.protobuf.Timestamp
+	28, // 13: contract.v1.KnownRequest.wait:type_name -> google.protobuf.Duration
+	29, // 14: contract.v1.KnownRequest.mask:type_name -> google.protobuf.FieldMask
+	30, // 15: contract.v1.KnownRequest.data:type_name -> google.protobuf.Struct
+	31, // 16: contract.v1.KnownRequest.value:type_name -> google.protobuf.Value
+	32, // 17: contract.v1.KnownRequest.maybe:type_name -> google.protobuf.Int64Value
+	33, // 18: contract.v1.KnownRequest.any:type_name -> google.protobuf.Any
+	27, // 19: contract.v1.KnownRequest.times:type_name -> google.protobuf.Timestamp
 	7,  // 20: contract.v1.KnownResponse.request:type_name -> contract.v1.KnownRequest
-	14, // 21: contract.v1.ValidatedRequest.labels:type_name -> contract.v1.ValidatedRequest.LabelsEntry
+	15, // 21: contract.v1.ValidatedRequest.labels:type_name -> contract.v1.ValidatedRequest.LabelsEntry
 	0,  // 22: contract.v1.ValidatedRequest.color:type_name -> contract.v1.Color
-	15, // 23: contract.v1.ValidatedRequest.deadline:type_name -> google.protobuf.Timestamp
+	27, // 23: contract.v1.ValidatedRequest.deadline:type_name -> google.protobuf.Timestamp
 	10, // 24: contract.v1.ValidatedRequest.address:type_name -> contract.v1.ValidatedAddress
 	9,  // 25: contract.v1.ValidatedResponse.request:type_name -> contract.v1.ValidatedRequest
-	3,  // 26: contract.v1.EchoRequest.ByNameEntry.value:type_name -> contract.v1.Address
-	2,  // 27: contract.v1.ContractService.Echo:input_type -> contract.v1.EchoRequest
-	7,  // 28: contract.v1.ContractService.Known:input_type -> contract.v1.KnownRequest
-	9,  // 29: contract.v1.ContractService.Validated:input_type -> contract.v1.ValidatedRequest
-	6,  // 30: contract.v1.ContractService.Echo:output_type -> contract.v1.EchoResponse
-	8,  // 31: contract.v1.ContractService.Known:output_type -> contract.v1.KnownResponse
-	11, // 32: contract.v1.ContractService.Validated:output_type -> contract.v1.ValidatedResponse
-	30, // [30:33] is the sub-list for method output_type
-	27, // [27:30] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	16, // 26: contract.v1.ScalarMaps.strings:type_name -> contract.v1.ScalarMaps.StringsEntry
+	17, // 27: contract.v1.ScalarMaps.bools:type_name -> contract.v1.ScalarMaps.BoolsEntry
+	18, // 28: contract.v1.ScalarMaps.int64s:type_name -> contract.v1.ScalarMaps.Int64sEntry
+	19, // 29: contract.v1.ScalarMaps.uint32s:type_name -> contract.v1.ScalarMaps.Uint32sEntry
+	20, // 30: contract.v1.ScalarMaps.uint64s:type_name -> contract.v1.ScalarMaps.Uint64sEntry
+	21, // 31: contract.v1.ScalarMaps.floats:type_name -> contract.v1.ScalarMaps.FloatsEntry
+	22, // 32: contract.v1.ScalarMaps.doubles:type_name -> contract.v1.ScalarMaps.DoublesEntry
+	23, // 33: contract.v1.ScalarMaps.sint32s:type_name -> contract.v1.ScalarMaps.Sint32sEntry
+	24, // 34: contract.v1.ScalarMaps.fixed64s:type_name -> contract.v1.ScalarMaps.Fixed64sEntry
+	25, // 35: contract.v1.ScalarMaps.colors:type_name -> contract.v1.ScalarMaps.ColorsEntry
+	26, // 36: contract.v1.ScalarMaps.by_number:type_name -> contract.v1.ScalarMaps.ByNumberEntry
+	3,  // 37: contract.v1.EchoRequest.ByNameEntry.value:type_name -> contract.v1.Address
+	0,  // 38: contract.v1.ScalarMaps.ColorsEntry.value:type_name -> contract.v1.Color
+	2,  // 39: contract.v1.ContractService.Echo:input_type -> contract.v1.EchoRequest
+	7,  // 40: contract.v1.ContractService.Known:input_type -> contract.v1.KnownRequest
+	9,  // 41: contract.v1.ContractService.Validated:input_type -> contract.v1.ValidatedRequest
+	6,  // 42: contract.v1.ContractService.Echo:output_type -> contract.v1.EchoResponse
+	8,  // 43: contract.v1.ContractService.Known:output_type -> contract.v1.KnownResponse
+	11, // 44: contract.v1.ContractService.Validated:output_type -> contract.v1.ValidatedResponse
+	42, // [42:45] is the sub-list for method output_type
+	39, // [39:42] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_contract_v1_contract_proto_init() }
@@ -1245,7 +1454,7 @@ func file_contract_v1_contract_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_contract_v1_contract_proto_rawDesc), len(file_contract_v1_contract_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   13,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -123,6 +123,13 @@ func resolve(req *weatherv1.GetForecastRequest) (*weatherv1.Place, error) {
 	return nil, errors.New("give a city or coordinates")
 }
 
+// baseChance is the lowest chance of precipitation, in percent, under each condition.
+var baseChance = map[weatherv1.Condition]int32{
+	weatherv1.Condition_CONDITION_SUNNY: 0, weatherv1.Condition_CONDITION_CLOUDY: 20,
+	weatherv1.Condition_CONDITION_RAIN: 60, weatherv1.Condition_CONDITION_SNOW: 50,
+	weatherv1.Condition_CONDITION_STORM: 70,
+}
+
 func forecast(place string, start time.Time, days int, unit weatherv1.TemperatureUnit) []*weatherv1.DailyForecast {
 	out := make([]*weatherv1.DailyForecast, 0, days)
 	for i := range days {
@@ -135,12 +142,7 @@ func forecast(place string, start time.Time, days int, unit weatherv1.Temperatur
 		}
 		cond := weatherv1.Condition(1 + h/200%5)
 		chance := func(part uint32) int32 {
-			base := map[weatherv1.Condition]int32{
-				weatherv1.Condition_CONDITION_SUNNY: 0, weatherv1.Condition_CONDITION_CLOUDY: 20,
-				weatherv1.Condition_CONDITION_RAIN: 60, weatherv1.Condition_CONDITION_SNOW: 50,
-				weatherv1.Condition_CONDITION_STORM: 70,
-			}[cond]
-			return base + int32((h>>part)%30)
+			return baseChance[cond] + int32((h>>part)%30)
 		}
 		out = append(out, &weatherv1.DailyForecast{
 			Date:      date,

@@ -182,7 +182,7 @@ func serveReplica(redisURL string) error {
 // persistence. PROTOMCP_REDIS_SERVER names another binary taking the same flags
 // (valkey-server).
 type redisServer struct {
-	t    *testing.T
+	t    testing.TB
 	bin  string
 	port int
 	dir  string
@@ -190,7 +190,7 @@ type redisServer struct {
 	done chan struct{}
 }
 
-func startRedis(t *testing.T) *redisServer {
+func startRedis(t testing.TB) *redisServer {
 	name := "redis-server"
 	if v := os.Getenv("PROTOMCP_REDIS_SERVER"); v != "" {
 		name = v // valkey-server, say

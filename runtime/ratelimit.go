@@ -428,8 +428,8 @@ func (l *rateLimits) wrapTool(spec *ToolSpec, call CallFunc) CallFunc {
 	return func(ctx context.Context, req *Request) (*Response, error) {
 		caller := l.cfg.caller(ctx, req)
 		for _, b := range bs {
-			if ok, wait := l.take(ctx, b.name+"|"+caller, b.rate); !ok {
-				return l.refuse(req, b, wait)
+			if ok, wait, down := l.take(ctx, b.name+"|"+caller, b.rate); !ok {
+				return l.refuse(req, b, wait, down)
 			}
 		}
 		return call(ctx, req)
@@ -448,34 +448,35 @@ func (l *rateLimits) interceptor() Interceptor {
 			case methodInitialize, methodDiscover, methodPing, methodListen:
 				return next(ctx, req)
 			}
-			if ok, wait := l.take(ctx, b.name+"|"+l.cfg.caller(ctx, req), b.rate); !ok {
-				return l.refuse(req, b, wait)
+			if ok, wait, down := l.take(ctx, b.name+"|"+l.cfg.caller(ctx, req), b.rate); !ok {
+				return l.refuse(req, b, wait, down)
 			}
 			return next(ctx, req)
 		}
 	})
 }
 
-// take takes a token from the bucket key, doing what cfg.failure says when the store fails.
-func (l *rateLimits) take(ctx context.Context, key string, r Rate) (bool, time.Duration) {
+// take takes a token from the bucket key, doing what cfg.failure says when the store fails;
+// down reports a refusal because the store failed (FailClosed).
+func (l *rateLimits) take(ctx context.Context, key string, r Rate) (ok bool, wait time.Duration, down bool) {
 	ok, wait, err := l.cfg.store.Take(ctx, key, r, 1)
 	if err == nil {
 		if l.failing.Load() && l.failing.CompareAndSwap(true, false) {
 			l.log.Info("mcp: rate limiter recovered")
 		}
-		return ok, wait
+		return ok, wait, false
 	}
 	if l.failing.CompareAndSwap(false, true) {
 		l.log.Warn("mcp: rate limiter failed; until it recovers, "+l.cfg.failure.String(), "error", err)
 	}
 	switch l.cfg.failure {
 	case FailOpen:
-		return true, 0
+		return true, 0, false
 	case FailClosed:
-		return false, time.Second
+		return false, time.Second, true
 	}
 	ok, wait, _ = l.local.Take(ctx, key, r, 1)
-	return ok, wait
+	return ok, wait, false
 }
 
 // String says what the server does on a failure of its Limiter.
@@ -495,12 +496,21 @@ func retrySeconds(wait time.Duration) int {
 	return max(1, int(math.Ceil(wait.Seconds())))
 }
 
-// refuse answers a request over the limit of b: a tools/call with a tool execution error the
-// model can read (spec 2025-11-25, Server Features, Tools, Error Handling), any other request
-// with a JSON-RPC error; both say when to retry.
-func (l *rateLimits) refuse(req *Request, b bucket, wait time.Duration) (*Response, error) {
+// refuse answers a request over the limit of b (or refused because the store is down): a
+// tools/call with a tool execution error the model can read (spec 2025-11-25, Server
+// Features, Tools, Error Handling), any other request with a JSON-RPC error; both say when to
+// retry.
+func (l *rateLimits) refuse(req *Request, b bucket, wait time.Duration, down bool) (*Response, error) {
 	secs := retrySeconds(wait)
-	msg := "rate limit exceeded (" + b.name + ": " + b.rate.String() + " per caller); retry after " + strconv.Itoa(secs) + " seconds"
+	why := "rate limit exceeded (" + b.name + ": " + b.rate.String() + " per caller)"
+	if down {
+		why = "the rate limiter is unavailable (" + b.name + ")"
+	}
+	unit := " seconds"
+	if secs == 1 {
+		unit = " second"
+	}
+	msg := why + "; retry after " + strconv.Itoa(secs) + unit
 	if req.Method != methodToolsCall {
 		return nil, NewError(CodeRateLimited, msg).WithData(map[string]int{"retryAfter": secs})
 	}

@@ -107,12 +107,15 @@ func allowed(t *testing.T, c *runtime.Client, tool string, n int) int {
 func assertToolRefusal(t *testing.T, res *runtime.CallToolResult) {
 	t.Helper()
 	assert.True(t, res.IsError, "refusal is a tool error")
-	assert.Contains(t, res.Text(), "rate limit exceeded", "refusal text")
+	assert.Regexp(t, "^(rate limit exceeded|the rate limiter is unavailable)", res.Text(), "refusal text")
 	wait, ok := runtime.RetryAfter(res, nil)
 	if assert.True(t, ok, "refusal carries %s in _meta: %+v", runtime.RetryAfterMetaKey, res.Meta) {
 		assert.GreaterOrEqual(t, wait, time.Second, "retry hint")
-		secs := int(wait / time.Second)
-		assert.Contains(t, res.Text(), "retry after "+strconv.Itoa(secs)+" seconds", "the text gives the same seconds as _meta")
+		secs, unit := int(wait/time.Second), " seconds"
+		if secs == 1 {
+			unit = " second"
+		}
+		assert.Contains(t, res.Text(), "retry after "+strconv.Itoa(secs)+unit, "the text gives the same seconds as _meta")
 	}
 }
 
@@ -243,6 +246,11 @@ func TestRateLimitStoreFailure(t *testing.T) {
 			e.addTool("t", "", runtime.RateLimit{Rate: runtime.PerMinute(2)})
 			c := e.client(t, runtime.EraModern, "erin")
 			assert.Equal(t, tc.allowed, allowed(t, c, "t", 5), "while the store fails")
+			if tc.allowed == 0 {
+				res, err := c.CallTool(testCtx(t), "t", nil)
+				require.NoError(t, err)
+				assert.Equal(t, "the rate limiter is unavailable (tool/t); retry after 1 second", res.Text(), "FailClosed's refusal")
+			}
 			store.up.Store(true)
 			assert.Equal(t, 5, allowed(t, c, "t", 5), "the store answers again")
 		})

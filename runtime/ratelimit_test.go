@@ -11,6 +11,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -176,13 +177,20 @@ func TestRateLimitPerToolAndService(t *testing.T) {
 	assert.Equal(t, 4, allowed(t, c2, "y", 5), "LimitTools: 5 for all tools, 1 spent on x (x's refused calls were refused by its narrower bucket first)")
 }
 
-// TestRateLimitRequestsAnswerJSONRPCError proves LimitRequests limits every method but
-// initialize and ping, and answers a refused request that is not a tool call with a JSON-RPC
-// error whose data says when to retry, in both eras, without waiting for tokens.
+// TestRateLimitRequestsAnswerJSONRPCError proves LimitRequests limits every method but the
+// handshakes and ping, and answers a refused request that is not a tool call with a JSON-RPC
+// error whose data says when to retry, in both eras and both response modes (JSON, SSE),
+// without waiting for tokens.
 func TestRateLimitRequestsAnswerJSONRPCError(t *testing.T) {
 	t.Parallel()
+	t.Run("json", func(t *testing.T) { t.Parallel(); testRateLimitRequests(t) })
+	t.Run("sse", func(t *testing.T) { t.Parallel(); testRateLimitRequests(t, runtime.WithSSEResponses()) })
+}
+
+func testRateLimitRequests(t *testing.T, opts ...runtime.ServerOption) {
 	limitEras(t, func(t *testing.T, era runtime.Era) {
-		e := newLimitEnv(t, runtime.WithRateLimit(runtime.LimitRequests(runtime.Rate{Calls: 2, Period: time.Hour})))
+		all := append(slices.Clone(opts), runtime.WithRateLimit(runtime.LimitRequests(runtime.Rate{Calls: 2, Period: time.Hour})))
+		e := newLimitEnv(t, all...)
 		e.addTool("t", "")
 		c := e.client(t, era, "dave")
 		ctx := testCtx(t)

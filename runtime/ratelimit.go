@@ -193,6 +193,8 @@ func (m *MemoryLimiter) Len() int {
 }
 
 // LimiterFailure is what the server does when its Limiter fails (its store is unreachable).
+// While it fails, the server asks it again once a second, and the other calls meanwhile get
+// the LimiterFailure's answer at once rather than wait for the store's timeout.
 type LimiterFailure int
 
 const (
@@ -339,9 +341,15 @@ type rateLimits struct {
 	local *MemoryLimiter // the store when none is given, and FailLocal's fallback
 	log   *slog.Logger
 	// failing is set while the store fails, so that the outage and the recovery are logged
-	// once each.
+	// once each; meanwhile only one call in probeInterval (the first after retryAt, in unix
+	// nanoseconds) asks the store, the others go straight to the fallback, so that an
+	// unresponsive store does not add its timeout to every call.
 	failing atomic.Bool
+	retryAt atomic.Int64
 }
+
+// probeInterval is how often a server asks a failing Limiter whether it is back.
+const probeInterval = time.Second
 
 // newRateLimits returns the rate limiting that opts configure.
 func newRateLimits(opts []RateLimitOption, log *slog.Logger) *rateLimits {
@@ -459,15 +467,18 @@ func (l *rateLimits) interceptor() Interceptor {
 // take takes a token from the bucket key, doing what cfg.failure says when the store fails;
 // down reports a refusal because the store failed (FailClosed).
 func (l *rateLimits) take(ctx context.Context, key string, r Rate) (ok bool, wait time.Duration, down bool) {
-	ok, wait, err := l.cfg.store.Take(ctx, key, r, 1)
-	if err == nil {
-		if l.failing.Load() && l.failing.CompareAndSwap(true, false) {
-			l.log.Info("mcp: rate limiter recovered")
+	if !l.failing.Load() || l.probe() {
+		ok, wait, err := l.cfg.store.Take(ctx, key, r, 1)
+		if err == nil {
+			if l.failing.Load() && l.failing.CompareAndSwap(true, false) {
+				l.log.Info("mcp: rate limiter recovered")
+			}
+			return ok, wait, false
 		}
-		return ok, wait, false
-	}
-	if l.failing.CompareAndSwap(false, true) {
-		l.log.Warn("mcp: rate limiter failed; until it recovers, "+l.cfg.failure.String(), "error", err)
+		l.retryAt.Store(time.Now().Add(probeInterval).UnixNano())
+		if l.failing.CompareAndSwap(false, true) {
+			l.log.Warn("mcp: rate limiter failed; until it recovers, "+l.cfg.failure.String(), "error", err)
+		}
 	}
 	switch l.cfg.failure {
 	case FailOpen:
@@ -477,6 +488,12 @@ func (l *rateLimits) take(ctx context.Context, key string, r Rate) (ok bool, wai
 	}
 	ok, wait, _ = l.local.Take(ctx, key, r, 1)
 	return ok, wait, false
+}
+
+// probe reports whether this call, while the store fails, is the one that asks it again.
+func (l *rateLimits) probe() bool {
+	at := l.retryAt.Load()
+	return time.Now().UnixNano() >= at && l.retryAt.CompareAndSwap(at, time.Now().Add(probeInterval).UnixNano())
 }
 
 // String says what the server does on a failure of its Limiter.

@@ -224,9 +224,13 @@ func testRateLimitRequests(t *testing.T, opts ...runtime.ServerOption) {
 
 // failingLimiter is a Limiter whose store is down until up is set; then it allows every
 // call.
-type failingLimiter struct{ up atomic.Bool }
+type failingLimiter struct {
+	up    atomic.Bool
+	asked atomic.Int64
+}
 
 func (f *failingLimiter) Take(context.Context, string, runtime.Rate, int) (bool, time.Duration, error) {
+	f.asked.Add(1)
 	if !f.up.Load() {
 		return false, 0, errors.New("store unreachable")
 	}
@@ -234,7 +238,7 @@ func (f *failingLimiter) Take(context.Context, string, runtime.Rate, int) (bool,
 }
 
 // TestRateLimitStoreFailure proves what each RateLimitOnFailure does while the Limiter fails,
-// and that the store is used again once it answers.
+// and that the store is used again once it answers (the server asks it once a second).
 func TestRateLimitStoreFailure(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -254,12 +258,19 @@ func TestRateLimitStoreFailure(t *testing.T) {
 			e.addTool("t", "", runtime.RateLimit{Rate: runtime.PerMinute(2)})
 			c := e.client(t, runtime.EraModern, "erin")
 			assert.Equal(t, tc.allowed, allowed(t, c, "t", 5), "while the store fails")
+			assert.Less(t, store.asked.Load(), int64(5), "a failing store is asked once a second, not on every call")
 			if tc.allowed == 0 {
 				res, err := c.CallTool(testCtx(t), "t", nil)
 				require.NoError(t, err)
 				assert.Equal(t, "the rate limiter is unavailable (tool/t); retry after 1 second", res.Text(), "FailClosed's refusal")
 			}
 			store.up.Store(true)
+			// The server asks a failing store again once a second: the first call allowed
+			// after that is the store's, and so are the following ones.
+			require.True(t, waitFor(10*time.Second, func() bool {
+				res, err := c.CallTool(testCtx(t), "t", nil)
+				return err == nil && !res.IsError
+			}), "the store answers again, but calls are still refused")
 			assert.Equal(t, 5, allowed(t, c, "t", 5), "the store answers again")
 		})
 	}

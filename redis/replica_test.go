@@ -50,6 +50,10 @@ var legacy = runtime.WithEra(runtime.EraLegacy)
 // testLease is the replicas' lease: how long after a SIGKILL the others give up on it.
 const testLease = 1500 * time.Millisecond
 
+// limitedQuota is what the replicas' tool "limited" allows each caller in an hour, all
+// replicas together (TestReplicaSetRateLimit).
+const limitedQuota = 30
+
 // serveReplica serves one replica on a free port, prints "listening <addr>" on stdout, and
 // runs until SIGTERM (or SIGKILL).
 func serveReplica(redisURL string) error {
@@ -59,8 +63,14 @@ func serveReplica(redisURL string) error {
 	}
 	defer store.Close()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts := append(store.ServerOptions(), runtime.WithLogger(log), runtime.WithRetryInterval(100*time.Millisecond))
+	opts := append(store.ServerOptions(), runtime.WithLogger(log), runtime.WithRetryInterval(100*time.Millisecond),
+		runtime.WithRateLimit(runtime.RateLimitStore(store.Limiter())))
 	srv := runtime.NewServer(runtime.Implementation{Name: "replica"}, opts...)
+	// limited allows each caller limitedQuota calls an hour, for the whole replica set.
+	srv.AddTool(runtime.ToolSpec{Name: "limited", RateLimits: []runtime.RateLimit{{Rate: runtime.Rate{Calls: limitedQuota, Period: time.Hour}}}},
+		func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+			return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent("ok")}}, nil
+		})
 	text := func(s string) *runtime.CallToolResult {
 		return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent(s)}}
 	}
@@ -172,7 +182,7 @@ func serveReplica(redisURL string) error {
 // persistence. PROTOMCP_REDIS_SERVER names another binary taking the same flags
 // (valkey-server).
 type redisServer struct {
-	t    *testing.T
+	t    testing.TB
 	bin  string
 	port int
 	dir  string
@@ -180,7 +190,7 @@ type redisServer struct {
 	done chan struct{}
 }
 
-func startRedis(t *testing.T) *redisServer {
+func startRedis(t testing.TB) *redisServer {
 	name := "redis-server"
 	if v := os.Getenv("PROTOMCP_REDIS_SERVER"); v != "" {
 		name = v // valkey-server, say

@@ -159,6 +159,7 @@ func (s *Server) startBatchRequest(r *http.Request, sess *session, msg *wireMess
 	if rpcErr != nil {
 		return batchStream{}, encodeResponse(msg.ID, nil, rpcErr)
 	}
+	rs.remote = r.RemoteAddr
 	s.workers.RunJob(rs)
 	return batchStream{st: rs.st, my: 1}, nil // openRequest attached the new stream: generation 1
 }

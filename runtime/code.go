@@ -67,6 +67,7 @@ var codeNames = map[Code]string{
 	CodeDeadlineExceeded:       "deadline_exceeded",
 	CodeUnavailable:            "unavailable",
 	CodeUserRejected:           "user_rejected",
+	CodeRateLimited:            "rate_limited",
 }
 
 // String returns the code's name in snake case ("invalid_params"), or its number for a code

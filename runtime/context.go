@@ -18,6 +18,7 @@ type requestState struct {
 	progressToken json.RawMessage
 	header        http.Header // of the HTTP request that carried the request, if any
 	token         *TokenInfo  // of the HTTP request that carried the request, if any
+	remote        string      // the network address of the HTTP request's client, if any
 
 	// The handler's job (workers.Pool.RunJob) and its context: ctx is the request's context
 	// (cancellation, deadline) with the HTTP request's values behind it and this state as
@@ -152,6 +153,16 @@ func (c *Caller) Header() http.Header {
 		return rs.header
 	}
 	return nil
+}
+
+// RemoteAddr returns the network address ("host:port") of the client of the HTTP request that
+// carried the request, as net/http gives it (a proxy's when a proxy forwarded it), or "" on
+// other transports.
+func (c *Caller) RemoteAddr() string {
+	if rs := c.state(); rs != nil {
+		return rs.remote
+	}
+	return ""
 }
 
 // NotifyProgress sends notifications/progress for the request, if the client asked for

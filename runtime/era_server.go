@@ -568,7 +568,7 @@ func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *
 	}
 	st := sess.newRequestStream()
 	st.attach() // writer generation 1 (runInline)
-	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context()), mrtr: in}
+	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, remote: r.RemoteAddr, token: TokenInfoFrom(r.Context()), mrtr: in}
 	rs.caller.rs = rs
 	// The request's values (what HTTP middleware stored) behind the handler's own context.
 	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}

@@ -160,6 +160,8 @@ type serverConfig struct {
 	sessionStore         SessionStore // WithSessionStore
 	bus                  Bus          // WithBus
 	replicaID            string       // WithReplicaID
+
+	rateLimit []RateLimitOption // WithRateLimit
 }
 
 func defaultServerConfig() serverConfig {
@@ -387,4 +389,14 @@ func WithServerBudget(n int64) ServerOption {
 // gets -32602.
 func WithMaxSessionState(n int64) ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxSessionState, n, unlimitedBytes) })
+}
+
+// WithRateLimit configures the server's rate limits (ratelimit.go): limits given in code
+// (LimitTools, LimitTool, LimitService, LimitRequests), where the buckets are kept
+// (RateLimitStore; the server's memory by default), what happens when that store fails
+// (RateLimitOnFailure) and how callers are named (RateLimitCaller). Tools' own limits
+// (ToolSpec.RateLimits, from proto options) apply without it, in memory. Several
+// WithRateLimit options add up, the later ones overriding the earlier.
+func WithRateLimit(opts ...RateLimitOption) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.rateLimit = append(c.rateLimit, opts...) })
 }

@@ -70,6 +70,8 @@ type Server struct {
 	cluster *cluster // the replica set this server is part of, or nil (cluster.go)
 
 	retention retention // delivered streams whose stored events are forgotten later (retention.go)
+
+	limits *rateLimits // WithRateLimit and the tools' RateLimits (ratelimit.go)
 }
 
 // methodHandler handles one JSON-RPC request method.
@@ -123,7 +125,8 @@ func NewServer(impl Implementation, opts ...ServerOption) *Server {
 		methodResourcesSubscribe: routeURI,
 		methodResourcesUnsub:     routeURI,
 	}
-	s.call = chain(cfg.interceptors, serveRequest)
+	s.limits = newRateLimits(cfg.rateLimit, cfg.logger)
+	s.call = chain(append(cfg.interceptors[:len(cfg.interceptors):len(cfg.interceptors)], s.limits.interceptor()), serveRequest)
 	s.startCluster()
 	return s
 }
@@ -589,6 +592,7 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, sess *sess
 		s.writeJSON(w, status, encodeResponse(msg.ID, nil, rpcErr))
 		return
 	}
+	rs.remote = r.RemoteAddr
 	mode := modeAuto
 	if s.cfg.alwaysSSE {
 		mode = modeSSE

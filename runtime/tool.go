@@ -85,7 +85,7 @@ func (s *Server) addTool(spec ToolSpec, e *toolEntry, opts []HandlerOption) {
 	if len(spec.Scopes) > 0 {
 		s.scoped.Store(true)
 	}
-	e.call = chain(newHandlerConfig(opts).interceptors, e.call)
+	e.call = s.limits.wrapTool(&spec, chain(newHandlerConfig(opts).interceptors, e.call))
 	if !s.tools.add(spec.Name, e) {
 		panic(fmt.Sprintf("mcp: a tool named %q is already registered", spec.Name))
 	}

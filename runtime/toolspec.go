@@ -33,6 +33,10 @@ type ToolSpec struct {
 	// zero value, for an ordinary tool. From the proto option (mcp.v1.tool).task_support, or
 	// an rpc that returns a google.longrunning.Operation.
 	TaskSupport TaskSupport
+	// RateLimits are the token buckets, one per caller, that the tool's calls take from
+	// (ratelimit.go; WithRateLimit's options replace them and add more). From the proto
+	// options (mcp.v1.tool).rate_limit and (mcp.v1.service).rate_limit. Nil for none.
+	RateLimits []RateLimit
 }
 
 // RPCMetaKey is the _meta key whose value names the rpc behind a generated tool, prompt or

@@ -84,6 +84,10 @@ type tool struct {
 	outputSchema string // empty for mcp.v1.ToolResult responses
 	validates    bool   // the arguments have buf.validate rules, enforced with protovalidate
 	streaming    bool   // a server-streaming rpc: progress notifications, then the last message
+
+	// rateLimits are the tool's token buckets: (mcp.v1.tool).rate_limit, then its service's
+	// (mcp.v1.service).rate_limit.
+	rateLimits []rateLimit
 }
 
 // generate writes the .mcp.go file of every file to generate that exposes something, and the
@@ -489,6 +493,11 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 	if err := checkScopes(t.scopes); err != nil {
 		return nil, fail("%v", err)
 	}
+	rls, err := rateLimits(m, opts.GetRateLimit(), svcOpts.GetRateLimit())
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	t.rateLimits = rls
 	if err := c.schemas(t); err != nil {
 		return nil, fail("%v", err)
 	}

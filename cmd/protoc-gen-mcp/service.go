@@ -357,6 +357,7 @@ func (sg *serviceGen) toolRegistration(t *tool) {
 	validateSpecField(g, t.validates)
 	annotationsField(g, t)
 	scopesField(g, t.scopes)
+	rateLimitsField(g, t.rateLimits)
 	rpcMetaField(g, t.Method)
 	g.P("}, h.", t.GoName, ", opts...)")
 }

@@ -85,6 +85,8 @@ import "mcp/v1/options.proto";
 
 // GreetService greets people.
 service GreetService {
+  // Each caller: 5 calls a minute, all tools together.
+  option (mcp.v1.service).rate_limit = {calls: 5};
   // Says hello to someone.
   rpc Greet(GreetRequest) returns (GreetResponse) {
     option idempotency_level = NO_SIDE_EFFECTS;
@@ -169,6 +171,13 @@ func main() {
 	fmt.Println(err)
 	_, err = client.Greet(ctx, &greetv1.GreetRequest{Name: "Ada"})
 	fmt.Println(err)
+	// The service's rate limit, declared in the proto: valid calls until one is refused.
+	for range 10 {
+		if _, err = client.Greet(ctx, &greetv1.GreetRequest{Name: "Ada", Style: greetv1.Style_STYLE_HELLO}); err != nil {
+			break
+		}
+	}
+	fmt.Println(err)
 }
 `,
 	}
@@ -203,10 +212,11 @@ func main() {
 	assert.Empty(t, run(dir, "gofmt", "-l", "gen"), "generated files that are not gofmt-clean")
 	out = run(dir, "go", "run", ".")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 3, "lines the user program printed: %q", out)
+	require.Len(t, lines, 4, "lines the user program printed: %q", out)
 	assert.Equal(t, "Hello, Ada!!", lines[0], "the valid call")
 	assert.Contains(t, lines[1], "emphasis: must be less than or equal to 3", "the call breaking a rule on emphasis")
 	assert.Contains(t, lines[2], `required field "style" must not be STYLE_UNSPECIFIED`, "the call without a style")
+	assert.Contains(t, lines[3], "rate limit exceeded (service/greet.v1.GreetService: 5/1m0s per caller); retry after 12 seconds", "the calls over (mcp.v1.service).rate_limit")
 	for _, pb := range []string{"gen/greet/v1/greet.pb.go"} {
 		b, err := os.ReadFile(filepath.Join(dir, pb))
 		require.NoError(t, err)

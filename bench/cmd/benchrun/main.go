@@ -110,6 +110,9 @@ func main() {
 		run(*flagRt, "go", "test", "-c", "-o", filepath.Join(dir, "runtime.test"), "./runtime")
 		// The gRPC bridge's module: BenchmarkEcho, the bridge and the gateway (docs/grpc.md).
 		run(filepath.Join(*flagRt, "grpcmcp"), "go", "test", "-c", "-o", filepath.Join(dir, "grpcmcp.test"), ".")
+		// The redis module's: a rate-limited tool call, its buckets in memory and in Redis
+		// (docs/deploy.md); it starts a redis-server of its own, and skips without one.
+		run(filepath.Join(*flagRt, "redis"), "go", "test", "-c", "-o", filepath.Join(dir, "redis.test"), ".")
 	}
 
 	startRedis(dir) // the replica rows' Redis and servers (replicas.go)
@@ -143,6 +146,7 @@ func main() {
 		goBench(dir, "servers.test", "bench handler")
 		goBench(dir, "runtime.test", "runtime")
 		goBench(dir, "grpcmcp.test", "gRPC bridge")
+		goBench(dir, "redis.test", "rate limits")
 	}
 	printTable(time.Since(start))
 	if *flagO != "" {
@@ -418,6 +422,14 @@ func benchRow(bin, section, name string) *row {
 		return r
 	}
 	r.pair = strings.TrimPrefix(name, "Benchmark")
+	if bin == "redis.test" {
+		// A rate-limited call against the same call without a limit.
+		if base, kind, ok := strings.Cut(name, "RateLimit/"); ok && kind != "none" {
+			r.pair += " (× floor: vs. no rate limit)"
+			r.floor = bin + "/" + base + "RateLimit/none"
+		}
+		return r
+	}
 	if bin == "grpcmcp.test" {
 		// A tool call through the in-process bridge against the native handler; through a
 		// gateway against the gRPC call it forwards, made directly.
@@ -432,6 +444,10 @@ func benchRow(bin, section, name string) *row {
 		return r
 	}
 	switch {
+	case strings.HasSuffix(name, "RateLimit"):
+		// The cost of a rate limit in memory, on a call it allows.
+		r.pair += " (× floor: vs. no rate limit)"
+		r.floor = bin + "/" + strings.TrimSuffix(name, "RateLimit")
 	case strings.HasSuffix(name, "Interceptor"):
 		// The cost of one no-op interceptor: its "× floor" is relative to the same call
 		// without one.

@@ -7,6 +7,9 @@
 //	go run ./examples/weather/server -addr 127.0.0.1:8081 -path /mcp
 //	go run ./examples/weather/server -stdio
 //
+// With -rate-limit N/m, each caller may call the tools N times a minute, all tools together
+// (per replica; the redis module's variant, with -redis, gives the replicas one quota).
+//
 // With -auth-issuer, it is an OAuth 2.1 protected resource: every request needs a JWT access
 // token from that issuer whose audience is -auth-audience (by default the server's URL), and
 // it serves its Protected Resource Metadata (RFC 9728) for clients to discover the issuer:
@@ -61,6 +64,15 @@ func Main(ext Extension) {
 	flag.StringVar(&auth.issuer, "auth-issuer", "", "require JWT access tokens from this OAuth issuer (its metadata and JWKS are fetched from it)")
 	flag.StringVar(&auth.audience, "auth-audience", "", "the audience tokens must name: this server's resource URI (default: the server's URL)")
 	flag.StringVar(&auth.scopes, "auth-scopes", "", "space-separated scopes every request needs")
+	var limit []runtime.ServerOption
+	flag.Func("rate-limit", "limit each caller's tool calls, all tools together, to N/m (N a minute; also N/s, N/h); a caller is the token's subject, else the session, else the client's address", func(v string) error {
+		r, err := runtime.ParseRate(v)
+		if err != nil {
+			return err
+		}
+		limit = []runtime.ServerOption{runtime.WithRateLimit(runtime.LimitTools(r))}
+		return nil
+	})
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	var err error
@@ -69,9 +81,9 @@ func Main(ext Extension) {
 			log.Error("-auth-issuer applies to HTTP only: a stdio server is the user's own process (MCP Authorization, Introduction)")
 			os.Exit(2)
 		}
-		err = serveStdio(log)
+		err = serveStdio(log, limit...)
 	} else {
-		err = serveHTTPWith(ext, *addr, *path, auth, log)
+		err = serveHTTPWith(ext, *addr, *path, auth, log, limit...)
 	}
 	if err != nil {
 		log.Error("server failed", "err", err)
@@ -79,18 +91,19 @@ func Main(ext Extension) {
 	}
 }
 
-// serveHTTPWith serves HTTP with the extension's options, released once the server stopped.
-func serveHTTPWith(ext Extension, addr, path string, auth authFlags, log *slog.Logger) error {
-	var extra []runtime.ServerOption
+// serveHTTPWith serves HTTP with opts and the extension's options, released once the server
+// stopped.
+func serveHTTPWith(ext Extension, addr, path string, auth authFlags, log *slog.Logger, opts ...runtime.ServerOption) error {
+	extra := opts
 	if ext.Options != nil {
-		opts, release, err := ext.Options(log)
+		more, release, err := ext.Options(log)
 		if err != nil {
 			return err
 		}
 		if release != nil {
 			defer release()
 		}
-		extra = opts
+		extra = append(extra, more...)
 	}
 	return serveHTTP(addr, path, auth, log, extra...)
 }
@@ -103,8 +116,8 @@ func newServer(log *slog.Logger, opts ...runtime.ServerOption) *runtime.Server {
 }
 
 // serveStdio serves one client on stdin and stdout until stdin ends, SIGINT or SIGTERM.
-func serveStdio(log *slog.Logger) error {
-	srv := newServer(log)
+func serveStdio(log *slog.Logger, opts ...runtime.ServerOption) error {
+	srv := newServer(log, opts...)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := srv.ServeStdio(ctx, os.Stdin, os.Stdout)

@@ -53,7 +53,12 @@ type ToolOptions struct {
 	// The OAuth scopes a caller's access token needs to call the tool over HTTP. A server
 	// refuses a token without them with HTTP 403 and WWW-Authenticate error="insufficient_scope"
 	// before the handler runs (MCP Authorization, Scope Challenge Handling).
-	Scopes        []string `protobuf:"bytes,9,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	Scopes []string `protobuf:"bytes,9,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// Limits each caller's calls of this tool: one token bucket per caller (the access token's
+	// subject, else the MCP session, else the client's address). Over the limit a call is
+	// answered at once with a tool error that says when to retry. The server's code may
+	// replace it (runtime.LimitTool).
+	RateLimit     *RateLimit `protobuf:"bytes,13,opt,name=rate_limit,json=rateLimit,proto3" json:"rate_limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -151,6 +156,13 @@ func (x *ToolOptions) GetScopes() []string {
 	return nil
 }
 
+func (x *ToolOptions) GetRateLimit() *RateLimit {
+	if x != nil {
+		return x.RateLimit
+	}
+	return nil
+}
+
 // ServiceOptions set how a whole service is exposed.
 type ServiceOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -159,7 +171,11 @@ type ServiceOptions struct {
 	ToolNamePrefix string `protobuf:"bytes,1,opt,name=tool_name_prefix,json=toolNamePrefix,proto3" json:"tool_name_prefix,omitempty"`
 	// Fixed resources whose contents are given here, registered by the service's Register
 	// function with its rpcs (listed by resources/list, read with resources/read).
-	Resources     []*StaticResource `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
+	Resources []*StaticResource `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
+	// Limits each caller's calls of all the service's tools together: one token bucket per
+	// caller, shared by the tools, taken from after a tool's own rate_limit. The server's code
+	// may replace it (runtime.LimitService).
+	RateLimit     *RateLimit `protobuf:"bytes,5,opt,name=rate_limit,json=rateLimit,proto3" json:"rate_limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -208,6 +224,78 @@ func (x *ServiceOptions) GetResources() []*StaticResource {
 	return nil
 }
 
+func (x *ServiceOptions) GetRateLimit() *RateLimit {
+	if x != nil {
+		return x.RateLimit
+	}
+	return nil
+}
+
+// RateLimit is a token bucket: calls per period sustained, in bursts of up to burst calls
+// after a quiet spell, e.g. {calls: 60} for 60 calls a minute.
+type RateLimit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The calls allowed per period; more than zero.
+	Calls uint32 `protobuf:"varint,1,opt,name=calls,proto3" json:"calls,omitempty"`
+	// The period, in seconds. Default: 60.
+	PeriodSeconds uint32 `protobuf:"varint,2,opt,name=period_seconds,json=periodSeconds,proto3" json:"period_seconds,omitempty"`
+	// The bucket's capacity: the calls allowed at once after a quiet spell. Default: calls.
+	Burst         uint32 `protobuf:"varint,3,opt,name=burst,proto3" json:"burst,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RateLimit) Reset() {
+	*x = RateLimit{}
+	mi := &file_mcp_v1_options_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RateLimit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RateLimit) ProtoMessage() {}
+
+func (x *RateLimit) ProtoReflect() protoreflect.Message {
+	mi := &file_mcp_v1_options_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RateLimit.ProtoReflect.Descriptor instead.
+func (*RateLimit) Descriptor() ([]byte, []int) {
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *RateLimit) GetCalls() uint32 {
+	if x != nil {
+		return x.Calls
+	}
+	return 0
+}
+
+func (x *RateLimit) GetPeriodSeconds() uint32 {
+	if x != nil {
+		return x.PeriodSeconds
+	}
+	return 0
+}
+
+func (x *RateLimit) GetBurst() uint32 {
+	if x != nil {
+		return x.Burst
+	}
+	return 0
+}
+
 // StaticResource is a fixed resource whose text is part of the service's declaration: usage
 // notes, a glossary, a schema. Resources computed at read time are rpcs with
 // (mcp.v1.resource).
@@ -231,7 +319,7 @@ type StaticResource struct {
 
 func (x *StaticResource) Reset() {
 	*x = StaticResource{}
-	mi := &file_mcp_v1_options_proto_msgTypes[2]
+	mi := &file_mcp_v1_options_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -243,7 +331,7 @@ func (x *StaticResource) String() string {
 func (*StaticResource) ProtoMessage() {}
 
 func (x *StaticResource) ProtoReflect() protoreflect.Message {
-	mi := &file_mcp_v1_options_proto_msgTypes[2]
+	mi := &file_mcp_v1_options_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -256,7 +344,7 @@ func (x *StaticResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StaticResource.ProtoReflect.Descriptor instead.
 func (*StaticResource) Descriptor() ([]byte, []int) {
-	return file_mcp_v1_options_proto_rawDescGZIP(), []int{2}
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *StaticResource) GetUri() string {
@@ -316,7 +404,7 @@ type FieldOptions struct {
 
 func (x *FieldOptions) Reset() {
 	*x = FieldOptions{}
-	mi := &file_mcp_v1_options_proto_msgTypes[3]
+	mi := &file_mcp_v1_options_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -328,7 +416,7 @@ func (x *FieldOptions) String() string {
 func (*FieldOptions) ProtoMessage() {}
 
 func (x *FieldOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcp_v1_options_proto_msgTypes[3]
+	mi := &file_mcp_v1_options_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -341,7 +429,7 @@ func (x *FieldOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldOptions.ProtoReflect.Descriptor instead.
 func (*FieldOptions) Descriptor() ([]byte, []int) {
-	return file_mcp_v1_options_proto_rawDescGZIP(), []int{3}
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *FieldOptions) GetExamples() []string {
@@ -383,7 +471,7 @@ type PromptOptions struct {
 
 func (x *PromptOptions) Reset() {
 	*x = PromptOptions{}
-	mi := &file_mcp_v1_options_proto_msgTypes[4]
+	mi := &file_mcp_v1_options_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -395,7 +483,7 @@ func (x *PromptOptions) String() string {
 func (*PromptOptions) ProtoMessage() {}
 
 func (x *PromptOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcp_v1_options_proto_msgTypes[4]
+	mi := &file_mcp_v1_options_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -408,7 +496,7 @@ func (x *PromptOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptOptions.ProtoReflect.Descriptor instead.
 func (*PromptOptions) Descriptor() ([]byte, []int) {
-	return file_mcp_v1_options_proto_rawDescGZIP(), []int{4}
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PromptOptions) GetName() string {
@@ -458,7 +546,7 @@ type ResourceOptions struct {
 
 func (x *ResourceOptions) Reset() {
 	*x = ResourceOptions{}
-	mi := &file_mcp_v1_options_proto_msgTypes[5]
+	mi := &file_mcp_v1_options_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -470,7 +558,7 @@ func (x *ResourceOptions) String() string {
 func (*ResourceOptions) ProtoMessage() {}
 
 func (x *ResourceOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcp_v1_options_proto_msgTypes[5]
+	mi := &file_mcp_v1_options_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -483,7 +571,7 @@ func (x *ResourceOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceOptions.ProtoReflect.Descriptor instead.
 func (*ResourceOptions) Descriptor() ([]byte, []int) {
-	return file_mcp_v1_options_proto_rawDescGZIP(), []int{5}
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ResourceOptions) GetUriTemplate() string {
@@ -552,7 +640,7 @@ type ServerOptions struct {
 
 func (x *ServerOptions) Reset() {
 	*x = ServerOptions{}
-	mi := &file_mcp_v1_options_proto_msgTypes[6]
+	mi := &file_mcp_v1_options_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -564,7 +652,7 @@ func (x *ServerOptions) String() string {
 func (*ServerOptions) ProtoMessage() {}
 
 func (x *ServerOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcp_v1_options_proto_msgTypes[6]
+	mi := &file_mcp_v1_options_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -577,7 +665,7 @@ func (x *ServerOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerOptions.ProtoReflect.Descriptor instead.
 func (*ServerOptions) Descriptor() ([]byte, []int) {
-	return file_mcp_v1_options_proto_rawDescGZIP(), []int{6}
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ServerOptions) GetName() string {
@@ -710,7 +798,7 @@ var File_mcp_v1_options_proto protoreflect.FileDescriptor
 
 const file_mcp_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x14mcp/v1/options.proto\x12\x06mcp.v1\x1a google/protobuf/descriptor.proto\"\x8b\x03\n" +
+	"\x14mcp/v1/options.proto\x12\x06mcp.v1\x1a google/protobuf/descriptor.proto\"\xbd\x03\n" +
 	"\vToolOptions\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -720,14 +808,22 @@ const file_mcp_v1_options_proto_rawDesc = "" +
 	"\x0fidempotent_hint\x18\x06 \x01(\bH\x02R\x0eidempotentHint\x88\x01\x01\x12+\n" +
 	"\x0fopen_world_hint\x18\a \x01(\bH\x03R\ropenWorldHint\x88\x01\x01\x12\x12\n" +
 	"\x04skip\x18\b \x01(\bR\x04skip\x12\x16\n" +
-	"\x06scopes\x18\t \x03(\tR\x06scopesB\x11\n" +
+	"\x06scopes\x18\t \x03(\tR\x06scopes\x120\n" +
+	"\n" +
+	"rate_limit\x18\r \x01(\v2\x11.mcp.v1.RateLimitR\trateLimitB\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
 	"\x11_destructive_hintB\x12\n" +
 	"\x10_idempotent_hintB\x12\n" +
-	"\x10_open_world_hint\"p\n" +
+	"\x10_open_world_hint\"\xa2\x01\n" +
 	"\x0eServiceOptions\x12(\n" +
 	"\x10tool_name_prefix\x18\x01 \x01(\tR\x0etoolNamePrefix\x124\n" +
-	"\tresources\x18\x02 \x03(\v2\x16.mcp.v1.StaticResourceR\tresources\"\x9f\x01\n" +
+	"\tresources\x18\x02 \x03(\v2\x16.mcp.v1.StaticResourceR\tresources\x120\n" +
+	"\n" +
+	"rate_limit\x18\x05 \x01(\v2\x11.mcp.v1.RateLimitR\trateLimit\"^\n" +
+	"\tRateLimit\x12\x14\n" +
+	"\x05calls\x18\x01 \x01(\rR\x05calls\x12%\n" +
+	"\x0eperiod_seconds\x18\x02 \x01(\rR\rperiodSeconds\x12\x14\n" +
+	"\x05burst\x18\x03 \x01(\rR\x05burst\"\x9f\x01\n" +
 	"\x0eStaticResource\x12\x10\n" +
 	"\x03uri\x18\x01 \x01(\tR\x03uri\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -776,39 +872,42 @@ func file_mcp_v1_options_proto_rawDescGZIP() []byte {
 	return file_mcp_v1_options_proto_rawDescData
 }
 
-var file_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_mcp_v1_options_proto_goTypes = []any{
 	(*ToolOptions)(nil),                 // 0: mcp.v1.ToolOptions
 	(*ServiceOptions)(nil),              // 1: mcp.v1.ServiceOptions
-	(*StaticResource)(nil),              // 2: mcp.v1.StaticResource
-	(*FieldOptions)(nil),                // 3: mcp.v1.FieldOptions
-	(*PromptOptions)(nil),               // 4: mcp.v1.PromptOptions
-	(*ResourceOptions)(nil),             // 5: mcp.v1.ResourceOptions
-	(*ServerOptions)(nil),               // 6: mcp.v1.ServerOptions
-	(*descriptorpb.MethodOptions)(nil),  // 7: google.protobuf.MethodOptions
-	(*descriptorpb.ServiceOptions)(nil), // 8: google.protobuf.ServiceOptions
-	(*descriptorpb.FieldOptions)(nil),   // 9: google.protobuf.FieldOptions
-	(*descriptorpb.FileOptions)(nil),    // 10: google.protobuf.FileOptions
+	(*RateLimit)(nil),                   // 2: mcp.v1.RateLimit
+	(*StaticResource)(nil),              // 3: mcp.v1.StaticResource
+	(*FieldOptions)(nil),                // 4: mcp.v1.FieldOptions
+	(*PromptOptions)(nil),               // 5: mcp.v1.PromptOptions
+	(*ResourceOptions)(nil),             // 6: mcp.v1.ResourceOptions
+	(*ServerOptions)(nil),               // 7: mcp.v1.ServerOptions
+	(*descriptorpb.MethodOptions)(nil),  // 8: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 9: google.protobuf.ServiceOptions
+	(*descriptorpb.FieldOptions)(nil),   // 10: google.protobuf.FieldOptions
+	(*descriptorpb.FileOptions)(nil),    // 11: google.protobuf.FileOptions
 }
 var file_mcp_v1_options_proto_depIdxs = []int32{
-	2,  // 0: mcp.v1.ServiceOptions.resources:type_name -> mcp.v1.StaticResource
-	7,  // 1: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
-	7,  // 2: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
-	7,  // 3: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
-	8,  // 4: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
-	9,  // 5: mcp.v1.field:extendee -> google.protobuf.FieldOptions
-	10, // 6: mcp.v1.server:extendee -> google.protobuf.FileOptions
-	0,  // 7: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
-	4,  // 8: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
-	5,  // 9: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
-	1,  // 10: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
-	3,  // 11: mcp.v1.field:type_name -> mcp.v1.FieldOptions
-	6,  // 12: mcp.v1.server:type_name -> mcp.v1.ServerOptions
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	7,  // [7:13] is the sub-list for extension type_name
-	1,  // [1:7] is the sub-list for extension extendee
-	0,  // [0:1] is the sub-list for field type_name
+	2,  // 0: mcp.v1.ToolOptions.rate_limit:type_name -> mcp.v1.RateLimit
+	3,  // 1: mcp.v1.ServiceOptions.resources:type_name -> mcp.v1.StaticResource
+	2,  // 2: mcp.v1.ServiceOptions.rate_limit:type_name -> mcp.v1.RateLimit
+	8,  // 3: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
+	8,  // 4: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
+	8,  // 5: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
+	9,  // 6: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
+	10, // 7: mcp.v1.field:extendee -> google.protobuf.FieldOptions
+	11, // 8: mcp.v1.server:extendee -> google.protobuf.FileOptions
+	0,  // 9: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
+	5,  // 10: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
+	6,  // 11: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
+	1,  // 12: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
+	4,  // 13: mcp.v1.field:type_name -> mcp.v1.FieldOptions
+	7,  // 14: mcp.v1.server:type_name -> mcp.v1.ServerOptions
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	9,  // [9:15] is the sub-list for extension type_name
+	3,  // [3:9] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_mcp_v1_options_proto_init() }
@@ -823,7 +922,7 @@ func file_mcp_v1_options_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcp_v1_options_proto_rawDesc), len(file_mcp_v1_options_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 6,
 			NumServices:   0,
 		},

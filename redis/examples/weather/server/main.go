@@ -6,6 +6,9 @@
 //	go run ./examples/weather/server -addr 127.0.0.1:8081 -redis redis://127.0.0.1:6379/0
 //	go run ./examples/weather/server -addr 127.0.0.1:8082 -redis redis://127.0.0.1:6379/0
 //
+// With -rate-limit N/m as well, the replicas share each caller's quota through Redis: N calls
+// a minute for the whole set, whichever replica serves them.
+//
 // It lives in the redis module (run it from redis/), so that go-redis stays out of the root
 // module.
 package main
@@ -34,7 +37,9 @@ func main() {
 				return nil, nil, err
 			}
 			log.Info("sharing state through Redis", "redis", url)
-			return store.ServerOptions(), func() { _ = store.Close() }, nil
+			// The rate limits (-rate-limit) too: one quota per caller for all the replicas.
+			opts := append(store.ServerOptions(), runtime.WithRateLimit(runtime.RateLimitStore(store.Limiter())))
+			return opts, func() { _ = store.Close() }, nil
 		},
 	})
 }

@@ -14,6 +14,7 @@ import (
 	v11 "github.com/protomcp/protomcp/gen/mcp/v1"
 	runtime "github.com/protomcp/protomcp/runtime"
 	emptypb "google.golang.org/protobuf/types/known/emptypb"
+	time "time"
 )
 
 // This is a compile-time assertion that this generated file and the protomcp runtime it
@@ -161,6 +162,9 @@ func RegisterTypesServiceHandler(s *runtime.Server, h TypesServiceHandler, opts 
 			Annotations: &runtime.ToolAnnotations{
 				IdempotentHint: runtime.Bool(true),
 			},
+			RateLimits: []runtime.RateLimit{
+				{Bucket: "service/test.v1.TypesService", Rate: runtime.Rate{Calls: 100, Period: 60 * time.Second}},
+			},
 			Meta: map[string]any{runtime.RPCMetaKey: "test.v1.TypesService/Echo"},
 		}, h.Echo, opts...)
 	}
@@ -177,7 +181,11 @@ func RegisterTypesServiceHandler(s *runtime.Server, h TypesServiceHandler, opts 
 				OpenWorldHint:   runtime.Bool(false),
 			},
 			Scopes: []string{"test:read", "test:write"},
-			Meta:   map[string]any{runtime.RPCMetaKey: "test.v1.TypesService/Structure"},
+			RateLimits: []runtime.RateLimit{
+				{Rate: runtime.Rate{Calls: 10, Period: 1 * time.Second, Burst: 20}},
+				{Bucket: "service/test.v1.TypesService", Rate: runtime.Rate{Calls: 100, Period: 60 * time.Second}},
+			},
+			Meta: map[string]any{runtime.RPCMetaKey: "test.v1.TypesService/Structure"},
 		}, h.Structure, opts...)
 	}
 	if !unimplemented["WellKnown"] {
@@ -186,7 +194,10 @@ func RegisterTypesServiceHandler(s *runtime.Server, h TypesServiceHandler, opts 
 			Description:  "WellKnown covers the well-known types.",
 			InputSchema:  typesServiceWellKnownInputSchema,
 			OutputSchema: typesServiceWellKnownOutputSchema,
-			Meta:         map[string]any{runtime.RPCMetaKey: "test.v1.TypesService/WellKnown"},
+			RateLimits: []runtime.RateLimit{
+				{Bucket: "service/test.v1.TypesService", Rate: runtime.Rate{Calls: 100, Period: 60 * time.Second}},
+			},
+			Meta: map[string]any{runtime.RPCMetaKey: "test.v1.TypesService/WellKnown"},
 		}, h.WellKnown, opts...)
 	}
 	if !unimplemented["Rich"] {
@@ -195,7 +206,10 @@ func RegisterTypesServiceHandler(s *runtime.Server, h TypesServiceHandler, opts 
 			Title:       "Rich content",
 			Description: "Replaces the comment.",
 			InputSchema: typesServiceRichInputSchema,
-			Meta:        map[string]any{runtime.RPCMetaKey: "test.v1.TypesService/Rich"},
+			RateLimits: []runtime.RateLimit{
+				{Bucket: "service/test.v1.TypesService", Rate: runtime.Rate{Calls: 100, Period: 60 * time.Second}},
+			},
+			Meta: map[string]any{runtime.RPCMetaKey: "test.v1.TypesService/Rich"},
 		}, h.Rich, opts...)
 	}
 	if !unimplemented["Old"] {
@@ -204,7 +218,10 @@ func RegisterTypesServiceHandler(s *runtime.Server, h TypesServiceHandler, opts 
 			Description:  "Old is deprecated.\n\nDeprecated.",
 			InputSchema:  typesServiceOldInputSchema,
 			OutputSchema: typesServiceOldOutputSchema,
-			Meta:         map[string]any{runtime.RPCMetaKey: "test.v1.TypesService/Old"},
+			RateLimits: []runtime.RateLimit{
+				{Bucket: "service/test.v1.TypesService", Rate: runtime.Rate{Calls: 100, Period: 60 * time.Second}},
+			},
+			Meta: map[string]any{runtime.RPCMetaKey: "test.v1.TypesService/Old"},
 		}, h.Old, opts...)
 	}
 }

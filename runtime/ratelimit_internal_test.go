@@ -1,0 +1,128 @@
+package runtime
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMemoryLimiterBucket proves the token bucket's arithmetic on a clock the test moves: a
+// full bucket at first, the retry hint until the next token, the refill rate, the burst cap,
+// and a cost above the capacity.
+func TestMemoryLimiterBucket(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_000_000, 0)
+	m := NewMemoryLimiter()
+	m.now = func() time.Time { return now }
+	ctx := context.Background()
+	r := Rate{Calls: 6, Period: time.Minute, Burst: 3} // a token every 10s, 3 at most
+	for i := range 3 {
+		ok, _, err := m.Take(ctx, "k", r, 1)
+		require.NoError(t, err)
+		assert.True(t, ok, "call %d of the burst", i)
+	}
+	ok, wait, err := m.Take(ctx, "k", r, 1)
+	require.NoError(t, err)
+	assert.False(t, ok, "the burst is spent")
+	assert.Equal(t, 10*time.Second, wait, "the next token is 10s away")
+
+	now = now.Add(4 * time.Second)
+	ok, wait, _ = m.Take(ctx, "k", r, 1)
+	assert.False(t, ok, "4s later")
+	assert.Equal(t, 6*time.Second, wait, "4s later, 6s to go")
+
+	now = now.Add(6 * time.Second)
+	ok, _, _ = m.Take(ctx, "k", r, 1)
+	assert.True(t, ok, "10s later a token is there")
+
+	now = now.Add(time.Hour)
+	for range 3 {
+		ok, _, _ = m.Take(ctx, "k", r, 1)
+		assert.True(t, ok, "an hour later: a full bucket")
+	}
+	ok, _, _ = m.Take(ctx, "k", r, 1)
+	assert.False(t, ok, "never more than the burst")
+
+	ok, wait, _ = m.Take(ctx, "other", r, 5)
+	assert.False(t, ok, "a cost above the capacity is never allowed")
+	assert.Equal(t, 30*time.Second, wait, "its hint is a full refill")
+
+	_, _, err = m.Take(ctx, "bad", Rate{Calls: 0, Period: time.Minute}, 1)
+	assert.Error(t, err, "an invalid rate")
+}
+
+// TestMemoryLimiterForgetsFullBuckets proves memory follows the callers active within a
+// period: once their buckets have refilled, a sweep forgets them.
+func TestMemoryLimiterForgetsFullBuckets(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_000_000, 0)
+	m := NewMemoryLimiter()
+	m.now = func() time.Time { return now }
+	ctx := context.Background()
+	r := PerMinute(10)
+	for i := range 2000 {
+		_, _, err := m.Take(ctx, "caller-"+strconv.Itoa(i), r, 1)
+		require.NoError(t, err)
+	}
+	assert.LessOrEqual(t, m.Len(), 2000, "buckets")
+	assert.Greater(t, m.Len(), 1000, "buckets of callers active within the period are kept")
+	now = now.Add(time.Minute)
+	for i := range 1100 {
+		_, _, _ = m.Take(ctx, "later-"+strconv.Itoa(i), r, 1)
+	}
+	assert.Less(t, m.Len(), 2000, "the refilled buckets were forgotten")
+}
+
+// TestCallerKeyPrecedence proves how a caller is named: the token's subject (with its
+// issuer) before the session, the session before the address, the address without its port
+// (one caller for all its connections), and "stdio" when nothing names it.
+func TestCallerKeyPrecedence(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tok := &TokenInfo{Issuer: "https://as", Subject: "alice"}
+	cases := []struct {
+		name string
+		req  Request
+		want string
+	}{
+		{"token", Request{SessionID: "s1", rs: &requestState{token: tok, remote: "10.0.0.1:5555"}}, "sub:https://as alice"},
+		{"session", Request{SessionID: "s1", rs: &requestState{remote: "10.0.0.1:5555"}}, "session:s1"},
+		{"token without subject", Request{SessionID: "s1", rs: &requestState{token: &TokenInfo{ClientID: "c"}}}, "session:s1"},
+		{"address", Request{rs: &requestState{remote: "10.0.0.1:5555"}}, "addr:10.0.0.1"},
+		{"IPv6 address", Request{rs: &requestState{remote: "[::1]:5555"}}, "addr:::1"},
+		{"stdio", Request{rs: &requestState{}}, "stdio"},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, CallerKey(ctx, &tc.req), tc.name)
+	}
+	// Outside a server's request state (an interceptor's own Request), the context's token.
+	assert.Equal(t, "sub:https://as alice", CallerKey(ContextWithTokenInfo(ctx, tok), &Request{}), "context")
+}
+
+// TestMemoryLimiterConcurrent proves a bucket taken from by many goroutines at once allows
+// its capacity exactly, on a clock that does not move.
+func TestMemoryLimiterConcurrent(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_000_000, 0)
+	m := NewMemoryLimiter()
+	m.now = func() time.Time { return now }
+	var wg sync.WaitGroup
+	var allowed atomic.Int64
+	for range 16 {
+		wg.Go(func() {
+			for range 50 {
+				if ok, _, err := m.Take(context.Background(), "k", PerMinute(100), 1); err == nil && ok {
+					allowed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int64(100), allowed.Load(), "calls allowed out of 800 against a bucket of 100")
+}

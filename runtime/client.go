@@ -61,6 +61,7 @@ type Client struct {
 
 	serverReqSem chan struct{} // a slot per server request being handled (client_budget.go)
 	notifBytes   atomic.Int64  // bytes of notifications waiting for their callbacks
+	logs         logBound      // lines the server's requests make outside any stream, bounded
 }
 
 // clientSession is what initialize established.
@@ -324,6 +325,7 @@ func (c *Client) Close(ctx context.Context) error {
 	if cerr := c.tr.close(ctx); err == nil {
 		err = cerr
 	}
+	c.logs.flush(ctx, c.cfg.logger)
 	return err
 }
 

@@ -382,6 +382,7 @@ func (c *Client) listenModern(st *clientSession, ready chan struct{}) {
 	}
 	cur := &streamCursor{retry: time.Second}
 	disp := &dispatcher{}
+	defer disp.logs.flush(context.Background(), c.cfg.logger)
 	failures := 0
 	for ctx.Err() == nil {
 		id := IntID(c.nextID.Add(1))

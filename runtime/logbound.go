@@ -1,0 +1,89 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// The bound on the lines a peer can make a logger write: of each message, the first
+// logBurst lines of a logWindow are written; the rest are counted, and one line says how many
+// there were, when the next window opens or the scope (a stream, a connection, the server)
+// ends. A peer that sends a million malformed events costs a handful of lines, not a million.
+const (
+	logBurst  = 10
+	logWindow = time.Minute
+)
+
+// logBound bounds the log lines of one scope (a stream, a connection, a server) that a peer
+// can trigger once per message it sends: undecodable messages, responses to no request,
+// unknown notifications. Its zero value is ready; it is safe for concurrent use. Lines are
+// keyed by their message, which is a constant of this package, so the keys are few.
+type logBound struct {
+	mu    sync.Mutex
+	kinds map[string]*logKind
+}
+
+// logKind is the count of one message's lines in the current window.
+type logKind struct {
+	level      slog.Level
+	start      time.Time // when the window opened
+	written    int       // lines written in it
+	suppressed int       // lines counted but not written in it
+}
+
+// log writes a line of msg at level with args to l, unless msg's lines of the current window
+// have reached logBurst: then it counts it. A level l does not log costs no lock.
+func (b *logBound) log(ctx context.Context, l *slog.Logger, level slog.Level, msg string, args ...any) {
+	if !l.Enabled(ctx, level) {
+		return
+	}
+	now := time.Now()
+	b.mu.Lock()
+	if b.kinds == nil {
+		b.kinds = make(map[string]*logKind)
+	}
+	k := b.kinds[msg]
+	if k == nil {
+		k = &logKind{level: level, start: now}
+		b.kinds[msg] = k
+	}
+	var summary int
+	if now.Sub(k.start) >= logWindow {
+		summary = k.suppressed
+		k.start, k.written, k.suppressed = now, 0, 0
+	}
+	write := k.written < logBurst
+	if write {
+		k.written++
+	} else {
+		k.suppressed++
+	}
+	b.mu.Unlock()
+	if summary > 0 {
+		logSuppressed(ctx, l, level, msg, summary)
+	}
+	if write {
+		l.Log(ctx, level, msg, args...)
+	}
+}
+
+// flush writes one line per message whose lines were counted and not written since its
+// window opened, saying how many, and forgets them: the scope ends.
+func (b *logBound) flush(ctx context.Context, l *slog.Logger) {
+	b.mu.Lock()
+	kinds := b.kinds
+	b.kinds = nil
+	b.mu.Unlock()
+	for msg, k := range kinds {
+		if k.suppressed > 0 {
+			logSuppressed(ctx, l, k.level, msg, k.suppressed)
+		}
+	}
+}
+
+// logSuppressed writes the line that stands for n lines of msg that were not written.
+func logSuppressed(ctx context.Context, l *slog.Logger, level slog.Level, msg string, n int) {
+	l.Log(ctx, level, msg+" (more lines like this were not written)", "suppressed", n)
+}

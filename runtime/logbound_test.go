@@ -1,0 +1,148 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// countingHandler is a slog.Handler, enabled at every level, that counts the lines written
+// through it by message and keeps the "suppressed" counts of the summary lines.
+type countingHandler struct {
+	mu         sync.Mutex
+	lines      int
+	byMsg      map[string]int
+	suppressed map[string]int64 // by message, from the summary lines
+}
+
+func newCountingHandler() *countingHandler {
+	return &countingHandler{byMsg: map[string]int{}, suppressed: map[string]int64{}}
+}
+
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lines++
+	h.byMsg[r.Message]++
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "suppressed" {
+			h.suppressed[r.Message] += a.Value.Int64()
+		}
+		return true
+	})
+	return nil
+}
+
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
+
+// counts returns the number of lines and a copy of the counts by message and of the
+// suppressed counts.
+func (h *countingHandler) counts() (int, map[string]int, map[string]int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	byMsg := make(map[string]int, len(h.byMsg))
+	for k, v := range h.byMsg {
+		byMsg[k] = v
+	}
+	supp := make(map[string]int64, len(h.suppressed))
+	for k, v := range h.suppressed {
+		supp[k] = v
+	}
+	return h.lines, byMsg, supp
+}
+
+// A server that answers a tools/call with a million malformed SSE events (and as many
+// responses to requests the client never sent) before the response makes the client write a
+// bounded number of log lines: the first few of each kind, then one line per kind with how
+// many were not written. The call still gets its result (spec 2025-11-25, Transports,
+// Streamable HTTP, Sending Messages to the Server: the stream carries JSON-RPC messages; the
+// client ignores what is not one).
+func TestClientBoundsLogOfMalformedEvents(t *testing.T) {
+	t.Parallel()
+	const malformed, misrouted = 1_000_000, 100_000
+	f := newFakeServer(t, &fakeServer{onPost: func(w http.ResponseWriter, r *http.Request, m *wireMessage) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		other := fmt.Sprintf("data: %s\n\n", encodeResponse(&ID{raw: `"not-yours"`}, json.RawMessage(`{}`), nil))
+		chunk := strings.Repeat("data: {\n\n", 1000) // 1,000 undecodable events
+		for i := 0; i < malformed/1000; i++ {
+			if _, err := w.Write([]byte(chunk)); err != nil {
+				return
+			}
+			if i%10 == 0 {
+				if _, err := w.Write([]byte(strings.Repeat(other, misrouted/(malformed/1000/10)))); err != nil {
+					return
+				}
+			}
+		}
+		fmt.Fprintf(w, "data: %s\n\n", encodeResponse(m.ID, json.RawMessage(`{"content":[{"type":"text","text":"done"}]}`), nil))
+	}})
+	h := newCountingHandler()
+	c := NewClient(f.hs.URL, WithEra(EraLegacy), WithLogger(slog.New(h)))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := c.CallTool(ctx, "flood", nil)
+	require.NoError(t, err, "the call, after the flood")
+	require.Len(t, res.Content, 1)
+	assert.Equal(t, "done", res.Content[0].Text)
+	closeClient(t, c)
+
+	lines, byMsg, supp := h.counts()
+	assert.LessOrEqualf(t, lines, 100, "the client wrote %d log lines for %d malformed events: %v", lines, malformed, byMsg)
+	const bad, stray = "mcp: ignoring malformed message on the response stream", "mcp: ignoring a response to another request"
+	summary := " (more lines like this were not written)"
+	// Every event is accounted for: written, or counted in the summary line.
+	assert.Equal(t, int64(malformed), int64(byMsg[bad])+supp[bad+summary], "malformed events written and counted")
+	assert.Equal(t, int64(misrouted), int64(byMsg[stray])+supp[stray+summary], "responses to other requests written and counted")
+	assert.Equal(t, logBurst, byMsg[bad], "malformed events written in full")
+	assert.Equal(t, 1, byMsg[bad+summary], "summary lines of malformed events")
+}
+
+// logBound writes the first logBurst lines of each message, counts the rest, and writes one
+// line per message with the count when its scope ends; a level the logger does not write is
+// neither written nor counted.
+func TestLogBound(t *testing.T) {
+	t.Parallel()
+	h := newCountingHandler()
+	l := slog.New(h)
+	var b logBound
+	ctx := context.Background()
+	for i := 0; i < 1000; i++ {
+		b.log(ctx, l, slog.LevelWarn, "a", "i", i)
+		if i%2 == 0 {
+			b.log(ctx, l, slog.LevelDebug, "b")
+		}
+	}
+	b.log(ctx, l, slog.LevelInfo, "c")
+	lines, byMsg, _ := h.counts()
+	assert.Equal(t, 2*logBurst+1, lines, "lines before the scope ends: %v", byMsg)
+	b.flush(ctx, l)
+	lines, byMsg, supp := h.counts()
+	assert.Equal(t, 2*logBurst+3, lines, "lines after the scope ends: %v", byMsg)
+	assert.Equal(t, int64(1000-logBurst), supp["a (more lines like this were not written)"])
+	assert.Equal(t, int64(500-logBurst), supp["b (more lines like this were not written)"])
+	assert.Zero(t, byMsg["c (more lines like this were not written)"], "a summary of nothing")
+	b.flush(ctx, l)
+	lines, _, _ = h.counts()
+	assert.Equal(t, 2*logBurst+3, lines, "a second flush writes nothing")
+
+	// A logger that does not write a level: the lines cost nothing and are not counted.
+	quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
+	var q logBound
+	for i := 0; i < 100; i++ {
+		q.log(ctx, quiet, slog.LevelWarn, "a")
+	}
+	assert.Nil(t, q.kinds, "lines the logger does not write were counted")
+}

@@ -87,3 +87,22 @@ func (b *logBound) flush(ctx context.Context, l *slog.Logger) {
 func logSuppressed(ctx context.Context, l *slog.Logger, level slog.Level, msg string, n int) {
 	l.Log(ctx, level, msg+" (more lines like this were not written)", "suppressed", n)
 }
+
+// peerLog writes a line that a peer can make the server write once per message or request
+// (a response to no request, an unknown notification, a refused token, a handler's panic),
+// within the server's bound: see logBound. Shutdown writes the counts of what it left out.
+func (s *Server) peerLog(level slog.Level, msg string, args ...any) {
+	s.logs.log(context.Background(), s.log, level, msg, args...)
+}
+
+// peerDebug is peerLog at slog.LevelDebug.
+func (s *Server) peerDebug(msg string, args ...any) { s.peerLog(slog.LevelDebug, msg, args...) }
+
+// peerInfo is peerLog at slog.LevelInfo.
+func (s *Server) peerInfo(msg string, args ...any) { s.peerLog(slog.LevelInfo, msg, args...) }
+
+// peerWarn is peerLog at slog.LevelWarn.
+func (s *Server) peerWarn(msg string, args ...any) { s.peerLog(slog.LevelWarn, msg, args...) }
+
+// peerError is peerLog at slog.LevelError.
+func (s *Server) peerError(msg string, args ...any) { s.peerLog(slog.LevelError, msg, args...) }

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -145,4 +147,75 @@ func TestLogBound(t *testing.T) {
 		q.log(ctx, quiet, slog.LevelWarn, "a")
 	}
 	assert.Nil(t, q.kinds, "lines the logger does not write were counted")
+}
+
+// A client that sends the stdio server a hundred thousand unknown notifications, responses
+// to requests the server never sent and messages before initialize makes it write a bounded
+// number of log lines, and every message is accounted for in the counts (spec 2025-11-25,
+// Transports, stdio: each line is a JSON-RPC message; the server ignores notifications it does
+// not know, Basic, Lifecycle).
+func TestServerBoundsLogOfPeerMessages(t *testing.T) {
+	t.Parallel()
+	const each = 100_000
+	var in bytes.Buffer
+	for i := 0; i < each; i++ { // before initialize: ignored
+		in.WriteString(`{"jsonrpc":"2.0","method":"notifications/early"}` + "\n")
+	}
+	in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	for i := 0; i < each; i++ {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","method":"notifications/unknown_%d"}`+"\n", i%7)
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"result":{}}`+"\n", 1000+i)
+	}
+	in.WriteString(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
+	h := newCountingHandler()
+	srv := NewServer(Implementation{Name: "flooded", Version: "1"}, WithLogger(slog.New(h)))
+	// The input stays open until the ping's answer has come: the end of a stdio server's
+	// input ends its session, and with it the requests not yet answered.
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- srv.ServeStdio(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	answered := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		found := false
+		for sc.Scan() {
+			if !found && strings.Contains(sc.Text(), `"id":1,"result":{}`) {
+				found = true
+				inW.Close()
+			}
+		}
+		answered <- found
+	}()
+	go func() {
+		_, err := inW.Write(in.Bytes()) // returns once the server has read it all
+		assert.NoError(t, err, "writing the flood")
+	}()
+	ctx := testCtx(t)
+	select {
+	case found := <-answered:
+		assert.True(t, found, "the ping after the flood was not answered")
+	case <-ctx.Done():
+		inR.Close() // ends the write and ServeStdio's reads
+		require.FailNow(t, "no end of the server's output")
+	}
+	select {
+	case err := <-served:
+		require.NoError(t, err, "ServeStdio")
+	case <-ctx.Done():
+		require.FailNow(t, "ServeStdio did not return")
+	}
+	require.NoError(t, srv.Shutdown(ctx))
+
+	lines, byMsg, supp := h.counts()
+	assert.LessOrEqualf(t, lines, 100, "the server wrote %d log lines for %d messages: %v", lines, 3*each, byMsg)
+	summary := " (more lines like this were not written)"
+	for _, msg := range []string{"mcp: ignoring a message before initialize", "mcp: ignoring unknown notification", "mcp: response to an unknown request"} {
+		assert.Equalf(t, int64(each), int64(byMsg[msg])+supp[msg+summary], "%q lines written and counted", msg)
+	}
 }

@@ -670,9 +670,13 @@ func newToolRequest(name string, args json.RawMessage, msg proto.Message) *Reque
 // JSON straight into its params (one buffer, no protojson ordering pass) unless the message has
 // required fields that marshalArgs fills in.
 func newTypedToolRequest(name string, msg proto.Message) (*Request, error) {
-	if planFor(msg.ProtoReflect().Descriptor()).fills {
+	md := msg.ProtoReflect().Descriptor()
+	if planFor(md).fills {
 		args, err := marshalArgs(msg)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkTypedArgs(name, md, args); err != nil {
 			return nil, err
 		}
 		return newToolRequest(name, args, msg), nil
@@ -681,8 +685,12 @@ func newTypedToolRequest(name string, msg proto.Message) (*Request, error) {
 	params = append(params, `{"name":`...)
 	params = protojsonfast.AppendString(params, name)
 	params = append(params, `,"arguments":`...)
+	start := len(params)
 	params, err := protojsonfast.Append(params, msg)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkTypedArgs(name, md, params[start:]); err != nil {
 		return nil, err
 	}
 	params = append(params, '}')

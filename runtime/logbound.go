@@ -16,11 +16,22 @@ const (
 	logWindow = time.Minute
 )
 
+// The bound on the lines of a stdio server's stderr that the client logs: the server's own
+// log, so far more of it than of any one warning, but not without end.
+const (
+	stderrLogBurst  = 1000
+	stderrLogWindow = time.Minute
+)
+
 // logBound bounds the log lines of one scope (a stream, a connection, a server) that a peer
 // can trigger once per message it sends: undecodable messages, responses to no request,
 // unknown notifications. Its zero value is ready; it is safe for concurrent use. Lines are
 // keyed by their message, which is a constant of this package, so the keys are few.
 type logBound struct {
+	// burst and window replace logBurst and logWindow when set.
+	burst  int
+	window time.Duration
+
 	mu    sync.Mutex
 	kinds map[string]*logKind
 }
@@ -34,7 +45,7 @@ type logKind struct {
 }
 
 // log writes a line of msg at level with args to l, unless msg's lines of the current window
-// have reached logBurst: then it counts it. A level l does not log costs no lock.
+// have reached the burst: then it counts it. A level l does not log costs no lock.
 func (b *logBound) log(ctx context.Context, l *slog.Logger, level slog.Level, msg string, args ...any) {
 	if !l.Enabled(ctx, level) {
 		return
@@ -49,12 +60,16 @@ func (b *logBound) log(ctx context.Context, l *slog.Logger, level slog.Level, ms
 		k = &logKind{level: level, start: now}
 		b.kinds[msg] = k
 	}
+	burst, window := logBurst, logWindow
+	if b.burst > 0 {
+		burst, window = b.burst, b.window
+	}
 	var summary int
-	if now.Sub(k.start) >= logWindow {
+	if now.Sub(k.start) >= window {
 		summary = k.suppressed
 		k.start, k.written, k.suppressed = now, 0, 0
 	}
-	write := k.written < logBurst
+	write := k.written < burst
 	if write {
 		k.written++
 	} else {

@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -218,4 +220,37 @@ func TestServerBoundsLogOfPeerMessages(t *testing.T) {
 	for _, msg := range []string{"mcp: ignoring a message before initialize", "mcp: ignoring unknown notification", "mcp: response to an unknown request"} {
 		assert.Equalf(t, int64(each), int64(byMsg[msg])+supp[msg+summary], "%q lines written and counted", msg)
 	}
+}
+
+// A stdio server that writes a million lines that are not JSON-RPC messages to stdout, and a
+// hundred thousand to stderr, before it serves makes the client write a bounded number of log
+// lines: the first few warnings and one line counting the rest; the first stderrLogBurst
+// lines of its stderr and one line counting the rest. The call after the flood still gets its
+// result (spec 2025-11-25, Transports, stdio: the server must not write to stdout anything
+// that is not a valid MCP message; it may write anything to stderr, which the client may
+// log).
+func TestStdioClientBoundsLogOfFloods(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), testChildEnv+"=flood")
+	h := newCountingHandler()
+	c, err := NewCommandClient(cmd, WithLogger(slog.New(h)))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"after the flood"}`))
+	require.NoError(t, err, "the call after the flood")
+	assert.Contains(t, res.Text(), "after the flood")
+	require.NoError(t, c.Close(ctx))
+
+	lines, byMsg, supp := h.counts()
+	const junk, stderr = "mcp: the server wrote something other than a JSON-RPC message; skipped", "mcp: stdio server stderr"
+	summary := " (more lines like this were not written)"
+	assert.Equal(t, logBurst, byMsg[junk], "warnings of lines that are not messages written in full")
+	assert.Equal(t, int64(floodLines), int64(byMsg[junk])+supp[junk+summary], "lines that are not messages, written and counted")
+	assert.Equal(t, stderrLogBurst, byMsg[stderr], "stderr lines written in full")
+	assert.GreaterOrEqual(t, int64(byMsg[stderr])+supp[stderr+summary], int64(floodLines/10), "stderr lines, written and counted")
+	assert.LessOrEqualf(t, lines, stderrLogBurst+100, "the client wrote %d log lines: %v", lines, byMsg)
 }

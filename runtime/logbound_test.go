@@ -114,6 +114,41 @@ func TestClientBoundsLogOfMalformedEvents(t *testing.T) {
 	assert.Equal(t, 1, byMsg[bad+summary], "summary lines of malformed events")
 }
 
+// A server that streams malformed SSE events without end on a tools/call answer makes the
+// client write a bounded number of log lines, and the call ends at its timeout with a
+// deadline error; the server sees the stream closed.
+func TestClientBoundsLogOfEndlessMalformedEvents(t *testing.T) {
+	t.Parallel()
+	stopped := make(chan struct{})
+	f := newFakeServer(t, &fakeServer{onPost: func(w http.ResponseWriter, r *http.Request, m *wireMessage) {
+		defer close(stopped)
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := []byte(strings.Repeat("data: [\n\n", 1000))
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				return // the client closed the stream
+			}
+		}
+	}})
+	h := newCountingHandler()
+	c := NewClient(f.hs.URL, WithEra(EraLegacy), WithLogger(slog.New(h)))
+	defer closeClient(t, c)
+	ctx := testCtx(t)
+	_, err := c.CallTool(ctx, "flood", nil, WithTimeout(2*time.Second))
+	require.Error(t, err, "a call whose answer never comes")
+	assert.Equal(t, CodeDeadlineExceeded, CodeOf(err), "the call's end: %v", err)
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		require.FailNow(t, "the client never closed the endless stream")
+	}
+	lines, byMsg, supp := h.counts()
+	const bad = "mcp: ignoring malformed message on the response stream"
+	assert.LessOrEqualf(t, lines, 100, "the client wrote %d log lines: %v", lines, byMsg)
+	assert.Equal(t, logBurst, byMsg[bad], "malformed events written in full")
+	assert.Positive(t, supp[bad+" (more lines like this were not written)"], "the count of the malformed events not written")
+}
+
 // logBound writes the first logBurst lines of each message, counts the rest, and writes one
 // line per message with the count when its scope ends; a level the logger does not write is
 // neither written nor counted.

@@ -177,6 +177,20 @@ func TestLogBound(t *testing.T) {
 	lines, _, _ = h.counts()
 	assert.Equal(t, 2*logBurst+3, lines, "a second flush writes nothing")
 
+	// A window that ends: the next line of the message is preceded by the count of the
+	// lines the window left out, and starts a window of its own.
+	h2 := newCountingHandler()
+	l2 := slog.New(h2)
+	w := logBound{burst: 2, window: 20 * time.Millisecond}
+	for range 5 {
+		w.log(ctx, l2, slog.LevelWarn, "d")
+	}
+	time.Sleep(40 * time.Millisecond) // past the window
+	w.log(ctx, l2, slog.LevelWarn, "d")
+	lines, byMsg, supp = h2.counts()
+	assert.Equal(t, 4, lines, "two lines, the count of three, and the first of the next window: %v", byMsg)
+	assert.Equal(t, int64(3), supp["d (more lines like this were not written)"])
+
 	// A logger that does not write a level: the lines cost nothing and are not counted.
 	quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
 	var q logBound

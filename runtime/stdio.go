@@ -65,6 +65,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	}
 	cancel()
 	c.close()
+	s.logs.flush(context.Background(), s.log) // the counts of the lines the client's messages made
 	if err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}

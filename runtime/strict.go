@@ -97,7 +97,7 @@ func unescapeKey(key []byte) (k []byte, ok bool) {
 // (checkTypedArgs), so that it refuses, with the server's words, what the server would.
 func checkArgs(obj []byte, md protoreflect.MessageDescriptor) string {
 	if !strictFields(md, nil) {
-		return "" // nothing to check: no enum or 32-bit integer field at any depth
+		return "" // nothing to check: no enum, 32-bit integer or Any field at any depth
 	}
 	field, problem := strictObject(obj, md)
 	if problem == "" {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"log/slog"
+	goruntime "runtime"
 	"sync"
 	"time"
 )
@@ -47,6 +48,12 @@ type logKind struct {
 // log writes a line of msg at level with args to l, unless msg's lines of the current window
 // have reached the burst: then it counts it. A level l does not log costs no lock.
 func (b *logBound) log(ctx context.Context, l *slog.Logger, level slog.Level, msg string, args ...any) {
+	b.logFrom(ctx, l, level, msg, args...)
+}
+
+// logFrom is log for a caller one frame below the line's site (log, peerLog and its
+// levels): the line's source, for a handler that adds it, is that site.
+func (b *logBound) logFrom(ctx context.Context, l *slog.Logger, level slog.Level, msg string, args ...any) {
 	if !l.Enabled(ctx, level) {
 		return
 	}
@@ -80,7 +87,11 @@ func (b *logBound) log(ctx context.Context, l *slog.Logger, level slog.Level, ms
 		logSuppressed(ctx, l, level, msg, summary)
 	}
 	if write {
-		l.Log(ctx, level, msg, args...)
+		var pc [1]uintptr
+		goruntime.Callers(3, pc[:]) // Callers, logFrom, its caller: the site is next
+		r := slog.NewRecord(now, level, msg, pc[0])
+		r.Add(args...)
+		_ = l.Handler().Handle(ctx, r)
 	}
 }
 
@@ -107,17 +118,25 @@ func logSuppressed(ctx context.Context, l *slog.Logger, level slog.Level, msg st
 // (a response to no request, an unknown notification, a refused token, a handler's panic),
 // within the server's bound: see logBound. Shutdown writes the counts of what it left out.
 func (s *Server) peerLog(level slog.Level, msg string, args ...any) {
-	s.logs.log(context.Background(), s.log, level, msg, args...)
+	s.logs.logFrom(context.Background(), s.log, level, msg, args...)
 }
 
 // peerDebug is peerLog at slog.LevelDebug.
-func (s *Server) peerDebug(msg string, args ...any) { s.peerLog(slog.LevelDebug, msg, args...) }
+func (s *Server) peerDebug(msg string, args ...any) {
+	s.logs.logFrom(context.Background(), s.log, slog.LevelDebug, msg, args...)
+}
 
 // peerInfo is peerLog at slog.LevelInfo.
-func (s *Server) peerInfo(msg string, args ...any) { s.peerLog(slog.LevelInfo, msg, args...) }
+func (s *Server) peerInfo(msg string, args ...any) {
+	s.logs.logFrom(context.Background(), s.log, slog.LevelInfo, msg, args...)
+}
 
 // peerWarn is peerLog at slog.LevelWarn.
-func (s *Server) peerWarn(msg string, args ...any) { s.peerLog(slog.LevelWarn, msg, args...) }
+func (s *Server) peerWarn(msg string, args ...any) {
+	s.logs.logFrom(context.Background(), s.log, slog.LevelWarn, msg, args...)
+}
 
 // peerError is peerLog at slog.LevelError.
-func (s *Server) peerError(msg string, args ...any) { s.peerLog(slog.LevelError, msg, args...) }
+func (s *Server) peerError(msg string, args ...any) {
+	s.logs.logFrom(context.Background(), s.log, slog.LevelError, msg, args...)
+}

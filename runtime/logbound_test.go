@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -26,11 +28,19 @@ type countingHandler struct {
 	mu         sync.Mutex
 	lines      int
 	byMsg      map[string]int
-	suppressed map[string]int64 // by message, from the summary lines
+	suppressed map[string]int64  // by message, from the summary lines
+	sources    map[string]string // a written line's source file, by message
 }
 
 func newCountingHandler() *countingHandler {
-	return &countingHandler{byMsg: map[string]int{}, suppressed: map[string]int64{}}
+	return &countingHandler{byMsg: map[string]int{}, suppressed: map[string]int64{}, sources: map[string]string{}}
+}
+
+// source is the base name of the source file of msg's lines.
+func (h *countingHandler) source(msg string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sources[msg]
 }
 
 func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
@@ -40,6 +50,10 @@ func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
 	defer h.mu.Unlock()
 	h.lines++
 	h.byMsg[r.Message]++
+	if r.PC != 0 {
+		f, _ := goruntime.CallersFrames([]uintptr{r.PC}).Next()
+		h.sources[r.Message] = filepath.Base(f.File)
+	}
 	r.Attrs(func(a slog.Attr) bool {
 		if a.Key == "suppressed" {
 			h.suppressed[r.Message] += a.Value.Int64()
@@ -165,6 +179,7 @@ func TestLogBound(t *testing.T) {
 		}
 	}
 	b.log(ctx, l, slog.LevelInfo, "c")
+	assert.Equal(t, "logbound_test.go", h.source("c"), "a line's source is where it was logged")
 	lines, byMsg, _ := h.counts()
 	assert.Equal(t, 2*logBurst+1, lines, "lines before the scope ends: %v", byMsg)
 	b.flush(ctx, l)
@@ -266,6 +281,8 @@ func TestServerBoundsLogOfPeerMessages(t *testing.T) {
 	lines, byMsg, supp := h.counts()
 	assert.LessOrEqualf(t, lines, 100, "the server wrote %d log lines for %d messages: %v", lines, 3*each, byMsg)
 	summary := " (more lines like this were not written)"
+	assert.Equal(t, "stdio.go", h.source("mcp: response to an unknown request"), "a line's source is where the server logged it")
+	assert.Equal(t, "server.go", h.source("mcp: ignoring unknown notification"), "a line's source is where the server logged it")
 	for _, msg := range []string{"mcp: ignoring a message before initialize", "mcp: ignoring unknown notification", "mcp: response to an unknown request"} {
 		assert.Equalf(t, int64(each), int64(byMsg[msg])+supp[msg+summary], "%q lines written and counted", msg)
 	}

@@ -140,3 +140,10 @@ func (s *Server) peerWarn(msg string, args ...any) {
 func (s *Server) peerError(msg string, args ...any) {
 	s.logs.logFrom(context.Background(), s.log, slog.LevelError, msg, args...)
 }
+
+// peerWarn writes a warning that a server can make the client write once per message or
+// item it sends, outside any stream, within the client's bound: see logBound. Close writes
+// the counts of what it left out.
+func (c *Client) peerWarn(msg string, args ...any) {
+	c.logs.logFrom(c.baseCtx, c.cfg.logger, slog.LevelWarn, msg, args...)
+}

@@ -236,11 +236,11 @@ func (a *serverAuth) verify(ctx context.Context, token string) (*TokenInfo, erro
 // challenge when the token is invalid, 503 when the verifier failed (the token may be valid).
 func (s *Server) refuseToken(w http.ResponseWriter, err error) {
 	if !errors.Is(err, ErrInvalidToken) {
-		s.log.Error("mcp: could not verify an access token", "error", err)
+		s.peerError("mcp: could not verify an access token", "error", err)
 		s.httpError(w, http.StatusServiceUnavailable, CodeInternalError, "the access token could not be verified right now; try again later")
 		return
 	}
-	s.log.Debug("mcp: access token refused", "error", err)
+	s.peerDebug("mcp: access token refused", "error", err)
 	s.cfg.auth.challenge(w, http.StatusUnauthorized, "invalid_token", err.Error(), s.cfg.auth.pr.Scopes)
 	s.httpError(w, http.StatusUnauthorized, CodeInvalidRequest, "the access token is not valid for this server: "+err.Error())
 }

@@ -115,7 +115,7 @@ func (s *Server) startBatch(r *http.Request, sess *session, elems []json.RawMess
 		case msg.isResponse():
 			if !s.deliverResponse(sess, msg, elems[i]) {
 				// A response has no response: the batch goes on without it.
-				s.log.Warn("mcp: response to an unknown request in a batch", "session", sess.id, "id", msg.ID.short())
+				s.peerWarn("mcp: response to an unknown request in a batch", "session", sess.id, "id", msg.ID.short())
 			}
 		default:
 			b, answer := s.startBatchRequest(r, sess, msg)
@@ -239,7 +239,7 @@ func (bw *batchWriter) pump(ctx context.Context) bool {
 		more := bw.takeAll()
 		if bw.sse && len(bw.sw.buf) > 0 {
 			if err := bw.sw.flush(bw.left == 0); err != nil {
-				bw.s.log.Debug("mcp: client went away mid-batch; events kept for resumption", "error", err)
+				bw.s.peerDebug("mcp: client went away mid-batch; events kept for resumption", "error", err)
 				return false
 			}
 		}

@@ -61,6 +61,7 @@ type Client struct {
 
 	serverReqSem chan struct{} // a slot per server request being handled (client_budget.go)
 	notifBytes   atomic.Int64  // bytes of notifications waiting for their callbacks
+	logs         logBound      // lines the server's requests make outside any stream, bounded
 }
 
 // clientSession is what initialize established.
@@ -324,6 +325,7 @@ func (c *Client) Close(ctx context.Context) error {
 	if cerr := c.tr.close(ctx); err == nil {
 		err = cerr
 	}
+	c.logs.flush(ctx, c.cfg.logger)
 	return err
 }
 
@@ -668,9 +670,13 @@ func newToolRequest(name string, args json.RawMessage, msg proto.Message) *Reque
 // JSON straight into its params (one buffer, no protojson ordering pass) unless the message has
 // required fields that marshalArgs fills in.
 func newTypedToolRequest(name string, msg proto.Message) (*Request, error) {
-	if planFor(msg.ProtoReflect().Descriptor()).fills {
+	md := msg.ProtoReflect().Descriptor()
+	if planFor(md).fills {
 		args, err := marshalArgs(msg)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkTypedArgs(name, md, args); err != nil {
 			return nil, err
 		}
 		return newToolRequest(name, args, msg), nil
@@ -679,8 +685,12 @@ func newTypedToolRequest(name string, msg proto.Message) (*Request, error) {
 	params = append(params, `{"name":`...)
 	params = protojsonfast.AppendString(params, name)
 	params = append(params, `,"arguments":`...)
+	start := len(params)
 	params, err := protojsonfast.Append(params, msg)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkTypedArgs(name, md, params[start:]); err != nil {
 		return nil, err
 	}
 	params = append(params, '}')

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -156,7 +157,7 @@ func (c *Client) refuseServerRequest(st *clientSession, m *wireMessage) {
 	ctx, cancel := context.WithTimeout(c.baseCtx, c.cfg.closeTimeout)
 	defer cancel()
 	if err := c.postNoReply(ctx, st, body); err != nil {
-		c.cfg.logger.Debug("mcp: could not refuse a server request", "method", m.Method, "error", err)
+		c.logs.log(ctx, c.cfg.logger, slog.LevelDebug, "mcp: could not refuse a server request", "method", m.Method, "error", err)
 	}
 }
 

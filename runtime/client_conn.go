@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -289,7 +290,7 @@ func (m *msgConn) writeOut(out outMsg) {
 		return
 	}
 	if out.call == nil {
-		m.c.cfg.logger.Debug("mcp: could not write a message to the server", "server", m.peer.name, "error", err)
+		m.disp.logs.log(m.c.baseCtx, m.c.cfg.logger, slog.LevelDebug, "mcp: could not write a message to the server", "server", m.peer.name, "error", err)
 		return
 	}
 	m.mu.Lock()
@@ -422,7 +423,7 @@ func (m *msgConn) route(line []byte) {
 	if rpcErr != nil {
 		junk := truncate(string(line), 200)
 		m.junk.Store(&junk)
-		c.cfg.logger.Warn("mcp: the server wrote something other than a JSON-RPC message; skipped", "server", m.peer.name, "line", junk, "error", rpcErr.Message)
+		m.disp.logs.log(c.baseCtx, c.cfg.logger, slog.LevelWarn, "mcp: the server wrote something other than a JSON-RPC message; skipped", "server", m.peer.name, "line", junk, "error", rpcErr.Message)
 		return
 	}
 	m.heard.Store(true)
@@ -448,7 +449,7 @@ func (m *msgConn) respond(msg *wireMessage) {
 	delete(m.calls, msg.ID.raw)
 	m.mu.Unlock()
 	if call == nil {
-		m.c.cfg.logger.Debug("mcp: ignoring a response to no call in progress", "id", msg.ID.short())
+		m.disp.logs.log(m.c.baseCtx, m.c.cfg.logger, slog.LevelDebug, "mcp: ignoring a response to no call in progress", "id", msg.ID.short())
 		return
 	}
 	call.resp = msg
@@ -565,14 +566,14 @@ func (m *msgConn) tooLong(head []byte) {
 			return
 		}
 	}
-	m.c.cfg.logger.Warn("mcp: the server wrote a message over the size limit; skipped", "server", m.peer.name, "limit", m.maxLine)
+	m.disp.logs.log(m.c.baseCtx, m.c.cfg.logger, slog.LevelWarn, "mcp: the server wrote a message over the size limit; skipped", "server", m.peer.name, "limit", m.maxLine)
 }
 
 // refuseTooLong answers the server's request id, which was too long to read, with an error.
 // The answer is posted off the reader, which goes on reading, and counts in the client's
 // background work.
 func (m *msgConn) refuseTooLong(id *ID) {
-	m.c.cfg.logger.Warn("mcp: the server sent a request over the size limit; refused", "server", m.peer.name, "limit", m.maxLine)
+	m.disp.logs.log(m.c.baseCtx, m.c.cfg.logger, slog.LevelWarn, "mcp: the server sent a request over the size limit; refused", "server", m.peer.name, "limit", m.maxLine)
 	if !m.hold() {
 		return // the client is closing: the server's input closes with it
 	}
@@ -582,13 +583,14 @@ func (m *msgConn) refuseTooLong(id *ID) {
 		ctx, cancel := context.WithTimeout(m.c.baseCtx, m.c.cfg.closeTimeout)
 		defer cancel()
 		if err := m.post(ctx, nil, body); err != nil {
-			m.c.cfg.logger.Debug("mcp: could not refuse a request over the size limit", "error", err)
+			m.disp.logs.log(ctx, m.c.cfg.logger, slog.LevelDebug, "mcp: could not refuse a request over the size limit", "error", err)
 		}
 	}()
 }
 
 // end fails the calls still waiting once the server's output has ended, with why it did.
 func (m *msgConn) end(readErr error) {
+	m.disp.logs.flush(context.Background(), m.c.cfg.logger)
 	why := m.why(readErr)
 	m.mu.Lock()
 	m.err = why

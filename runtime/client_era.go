@@ -382,6 +382,7 @@ func (c *Client) listenModern(st *clientSession, ready chan struct{}) {
 	}
 	cur := &streamCursor{retry: time.Second}
 	disp := &dispatcher{}
+	defer disp.logs.flush(context.Background(), c.cfg.logger)
 	failures := 0
 	for ctx.Err() == nil {
 		id := IntID(c.nextID.Add(1))
@@ -458,7 +459,7 @@ func (c *Client) recordToolHeaders(res *ListToolsResult) {
 	for _, t := range res.Tools {
 		anns, err := paramHeaders(t.InputSchema)
 		if err != nil {
-			c.cfg.logger.Warn("mcp: leaving out a tool whose x-mcp-header annotations are invalid", "tool", t.Name, "error", err)
+			c.peerWarn("mcp: leaving out a tool whose x-mcp-header annotations are invalid", "tool", t.Name, "error", err)
 			continue
 		}
 		if len(anns) > 0 {

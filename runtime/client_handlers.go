@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -55,7 +56,7 @@ func (c *Client) answerServerRequest(ctx, callCtx context.Context, st *clientSes
 	pctx, pcancel := context.WithTimeout(c.baseCtx, c.cfg.closeTimeout)
 	defer pcancel()
 	if err := c.postNoReply(pctx, st, body); err != nil {
-		c.cfg.logger.Warn("mcp: could not send the response to a server request", "method", m.Method, "error", err)
+		c.logs.log(ctx, c.cfg.logger, slog.LevelWarn, "mcp: could not send the response to a server request", "method", m.Method, "error", err)
 	}
 }
 
@@ -194,6 +195,7 @@ func (c *Client) listen(st *clientSession, ready chan struct{}) {
 	ctx := c.listenCtx
 	cur := &streamCursor{retry: time.Second}
 	disp := &dispatcher{}
+	defer disp.logs.flush(context.Background(), c.cfg.logger)
 	failures := 0
 	var bo backoff
 	for ctx.Err() == nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"mime"
 	"net/http"
@@ -225,6 +226,7 @@ func (c *Client) readStream(ctx context.Context, st *clientSession, method strin
 		sr   streamReader
 	}{cur: streamCursor{retry: time.Second}}
 	cur, disp := &rs.cur, &rs.disp
+	defer disp.logs.flush(ctx, c.cfg.logger)
 	failures := 0
 	var bo backoff
 	bo.connected()
@@ -462,7 +464,7 @@ func (c *Client) readUntilResponse(ctx context.Context, st *clientSession, id *I
 		}
 		m, rpcErr := decodeMessage([]byte(ev.Data))
 		if rpcErr != nil {
-			c.cfg.logger.Warn("mcp: ignoring malformed message on the response stream", "error", rpcErr.Message)
+			disp.logs.log(ctx, c.cfg.logger, slog.LevelWarn, "mcp: ignoring malformed message on the response stream", "error", rpcErr.Message)
 			continue
 		}
 		if c.handleStreamMessage(ctx, st, id, co, disp, m) {
@@ -495,7 +497,7 @@ func (c *Client) handleStreamMessage(ctx context.Context, st *clientSession, id 
 	case m.isResponse() && m.ID.raw == id.raw:
 		return true
 	case m.isResponse():
-		c.cfg.logger.Debug("mcp: ignoring a response to another request", "id", m.ID.short())
+		disp.logs.log(ctx, c.cfg.logger, slog.LevelDebug, "mcp: ignoring a response to another request", "id", m.ID.short())
 	case m.isRequest():
 		c.serveRequest(ctx, st, m)
 	default:
@@ -668,8 +670,10 @@ func (s *streamReader) endLine() {
 }
 
 // dispatcher runs notification handlers in order, off the reading goroutine: a queue and at
-// most one goroutine, which exits when the queue is empty.
+// most one goroutine, which exits when the queue is empty. It also bounds the log lines that
+// its stream's messages make.
 type dispatcher struct {
+	logs    logBound // lines the stream's messages make (malformed, misrouted), bounded
 	mu      sync.Mutex
 	queue   []queuedCallback
 	running bool

@@ -126,7 +126,7 @@ func (s *Server) publish(to string, m *busMessage) bool {
 func (s *Server) onBusMessage(b []byte) {
 	var m busMessage
 	if err := json.Unmarshal(b, &m); err != nil {
-		s.log.Warn("mcp: malformed message on the replica bus", "error", err)
+		s.peerWarn("mcp: malformed message on the replica bus", "error", err)
 		return
 	}
 	if handle := busHandlers[m.Kind]; handle != nil {
@@ -160,7 +160,7 @@ func (s *Server) onBusResponse(m *busMessage) {
 	sess := s.localSession(m.Session)
 	msg, rpcErr := decodeMessage(m.Data)
 	if sess == nil || rpcErr != nil || !msg.isResponse() || !sess.deliverResponse(msg) {
-		s.log.Debug("mcp: a forwarded response found no request waiting for it", "session", m.Session)
+		s.peerDebug("mcp: a forwarded response found no request waiting for it", "session", m.Session)
 	}
 }
 
@@ -406,7 +406,7 @@ func (s *Server) broadcastLocal(method string, params any, attachedOnly bool) {
 	s.notifyListeners(method, "")
 	for _, sess := range s.localSessions(attachedOnly) {
 		if err := sess.notify(method, params); err != nil && !errors.Is(err, ErrClosed) {
-			s.log.Warn("mcp: notification not queued", "session", sess.id, "method", method, "error", err)
+			s.peerWarn("mcp: notification not queued", "session", sess.id, "method", method, "error", err)
 		}
 	}
 }
@@ -430,7 +430,7 @@ func (s *Server) resourceUpdated(sess *session, uri string) {
 		return
 	}
 	if err := sess.notify(notifResourceUpdated, map[string]string{"uri": uri}); err != nil {
-		s.log.Warn("mcp: resource update not queued", "session", sess.id, "error", err)
+		s.peerWarn("mcp: resource update not queued", "session", sess.id, "error", err)
 	}
 }
 
@@ -463,7 +463,7 @@ func (s *Server) refreshShared(sess *session) bool {
 	state, err := s.cluster.sessions.Load(ctx, sess.id)
 	cancel()
 	if err != nil {
-		s.log.Warn("mcp: could not read a session's subscriptions; resource update not sent", "session", sess.id, "error", err)
+		s.peerWarn("mcp: could not read a session's subscriptions; resource update not sent", "session", sess.id, "error", err)
 		return false
 	}
 	sess.applyState(state)

@@ -233,7 +233,7 @@ func (rs *requestState) send(method string, params any) error {
 		return err
 	}
 	if err := rs.st.send(data, false); err != nil {
-		rs.sess.server.log.Warn("mcp: notification not delivered", "session", rs.sess.id, "method", method, "error", err)
+		rs.sess.server.peerWarn("mcp: notification not delivered", "session", rs.sess.id, "method", method, "error", err)
 		return err
 	}
 	return nil

@@ -497,7 +497,7 @@ func (s *Server) callDirect(r *http.Request, mr *modernRequest, msg *wireMessage
 	req := &Request{Method: msg.Method, ID: *msg.ID, Params: msg.Params, Meta: meta, Header: r.Header, ProtocolVersion: mr.version, serve: serve}
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.Error("mcp: an interceptor panicked", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
+			s.peerError("mcp: an interceptor panicked", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
 			err = Errorf(CodeInternalError, "internal error: %s panicked", msg.Method)
 		}
 	}()

@@ -223,7 +223,7 @@ func (st *stream) endInlineResponse(w http.ResponseWriter, my uint64, clean bool
 	}
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
-		st.sess.server.log.Debug("mcp: a stream's connection cannot be taken from its running handler; the response ends when the handler returns", "session", st.sess.id, "error", err)
+		st.sess.server.peerDebug("mcp: a stream's connection cannot be taken from its running handler; the response ends when the handler returns", "session", st.sess.id, "error", err)
 		return
 	}
 	if clean && proto == 1 {

@@ -122,7 +122,7 @@ func (s *Server) removeListener(l *listener) {
 func (s *Server) notifyListeners(method, uri string) {
 	for _, l := range s.listenersFor(method, uri) {
 		if err := l.notify(method, uri); err != nil {
-			s.log.Debug("mcp: change notification not queued on a listen stream", "method", method, "error", err)
+			s.peerDebug("mcp: change notification not queued on a listen stream", "method", method, "error", err)
 		}
 	}
 }

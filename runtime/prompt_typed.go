@@ -74,6 +74,9 @@ func AddTypedPrompt[Req any, PReq interface {
 // WithMeta, WithProgress).
 func GetTypedPrompt(ctx context.Context, c *Client, name string, req proto.Message, opts ...CallOption) (*mcpv1.PromptResult, error) {
 	args, err := messageToStrings(req)
+	if err == nil {
+		err = checkPromptArgs(name, req, args)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mcp prompts/get %s: encode arguments: %w", name, err)
 	}
@@ -182,6 +185,18 @@ func fieldByKey(md protoreflect.MessageDescriptor, k string) protoreflect.FieldD
 		return fd
 	}
 	return md.Fields().ByName(protoreflect.Name(k))
+}
+
+// checkPromptArgs refuses, before they are sent, the string arguments args that the typed
+// client made from req for prompt name, when the server would refuse them: it decodes them as
+// AddTypedPrompt's handler does, into a new message of req's type. An open enum's number that
+// has no name is one (it becomes its decimal text, and an enum argument takes a value's name).
+// The error is the server's, word for word.
+func checkPromptArgs(name string, req proto.Message, args map[string]string) error {
+	if err := stringsToMessage(args, req.ProtoReflect().New().Interface()); err != nil {
+		return Errorf(CodeInvalidParams, "invalid arguments for prompt %s: %v", name, err)
+	}
+	return nil
 }
 
 // messageToStrings is stringsToMessage's inverse: the set fields of msg as strings keyed by

@@ -23,6 +23,7 @@ type Server struct {
 	impl Implementation
 	cfg  serverConfig
 	log  *slog.Logger
+	logs logBound // the lines peers can trigger per message, bounded (peerLog)
 
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
@@ -307,7 +308,7 @@ func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, ses
 		w.WriteHeader(http.StatusAccepted)
 	case msg.isResponse():
 		if !s.deliverResponse(sess, msg, body) {
-			s.log.Warn("mcp: response to an unknown request", "session", sess.id, "id", msg.ID.short())
+			s.peerWarn("mcp: response to an unknown request", "session", sess.id, "id", msg.ID.short())
 			s.writeJSON(w, http.StatusBadRequest, encodeResponse(nil, nil, Errorf(CodeInvalidRequest, "no request with id %s is awaiting a response", msg.ID.short())))
 			return
 		}
@@ -470,7 +471,7 @@ func (s *Server) startSession(ctx context.Context, req *Request, token *TokenInf
 		return sess, nil, err
 	}
 	req.SessionID, req.ProtocolVersion = sess.id, version
-	s.log.Debug("mcp: session started", "session", sess.id, "client", p.ClientInfo.Name, "version", version)
+	s.peerDebug("mcp: session started", "session", sess.id, "client", p.ClientInfo.Name, "version", version)
 	return sess, &Response{Result: &InitializeResult{
 		ProtocolVersion: version,
 		Capabilities:    s.capabilities(),
@@ -507,7 +508,7 @@ func (s *Server) addSession(p *InitializeParams, version string, token *TokenInf
 	s.mu.Unlock()
 	if evicted != nil {
 		if sess != nil {
-			s.log.Info("mcp: session table full; ended a session to make room", "session", evicted.id, "established", evicted.established.Load())
+			s.peerInfo("mcp: session table full; ended a session to make room", "session", evicted.id, "established", evicted.established.Load())
 		}
 		evicted.end() // out of the table already
 	}
@@ -540,7 +541,7 @@ func (s *Server) createShared(ctx context.Context, sess *session) error {
 	err := c.sessions.Create(ctx, sess.id, sess.sharedState())
 	cancel()
 	if err != nil {
-		s.log.Warn("mcp: session store unavailable", "error", err)
+		s.peerWarn("mcp: session store unavailable", "error", err)
 		return &statusError{status: http.StatusServiceUnavailable, err: Errorf(CodeInternalError, "the session store is unavailable (the replicas of this server share sessions through it); try again shortly: %v", err)}
 	}
 	return nil
@@ -550,7 +551,7 @@ func (s *Server) createShared(ctx context.Context, sess *session) error {
 func (s *Server) callInitialize(ctx context.Context, req *Request) (resp *Response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.Error("mcp: initialize panicked", "panic", p, "stack", string(debug.Stack()))
+			s.peerError("mcp: initialize panicked", "panic", p, "stack", string(debug.Stack()))
 			err = NewError(CodeInternalError, "internal error: initialize panicked")
 		}
 	}()
@@ -695,7 +696,7 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 		result, status, err = s.modernAnswer(rs, result, err)
 	}
 	if cancelledByClient(ctx, rs.sess, err) {
-		s.log.Debug("mcp: request cancelled", "session", rs.sess.id, "id", msg.ID.short())
+		s.peerDebug("mcp: request cancelled", "session", rs.sess.id, "id", msg.ID.short())
 		_ = rs.st.send(nil, true) // ends the stream without a message
 		return
 	}
@@ -708,7 +709,7 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 		if errors.Is(sendErr, ErrClosed) {
 			level = slog.LevelDebug // the session ended (the client went away): nobody waits for it
 		}
-		s.log.Log(context.Background(), level, "mcp: response could not be queued for the client", "session", rs.sess.id, "id", msg.ID.short(), "error", sendErr)
+		s.peerLog(level, "mcp: response could not be queued for the client", "session", rs.sess.id, "id", msg.ID.short(), "error", sendErr)
 	}
 }
 
@@ -819,7 +820,7 @@ func (s *Server) handlerPanicked(req *Request, method string, p any) error {
 	if req.Name != "" && method == methodToolsCall {
 		what = "tool " + strconv.Quote(truncate(req.Name, 64))
 	}
-	s.log.Error("mcp: handler panicked", "method", method, "handler", what, "panic", p, "stack", string(debug.Stack()))
+	s.peerError("mcp: handler panicked", "method", method, "handler", what, "panic", p, "stack", string(debug.Stack()))
 	return Errorf(CodeInternalError, "internal error: the %s handler panicked", what)
 }
 
@@ -830,7 +831,7 @@ func (s *Server) handlerPanicked(req *Request, method string, p any) error {
 func (s *Server) marshalResult(method string, v any) (raw json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.Error("mcp: encoding a result panicked", "method", method, "panic", p, "stack", string(debug.Stack()))
+			s.peerError("mcp: encoding a result panicked", "method", method, "panic", p, "stack", string(debug.Stack()))
 			raw, err = nil, Errorf(CodeInternalError, "internal error: encoding the %s result panicked", truncate(method, 64))
 		}
 	}()
@@ -873,7 +874,7 @@ func (s *Server) handleNotification(sess *session, msg *wireMessage) {
 	case notifRootsListChanged, notifProgress:
 		// Accepted; nothing to do without a roots or progress consumer.
 	default:
-		s.log.Debug("mcp: ignoring unknown notification", "session", sess.id, "method", msg.Method)
+		s.peerDebug("mcp: ignoring unknown notification", "session", sess.id, "method", msg.Method)
 	}
 }
 
@@ -883,7 +884,7 @@ func (s *Server) handleNotification(sess *session, msg *wireMessage) {
 func (s *Server) onCancelled(sess *session, params json.RawMessage) {
 	var p CancelledParams
 	if err := json.Unmarshal(params, &p); err != nil || p.RequestID == nil {
-		s.log.Debug("mcp: ignoring invalid notifications/cancelled", "session", sess.id)
+		s.peerDebug("mcp: ignoring invalid notifications/cancelled", "session", sess.id)
 		return
 	}
 	if sess.cancelRequest(p.RequestID) {
@@ -893,7 +894,7 @@ func (s *Server) onCancelled(sess *session, params json.RawMessage) {
 		// The request may run on another replica.
 		s.publish("", &busMessage{Kind: busCancel, Session: sess.id, Data: params})
 	} else {
-		s.log.Debug("mcp: notifications/cancelled for a request not in flight", "session", sess.id, "id", p.RequestID.short())
+		s.peerDebug("mcp: notifications/cancelled for a request not in flight", "session", sess.id, "id", p.RequestID.short())
 	}
 }
 
@@ -1031,14 +1032,14 @@ func (s *Server) replayEnded(w http.ResponseWriter, sess *session, st *stream, m
 	}
 	evicted := errors.Is(err, ErrEventsEvicted)
 	if !sw.sent && !evicted {
-		s.log.Warn("mcp: replay failed", "session", sess.id, "stream", streamID, "error", err)
+		s.peerWarn("mcp: replay failed", "session", sess.id, "stream", streamID, "error", err)
 		return true
 	}
 	if st != nil {
 		st.detach(my)
 	}
 	if sw.sent {
-		s.log.Debug("mcp: replay stopped", "session", sess.id, "stream", streamID, "error", err)
+		s.peerDebug("mcp: replay stopped", "session", sess.id, "stream", streamID, "error", err)
 	} else {
 		s.writeJSON(w, http.StatusNotFound, encodeResponse(nil, nil, NewError(CodeInvalidRequest, err.Error())))
 	}
@@ -1138,7 +1139,7 @@ func (s *Server) reapOnce(ttl time.Duration) bool {
 		return false
 	}
 	for _, sess := range idle {
-		s.log.Debug("mcp: ending idle session", "session", sess.id)
+		s.peerDebug("mcp: ending idle session", "session", sess.id)
 		s.endSession(sess)
 	}
 	if len(busy) > 0 {
@@ -1232,6 +1233,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		sess.end()
 	}
 	s.stopCluster()
+	s.logs.flush(context.Background(), s.log)
 	return err
 }
 

@@ -65,6 +65,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	}
 	cancel()
 	c.close()
+	s.logs.flush(context.Background(), s.log) // the counts of the lines the client's messages made
 	if err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
@@ -270,7 +271,7 @@ func (c *lineConn) tooLong(head []byte) {
 	if response {
 		sess := c.sess // c.mu is held (serveRead)
 		if id == nil || sess == nil || !sess.deliverResponse(&wireMessage{ID: id, Error: Errorf(CodeInvalidRequest, "the client's response exceeds the server's limit of %d bytes (WithMaxBodyBytes)", c.srv.cfg.maxBodyBytes)}) {
-			c.srv.log.Warn("mcp: a response from the client over the size limit, to no request awaiting one", "limit", c.srv.cfg.maxBodyBytes)
+			c.srv.peerWarn("mcp: a response from the client over the size limit, to no request awaiting one", "limit", c.srv.cfg.maxBodyBytes)
 		}
 		return
 	}
@@ -320,7 +321,7 @@ func (c *lineConn) serveSessionMessage(sess *session, msg *wireMessage) *request
 	case msg.isResponse():
 		if !sess.deliverResponse(msg) {
 			// A response gets no answer (JSON-RPC 2.0, Response object): logged only.
-			c.srv.log.Warn("mcp: response to an unknown request", "session", sess.id, "id", msg.ID.short())
+			c.srv.peerWarn("mcp: response to an unknown request", "session", sess.id, "id", msg.ID.short())
 		}
 	default:
 		return c.serveRequest(sess, msg)
@@ -357,7 +358,7 @@ func (c *lineConn) initialize(msg *wireMessage) {
 func (c *lineConn) beforeInitialize(msg *wireMessage) {
 	switch {
 	case !msg.isRequest():
-		c.srv.log.Debug("mcp: ignoring a message before initialize", "method", msg.Method)
+		c.srv.peerDebug("mcp: ignoring a message before initialize", "method", msg.Method)
 	case msg.Method == methodPing:
 		c.reply(encodeResponse(msg.ID, []byte("{}"), nil))
 	default:

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -23,7 +24,9 @@ const testChildEnv = "PROTOMCP_TEST_CHILD"
 //   - exit-early: exits with status 3 after reading its first message, answering nothing;
 //   - ignore-term: serves, then ignores stdin's end and SIGTERM, so that only SIGKILL ends it;
 //   - banner: writes a line that is not JSON-RPC to stdout, as a server that is not in its
-//     stdio mode would, and answers nothing until stdin ends.
+//     stdio mode would, and answers nothing until stdin ends;
+//   - flood: writes floodLines lines that are not JSON-RPC to stdout and floodLines/10 lines
+//     to stderr first, then serves.
 func runTestChild(mode string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	s := NewServer(Implementation{Name: "stdio-child", Version: "1"}, WithLogger(log))
@@ -42,6 +45,9 @@ func runTestChild(mode string) int {
 	case "junk":
 		fmt.Fprintln(os.Stdout, "this is not JSON")
 		fmt.Fprintln(os.Stdout, `{"neither": "is this a message"`)
+	case "flood":
+		writeLines(os.Stdout, "not a JSON-RPC message", floodLines)
+		writeLines(os.Stderr, "a line of the server's log", floodLines/10)
 	case "exit-early":
 		buf := make([]byte, 1)
 		_, _ = os.Stdin.Read(buf)
@@ -68,4 +74,16 @@ func runTestChild(mode string) int {
 		return 1
 	}
 	return 0
+}
+
+// floodLines is how many lines that are not messages the flood child writes to stdout.
+const floodLines = 1_000_000
+
+// writeLines writes n numbered lines of text to w, in large writes.
+func writeLines(w io.Writer, text string, n int) {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for i := range n {
+		fmt.Fprintf(bw, "%s %d\n", text, i)
+	}
+	_ = bw.Flush()
 }

@@ -28,8 +28,8 @@ const (
 // "Transports", stdio), and returns a Client connected to its stdin and stdout. The Client is
 // the same as over HTTP: generated clients, interceptors, progress, cancellation and the
 // handlers of the server's requests (sampling, elicitation, roots) work unchanged. What the
-// process writes to stderr is logged, line by line, at info level with the client's logger,
-// unless cmd.Stderr is set.
+// process writes to stderr is logged, line by line, at info level with the client's logger
+// (up to 1,000 lines a minute; one line counts the rest), unless cmd.Stderr is set.
 //
 // A process that exits fails the calls with its exit status and the first and last lines of
 // its stderr. Options of HTTP (WithHTTPClient, WithHeader, WithOAuth, WithStandaloneStream)
@@ -97,7 +97,7 @@ func (p *commandProc) wire(pw *os.File) {
 	cmd := p.cmd
 	cmd.Stdout = pw
 	if cmd.Stderr == nil {
-		p.stderr = &lineLogger{log: p.cfg.logger, attr: slog.String("command", cmd.Path)}
+		p.stderr = &lineLogger{log: p.cfg.logger, attr: slog.String("command", cmd.Path), bound: logBound{burst: stderrLogBurst, window: stderrLogWindow}}
 		cmd.Stderr = p.stderr
 	}
 	if cmd.WaitDelay == 0 {
@@ -244,12 +244,14 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	}
 }
 
-// lineLogger logs what a child process writes to stderr, a line at a time.
+// lineLogger logs what a child process writes to stderr, a line at a time, within a bound
+// (stderrLogBurst a minute): a process that writes without end does not flood the log.
 type lineLogger struct {
-	mu   sync.Mutex
-	log  *slog.Logger
-	attr slog.Attr
-	buf  []byte
+	mu    sync.Mutex
+	log   *slog.Logger
+	attr  slog.Attr
+	buf   []byte
+	bound logBound
 	// For excerpt: the first lines written, the last ones after those, and how many.
 	head, last []string
 	lines      int
@@ -277,7 +279,7 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 
 func (l *lineLogger) emit(line []byte) {
 	if s := strings.TrimRight(string(line), "\r"); s != "" {
-		l.log.Info("mcp: stdio server stderr", l.attr, slog.String("line", s))
+		l.bound.log(context.Background(), l.log, slog.LevelInfo, "mcp: stdio server stderr", l.attr, slog.String("line", s))
 		l.keep(s)
 	}
 }
@@ -329,4 +331,5 @@ func (l *lineLogger) flush() {
 	defer l.mu.Unlock()
 	l.emit(l.buf)
 	l.buf = nil
+	l.bound.flush(context.Background(), l.log)
 }

@@ -195,7 +195,7 @@ func (st *stream) storeSharedLocked(ev *streamEvent, n int64) error {
 	}
 	ev.pooled = nil // the shared store may keep data: the buffer is not reused
 	if err := c.storeEvent(st, st.seq+1, ev.data); err != nil {
-		st.sess.server.log.Warn("mcp: the shared event store refused an event", "session", st.sess.id, "stream", st.id, "error", err)
+		st.sess.server.peerWarn("mcp: the shared event store refused an event", "session", st.sess.id, "stream", st.id, "error", err)
 		if !ev.final {
 			st.sess.release(n)
 			return fmt.Errorf("mcp: the shared event store is unavailable: %w", err)
@@ -349,7 +349,7 @@ func (st *stream) storeLocked(store EventStore, evs []streamEvent) {
 			data = append([]byte(nil), data...)
 		}
 		if err := store.Append(context.Background(), st.sess.id, st.id, ev.seq, data); err != nil {
-			st.sess.server.log.Warn("mcp: event store append failed; the event cannot be replayed", "session", st.sess.id, "stream", st.id, "error", err)
+			st.sess.server.peerWarn("mcp: event store append failed; the event cannot be replayed", "session", st.sess.id, "stream", st.id, "error", err)
 			continue
 		}
 		st.stored = true
@@ -868,7 +868,7 @@ func appendEvents(st *stream, sw *sseWriter, evs []streamEvent) (final bool, err
 // clientGone ends the writer of generation my, whose client went away: the events stay for
 // it to resume.
 func (s *Server) clientGone(w http.ResponseWriter, st *stream, my uint64, err error) {
-	s.log.Debug("mcp: client went away mid-stream; events kept for resumption", "session", st.sess.id, "stream", st.id, "error", err)
+	s.peerDebug("mcp: client went away mid-stream; events kept for resumption", "session", st.sess.id, "stream", st.id, "error", err)
 	st.endInlineResponse(w, my, false)
 }
 

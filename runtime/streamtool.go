@@ -317,6 +317,9 @@ func (sc *streamCall[Res, PRes]) fail(err error) {
 // notifications did not; it returns io.EOF at the stream's end, else the error that ended it.
 func (sc *streamCall[Res, PRes]) run(c *Client, req proto.Message, co *callOptions) error {
 	args, err := marshalArgs(req)
+	if err == nil {
+		err = checkTypedArgs(sc.name, req.ProtoReflect().Descriptor(), args)
+	}
 	if err != nil {
 		return fmt.Errorf("mcp tools/call %s: encode arguments: %w", sc.name, err)
 	}

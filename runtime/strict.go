@@ -88,20 +88,34 @@ func unescapeKey(key []byte) (k []byte, ok bool) {
 }
 
 // checkArgs walks a typed tool's arguments, which protojson has accepted into a message of
-// descriptor md, and refuses two things protojson takes but the tool's input schema does not
+// descriptor md, and refuses three things protojson takes but the tool's input schema does not
 // allow: an enum given by its number (the schema lists names; a number may be one the enum does
-// not declare at all), and a 32-bit integer given as a string (the schema says integer). It
-// returns "" when the arguments are fine, else what is wrong, naming the field. It allocates
-// only to say what is wrong.
+// not declare at all), a 32-bit integer given as a string (the schema says integer), and a
+// google.protobuf.Any without "@type" (the schema requires it; protojson reads {} as an empty
+// Any). It returns "" when the arguments are fine, else what is wrong, naming the field. It
+// allocates only to say what is wrong. The typed client runs it on what it is about to send
+// (checkTypedArgs), so that it refuses, with the server's words, what the server would.
 func checkArgs(obj []byte, md protoreflect.MessageDescriptor) string {
 	if !strictFields(md, nil) {
-		return "" // nothing to check: no enum or 32-bit integer field at any depth
+		return "" // nothing to check: no enum, 32-bit integer or Any field at any depth
 	}
 	field, problem := strictObject(obj, md)
 	if problem == "" {
 		return ""
 	}
 	return "field " + field + ": " + problem
+}
+
+// checkTypedArgs refuses, before they are sent, the arguments args that the typed client
+// encoded from a request of type md for tool name, when the server would refuse them
+// (checkArgs): protojson writes an open enum's number that has no name as a number, and an
+// empty google.protobuf.Any as {}, which the input schema does not allow. The error is a
+// CodeInvalidParams *Error whose message is the server's, word for word.
+func checkTypedArgs(name string, md protoreflect.MessageDescriptor, args []byte) error {
+	if msg := checkArgs(args, md); msg != "" {
+		return Errorf(CodeInvalidParams, "invalid arguments for tool %s: %s", name, msg)
+	}
+	return nil
 }
 
 // strictObject checks the members of a message's object; on a problem it returns the path of
@@ -148,8 +162,8 @@ func strictFields(md protoreflect.MessageDescriptor, seen map[protoreflect.FullN
 	return found
 }
 
-// strictFieldNeeded reports whether checkArgs checks field fd: an enum or a 32-bit integer
-// (a map's values included), or a message that has one at any depth.
+// strictFieldNeeded reports whether checkArgs checks field fd: an enum, a 32-bit integer or
+// an Any (a map's values included), or a message that has one at any depth.
 func strictFieldNeeded(fd protoreflect.FieldDescriptor, seen map[protoreflect.FullName]bool) bool {
 	if fd.IsMap() {
 		fd = fd.MapValue()
@@ -159,7 +173,7 @@ func strictFieldNeeded(fd protoreflect.FieldDescriptor, seen map[protoreflect.Fu
 		return true
 	case isMessageKind(k):
 		m := fd.Message()
-		return m.FullName().Parent() != "google.protobuf" && strictFields(m, seen)
+		return m.FullName() == anyFullName || m.FullName().Parent() != "google.protobuf" && strictFields(m, seen)
 	}
 	return false
 }
@@ -240,15 +254,41 @@ func int32StringProblem(v []byte) string {
 }
 
 // strictMessageValue checks v, a value of a message field of type md, member by member; the
-// well-known types have JSON forms of their own, which protojson checks.
+// well-known types have JSON forms of their own, which protojson checks, but for the "@type"
+// of an Any.
 func strictMessageValue(v []byte, md protoreflect.MessageDescriptor) (sub, problem string) {
-	if v[0] != '{' || md.FullName().Parent() == "google.protobuf" {
+	if v[0] != '{' {
+		return "", ""
+	}
+	if md.FullName() == anyFullName {
+		return "", anyTypeProblem(v)
+	}
+	if md.FullName().Parent() == "google.protobuf" {
 		return "", ""
 	}
 	if field, problem := strictObject(v, md); problem != "" {
 		return "." + field, problem
 	}
 	return "", ""
+}
+
+// anyFullName is google.protobuf.Any's name.
+const anyFullName protoreflect.FullName = "google.protobuf.Any"
+
+// anyTypeProblem refuses v, the object of a google.protobuf.Any, when it has no "@type"
+// member: protojson reads {} as an empty Any, which names no message, and the input schema
+// requires "@type".
+func anyTypeProblem(v []byte) string {
+	for i := jsonscan.FirstMember(v); i >= 0; {
+		var key []byte
+		if key, _, i = jsonscan.NextMember(v, i); i == jsonscan.Bad {
+			return ""
+		}
+		if k, ok := unescapeKey(key); ok && string(k) == "@type" {
+			return ""
+		}
+	}
+	return truncate(string(v), 20) + ` is an Any without "@type"; give the type URL of the packed message`
 }
 
 // isMessageKind reports whether k is a message kind (groups included).

@@ -63,6 +63,15 @@ func TestPromptFromProto(t *testing.T) {
 	eras(t, func(t *testing.T) {
 		serverModes(t, func(t *testing.T, opts ...runtime.ServerOption) {
 			leaks := goleak.IgnoreCurrent()
+			var gets atomic.Int32 // the prompts/get requests the server received
+			opts = append(opts, runtime.WithInterceptors(runtime.InterceptorFunc(func(next runtime.CallFunc) runtime.CallFunc {
+				return func(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+					if req.Method == "prompts/get" {
+						gets.Add(1)
+					}
+					return next(ctx, req)
+				}
+			})))
 			e, client, c := surfaceEnv(t, &weather.Service{Now: func() time.Time { return surfaceNow }}, opts...)
 			ctx := testCtx(t)
 
@@ -106,6 +115,18 @@ func TestPromptFromProto(t *testing.T) {
 				_, err := c.GetPrompt(ctx, "plan_trip", tc.args)
 				assert.Equal(t, runtime.CodeInvalidParams, runtime.CodeOf(err), "prompts/get %v: %v", tc.args, err)
 				assert.ErrorContains(t, err, tc.want, "prompts/get %v", tc.args)
+			}
+
+			// An open enum's number without a name: the typed client refuses it before
+			// sending, in the words the server uses for what it would have sent.
+			sent := gets.Load()
+			_, err = client.PlanTrip(ctx, &weatherv1.PlanTripRequest{City: "Paris", Activity: weatherv1.Activity(9)})
+			assert.Equal(t, runtime.CodeInvalidParams, runtime.CodeOf(err), "PlanTrip with activity 9: %v", err)
+			assert.Equal(t, sent, gets.Load(), "the refused prompts/get reached the server")
+			_, serverErr := c.GetPrompt(ctx, "plan_trip", map[string]string{"city": "Paris", "activity": "9"})
+			var rpcErr *runtime.Error
+			if assert.ErrorAs(t, serverErr, &rpcErr, "prompts/get with activity \"9\"") {
+				assert.ErrorContains(t, err, rpcErr.Message, "the typed client's refusal is not the server's")
 			}
 			e.closeAll(t, c, leaks)
 		})

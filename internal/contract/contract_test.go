@@ -23,8 +23,11 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	contractv1 "github.com/protomcp/protomcp/gen/contract/v1"
@@ -331,6 +334,67 @@ func TestOutputAcceptsUnknownEnumNumbers(t *testing.T) {
 	raw := f.callRaw(t, "echo", string(f.lastArgs(t)))
 	assert.Contains(t, string(raw.StructuredContent), `"color":42`, "structuredContent does not carry the number")
 	f.checkCall(t, "echo", raw)
+}
+
+// TestTypedClientRefusesWhatTheServerRefuses: protojson writes an open enum's number that has
+// no name as a number and an empty google.protobuf.Any as {}; the input schema refuses both
+// (it lists the enum's names and requires "@type"), and so does the server. The typed client
+// refuses them before sending, with the server's message word for word, so that a typed
+// request the client sends is one the server takes.
+func TestTypedClientRefusesWhatTheServerRefuses(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, echo{})
+	ctx := context.Background()
+	unknownColor, unknownMode := minimal(), minimal()
+	unknownColor.Color = contractv1.Color(42)
+	unknownMode.Mode = contractv1.Mode(7)
+	cases := []struct {
+		name string
+		tool string
+		call func() error
+		req  proto.Message
+		want string
+	}{
+		{"open enum's unknown number", "echo", func() error { _, err := f.typed.Echo(ctx, unknownColor); return err }, unknownColor,
+			"invalid arguments for tool echo: field color: 42 is an enum number; give one of the value names the schema lists"},
+		{"enum with a meaningful zero, unknown number", "echo", func() error { _, err := f.typed.Echo(ctx, unknownMode); return err }, unknownMode,
+			"invalid arguments for tool echo: field mode: 7 is an enum number; give one of the value names the schema lists"},
+		{"empty Any", "known", func() error { _, err := f.typed.Known(ctx, &contractv1.KnownRequest{Any: &anypb.Any{}}); return err }, &contractv1.KnownRequest{Any: &anypb.Any{}},
+			`invalid arguments for tool known: field any: {} is an Any without "@type"; give the type URL of the packed message`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f.mu.Lock()
+			sent := len(f.args)
+			f.mu.Unlock()
+			err := tc.call()
+			require.Error(t, err, "the typed client sent a request the server refuses")
+			assert.Equal(t, runtime.CodeInvalidParams, runtime.CodeOf(err), "code of %v", err)
+			assert.Contains(t, err.Error(), tc.want, "the client's refusal")
+			f.mu.Lock()
+			assert.Equal(t, sent, len(f.args), "the refused request reached the server")
+			f.mu.Unlock()
+
+			// What the client would have sent: the schema and the server refuse it, and the
+			// server says so in the same words.
+			args, err := protojson.Marshal(tc.req)
+			require.NoError(t, err)
+			assert.Error(t, validate(f.inputs[tc.tool], args), "the input schema accepts %s", args)
+			res := f.callRaw(t, tc.tool, string(args))
+			assert.True(t, res.IsError, "the server accepts %s", args)
+			assert.Equal(t, tc.want, res.Text(), "the server's refusal of %s", args)
+		})
+	}
+
+	// An Any that names its message goes through, and comes back as it was sent.
+	packed, err := anypb.New(durationpb.New(90 * time.Second))
+	require.NoError(t, err)
+	res, err := f.typed.Known(ctx, &contractv1.KnownRequest{Any: packed})
+	require.NoError(t, err, "a packed Any")
+	if diff := cmp.Diff(packed, res.GetRequest().GetAny(), protocmp.Transform()); diff != "" {
+		assert.Fail(t, fmt.Sprintf("the echoed Any differs (-sent +echoed):\n%s", diff))
+	}
+	f.checkCall(t, "known", nil)
 }
 
 func (echo) Validated(_ context.Context, req *contractv1.ValidatedRequest) (*contractv1.ValidatedResponse, error) {

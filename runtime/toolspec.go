@@ -33,6 +33,11 @@ type ToolSpec struct {
 	// zero value, for an ordinary tool. From the proto option (mcp.v1.tool).task_support, or
 	// an rpc that returns a google.longrunning.Operation.
 	TaskSupport TaskSupport
+	// Cache is the tool's cache hint, which the tools/list pages it appears on take into
+	// account (see CacheHint); nil takes the registration's (WithCacheHint), else the
+	// server's (WithListCacheHint). From the proto options (mcp.v1.tool).cache_ttl_ms and
+	// cache_scope, or those of its service.
+	Cache *CacheHint
 }
 
 // RPCMetaKey is the _meta key whose value names the rpc behind a generated tool, prompt or

@@ -451,4 +451,3 @@ type visibilityOption struct {
 }
 
 func (o visibilityOption) applyHandler(c *handlerConfig) { c.visible = o.visible }
-

@@ -128,6 +128,10 @@ func TestVisibilityPredicate(t *testing.T) {
 	e.srv.AddTool(runtime.ToolSpec{Name: "beta"}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
 		return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent("beta")}}, nil
 	}, aliceOnly)
+	// Hidden and scoped: the caller it is hidden from learns nothing, not even the scopes.
+	e.srv.AddTool(runtime.ToolSpec{Name: "beta_write", Scopes: []string{"weather:write"}}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		return &runtime.CallToolResult{}, nil
+	}, aliceOnly)
 	e.srv.AddPrompt(runtime.Prompt{Name: "beta_prompt"}, func(context.Context, map[string]string) (*runtime.GetPromptResult, error) {
 		return &runtime.GetPromptResult{}, nil
 	}, aliceOnly)
@@ -162,6 +166,12 @@ func TestVisibilityPredicate(t *testing.T) {
 			require.Error(t, err, "bob calls beta")
 			assert.Equal(t, runtime.CodeInvalidParams, runtime.CodeOf(err), "bob calls beta: %v", err)
 			assert.Contains(t, err.Error(), "unknown tool", "bob calls beta: as for a tool that does not exist")
+			_, err = bob.CallTool(ctx, "beta_write", nil)
+			assert.Equal(t, runtime.CodeInvalidParams, runtime.CodeOf(err), "bob calls beta_write: unknown, not 403: %v", err)
+			_, err = alice.CallTool(ctx, "beta_write", nil)
+			var he *runtime.HTTPError
+			require.True(t, errors.As(err, &he), "alice calls beta_write without its scope: %v", err)
+			assert.Equal(t, http.StatusForbidden, he.StatusCode, "alice calls beta_write without its scope")
 
 			names := func(c *runtime.Client) (prompts, resources, templates []string) {
 				for p, err := range c.Prompts(ctx) {
@@ -199,6 +209,62 @@ func TestVisibilityPredicate(t *testing.T) {
 				require.Error(t, err, "bob reads %s", uri)
 				assert.True(t, slices.Contains([]runtime.Code{runtime.CodeResourceNotFound, runtime.CodeInvalidParams}, runtime.CodeOf(err)), "bob reads %s: %v", uri, err)
 			}
+		})
+	}
+}
+
+// TestListCacheHints: a list page's hint is made of the server's (WithListCacheHint) and its
+// entries' (ToolSpec.Cache, WithCacheHint): the shortest TTL on the page, and public only when
+// every entry of the list is (spec 2026-07-28, Caching, Interaction with Pagination: one
+// scope for every page). The 2025-11-25 era carries a hint with a positive TTL too.
+func TestListCacheHints(t *testing.T) {
+	t.Parallel()
+	noop := func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		return &runtime.CallToolResult{}, nil
+	}
+	noPrompt := func(context.Context, map[string]string) (*runtime.GetPromptResult, error) {
+		return &runtime.GetPromptResult{}, nil
+	}
+	e := newClientEnv(t, runtime.WithPageSize(1), runtime.WithListCacheHint(runtime.CacheHint{TTL: 5 * time.Minute, Scope: runtime.CachePublic}))
+	e.srv.AddTool(runtime.ToolSpec{Name: "short", Cache: &runtime.CacheHint{TTL: time.Minute}}, noop)
+	e.srv.AddTool(runtime.ToolSpec{Name: "server_default"}, noop)
+	e.srv.AddPrompt(runtime.Prompt{Name: "mine"}, noPrompt, runtime.WithCacheHint(runtime.CacheHint{TTL: 2 * time.Second, Scope: runtime.CachePrivate}))
+	type hint struct {
+		TTLMs      *int64  `json:"ttlMs"`
+		CacheScope *string `json:"cacheScope"`
+		NextCursor string  `json:"nextCursor"`
+	}
+	for _, era := range listEras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			c := e.client(t, runtime.WithEra(era.era))
+			get := func(method, cursor string) hint {
+				var params any
+				if cursor != "" {
+					params = map[string]string{"cursor": cursor}
+				}
+				raw, err := c.Call(ctx, method, params)
+				require.NoError(t, err, method)
+				var h hint
+				require.NoError(t, json.Unmarshal(raw, &h), "%s: %s", method, raw)
+				require.NotNil(t, h.TTLMs, "%s: ttlMs in %s", method, raw)
+				require.NotNil(t, h.CacheScope, "%s: cacheScope in %s", method, raw)
+				return h
+			}
+			first := get("tools/list", "")
+			assert.EqualValues(t, 60000, *first.TTLMs, "the first page lists short")
+			assert.Equal(t, "public", *first.CacheScope, "every tool is public")
+			require.NotEmpty(t, first.NextCursor)
+			second := get("tools/list", first.NextCursor)
+			assert.EqualValues(t, 300000, *second.TTLMs, "the second page takes the server's TTL")
+			assert.Equal(t, "public", *second.CacheScope)
+			p := get("prompts/list", "")
+			assert.EqualValues(t, 2000, *p.TTLMs, "the prompt's own TTL")
+			assert.Equal(t, "private", *p.CacheScope, "the prompt's own scope")
+			r := get("resources/list", "")
+			assert.EqualValues(t, 300000, *r.TTLMs, "an empty list takes the server's hint")
+			assert.Equal(t, "public", *r.CacheScope, "an empty list takes the server's hint")
 		})
 	}
 }

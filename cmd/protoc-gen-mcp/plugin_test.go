@@ -78,6 +78,8 @@ func TestGolden(t *testing.T) {
 		{"no_services", "paths=source_relative", []string{"google/api/field_behavior.proto"}},
 		// Prompts, resources and a server-streaming tool.
 		{"surface", "paths=source_relative", []string{"test/surface/v1/surface.proto"}},
+		// List cache hints of a service and of its rpcs.
+		{"cache", "paths=source_relative", []string{"test/cache/v1/cache.proto"}},
 		// A starter server beside the generated code.
 		{"skeleton", "paths=source_relative,skeleton=true", []string{"weather/v1/weather.proto"}},
 		// The grpc-go bridge (grpcmcp) beside the generated code: tools, prompts, resources

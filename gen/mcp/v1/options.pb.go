@@ -27,6 +27,60 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// CacheScope says who may reuse a cached list (MCP 2026-07-28, Caching, Cache Scope Field).
+type CacheScope int32
+
+const (
+	// Take the scope from the next level: a tool's from its service, a service's from the
+	// server (private unless runtime.WithListCacheHint says otherwise).
+	CacheScope_CACHE_SCOPE_UNSPECIFIED CacheScope = 0
+	// Nothing particular to the caller: any client, gateway or proxy may share it.
+	CacheScope_CACHE_SCOPE_PUBLIC CacheScope = 1
+	// Reused only for the same authorization context (the same access token).
+	CacheScope_CACHE_SCOPE_PRIVATE CacheScope = 2
+)
+
+// Enum value maps for CacheScope.
+var (
+	CacheScope_name = map[int32]string{
+		0: "CACHE_SCOPE_UNSPECIFIED",
+		1: "CACHE_SCOPE_PUBLIC",
+		2: "CACHE_SCOPE_PRIVATE",
+	}
+	CacheScope_value = map[string]int32{
+		"CACHE_SCOPE_UNSPECIFIED": 0,
+		"CACHE_SCOPE_PUBLIC":      1,
+		"CACHE_SCOPE_PRIVATE":     2,
+	}
+)
+
+func (x CacheScope) Enum() *CacheScope {
+	p := new(CacheScope)
+	*p = x
+	return p
+}
+
+func (x CacheScope) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CacheScope) Descriptor() protoreflect.EnumDescriptor {
+	return file_mcp_v1_options_proto_enumTypes[0].Descriptor()
+}
+
+func (CacheScope) Type() protoreflect.EnumType {
+	return &file_mcp_v1_options_proto_enumTypes[0]
+}
+
+func (x CacheScope) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CacheScope.Descriptor instead.
+func (CacheScope) EnumDescriptor() ([]byte, []int) {
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{0}
+}
+
 // ToolOptions set how one rpc is exposed as an MCP tool.
 type ToolOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -53,7 +107,16 @@ type ToolOptions struct {
 	// The OAuth scopes a caller's access token needs to call the tool over HTTP. A server
 	// refuses a token without them with HTTP 403 and WWW-Authenticate error="insufficient_scope"
 	// before the handler runs (MCP Authorization, Scope Challenge Handling).
-	Scopes        []string `protobuf:"bytes,9,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	Scopes []string `protobuf:"bytes,9,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// How long, in milliseconds, a client may consider a tools/list page that lists this tool
+	// fresh (MCP 2026-07-28, Caching: ttlMs); a page is fresh for the shortest TTL of its tools.
+	// Unset: the service's cache_ttl_ms, else the server's (runtime.WithListCacheHint). Zero:
+	// immediately stale. Must not be negative.
+	CacheTtlMs *int64 `protobuf:"varint,11,opt,name=cache_ttl_ms,json=cacheTtlMs,proto3,oneof" json:"cache_ttl_ms,omitempty"`
+	// Who may share a cached tools/list that lists this tool (MCP 2026-07-28, Caching:
+	// cacheScope); a list is public only when all its tools are. Unspecified: the service's,
+	// else the server's. Set without any cache_ttl_ms (here or on the service), the TTL is 0.
+	CacheScope    CacheScope `protobuf:"varint,12,opt,name=cache_scope,json=cacheScope,proto3,enum=mcp.v1.CacheScope" json:"cache_scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -151,6 +214,20 @@ func (x *ToolOptions) GetScopes() []string {
 	return nil
 }
 
+func (x *ToolOptions) GetCacheTtlMs() int64 {
+	if x != nil && x.CacheTtlMs != nil {
+		return *x.CacheTtlMs
+	}
+	return 0
+}
+
+func (x *ToolOptions) GetCacheScope() CacheScope {
+	if x != nil {
+		return x.CacheScope
+	}
+	return CacheScope_CACHE_SCOPE_UNSPECIFIED
+}
+
 // ServiceOptions set how a whole service is exposed.
 type ServiceOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -159,7 +236,15 @@ type ServiceOptions struct {
 	ToolNamePrefix string `protobuf:"bytes,1,opt,name=tool_name_prefix,json=toolNamePrefix,proto3" json:"tool_name_prefix,omitempty"`
 	// Fixed resources whose contents are given here, registered by the service's Register
 	// function with its rpcs (listed by resources/list, read with resources/read).
-	Resources     []*StaticResource `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
+	Resources []*StaticResource `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
+	// How long, in milliseconds, a client may consider a list page fresh that lists the
+	// service's tools, prompts and resources (MCP 2026-07-28, Caching: ttlMs), unless an rpc
+	// says otherwise. Unset: the server's (runtime.WithListCacheHint). Must not be negative.
+	CacheTtlMs *int64 `protobuf:"varint,3,opt,name=cache_ttl_ms,json=cacheTtlMs,proto3,oneof" json:"cache_ttl_ms,omitempty"`
+	// Who may share a cached list of the service's tools, prompts and resources (MCP
+	// 2026-07-28, Caching: cacheScope), unless an rpc says otherwise. Set without
+	// cache_ttl_ms, the TTL is 0.
+	CacheScope    CacheScope `protobuf:"varint,4,opt,name=cache_scope,json=cacheScope,proto3,enum=mcp.v1.CacheScope" json:"cache_scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -206,6 +291,20 @@ func (x *ServiceOptions) GetResources() []*StaticResource {
 		return x.Resources
 	}
 	return nil
+}
+
+func (x *ServiceOptions) GetCacheTtlMs() int64 {
+	if x != nil && x.CacheTtlMs != nil {
+		return *x.CacheTtlMs
+	}
+	return 0
+}
+
+func (x *ServiceOptions) GetCacheScope() CacheScope {
+	if x != nil {
+		return x.CacheScope
+	}
+	return CacheScope_CACHE_SCOPE_UNSPECIFIED
 }
 
 // StaticResource is a fixed resource whose text is part of the service's declaration: usage
@@ -710,7 +809,7 @@ var File_mcp_v1_options_proto protoreflect.FileDescriptor
 
 const file_mcp_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x14mcp/v1/options.proto\x12\x06mcp.v1\x1a google/protobuf/descriptor.proto\"\x8b\x03\n" +
+	"\x14mcp/v1/options.proto\x12\x06mcp.v1\x1a google/protobuf/descriptor.proto\"\xf8\x03\n" +
 	"\vToolOptions\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -720,14 +819,24 @@ const file_mcp_v1_options_proto_rawDesc = "" +
 	"\x0fidempotent_hint\x18\x06 \x01(\bH\x02R\x0eidempotentHint\x88\x01\x01\x12+\n" +
 	"\x0fopen_world_hint\x18\a \x01(\bH\x03R\ropenWorldHint\x88\x01\x01\x12\x12\n" +
 	"\x04skip\x18\b \x01(\bR\x04skip\x12\x16\n" +
-	"\x06scopes\x18\t \x03(\tR\x06scopesB\x11\n" +
+	"\x06scopes\x18\t \x03(\tR\x06scopes\x12%\n" +
+	"\fcache_ttl_ms\x18\v \x01(\x03H\x04R\n" +
+	"cacheTtlMs\x88\x01\x01\x123\n" +
+	"\vcache_scope\x18\f \x01(\x0e2\x12.mcp.v1.CacheScopeR\n" +
+	"cacheScopeB\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
 	"\x11_destructive_hintB\x12\n" +
 	"\x10_idempotent_hintB\x12\n" +
-	"\x10_open_world_hint\"p\n" +
+	"\x10_open_world_hintB\x0f\n" +
+	"\r_cache_ttl_ms\"\xdd\x01\n" +
 	"\x0eServiceOptions\x12(\n" +
 	"\x10tool_name_prefix\x18\x01 \x01(\tR\x0etoolNamePrefix\x124\n" +
-	"\tresources\x18\x02 \x03(\v2\x16.mcp.v1.StaticResourceR\tresources\"\x9f\x01\n" +
+	"\tresources\x18\x02 \x03(\v2\x16.mcp.v1.StaticResourceR\tresources\x12%\n" +
+	"\fcache_ttl_ms\x18\x03 \x01(\x03H\x00R\n" +
+	"cacheTtlMs\x88\x01\x01\x123\n" +
+	"\vcache_scope\x18\x04 \x01(\x0e2\x12.mcp.v1.CacheScopeR\n" +
+	"cacheScopeB\x0f\n" +
+	"\r_cache_ttl_ms\"\x9f\x01\n" +
 	"\x0eStaticResource\x12\x10\n" +
 	"\x03uri\x18\x01 \x01(\tR\x03uri\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -756,7 +865,12 @@ const file_mcp_v1_options_proto_rawDesc = "" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x1f\n" +
 	"\vwebsite_url\x18\x04 \x01(\tR\n" +
 	"websiteUrl\x12%\n" +
-	"\x0erepository_url\x18\x05 \x01(\tR\rrepositoryUrl:I\n" +
+	"\x0erepository_url\x18\x05 \x01(\tR\rrepositoryUrl*Z\n" +
+	"\n" +
+	"CacheScope\x12\x1b\n" +
+	"\x17CACHE_SCOPE_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12CACHE_SCOPE_PUBLIC\x10\x01\x12\x17\n" +
+	"\x13CACHE_SCOPE_PRIVATE\x10\x02:I\n" +
 	"\x04tool\x12\x1e.google.protobuf.MethodOptions\x18\xfb\x93\x03 \x01(\v2\x13.mcp.v1.ToolOptionsR\x04tool:O\n" +
 	"\x06prompt\x12\x1e.google.protobuf.MethodOptions\x18\xfc\x93\x03 \x01(\v2\x15.mcp.v1.PromptOptionsR\x06prompt:U\n" +
 	"\bresource\x12\x1e.google.protobuf.MethodOptions\x18\xfd\x93\x03 \x01(\v2\x17.mcp.v1.ResourceOptionsR\bresource:S\n" +
@@ -776,39 +890,43 @@ func file_mcp_v1_options_proto_rawDescGZIP() []byte {
 	return file_mcp_v1_options_proto_rawDescData
 }
 
+var file_mcp_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_mcp_v1_options_proto_goTypes = []any{
-	(*ToolOptions)(nil),                 // 0: mcp.v1.ToolOptions
-	(*ServiceOptions)(nil),              // 1: mcp.v1.ServiceOptions
-	(*StaticResource)(nil),              // 2: mcp.v1.StaticResource
-	(*FieldOptions)(nil),                // 3: mcp.v1.FieldOptions
-	(*PromptOptions)(nil),               // 4: mcp.v1.PromptOptions
-	(*ResourceOptions)(nil),             // 5: mcp.v1.ResourceOptions
-	(*ServerOptions)(nil),               // 6: mcp.v1.ServerOptions
-	(*descriptorpb.MethodOptions)(nil),  // 7: google.protobuf.MethodOptions
-	(*descriptorpb.ServiceOptions)(nil), // 8: google.protobuf.ServiceOptions
-	(*descriptorpb.FieldOptions)(nil),   // 9: google.protobuf.FieldOptions
-	(*descriptorpb.FileOptions)(nil),    // 10: google.protobuf.FileOptions
+	(CacheScope)(0),                     // 0: mcp.v1.CacheScope
+	(*ToolOptions)(nil),                 // 1: mcp.v1.ToolOptions
+	(*ServiceOptions)(nil),              // 2: mcp.v1.ServiceOptions
+	(*StaticResource)(nil),              // 3: mcp.v1.StaticResource
+	(*FieldOptions)(nil),                // 4: mcp.v1.FieldOptions
+	(*PromptOptions)(nil),               // 5: mcp.v1.PromptOptions
+	(*ResourceOptions)(nil),             // 6: mcp.v1.ResourceOptions
+	(*ServerOptions)(nil),               // 7: mcp.v1.ServerOptions
+	(*descriptorpb.MethodOptions)(nil),  // 8: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 9: google.protobuf.ServiceOptions
+	(*descriptorpb.FieldOptions)(nil),   // 10: google.protobuf.FieldOptions
+	(*descriptorpb.FileOptions)(nil),    // 11: google.protobuf.FileOptions
 }
 var file_mcp_v1_options_proto_depIdxs = []int32{
-	2,  // 0: mcp.v1.ServiceOptions.resources:type_name -> mcp.v1.StaticResource
-	7,  // 1: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
-	7,  // 2: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
-	7,  // 3: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
-	8,  // 4: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
-	9,  // 5: mcp.v1.field:extendee -> google.protobuf.FieldOptions
-	10, // 6: mcp.v1.server:extendee -> google.protobuf.FileOptions
-	0,  // 7: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
-	4,  // 8: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
-	5,  // 9: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
-	1,  // 10: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
-	3,  // 11: mcp.v1.field:type_name -> mcp.v1.FieldOptions
-	6,  // 12: mcp.v1.server:type_name -> mcp.v1.ServerOptions
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	7,  // [7:13] is the sub-list for extension type_name
-	1,  // [1:7] is the sub-list for extension extendee
-	0,  // [0:1] is the sub-list for field type_name
+	0,  // 0: mcp.v1.ToolOptions.cache_scope:type_name -> mcp.v1.CacheScope
+	3,  // 1: mcp.v1.ServiceOptions.resources:type_name -> mcp.v1.StaticResource
+	0,  // 2: mcp.v1.ServiceOptions.cache_scope:type_name -> mcp.v1.CacheScope
+	8,  // 3: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
+	8,  // 4: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
+	8,  // 5: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
+	9,  // 6: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
+	10, // 7: mcp.v1.field:extendee -> google.protobuf.FieldOptions
+	11, // 8: mcp.v1.server:extendee -> google.protobuf.FileOptions
+	1,  // 9: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
+	5,  // 10: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
+	6,  // 11: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
+	2,  // 12: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
+	4,  // 13: mcp.v1.field:type_name -> mcp.v1.FieldOptions
+	7,  // 14: mcp.v1.server:type_name -> mcp.v1.ServerOptions
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	9,  // [9:15] is the sub-list for extension type_name
+	3,  // [3:9] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_mcp_v1_options_proto_init() }
@@ -817,18 +935,20 @@ func file_mcp_v1_options_proto_init() {
 		return
 	}
 	file_mcp_v1_options_proto_msgTypes[0].OneofWrappers = []any{}
+	file_mcp_v1_options_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcp_v1_options_proto_rawDesc), len(file_mcp_v1_options_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   7,
 			NumExtensions: 6,
 			NumServices:   0,
 		},
 		GoTypes:           file_mcp_v1_options_proto_goTypes,
 		DependencyIndexes: file_mcp_v1_options_proto_depIdxs,
+		EnumInfos:         file_mcp_v1_options_proto_enumTypes,
 		MessageInfos:      file_mcp_v1_options_proto_msgTypes,
 		ExtensionInfos:    file_mcp_v1_options_proto_extTypes,
 	}.Build()

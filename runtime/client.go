@@ -61,6 +61,8 @@ type Client struct {
 
 	serverReqSem chan struct{} // a slot per server request being handled (client_budget.go)
 	notifBytes   atomic.Int64  // bytes of notifications waiting for their callbacks
+
+	lists listCache // list pages still fresh (client_cache.go)
 }
 
 // clientSession is what initialize established.
@@ -491,7 +493,9 @@ func (c *Client) Ping(ctx context.Context) error {
 }
 
 // ListTools returns one page of tools; pass the previous page's NextCursor for the next
-// ("" for the first). Tools iterates over every page.
+// ("" for the first). Tools iterates over every page. Like the other list methods, it
+// answers from the client's cache while the server's cache hints say the page is fresh
+// (ttlMs, cacheScope; see client_cache.go and WithoutListCache).
 func (c *Client) ListTools(ctx context.Context, cursor string) (*ListToolsResult, error) {
 	res, err := listPage[ListToolsResult](ctx, c, methodToolsList, cursor)
 	if err != nil {
@@ -502,11 +506,28 @@ func (c *Client) ListTools(ctx context.Context, cursor string) (*ListToolsResult
 }
 
 // listPage calls the list method for the page at cursor ("" for the first) and decodes it
-// into a new R.
+// into a new R, or decodes the page the client's cache holds while it is fresh
+// (client_cache.go).
 func listPage[R any](ctx context.Context, c *Client, method, cursor string) (*R, error) {
 	var res R
-	if err := c.callInto(ctx, method, cursorParams(cursor), &res); err != nil {
-		return nil, err
+	cache := !c.cfg.noListCache
+	raw, ok := json.RawMessage(nil), false
+	if cache {
+		raw, ok = c.lists.get(method, cursor, c.authorizationContext())
+	}
+	if !ok {
+		var err error
+		if raw, err = c.Call(ctx, method, cursorParams(cursor)); err != nil {
+			return nil, err
+		}
+		if cache {
+			// The context after the call: the one whose credentials the server answered
+			// (a step-up during the call changes it).
+			c.lists.put(method, cursor, c.authorizationContext(), raw)
+		}
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("mcp %s: decode result: %w", method, err)
 	}
 	return &res, nil
 }

@@ -1237,4 +1237,6 @@ func (t *oauthTransport) CloseIdleConnections() {
 		ci.CloseIdleConnections()
 	}
 }
+
+// The transport tells the Client when its credentials change (AuthorizationContext).
 var _ runtime.AuthorizationContextTransport = (*oauthTransport)(nil)

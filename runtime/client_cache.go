@@ -7,30 +7,8 @@ import (
 	"time"
 )
 
-// This file is the Client's cache of list pages (spec 2026-07-28, Caching): ListTools,
-// ListPrompts, ListResources, ListResourceTemplates and the iterators over them answer from
-// it while a page the server sent with a positive ttlMs is fresh.
-//
-// A page is kept by its method and cursor (the spec's Cache Key), until the first of:
-//   - its ttlMs passes (Freshness Calculation: fresh while now < received + ttlMs; a page
-//     with ttlMs 0 or none, or a negative one, is not kept at all);
-//   - the server sends the matching list_changed notification (Interaction with
-//     Notifications): notifications/tools/list_changed drops the tools/list pages,
-//     notifications/prompts/list_changed the prompts/list ones, and
-//     notifications/resources/list_changed those of resources/list and
-//     resources/templates/list. The Client hears them on its standalone stream (the
-//     session era's GET, or subscriptions/listen in 2026-07-28 with WithStandaloneStream),
-//     or on any response stream;
-//   - for a page marked cacheScope "private", the Client's authorization context changes:
-//     a private page is reused only with the credentials it was fetched with (Cache Scope
-//     Field: caches MUST NOT be shared across authorization contexts). The context is what
-//     the HTTP transport says (AuthorizationContextTransport, which runtime/oauth's
-//     transport implements: a step-up or a new token is a new context); a Client whose
-//     transport says nothing (a fixed Authorization header) has one context for its life.
-//     A "public" page is reused whatever the credentials.
-//
-// WithoutListCache turns the cache off. Pages are decoded afresh for every caller, so a
-// caller may change what it gets. Results fetched through Call are never cached.
+// This file is the Client's cache of list pages (spec 2026-07-28, Caching): what it keeps,
+// for how long and for whom is documented on ListTools.
 
 // AuthorizationContextTransport is implemented by an http.RoundTripper that authorizes a
 // Client's requests itself, such as runtime/oauth's (WithOAuth). AuthorizationContext

@@ -185,6 +185,7 @@ func TestGenerateErrors(t *testing.T) {
 		{"generated identifiers collide", []string{"errors/collide/v1/collide.proto"}, []string{"LibraryAdminListBooksToolName collides with rpc errors.collide.v1.Library.AdminListBooks (errors/collide/v1/collide.proto)"}, "errors/collide/v1/collide.proto", "errors.collide.v1.LibraryAdmin.ListBooks"},
 		{"generated identifier collides with protoc-gen-go's", []string{"errors/collidepb/v1/collidepb.proto"}, []string{"ShelfGetToolName collides with message errors.collidepb.v1.ShelfGetToolName (errors/collidepb/v1/collidepb.proto, protoc-gen-go)"}, "errors/collidepb/v1/collidepb.proto", "errors.collidepb.v1.Shelf.Get"},
 		{"scope with a space", []string{"errors/badscope/v1/badscope.proto"}, []string{`"weather:read weather:write"`, "RFC 6749"}, "errors/badscope/v1/badscope.proto", "errors.badscope.v1.S.Get"},
+		{"negative cache TTL", []string{"errors/badcachettl/v1/badcachettl.proto"}, []string{"cache_ttl_ms is -1", "must not be negative"}, "errors/badcachettl/v1/badcachettl.proto", "errors.badcachettl.v1.S.Get"},
 		{"arguments not an object", []string{"errors/rootnotobject/v1/rootnotobject.proto"}, []string{"google.protobuf.Timestamp", "must be JSON objects"}, "errors/rootnotobject/v1/rootnotobject.proto", "errors.rootnotobject.v1.S.At"},
 	}
 	// More plugin parameters, by case.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"strconv"
 	"time"
 )
@@ -96,7 +97,7 @@ func (h pageHint) members() string {
 
 // listHintOf computes a page's hint from the server's and its entries': page are the entries
 // on the page, all every entry of the list.
-func (s *Server) listHintOf(page, all []listHint) pageHint {
+func (s *Server) listHintOf(page []listHint, all iter.Seq[listHint]) pageHint {
 	def := s.cfg.listCache
 	h := pageHint{ttl: def.TTL, public: def.Scope == CachePublic, set: def.TTL > 0 || def.Scope != CacheScopeDefault}
 	for i, e := range page {
@@ -108,10 +109,11 @@ func (s *Server) listHintOf(page, all []listHint) pageHint {
 			h.ttl = ttl
 		}
 	}
-	if len(all) > 0 {
-		h.public = true
-	}
-	for _, e := range all {
+	first := true
+	for e := range all {
+		if first {
+			h.public, first = true, false // a list with entries: theirs decide
+		}
 		scope := def.Scope
 		if e.cache != nil && e.cache.Scope != CacheScopeDefault {
 			scope = e.cache.Scope
@@ -173,7 +175,7 @@ func (rs *requestState) overStdio() bool {
 }
 
 // listResult encodes a list page with its cache hint (withListHint).
-func (s *Server) listResult(rs *requestState, out any, page, all []listHint) (any, error) {
+func (s *Server) listResult(rs *requestState, out any, page []listHint, all iter.Seq[listHint]) (any, error) {
 	b, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("encode list: %w", err)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/base64"
 	"encoding/json"
+	"iter"
 	"strconv"
 	"sync"
 )
@@ -99,15 +100,18 @@ func (r *registry[T]) pageOf(params json.RawMessage, size int, keep func(T) bool
 	return items, next, nil
 }
 
-// hints returns what every entry contributes to its list's cache hint (cache_hint.go).
-func (r *registry[T]) hints(hint func(T) listHint) []listHint {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]listHint, 0, len(r.order))
-	for _, name := range r.order {
-		out = append(out, hint(r.items[name]))
+// hints yields what every entry contributes to its list's cache hint (cache_hint.go), under
+// the registry's read lock, without copying the list.
+func (r *registry[T]) hints(hint func(T) listHint) iter.Seq[listHint] {
+	return func(yield func(listHint) bool) {
+		r.mu.RLock()
+		defer r.mu.RUnlock()
+		for _, name := range r.order {
+			if !yield(hint(r.items[name])) {
+				return
+			}
+		}
 	}
-	return out
 }
 
 // cursorOf reads params.cursor.

@@ -81,40 +81,48 @@ func TestClientListCacheTTL(t *testing.T) {
 
 // TestClientListCacheListChanged: notifications/tools/list_changed drops the cached tools
 // pages at once, however fresh (spec 2026-07-28, Caching, Interaction with Notifications),
-// and leaves the other lists' pages.
+// and leaves the other lists' pages; in 2026-07-28 it comes on subscriptions/listen, in
+// 2025-11-25 on the session's GET stream (Connect waits until it is open).
 func TestClientListCacheListChanged(t *testing.T) {
 	t.Parallel()
-	e := newClientEnv(t, runtime.WithListCacheHint(runtime.CacheHint{TTL: time.Hour, Scope: runtime.CachePublic}))
-	e.srv.AddTool(runtime.ToolSpec{Name: "a"}, noopTool)
-	got := make(chan string, 16)
-	c := e.client(t, runtime.WithEra(runtime.EraModern), runtime.WithStandaloneStream(), runtime.WithNotificationHandler(func(_ context.Context, method string, _ json.RawMessage) {
-		got <- method
-	}))
-	ctx := testCtx(t)
-	require.NoError(t, c.Connect(ctx))
-	wait := func(want string) {
-		t.Helper()
-		select {
-		case m := <-got:
-			require.Equal(t, want, m)
-		case <-ctx.Done():
-			require.FailNow(t, "no "+want)
-		}
-	}
-	wait("notifications/subscriptions/acknowledged")
-	assert.Equal(t, []string{"a"}, toolNames(t, c))
-	assert.Equal(t, []string{"a"}, toolNames(t, c))
-	_, err := c.ListPrompts(ctx, "")
-	require.NoError(t, err)
-	require.Len(t, e.rec.postsOf("tools/list"), 1, "tools/list requests before the change")
+	for _, era := range listEras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			e := newClientEnv(t, runtime.WithListCacheHint(runtime.CacheHint{TTL: time.Hour, Scope: runtime.CachePublic}))
+			e.srv.AddTool(runtime.ToolSpec{Name: "a"}, noopTool)
+			got := make(chan string, 16)
+			c := e.client(t, runtime.WithEra(era.era), runtime.WithStandaloneStream(), runtime.WithNotificationHandler(func(_ context.Context, method string, _ json.RawMessage) {
+				got <- method
+			}))
+			ctx := testCtx(t)
+			require.NoError(t, c.Connect(ctx))
+			wait := func(want string) {
+				t.Helper()
+				select {
+				case m := <-got:
+					require.Equal(t, want, m)
+				case <-ctx.Done():
+					require.FailNow(t, "no "+want)
+				}
+			}
+			if era.era == runtime.EraModern {
+				wait("notifications/subscriptions/acknowledged")
+			}
+			assert.Equal(t, []string{"a"}, toolNames(t, c))
+			assert.Equal(t, []string{"a"}, toolNames(t, c))
+			_, err := c.ListPrompts(ctx, "")
+			require.NoError(t, err)
+			require.Len(t, e.rec.postsOf("tools/list"), 1, "tools/list requests before the change")
 
-	e.srv.AddTool(runtime.ToolSpec{Name: "b"}, noopTool)
-	wait("notifications/tools/list_changed")
-	assert.Equal(t, []string{"a", "b"}, toolNames(t, c), "the list after list_changed")
-	assert.Len(t, e.rec.postsOf("tools/list"), 2, "tools/list requests after the change")
-	_, err = c.ListPrompts(ctx, "")
-	require.NoError(t, err)
-	assert.Len(t, e.rec.postsOf("prompts/list"), 1, "prompts/list stays cached on a tools change")
+			e.srv.AddTool(runtime.ToolSpec{Name: "b"}, noopTool)
+			wait("notifications/tools/list_changed")
+			assert.Equal(t, []string{"a", "b"}, toolNames(t, c), "the list after list_changed")
+			assert.Len(t, e.rec.postsOf("tools/list"), 2, "tools/list requests after the change")
+			_, err = c.ListPrompts(ctx, "")
+			require.NoError(t, err)
+			assert.Len(t, e.rec.postsOf("prompts/list"), 1, "prompts/list stays cached on a tools change")
+		})
+	}
 }
 
 // switchingTransport is an HTTP transport whose authorization context the test sets, as

@@ -168,12 +168,6 @@ func (rs *requestState) tokenInfo() *TokenInfo {
 	return rs.token
 }
 
-// overStdio reports whether the request came over a message-stream transport (stdio), where
-// there is no token and scopes are not checked.
-func (rs *requestState) overStdio() bool {
-	return rs != nil && rs.sess != nil && rs.sess.line != nil
-}
-
 // listResult encodes a list page with its cache hint (withListHint).
 func (s *Server) listResult(rs *requestState, out any, page []listHint, all iter.Seq[listHint]) (any, error) {
 	b, err := json.Marshal(out)

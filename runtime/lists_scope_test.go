@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -266,5 +267,45 @@ func TestListCacheHints(t *testing.T) {
 			assert.EqualValues(t, 300000, *r.TTLMs, "an empty list takes the server's hint")
 			assert.Equal(t, "public", *r.CacheScope, "an empty list takes the server's hint")
 		})
+	}
+}
+
+// TestListsByScopeOverStdio: stdio carries no token, so a tool with scopes cannot be called
+// there, and WithListsByScope leaves it out; a visibility predicate decides with a nil token,
+// and a tool it hides is unknown, not refused for its scopes.
+func TestListsByScopeOverStdio(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	srv := runtime.NewServer(runtime.Implementation{Name: "stdio-lists"}, runtime.WithListsByScope(), runtime.WithLogger(discardLogger()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	noop := func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		return &runtime.CallToolResult{}, nil
+	}
+	var sawNil atomic.Bool
+	hidden := runtime.WithVisibility(func(_ context.Context, token *runtime.TokenInfo) bool {
+		if token == nil {
+			sawNil.Store(true)
+		}
+		return token != nil
+	})
+	srv.AddTool(runtime.ToolSpec{Name: "open"}, noop)
+	srv.AddTool(runtime.ToolSpec{Name: "scoped", Scopes: []string{"weather:write"}}, noop)
+	srv.AddTool(runtime.ToolSpec{Name: "authenticated_only"}, noop, hidden)
+	srv.AddTool(runtime.ToolSpec{Name: "hidden_scoped", Scopes: []string{"weather:write"}}, noop, hidden)
+	c, err := runtime.NewInMemoryClient(ctx, srv)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	assert.Equal(t, []string{"open"}, toolNames(t, c))
+	assert.True(t, sawNil.Load(), "the predicate saw no token")
+	_, err = c.CallTool(ctx, "scoped", nil)
+	assert.Equal(t, runtime.CodeInvalidRequest, runtime.CodeOf(err), "a scoped tool over stdio: %v", err)
+	for _, name := range []string{"authenticated_only", "hidden_scoped"} {
+		_, err = c.CallTool(ctx, name, nil)
+		assert.Equal(t, runtime.CodeInvalidParams, runtime.CodeOf(err), "%s over stdio: %v", name, err)
+		assert.ErrorContains(t, err, "unknown tool", "%s over stdio", name)
 	}
 }

@@ -413,8 +413,8 @@ func WithListCacheHint(h CacheHint) ServerOption {
 // the list private for caches while any tool has scopes (spec 2026-07-28, Caching, Choosing
 // a Cache Scope: filtered lists vary per user). Calling a tool left out still answers 403
 // insufficient_scope with the scopes it needs, so that a client can step up and then sees
-// the fuller list. Over stdio there is no token and no scope is checked (spec 2025-11-25,
-// Authorization applies to HTTP transports only), so nothing is left out.
+// the fuller list. Over stdio, which carries no token, a tool with scopes cannot be called,
+// so it is left out too.
 func WithListsByScope() ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { c.listsByScope = true })
 }

@@ -148,7 +148,7 @@ func ErrorResult(msg string) *CallToolResult {
 
 func (s *Server) handleListTools(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
 	token := rs.tokenInfo()
-	byScope := s.cfg.listsByScope && !rs.overStdio()
+	byScope := s.cfg.listsByScope
 	items, next, err := s.tools.pageOf(params, s.cfg.pageSize, func(t *toolEntry) bool {
 		return t.listing.shows(ctx, token) && (!byScope || len(token.missingScopes(t.scopes)) == 0)
 	})

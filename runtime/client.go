@@ -511,8 +511,9 @@ func (c *Client) Ping(ctx context.Context) error {
 //     Authorization header) has one context for its life. A "public" page is reused
 //     whatever the credentials.
 //
-// Each caller gets its own decoded copy. WithoutListCache turns the cache off; Call is never
-// cached.
+// A tool call that fails with -32602 (an unknown tool, invalid arguments) or -32601 drops
+// the tools pages too, as the list may be stale. Each caller gets its own decoded copy.
+// WithoutListCache turns the cache off; Call is never cached.
 func (c *Client) ListTools(ctx context.Context, cursor string) (*ListToolsResult, error) {
 	res, err := listPage[ListToolsResult](ctx, c, methodToolsList, cursor)
 	if err != nil {
@@ -836,7 +837,11 @@ func (c *Client) invoke(ctx context.Context, req *Request, co *callOptions) (*Re
 		req.Meta = co.meta()
 	}
 	req.co = co
-	return c.send(ctx, req)
+	resp, err := c.send(ctx, req)
+	if err != nil && req.Method == methodToolsCall {
+		c.toolCallFailed(err)
+	}
+	return resp, err
 }
 
 // isNotFound reports whether err is an *HTTPError with status 404. It is apart from

@@ -118,6 +118,17 @@ func (c *Client) listChanged(method string) {
 	}
 }
 
+// toolCallFailed drops the cached tools pages when a tool call failed as a stale list would
+// make it fail: the tool is unknown or its arguments invalid (-32602), or the method is
+// (spec 2026-07-28, Caching, Freshness Calculation: a client MAY re-fetch before the TTL
+// expires on such an error).
+func (c *Client) toolCallFailed(err error) {
+	switch CodeOf(err) {
+	case CodeInvalidParams, CodeMethodNotFound:
+		c.lists.drop(methodToolsList)
+	}
+}
+
 // authorizationContext returns the authorization context of the Client's HTTP transport
 // (AuthorizationContextTransport), or "" when it has none.
 func (c *Client) authorizationContext() string {

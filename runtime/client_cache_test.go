@@ -173,3 +173,23 @@ func TestClientListCacheScope(t *testing.T) {
 		})
 	}
 }
+
+// TestClientListCacheUnknownTool: a client that does not listen for list_changed (2026-07-28
+// without WithStandaloneStream) keeps its fresh tools page after the server removed a tool;
+// calling that tool fails with -32602, which drops the page, and the next list is fetched
+// (spec 2026-07-28, Caching: a client MAY re-fetch before the TTL on such an error).
+func TestClientListCacheUnknownTool(t *testing.T) {
+	t.Parallel()
+	e := newClientEnv(t, runtime.WithListCacheHint(runtime.CacheHint{TTL: time.Hour, Scope: runtime.CachePublic}))
+	e.srv.AddTool(runtime.ToolSpec{Name: "a"}, noopTool)
+	e.srv.AddTool(runtime.ToolSpec{Name: "gone"}, noopTool)
+	c := e.client(t, runtime.WithEra(runtime.EraModern))
+	assert.Equal(t, []string{"a", "gone"}, toolNames(t, c))
+	require.True(t, e.srv.RemoveTool("gone"))
+	assert.Equal(t, []string{"a", "gone"}, toolNames(t, c), "still fresh: the client heard no list_changed")
+	require.Len(t, e.rec.postsOf("tools/list"), 1)
+	_, err := c.CallTool(testCtx(t), "gone", nil)
+	require.Equal(t, runtime.CodeInvalidParams, runtime.CodeOf(err), "calling a removed tool: %v", err)
+	assert.Equal(t, []string{"a"}, toolNames(t, c), "the list after the failed call")
+	assert.Len(t, e.rec.postsOf("tools/list"), 2, "tools/list requests")
+}

@@ -82,7 +82,6 @@ type listHint struct {
 type pageHint struct {
 	ttl    time.Duration
 	public bool
-	set    bool // some hint was configured: the session era carries it too
 }
 
 // members returns the hint as the result's members, with a comma after them.
@@ -99,11 +98,11 @@ func (h pageHint) members() string {
 // on the page, all every entry of the list.
 func (s *Server) listHintOf(page []listHint, all iter.Seq[listHint]) pageHint {
 	def := s.cfg.listCache
-	h := pageHint{ttl: def.TTL, public: def.Scope == CachePublic, set: def.TTL > 0 || def.Scope != CacheScopeDefault}
+	h := pageHint{ttl: def.TTL, public: def.Scope == CachePublic}
 	for i, e := range page {
 		ttl := def.TTL
 		if e.cache != nil {
-			ttl, h.set = e.cache.TTL, true
+			ttl = e.cache.TTL
 		}
 		if i == 0 || ttl < h.ttl {
 			h.ttl = ttl
@@ -129,12 +128,12 @@ func (s *Server) listHintOf(page []listHint, all iter.Seq[listHint]) pageHint {
 // withListHint puts a list page's hint first in its result object (body, which starts with
 // '{'), where modernBody finds it, when the request's era carries one: the 2026-07-28 era
 // always (spec 2026-07-28, Caching: cacheable results MUST carry them), the session era only
-// when the server configured a hint with a positive TTL (2025-11-25 defines no caching, and
-// its Result allows members it does not define, which clients that do not know them
-// ignore).
+// when the TTL is positive, which only a configured hint makes it (2025-11-25 defines no
+// caching, and its Result allows members it does not define, which clients that do not know
+// them ignore).
 func withListHint(rs *requestState, body []byte, h pageHint) []byte {
 	modern := rs != nil && rs.sess != nil && rs.sess.stateless
-	if !modern && (!h.set || h.ttl < time.Millisecond) {
+	if !modern && h.ttl < time.Millisecond {
 		return body
 	}
 	m := h.members()

@@ -107,6 +107,22 @@ func TestClientListCacheListChanged(t *testing.T) {
 			}
 			if era.era == runtime.EraModern {
 				wait("notifications/subscriptions/acknowledged")
+			} else {
+				// Connect waits a bounded while for the GET stream: make sure it is open,
+				// with a change that leaves the tools and prompts pages alone.
+				ready := false
+				for i := 0; !ready && i < 50; i++ {
+					e.srv.AddResource(runtime.Resource{URI: fmt.Sprintf("mem://warm/%d", i), Name: "warm"}, func(context.Context, string) (*runtime.ReadResourceResult, error) {
+						return &runtime.ReadResourceResult{}, nil
+					})
+					select {
+					case m := <-got:
+						require.Equal(t, "notifications/resources/list_changed", m)
+						ready = true
+					case <-time.After(200 * time.Millisecond):
+					}
+				}
+				require.True(t, ready, "the GET stream never delivered a notification")
 			}
 			assert.Equal(t, []string{"a"}, toolNames(t, c))
 			assert.Equal(t, []string{"a"}, toolNames(t, c))
@@ -115,7 +131,15 @@ func TestClientListCacheListChanged(t *testing.T) {
 			require.Len(t, e.rec.postsOf("tools/list"), 1, "tools/list requests before the change")
 
 			e.srv.AddTool(runtime.ToolSpec{Name: "b"}, noopTool)
-			wait("notifications/tools/list_changed")
+			for changed := false; !changed; { // late warm-up notifications may come first
+				select {
+				case m := <-got:
+					changed = m == "notifications/tools/list_changed"
+					require.Contains(t, []string{"notifications/tools/list_changed", "notifications/resources/list_changed"}, m)
+				case <-ctx.Done():
+					require.FailNow(t, "no notifications/tools/list_changed")
+				}
+			}
 			assert.Equal(t, []string{"a", "b"}, toolNames(t, c), "the list after list_changed")
 			assert.Len(t, e.rec.postsOf("tools/list"), 2, "tools/list requests after the change")
 			_, err = c.ListPrompts(ctx, "")

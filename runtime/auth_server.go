@@ -289,6 +289,9 @@ func (s *Server) authorizeCall(w http.ResponseWriter, r *http.Request, msg *wire
 		return true
 	}
 	info := TokenInfoFrom(r.Context())
+	if !t.listing.shows(r.Context(), info) {
+		return true // hidden from this caller (WithVisibility): the route answers it as unknown
+	}
 	missing := info.missingScopes(t.scopes)
 	if len(missing) == 0 {
 		return true

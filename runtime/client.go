@@ -62,6 +62,8 @@ type Client struct {
 	serverReqSem chan struct{} // a slot per server request being handled (client_budget.go)
 	notifBytes   atomic.Int64  // bytes of notifications waiting for their callbacks
 	logs         logBound      // lines the server's requests make outside any stream, bounded
+
+	lists listCache // list pages still fresh (client_cache.go)
 }
 
 // clientSession is what initialize established.
@@ -494,6 +496,26 @@ func (c *Client) Ping(ctx context.Context) error {
 
 // ListTools returns one page of tools; pass the previous page's NextCursor for the next
 // ("" for the first). Tools iterates over every page.
+//
+// ListTools, ListPrompts, ListResources, ListResourceTemplates and their iterators answer
+// from the client's cache while the server's hints say a page is fresh (spec 2026-07-28,
+// Caching; protomcp servers send the hints in 2025-11-25 too). A page is kept by its method
+// and cursor, and only when it came with a positive ttlMs; it is dropped at the first of:
+//   - its ttlMs passing (fresh while now < received + ttlMs);
+//   - the matching list_changed notification: tools/list_changed drops the tools pages,
+//     prompts/list_changed the prompts pages, resources/list_changed those of resources
+//     and templates. The client hears them on its standalone stream (WithStandaloneStream)
+//     or on a response stream;
+//   - for a page with cacheScope "private" (or none the client knows), a change of the
+//     client's authorization context: a private page is reused only with the credentials
+//     that fetched it (see AuthorizationContextTransport; runtime/oauth's transport is one,
+//     so a step-up fetches the fuller list). A client whose transport says nothing (a fixed
+//     Authorization header) has one context for its life. A "public" page is reused
+//     whatever the credentials.
+//
+// A tool call that fails with -32602 (an unknown tool, invalid arguments) or -32601 drops
+// the tools pages too, as the list may be stale. Each caller gets its own decoded copy.
+// WithoutListCache turns the cache off; Call is never cached.
 func (c *Client) ListTools(ctx context.Context, cursor string) (*ListToolsResult, error) {
 	res, err := listPage[ListToolsResult](ctx, c, methodToolsList, cursor)
 	if err != nil {
@@ -504,29 +526,52 @@ func (c *Client) ListTools(ctx context.Context, cursor string) (*ListToolsResult
 }
 
 // listPage calls the list method for the page at cursor ("" for the first) and decodes it
-// into a new R.
+// into a new R, or decodes the page the client's cache holds while it is fresh
+// (client_cache.go).
 func listPage[R any](ctx context.Context, c *Client, method, cursor string) (*R, error) {
 	var res R
-	if err := c.callInto(ctx, method, cursorParams(cursor), &res); err != nil {
-		return nil, err
+	cache := !c.cfg.noListCache
+	raw, ok := json.RawMessage(nil), false
+	if cache {
+		raw, ok = c.lists.get(method, cursor, c.authorizationContext())
+	}
+	if !ok {
+		var err error
+		if raw, err = c.Call(ctx, method, cursorParams(cursor)); err != nil {
+			if cursor != "" {
+				// The cursor may have become invalid: the pages before it may be of
+				// another list (spec 2026-07-28, Caching, Interaction with Pagination).
+				c.lists.drop(method)
+			}
+			return nil, err
+		}
+		if cache {
+			// The context after the call: the one whose credentials the server answered
+			// (a step-up during the call changes it).
+			c.lists.put(method, cursor, c.authorizationContext(), raw)
+		}
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("mcp %s: decode result: %w", method, err)
 	}
 	return &res, nil
 }
 
 // ListResources returns one page of resources; pass the previous page's NextCursor for the
-// next. Resources iterates over every page.
+// next. Resources iterates over every page. Pages are cached as ListTools says.
 func (c *Client) ListResources(ctx context.Context, cursor string) (*ListResourcesResult, error) {
 	return listPage[ListResourcesResult](ctx, c, methodResourcesList, cursor)
 }
 
 // ListResourceTemplates returns one page of resource templates; pass the previous page's
-// NextCursor for the next. ResourceTemplates iterates over every page.
+// NextCursor for the next. ResourceTemplates iterates over every page. Pages are cached as
+// ListTools says.
 func (c *Client) ListResourceTemplates(ctx context.Context, cursor string) (*ListResourceTemplatesResult, error) {
 	return listPage[ListResourceTemplatesResult](ctx, c, methodResourceTemplates, cursor)
 }
 
 // ListPrompts returns one page of prompts; pass the previous page's NextCursor for the next.
-// Prompts iterates over every page.
+// Prompts iterates over every page. Pages are cached as ListTools says.
 func (c *Client) ListPrompts(ctx context.Context, cursor string) (*ListPromptsResult, error) {
 	return listPage[ListPromptsResult](ctx, c, methodPromptsList, cursor)
 }
@@ -802,7 +847,11 @@ func (c *Client) invoke(ctx context.Context, req *Request, co *callOptions) (*Re
 		req.Meta = co.meta()
 	}
 	req.co = co
-	return c.send(ctx, req)
+	resp, err := c.send(ctx, req)
+	if err != nil && req.Method == methodToolsCall {
+		c.toolCallFailed(err)
+	}
+	return resp, err
 }
 
 // isNotFound reports whether err is an *HTTPError with status 404. It is apart from

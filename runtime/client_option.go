@@ -36,6 +36,7 @@ type clientConfig struct {
 	elicitation     ElicitationHandler
 	roots           RootsHandler
 	onNotification  NotificationHandler
+	noListCache     bool // WithoutListCache
 	onLog           func(context.Context, *LogMessageParams)
 	listen          bool
 	interceptors    []Interceptor
@@ -262,4 +263,12 @@ func WithStdioShutdown(exitWait, termWait time.Duration) ClientOption {
 		setLimit(&c.stdioExitWait, exitWait, unlimitedDuration)
 		setLimit(&c.stdioTermWait, termWait, unlimitedDuration)
 	})
+}
+
+// WithoutListCache makes the Client ask the server for every list page, whatever the cache
+// hints of earlier pages said. By default a page the server sent with a positive ttlMs is
+// reused while fresh, and dropped on the matching list_changed notification and, when
+// private, when the credentials change (see AuthorizationContextTransport and ListTools).
+func WithoutListCache() ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.noListCache = true })
 }

@@ -787,6 +787,8 @@ func (c *Client) dispatchNotification(d *dispatcher, m *wireMessage, co *callOpt
 		overflow = c.dispatchProgress(d, m.Params, co, inline)
 	case notifMessage:
 		c.dispatchLog(d, m.Params)
+	case notifToolsListChanged, notifPromptsListChanged, notifResourcesListChanged:
+		c.listChanged(m.Method) // before any callback runs: a list it asks for is fresh
 	}
 	if h := c.cfg.onNotification; h != nil {
 		ctx, method, params := c.baseCtx, m.Method, m.Params

@@ -62,7 +62,8 @@
 //     and answered with an internal error.
 //   - list_changed notifications go out when anything is added or removed;
 //     [Server.NotifyResourceUpdated] notifies subscribers; every list is paginated
-//     ([WithPageSize]).
+//     ([WithPageSize]) and carries cache hints, ttlMs and cacheScope ([WithListCacheHint],
+//     [ToolSpec].Cache, [WithCacheHint]), which the client honours (see [Client.ListTools]).
 //   - JSON-RPC batches are served on sessions that negotiated 2025-03-26, as that version
 //     requires: every request of the batch runs at once, notifications and responses are
 //     handled, and the answer carries every response, as one JSON array once all are done or,
@@ -153,7 +154,10 @@
 // [WithTransportWrapper]) discovers the authorization server, registers, runs the configured
 // grant (authorization code with PKCE, client credentials, or the JWT bearer grant of
 // SEP-990), refreshes its tokens and steps up on insufficient_scope; this package links no
-// OAuth client library. docs/auth.md in the repository has the details.
+// OAuth client library. docs/auth.md in the repository has the details. What a caller sees
+// may depend on who it is: [WithListsByScope] leaves out of tools/list the tools its token
+// cannot call, and [WithVisibility] hides a registration from the callers a predicate
+// refuses (docs/security.md, "Lists shaped by the caller").
 //
 // # Limits
 //

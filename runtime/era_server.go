@@ -615,8 +615,12 @@ func (s *Server) modernAnswer(rs *requestState, result any, err error) (any, int
 func modernBody(method string, body []byte, id *ID) []byte {
 	switch method {
 	case methodToolsList, methodPromptsList, methodResourcesList, methodResourceTemplates, methodResourcesRead:
-		// Cacheable results (spec 2026-07-28, Caching): immediately stale, as the lists change
-		// at run time, and private, as handlers may answer per caller.
+		// Cacheable results (spec 2026-07-28, Caching). A list's handler put its hint first
+		// (withListHint, from WithListCacheHint and the registrations'); any other is
+		// immediately stale, and private, as handlers may answer per caller.
+		if n, ok := resultStart(body, id); ok && bytes.HasPrefix(body[n:], []byte(`"ttlMs":`)) {
+			return insertResultMembers(body, id, `"resultType":"complete"`)
+		}
 		return insertResultMembers(body, id, `"resultType":"complete","ttlMs":0,"cacheScope":"private"`)
 	}
 	return insertResultType(body, id)

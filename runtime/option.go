@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"log/slog"
 	"math"
 	"time"
@@ -64,6 +65,8 @@ type InterceptorsOption interface {
 
 type handlerConfig struct {
 	interceptors []Interceptor
+	cache        *CacheHint                             // WithCacheHint
+	visible      func(context.Context, *TokenInfo) bool // WithVisibility
 }
 
 func newHandlerConfig(opts []HandlerOption) handlerConfig {
@@ -161,7 +164,9 @@ type serverConfig struct {
 	bus                  Bus          // WithBus
 	replicaID            string       // WithReplicaID
 
-	rateLimit []RateLimitOption // WithRateLimit
+	rateLimit    []RateLimitOption // WithRateLimit
+	listCache    CacheHint         // WithListCacheHint
+	listsByScope bool              // WithListsByScope
 }
 
 func defaultServerConfig() serverConfig {
@@ -400,3 +405,61 @@ func WithMaxSessionState(n int64) ServerOption {
 func WithRateLimit(opts ...RateLimitOption) ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { c.rateLimit = append(c.rateLimit, opts...) })
 }
+
+// WithListCacheHint sets the cache hint of the server's lists, tools/list, prompts/list,
+// resources/list and resources/templates/list (spec 2026-07-28, Caching): how long a client
+// may consider a page fresh, and whether it may be shared across callers. A registration's
+// own hint (ToolSpec.Cache, WithCacheHint) takes part too: a page is fresh for the shortest
+// TTL of what it lists, and public only when everything its list holds is public and no
+// entry is shown to some callers only (WithListsByScope, WithVisibility). By default lists
+// are immediately stale (ttlMs 0) and private. In 2025-11-25, which defines no caching, a
+// list whose hint has a positive TTL carries ttlMs and cacheScope too (its Result allows
+// members it does not define; protomcp's client honours them, others ignore them).
+// resources/read stays immediately stale and private.
+func WithListCacheHint(h CacheHint) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.listCache = h })
+}
+
+// WithListsByScope makes tools/list leave out the tools whose scopes (ToolSpec.Scopes, the
+// proto option (mcp.v1.tool).scopes) the caller's access token does not grant, and makes
+// the list private for caches while any tool has scopes (spec 2026-07-28, Caching, Choosing
+// a Cache Scope: filtered lists vary per user). Calling a tool left out still answers 403
+// insufficient_scope with the scopes it needs, so that a client can step up and then sees
+// the fuller list. Over stdio, which carries no token, a tool with scopes cannot be called,
+// so it is left out too.
+func WithListsByScope() ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.listsByScope = true })
+}
+
+// WithCacheHint gives a registration (AddTool, AddPrompt, AddResource, AddResourceTemplate,
+// their typed forms, or every registration of a generated Register function) its cache
+// hint, which the lists it appears on take into account (see CacheHint). A ToolSpec's own
+// Cache, when set, wins over it.
+func WithCacheHint(h CacheHint) HandlerOption { return cacheHintOption{h} }
+
+type cacheHintOption struct{ h CacheHint }
+
+func (o cacheHintOption) applyHandler(c *handlerConfig) { h := o.h; c.cache = &h }
+
+// WithVisibility makes a registration (AddTool, AddPrompt, AddResource,
+// AddResourceTemplate, their typed forms, or every registration of a generated Register
+// function) visible only to the callers visible accepts: it is asked, with the request's
+// context and its token (nil for an unauthenticated caller, and over stdio), on every list
+// and call. What it hides is left out of the lists that caller gets, which are then private
+// for caches (spec 2026-07-28, Caching, Choosing a Cache Scope), and is unknown to that
+// caller: tools/call answers as for a tool that does not exist, prompts/get and
+// resources/read likewise, so that a caller learns nothing of what it may not see. Unlike a
+// tool's scopes (WithListsByScope), which a caller can obtain by a step-up, visibility is
+// the server's own decision (a tenant, a feature flag), so no challenge is offered.
+//
+// visible runs on every list request for every registration it guards: keep it cheap, and
+// safe for concurrent use.
+func WithVisibility(visible func(ctx context.Context, token *TokenInfo) bool) HandlerOption {
+	return visibilityOption{visible}
+}
+
+type visibilityOption struct {
+	visible func(context.Context, *TokenInfo) bool
+}
+
+func (o visibilityOption) applyHandler(c *handlerConfig) { c.visible = o.visible }

@@ -18,6 +18,7 @@ type promptEntry struct {
 	handler  PromptHandler
 	call     CallFunc          // prompts/get inside the registration's interceptors
 	complete CompletionHandler // the prompt's own completions (typed prompts), or nil
+	listing  listing           // who sees it, and its cache hint (cache_hint.go)
 }
 
 // AddPrompt adds a prompt. Like AddTool, it panics if the server already has a prompt of that
@@ -34,7 +35,8 @@ func (s *Server) addPrompt(p Prompt, h PromptHandler, complete CompletionHandler
 	if p.Name == "" {
 		panic("mcp: a prompt needs a name")
 	}
-	e := &promptEntry{prompt: p, handler: h, complete: complete, call: chain(newHandlerConfig(opts).interceptors, callMethod)}
+	hc := newHandlerConfig(opts)
+	e := &promptEntry{prompt: p, handler: h, complete: complete, call: chain(hc.interceptors, callMethod), listing: newListing(&hc)}
 	if !s.prompts.add(p.Name, e) {
 		panic(fmt.Sprintf("mcp: a prompt named %q is already registered", p.Name))
 	}
@@ -52,6 +54,10 @@ func (s *Server) routeGetPrompt(req *Request) {
 	req.Name = p.Name
 	if e, ok := s.prompts.get(p.Name); ok {
 		req.serve = e.call
+		if s.hiddenFrom(req.rs, &e.listing) {
+			// Hidden from this caller (WithVisibility): as if it did not exist.
+			req.serve = failWith(unknownPrompt(p.Name))
+		}
 	}
 }
 
@@ -64,16 +70,24 @@ func (s *Server) RemovePrompt(name string) bool {
 	return ok
 }
 
-func (s *Server) handleListPrompts(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
-	items, next, err := s.prompts.pageOf(params, s.cfg.pageSize)
+func (s *Server) handleListPrompts(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
+	token := rs.tokenInfo()
+	items, next, err := s.prompts.pageOf(params, s.cfg.pageSize, func(p *promptEntry) bool { return p.listing.shows(ctx, token) })
 	if err != nil {
 		return nil, err
 	}
 	out := &ListPromptsResult{Prompts: make([]Prompt, 0, len(items)), NextCursor: next}
-	for _, p := range items {
+	page := make([]listHint, len(items))
+	for i, p := range items {
 		out.Prompts = append(out.Prompts, p.prompt)
+		page[i] = p.listing.hint()
 	}
-	return out, nil
+	return s.listResult(rs, out, page, s.prompts.hints(func(p *promptEntry) listHint { return p.listing.hint() }))
+}
+
+// unknownPrompt is the error that answers prompts/get of a prompt the caller cannot see.
+func unknownPrompt(name string) error {
+	return Errorf(CodeInvalidParams, "unknown prompt %q; call prompts/list for the available prompts", truncate(name, 100))
 }
 
 // handleGetPrompt answers prompts/get with the prompt's messages for the arguments given,
@@ -88,7 +102,7 @@ func (s *Server) handleGetPrompt(ctx context.Context, _ *requestState, params js
 	}
 	e, ok := s.prompts.get(p.Name)
 	if !ok {
-		return nil, Errorf(CodeInvalidParams, "unknown prompt %q; call prompts/list for the available prompts", truncate(p.Name, 100))
+		return nil, unknownPrompt(p.Name)
 	}
 	if missing := e.prompt.missingArguments(p.Arguments); len(missing) > 0 {
 		return nil, Errorf(CodeInvalidParams, "prompt %q is missing required arguments: %s", p.Name, strings.Join(missing, ", "))

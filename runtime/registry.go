@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/base64"
 	"encoding/json"
+	"iter"
 	"strconv"
 	"sync"
 )
@@ -55,8 +56,10 @@ func (r *registry[T]) get(name string) (T, bool) {
 	return v, ok
 }
 
-// page returns up to size entries after cursor, and the cursor of the next page ("" at the end).
-func (r *registry[T]) page(cursor string, size int) ([]T, string, *Error) {
+// page returns up to size entries after cursor that keep accepts (every entry when keep is
+// nil), and the cursor of the next page ("" when no later entry is kept): an entry keep
+// refuses takes no room on a page, so a filtered list's pages are as full as another's.
+func (r *registry[T]) page(cursor string, size int, keep func(T) bool) ([]T, string, *Error) {
 	start, rpcErr := decodeCursor(cursor)
 	if rpcErr != nil {
 		return nil, "", rpcErr
@@ -64,30 +67,51 @@ func (r *registry[T]) page(cursor string, size int) ([]T, string, *Error) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	start = min(start, len(r.order))
-	end := min(start+size, len(r.order))
-	out := make([]T, 0, end-start)
-	for _, name := range r.order[start:end] {
-		out = append(out, r.items[name])
+	out := make([]T, 0, min(size, len(r.order)-start))
+	i := start
+	for ; i < len(r.order); i++ {
+		v := r.items[r.order[i]]
+		if keep != nil && !keep(v) {
+			continue
+		}
+		if len(out) == size {
+			break // a kept entry beyond the page: there is a next one
+		}
+		out = append(out, v)
 	}
 	next := ""
-	if end < len(r.order) {
-		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
+	if i < len(r.order) {
+		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(i)))
 	}
 	return out, next, nil
 }
 
-// pageOf returns the page of a list request's params (its cursor) of up to size entries,
-// and the cursor of the next page ("" at the end).
-func (r *registry[T]) pageOf(params json.RawMessage, size int) ([]T, string, error) {
+// pageOf returns the page of a list request's params (its cursor) of up to size entries
+// that keep accepts (nil: all), and the cursor of the next page ("" at the end).
+func (r *registry[T]) pageOf(params json.RawMessage, size int, keep func(T) bool) ([]T, string, error) {
 	cursor, err := cursorOf(params)
 	if err != nil {
 		return nil, "", err
 	}
-	items, next, rpcErr := r.page(cursor, size)
+	items, next, rpcErr := r.page(cursor, size, keep)
 	if rpcErr != nil {
 		return nil, "", rpcErr
 	}
 	return items, next, nil
+}
+
+// hints yields what every entry contributes to its list's cache hint (cache_hint.go), under
+// the registry's read lock, without copying the list.
+func (r *registry[T]) hints(hint func(T) listHint) iter.Seq[listHint] {
+	return func(yield func(listHint) bool) {
+		r.mu.RLock()
+		defer r.mu.RUnlock()
+		for _, name := range r.order {
+			if !yield(hint(r.items[name])) {
+				return
+			}
+		}
+	}
 }
 
 // cursorOf reads params.cursor.

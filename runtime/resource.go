@@ -18,6 +18,7 @@ type resourceEntry struct {
 	resource Resource
 	handler  ResourceHandler
 	call     CallFunc // resources/read inside the registration's interceptors
+	listing  listing  // who sees it, and its cache hint (cache_hint.go)
 }
 
 type templateEntry struct {
@@ -26,6 +27,7 @@ type templateEntry struct {
 	match    func(uri string) bool
 	call     CallFunc
 	complete CompletionHandler // the template's own completions (typed templates), or nil
+	listing  listing           // who sees it, and its cache hint (cache_hint.go)
 }
 
 // AddResource adds a resource with a fixed URI. Like AddTool, it panics if the server already
@@ -38,7 +40,8 @@ func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...HandlerOptio
 	if r.URI == "" {
 		panic("mcp: a resource needs a URI")
 	}
-	e := &resourceEntry{resource: r, handler: h, call: chain(newHandlerConfig(opts).interceptors, callMethod)}
+	hc := newHandlerConfig(opts)
+	e := &resourceEntry{resource: r, handler: h, call: chain(hc.interceptors, callMethod), listing: newListing(&hc)}
 	if !s.resources.add(r.URI, e) {
 		panic(fmt.Sprintf("mcp: a resource with URI %q is already registered", r.URI))
 	}
@@ -65,7 +68,8 @@ func (s *Server) addResourceTemplate(t ResourceTemplate, h ResourceHandler, comp
 	if h == nil {
 		panic(fmt.Sprintf("mcp: nil handler for resource template %q", t.URITemplate))
 	}
-	e := &templateEntry{template: t, handler: h, complete: complete, match: templateMatcher(t.URITemplate), call: chain(newHandlerConfig(opts).interceptors, callMethod)}
+	hc := newHandlerConfig(opts)
+	e := &templateEntry{template: t, handler: h, complete: complete, match: templateMatcher(t.URITemplate), call: chain(hc.interceptors, callMethod), listing: newListing(&hc)}
 	if !s.templates.add(t.URITemplate, e) {
 		panic(fmt.Sprintf("mcp: a resource template %q is already registered", t.URITemplate))
 	}
@@ -151,11 +155,17 @@ func (s *Server) routeReadResource(req *Request) {
 	}
 	if r, ok := s.resources.get(req.Name); ok {
 		req.serve = r.call
+		if s.hiddenFrom(req.rs, &r.listing) {
+			req.serve = failWith(resourceNotFound(req.Name)) // WithVisibility: as if it did not exist
+		}
 		return
 	}
 	for _, t := range s.templates.all() {
 		if t.match(req.Name) {
 			req.serve = t.call
+			if s.hiddenFrom(req.rs, &t.listing) {
+				req.serve = failWith(resourceNotFound(req.Name))
+			}
 			return
 		}
 	}
@@ -171,28 +181,39 @@ func routeURI(req *Request) {
 	}
 }
 
-func (s *Server) handleListResources(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
-	items, next, err := s.resources.pageOf(params, s.cfg.pageSize)
+func (s *Server) handleListResources(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
+	token := rs.tokenInfo()
+	items, next, err := s.resources.pageOf(params, s.cfg.pageSize, func(r *resourceEntry) bool { return r.listing.shows(ctx, token) })
 	if err != nil {
 		return nil, err
 	}
 	out := &ListResourcesResult{Resources: make([]Resource, 0, len(items)), NextCursor: next}
-	for _, r := range items {
+	page := make([]listHint, len(items))
+	for i, r := range items {
 		out.Resources = append(out.Resources, r.resource)
+		page[i] = r.listing.hint()
 	}
-	return out, nil
+	return s.listResult(rs, out, page, s.resources.hints(func(r *resourceEntry) listHint { return r.listing.hint() }))
 }
 
-func (s *Server) handleListTemplates(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
-	items, next, err := s.templates.pageOf(params, s.cfg.pageSize)
+func (s *Server) handleListTemplates(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
+	token := rs.tokenInfo()
+	items, next, err := s.templates.pageOf(params, s.cfg.pageSize, func(t *templateEntry) bool { return t.listing.shows(ctx, token) })
 	if err != nil {
 		return nil, err
 	}
 	out := &ListResourceTemplatesResult{ResourceTemplates: make([]ResourceTemplate, 0, len(items)), NextCursor: next}
-	for _, t := range items {
+	page := make([]listHint, len(items))
+	for i, t := range items {
 		out.ResourceTemplates = append(out.ResourceTemplates, t.template)
+		page[i] = t.listing.hint()
 	}
-	return out, nil
+	return s.listResult(rs, out, page, s.templates.hints(func(t *templateEntry) listHint { return t.listing.hint() }))
+}
+
+// resourceNotFound is the error that answers resources/read of a URI the caller cannot see.
+func resourceNotFound(uri string) *Error {
+	return Errorf(CodeResourceNotFound, "resource not found: %s", truncate(uri, 200)).WithData(map[string]string{"uri": uri})
 }
 
 // handleReadResource answers resources/read with the contents of the resource, or of the
@@ -204,7 +225,7 @@ func (s *Server) handleReadResource(ctx context.Context, _ *requestState, params
 	}
 	h := s.resourceHandler(uri)
 	if h == nil {
-		return nil, Errorf(CodeResourceNotFound, "resource not found: %s", truncate(uri, 200)).WithData(map[string]string{"uri": uri})
+		return nil, resourceNotFound(uri)
 	}
 	res, err := h(ctx, uri)
 	if err != nil {

@@ -393,7 +393,7 @@ func (c *lineConn) run(rs *requestState) {
 // scopeRefusal refuses a tools/call of a tool that needs OAuth scopes: a message-stream
 // transport carries no access token.
 func (s *Server) scopeRefusal(msg *wireMessage) *Error {
-	if t := s.scopedTool(msg.Params); t != nil {
+	if t := s.scopedTool(msg.Params); t != nil && t.listing.shows(s.baseCtx, nil) { // a hidden one is unknown (WithVisibility)
 		return Errorf(CodeInvalidRequest, "forbidden: tool %q needs an access token with the scopes %s, and stdio carries none", truncate(t.tool.Name, 64), strings.Join(t.scopes, " "))
 	}
 	return nil

@@ -43,6 +43,8 @@ type toolEntry struct {
 	enc *resultEncoding
 	// scopes are the OAuth scopes a caller's token needs (ToolSpec.Scopes).
 	scopes []string
+	// listing is who sees the tool and its cache hint (cache_hint.go).
+	listing listing
 }
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -85,7 +87,13 @@ func (s *Server) addTool(spec ToolSpec, e *toolEntry, opts []HandlerOption) {
 	if len(spec.Scopes) > 0 {
 		s.scoped.Store(true)
 	}
-	e.call = s.limits.wrapTool(&spec, chain(newHandlerConfig(opts).interceptors, e.call))
+	hc := newHandlerConfig(opts)
+	e.call = s.limits.wrapTool(&spec, chain(hc.interceptors, e.call))
+	e.listing = newListing(&hc)
+	if spec.Cache != nil {
+		h := *spec.Cache
+		e.listing.cache = &h
+	}
 	if !s.tools.add(spec.Name, e) {
 		panic(fmt.Sprintf("mcp: a tool named %q is already registered", spec.Name))
 	}
@@ -138,8 +146,12 @@ func ErrorResult(msg string) *CallToolResult {
 	return &CallToolResult{Content: []Content{TextContent(msg)}, IsError: true}
 }
 
-func (s *Server) handleListTools(_ context.Context, _ *requestState, params json.RawMessage) (any, error) {
-	items, next, err := s.tools.pageOf(params, s.cfg.pageSize)
+func (s *Server) handleListTools(ctx context.Context, rs *requestState, params json.RawMessage) (any, error) {
+	token := rs.tokenInfo()
+	byScope := s.cfg.listsByScope
+	items, next, err := s.tools.pageOf(params, s.cfg.pageSize, func(t *toolEntry) bool {
+		return t.listing.shows(ctx, token) && (!byScope || len(token.missingScopes(t.scopes)) == 0)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +170,16 @@ func (s *Server) handleListTools(_ context.Context, _ *requestState, params json
 		buf = append(buf, nb...)
 	}
 	buf = append(buf, '}')
-	return json.RawMessage(buf), nil
+	hint := func(t *toolEntry) listHint {
+		h := t.listing.hint()
+		h.personal = h.personal || (byScope && len(t.scopes) > 0)
+		return h
+	}
+	page := make([]listHint, len(items))
+	for i, t := range items {
+		page[i] = hint(t)
+	}
+	return json.RawMessage(withListHint(rs, buf, s.listHintOf(page, s.tools.hints(hint)))), nil
 }
 
 // routeCallTool resolves a tools/call request before the interceptors run: it finds the
@@ -173,6 +194,9 @@ func (s *Server) routeCallTool(req *Request) {
 	}
 	req.Name = p.Name
 	t, ok := s.tools.get(p.Name)
+	if ok && s.hiddenFrom(req.rs, &t.listing) {
+		ok = false // hidden from this caller: as if it did not exist (WithVisibility)
+	}
 	if !ok {
 		req.serve = failWith(Errorf(CodeInvalidParams, "unknown tool %q; call tools/list for the available tools", truncate(p.Name, 100)))
 		return

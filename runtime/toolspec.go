@@ -37,6 +37,11 @@ type ToolSpec struct {
 	// (ratelimit.go; WithRateLimit's options replace them and add more). From the proto
 	// options (mcp.v1.tool).rate_limit and (mcp.v1.service).rate_limit. Nil for none.
 	RateLimits []RateLimit
+	// Cache is the tool's cache hint, which the tools/list pages it appears on take into
+	// account (see CacheHint); nil takes the registration's (WithCacheHint), else the
+	// server's (WithListCacheHint). From the proto options (mcp.v1.tool).cache_ttl_ms and
+	// cache_scope, or those of its service.
+	Cache *CacheHint
 }
 
 // RPCMetaKey is the _meta key whose value names the rpc behind a generated tool, prompt or

@@ -18,6 +18,7 @@ import (
 const (
 	contextPackage = protogen.GoImportPath("context")
 	runtimePackage = protogen.GoImportPath("github.com/protomcp/protomcp/runtime")
+	timePackage    = protogen.GoImportPath("time")
 	// bufvalidatePackage enforces buf.validate rules; only code whose requests have some
 	// imports it.
 	bufvalidatePackage = protogen.GoImportPath("github.com/protomcp/protomcp/bufvalidate")
@@ -65,6 +66,7 @@ type service struct {
 	prompts   []*prompt
 	resources []*resource
 	statics   []*mcpv1.StaticResource // (mcp.v1.service).resources
+	cache     *cacheHint              // (mcp.v1.service).cache_ttl_ms and cache_scope, or nil
 }
 
 // tool is one rpc exposed as an MCP tool.
@@ -88,6 +90,8 @@ type tool struct {
 	// rateLimits are the tool's token buckets: (mcp.v1.tool).rate_limit, then its service's
 	// (mcp.v1.service).rate_limit.
 	rateLimits []rateLimit
+	// cache is the rpc's cache hint over its service's, or nil when it sets none.
+	cache *cacheHint
 }
 
 // generate writes the .mcp.go file of every file to generate that exposes something, and the
@@ -352,6 +356,10 @@ func (c *config) collect(f *protogen.File) ([]*service, error) {
 	for _, svc := range f.Services {
 		s := &service{Service: svc}
 		svcOpts, _ := proto.GetExtension(svc.Desc.Options(), mcpv1.E_Service).(*mcpv1.ServiceOptions)
+		var err error
+		if s.cache, err = serviceCacheHint(svcOpts); err != nil {
+			return nil, fmt.Errorf("%s: service %s: %w", f.Desc.Path(), svc.Desc.FullName(), err)
+		}
 		for _, m := range svc.Methods {
 			if err := c.addMethod(f, s, svcOpts, m, seen); err != nil {
 				return nil, err
@@ -491,6 +499,10 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 	}
 	t.annotate(methodOpts.GetIdempotencyLevel(), opts)
 	if err := checkScopes(t.scopes); err != nil {
+		return nil, fail("%v", err)
+	}
+	var err error
+	if t.cache, err = toolCacheHint(svcOpts, opts); err != nil {
 		return nil, fail("%v", err)
 	}
 	rls, err := rateLimits(m, opts.GetRateLimit(), svcOpts.GetRateLimit())

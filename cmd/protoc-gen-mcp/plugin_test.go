@@ -78,6 +78,8 @@ func TestGolden(t *testing.T) {
 		{"no_services", "paths=source_relative", []string{"google/api/field_behavior.proto"}},
 		// Prompts, resources and a server-streaming tool.
 		{"surface", "paths=source_relative", []string{"test/surface/v1/surface.proto"}},
+		// List cache hints of a service and of its rpcs.
+		{"cache", "paths=source_relative", []string{"test/cache/v1/cache.proto"}},
 		// A starter server beside the generated code.
 		{"skeleton", "paths=source_relative,skeleton=true", []string{"weather/v1/weather.proto"}},
 		// The grpc-go bridge (grpcmcp) beside the generated code: tools, prompts, resources
@@ -184,6 +186,7 @@ func TestGenerateErrors(t *testing.T) {
 		{"generated identifier collides with protoc-gen-go's", []string{"errors/collidepb/v1/collidepb.proto"}, []string{"ShelfGetToolName collides with message errors.collidepb.v1.ShelfGetToolName (errors/collidepb/v1/collidepb.proto, protoc-gen-go)"}, "errors/collidepb/v1/collidepb.proto", "errors.collidepb.v1.Shelf.Get"},
 		{"scope with a space", []string{"errors/badscope/v1/badscope.proto"}, []string{`"weather:read weather:write"`, "RFC 6749"}, "errors/badscope/v1/badscope.proto", "errors.badscope.v1.S.Get"},
 		{"rate limit of no calls", []string{"errors/badratelimit/v1/badratelimit.proto"}, []string{"(mcp.v1.tool).rate_limit allows no calls"}, "errors/badratelimit/v1/badratelimit.proto", "errors.badratelimit.v1.S.Get"},
+		{"negative cache TTL", []string{"errors/badcachettl/v1/badcachettl.proto"}, []string{"cache_ttl_ms is -1", "must not be negative"}, "errors/badcachettl/v1/badcachettl.proto", "errors.badcachettl.v1.S.Get"},
 		{"arguments not an object", []string{"errors/rootnotobject/v1/rootnotobject.proto"}, []string{"google.protobuf.Timestamp", "must be JSON objects"}, "errors/rootnotobject/v1/rootnotobject.proto", "errors.rootnotobject.v1.S.At"},
 	}
 	// More plugin parameters, by case.

@@ -9,8 +9,6 @@ import (
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 )
 
-var timePackage = protogen.GoImportPath("time")
-
 // rateLimit is one token bucket of a tool: its own (bucket "") or its service's.
 type rateLimit struct {
 	bucket              string

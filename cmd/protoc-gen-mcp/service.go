@@ -299,6 +299,7 @@ func (sg *serviceGen) registerFunc() {
 	g.P("// It panics if s already has a tool, prompt or resource of one of these names.")
 	sg.deprecation()
 	g.P("func Register", name, "Handler(s *", runtimePackage.Ident("Server"), ", h ", name, "Handler, opts ...", runtimePackage.Ident("HandlerOption"), ") {")
+	serviceCacheOption(g, s.cache)
 	if len(methods) > 0 {
 		g.P("unimplemented := ", runtimePackage.Ident("UnimplementedMethods"), "(h, Unimplemented", name, "Handler{}, ", strings.Join(methods, ", "), ")")
 	}
@@ -358,6 +359,7 @@ func (sg *serviceGen) toolRegistration(t *tool) {
 	annotationsField(g, t)
 	scopesField(g, t.scopes)
 	rateLimitsField(g, t.rateLimits)
+	cacheField(g, t.cache)
 	rpcMetaField(g, t.Method)
 	g.P("}, h.", t.GoName, ", opts...)")
 }

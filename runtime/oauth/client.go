@@ -6,7 +6,9 @@ import (
 	"context"
 	"crypto"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -453,6 +455,21 @@ func replayableBody(req *http.Request) ([]byte, error) {
 func drainClose(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+}
+
+// AuthorizationContext implements runtime.AuthorizationContextTransport: a digest of the
+// access token the transport sends now ("" before it has one), so that the Client reuses a
+// list page marked private only with the token that fetched it (spec 2026-07-28, Caching,
+// Cache Scope Field); after a step-up or a new authorization it is another.
+func (t *oauthTransport) AuthorizationContext() string {
+	t.mu.Lock()
+	tok := t.tok
+	t.mu.Unlock()
+	if tok == nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(tok.AccessToken))
+	return hex.EncodeToString(sum[:16])
 }
 
 // currentToken returns the token to send: the stored one, refreshed when expired; nil before
@@ -1220,3 +1237,6 @@ func (t *oauthTransport) CloseIdleConnections() {
 		ci.CloseIdleConnections()
 	}
 }
+
+// The transport tells the Client when its credentials change (AuthorizationContext).
+var _ runtime.AuthorizationContextTransport = (*oauthTransport)(nil)

@@ -27,6 +27,60 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// CacheScope says who may reuse a cached list (MCP 2026-07-28, Caching, Cache Scope Field).
+type CacheScope int32
+
+const (
+	// Take the scope from the next level: a tool's from its service, a service's from the
+	// server (private unless runtime.WithListCacheHint says otherwise).
+	CacheScope_CACHE_SCOPE_UNSPECIFIED CacheScope = 0
+	// Nothing particular to the caller: any client, gateway or proxy may share it.
+	CacheScope_CACHE_SCOPE_PUBLIC CacheScope = 1
+	// Reused only for the same authorization context (the same access token).
+	CacheScope_CACHE_SCOPE_PRIVATE CacheScope = 2
+)
+
+// Enum value maps for CacheScope.
+var (
+	CacheScope_name = map[int32]string{
+		0: "CACHE_SCOPE_UNSPECIFIED",
+		1: "CACHE_SCOPE_PUBLIC",
+		2: "CACHE_SCOPE_PRIVATE",
+	}
+	CacheScope_value = map[string]int32{
+		"CACHE_SCOPE_UNSPECIFIED": 0,
+		"CACHE_SCOPE_PUBLIC":      1,
+		"CACHE_SCOPE_PRIVATE":     2,
+	}
+)
+
+func (x CacheScope) Enum() *CacheScope {
+	p := new(CacheScope)
+	*p = x
+	return p
+}
+
+func (x CacheScope) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CacheScope) Descriptor() protoreflect.EnumDescriptor {
+	return file_mcp_v1_options_proto_enumTypes[0].Descriptor()
+}
+
+func (CacheScope) Type() protoreflect.EnumType {
+	return &file_mcp_v1_options_proto_enumTypes[0]
+}
+
+func (x CacheScope) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CacheScope.Descriptor instead.
+func (CacheScope) EnumDescriptor() ([]byte, []int) {
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{0}
+}
+
 // ToolOptions set how one rpc is exposed as an MCP tool.
 type ToolOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -58,7 +112,16 @@ type ToolOptions struct {
 	// subject, else the MCP session, else the client's address). Over the limit a call is
 	// answered at once with a tool error that says when to retry. The server's code may
 	// replace it (runtime.LimitTool).
-	RateLimit     *RateLimit `protobuf:"bytes,13,opt,name=rate_limit,json=rateLimit,proto3" json:"rate_limit,omitempty"`
+	RateLimit *RateLimit `protobuf:"bytes,13,opt,name=rate_limit,json=rateLimit,proto3" json:"rate_limit,omitempty"`
+	// How long, in milliseconds, a client may consider a tools/list page that lists this tool
+	// fresh (MCP 2026-07-28, Caching: ttlMs); a page is fresh for the shortest TTL of its tools.
+	// Unset: the service's cache_ttl_ms, else the server's (runtime.WithListCacheHint). Zero:
+	// immediately stale. Must not be negative.
+	CacheTtlMs *int64 `protobuf:"varint,11,opt,name=cache_ttl_ms,json=cacheTtlMs,proto3,oneof" json:"cache_ttl_ms,omitempty"`
+	// Who may share a cached tools/list that lists this tool (MCP 2026-07-28, Caching:
+	// cacheScope); a list is public only when all its tools are. Unspecified: the service's,
+	// else the server's. Set without any cache_ttl_ms (here or on the service), the TTL is 0.
+	CacheScope    CacheScope `protobuf:"varint,12,opt,name=cache_scope,json=cacheScope,proto3,enum=mcp.v1.CacheScope" json:"cache_scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -163,6 +226,20 @@ func (x *ToolOptions) GetRateLimit() *RateLimit {
 	return nil
 }
 
+func (x *ToolOptions) GetCacheTtlMs() int64 {
+	if x != nil && x.CacheTtlMs != nil {
+		return *x.CacheTtlMs
+	}
+	return 0
+}
+
+func (x *ToolOptions) GetCacheScope() CacheScope {
+	if x != nil {
+		return x.CacheScope
+	}
+	return CacheScope_CACHE_SCOPE_UNSPECIFIED
+}
+
 // ServiceOptions set how a whole service is exposed.
 type ServiceOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -172,6 +249,14 @@ type ServiceOptions struct {
 	// Fixed resources whose contents are given here, registered by the service's Register
 	// function with its rpcs (listed by resources/list, read with resources/read).
 	Resources []*StaticResource `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
+	// How long, in milliseconds, a client may consider a list page fresh that lists the
+	// service's tools, prompts and resources (MCP 2026-07-28, Caching: ttlMs), unless an rpc
+	// says otherwise. Unset: the server's (runtime.WithListCacheHint). Must not be negative.
+	CacheTtlMs *int64 `protobuf:"varint,3,opt,name=cache_ttl_ms,json=cacheTtlMs,proto3,oneof" json:"cache_ttl_ms,omitempty"`
+	// Who may share a cached list of the service's tools, prompts and resources (MCP
+	// 2026-07-28, Caching: cacheScope), unless an rpc says otherwise. Set without
+	// cache_ttl_ms, the TTL is 0.
+	CacheScope CacheScope `protobuf:"varint,4,opt,name=cache_scope,json=cacheScope,proto3,enum=mcp.v1.CacheScope" json:"cache_scope,omitempty"`
 	// Limits each caller's calls of all the service's tools together: one token bucket per
 	// caller, shared by the tools, taken from after a tool's own rate_limit. The server's code
 	// may replace it (runtime.LimitService).
@@ -222,6 +307,20 @@ func (x *ServiceOptions) GetResources() []*StaticResource {
 		return x.Resources
 	}
 	return nil
+}
+
+func (x *ServiceOptions) GetCacheTtlMs() int64 {
+	if x != nil && x.CacheTtlMs != nil {
+		return *x.CacheTtlMs
+	}
+	return 0
+}
+
+func (x *ServiceOptions) GetCacheScope() CacheScope {
+	if x != nil {
+		return x.CacheScope
+	}
+	return CacheScope_CACHE_SCOPE_UNSPECIFIED
 }
 
 func (x *ServiceOptions) GetRateLimit() *RateLimit {
@@ -798,7 +897,7 @@ var File_mcp_v1_options_proto protoreflect.FileDescriptor
 
 const file_mcp_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x14mcp/v1/options.proto\x12\x06mcp.v1\x1a google/protobuf/descriptor.proto\"\xbd\x03\n" +
+	"\x14mcp/v1/options.proto\x12\x06mcp.v1\x1a google/protobuf/descriptor.proto\"\xaa\x04\n" +
 	"\vToolOptions\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -810,16 +909,26 @@ const file_mcp_v1_options_proto_rawDesc = "" +
 	"\x04skip\x18\b \x01(\bR\x04skip\x12\x16\n" +
 	"\x06scopes\x18\t \x03(\tR\x06scopes\x120\n" +
 	"\n" +
-	"rate_limit\x18\r \x01(\v2\x11.mcp.v1.RateLimitR\trateLimitB\x11\n" +
+	"rate_limit\x18\r \x01(\v2\x11.mcp.v1.RateLimitR\trateLimit\x12%\n" +
+	"\fcache_ttl_ms\x18\v \x01(\x03H\x04R\n" +
+	"cacheTtlMs\x88\x01\x01\x123\n" +
+	"\vcache_scope\x18\f \x01(\x0e2\x12.mcp.v1.CacheScopeR\n" +
+	"cacheScopeB\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
 	"\x11_destructive_hintB\x12\n" +
 	"\x10_idempotent_hintB\x12\n" +
-	"\x10_open_world_hint\"\xa2\x01\n" +
+	"\x10_open_world_hintB\x0f\n" +
+	"\r_cache_ttl_ms\"\x8f\x02\n" +
 	"\x0eServiceOptions\x12(\n" +
 	"\x10tool_name_prefix\x18\x01 \x01(\tR\x0etoolNamePrefix\x124\n" +
-	"\tresources\x18\x02 \x03(\v2\x16.mcp.v1.StaticResourceR\tresources\x120\n" +
+	"\tresources\x18\x02 \x03(\v2\x16.mcp.v1.StaticResourceR\tresources\x12%\n" +
+	"\fcache_ttl_ms\x18\x03 \x01(\x03H\x00R\n" +
+	"cacheTtlMs\x88\x01\x01\x123\n" +
+	"\vcache_scope\x18\x04 \x01(\x0e2\x12.mcp.v1.CacheScopeR\n" +
+	"cacheScope\x120\n" +
 	"\n" +
-	"rate_limit\x18\x05 \x01(\v2\x11.mcp.v1.RateLimitR\trateLimit\"^\n" +
+	"rate_limit\x18\x05 \x01(\v2\x11.mcp.v1.RateLimitR\trateLimitB\x0f\n" +
+	"\r_cache_ttl_ms\"^\n" +
 	"\tRateLimit\x12\x14\n" +
 	"\x05calls\x18\x01 \x01(\rR\x05calls\x12%\n" +
 	"\x0eperiod_seconds\x18\x02 \x01(\rR\rperiodSeconds\x12\x14\n" +
@@ -852,7 +961,12 @@ const file_mcp_v1_options_proto_rawDesc = "" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x1f\n" +
 	"\vwebsite_url\x18\x04 \x01(\tR\n" +
 	"websiteUrl\x12%\n" +
-	"\x0erepository_url\x18\x05 \x01(\tR\rrepositoryUrl:I\n" +
+	"\x0erepository_url\x18\x05 \x01(\tR\rrepositoryUrl*Z\n" +
+	"\n" +
+	"CacheScope\x12\x1b\n" +
+	"\x17CACHE_SCOPE_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12CACHE_SCOPE_PUBLIC\x10\x01\x12\x17\n" +
+	"\x13CACHE_SCOPE_PRIVATE\x10\x02:I\n" +
 	"\x04tool\x12\x1e.google.protobuf.MethodOptions\x18\xfb\x93\x03 \x01(\v2\x13.mcp.v1.ToolOptionsR\x04tool:O\n" +
 	"\x06prompt\x12\x1e.google.protobuf.MethodOptions\x18\xfc\x93\x03 \x01(\v2\x15.mcp.v1.PromptOptionsR\x06prompt:U\n" +
 	"\bresource\x12\x1e.google.protobuf.MethodOptions\x18\xfd\x93\x03 \x01(\v2\x17.mcp.v1.ResourceOptionsR\bresource:S\n" +
@@ -872,42 +986,46 @@ func file_mcp_v1_options_proto_rawDescGZIP() []byte {
 	return file_mcp_v1_options_proto_rawDescData
 }
 
+var file_mcp_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_mcp_v1_options_proto_goTypes = []any{
-	(*ToolOptions)(nil),                 // 0: mcp.v1.ToolOptions
-	(*ServiceOptions)(nil),              // 1: mcp.v1.ServiceOptions
-	(*RateLimit)(nil),                   // 2: mcp.v1.RateLimit
-	(*StaticResource)(nil),              // 3: mcp.v1.StaticResource
-	(*FieldOptions)(nil),                // 4: mcp.v1.FieldOptions
-	(*PromptOptions)(nil),               // 5: mcp.v1.PromptOptions
-	(*ResourceOptions)(nil),             // 6: mcp.v1.ResourceOptions
-	(*ServerOptions)(nil),               // 7: mcp.v1.ServerOptions
-	(*descriptorpb.MethodOptions)(nil),  // 8: google.protobuf.MethodOptions
-	(*descriptorpb.ServiceOptions)(nil), // 9: google.protobuf.ServiceOptions
-	(*descriptorpb.FieldOptions)(nil),   // 10: google.protobuf.FieldOptions
-	(*descriptorpb.FileOptions)(nil),    // 11: google.protobuf.FileOptions
+	(CacheScope)(0),                     // 0: mcp.v1.CacheScope
+	(*ToolOptions)(nil),                 // 1: mcp.v1.ToolOptions
+	(*ServiceOptions)(nil),              // 2: mcp.v1.ServiceOptions
+	(*RateLimit)(nil),                   // 3: mcp.v1.RateLimit
+	(*StaticResource)(nil),              // 4: mcp.v1.StaticResource
+	(*FieldOptions)(nil),                // 5: mcp.v1.FieldOptions
+	(*PromptOptions)(nil),               // 6: mcp.v1.PromptOptions
+	(*ResourceOptions)(nil),             // 7: mcp.v1.ResourceOptions
+	(*ServerOptions)(nil),               // 8: mcp.v1.ServerOptions
+	(*descriptorpb.MethodOptions)(nil),  // 9: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 10: google.protobuf.ServiceOptions
+	(*descriptorpb.FieldOptions)(nil),   // 11: google.protobuf.FieldOptions
+	(*descriptorpb.FileOptions)(nil),    // 12: google.protobuf.FileOptions
 }
 var file_mcp_v1_options_proto_depIdxs = []int32{
-	2,  // 0: mcp.v1.ToolOptions.rate_limit:type_name -> mcp.v1.RateLimit
-	3,  // 1: mcp.v1.ServiceOptions.resources:type_name -> mcp.v1.StaticResource
-	2,  // 2: mcp.v1.ServiceOptions.rate_limit:type_name -> mcp.v1.RateLimit
-	8,  // 3: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
-	8,  // 4: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
-	8,  // 5: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
-	9,  // 6: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
-	10, // 7: mcp.v1.field:extendee -> google.protobuf.FieldOptions
-	11, // 8: mcp.v1.server:extendee -> google.protobuf.FileOptions
-	0,  // 9: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
-	5,  // 10: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
-	6,  // 11: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
-	1,  // 12: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
-	4,  // 13: mcp.v1.field:type_name -> mcp.v1.FieldOptions
-	7,  // 14: mcp.v1.server:type_name -> mcp.v1.ServerOptions
-	15, // [15:15] is the sub-list for method output_type
-	15, // [15:15] is the sub-list for method input_type
-	9,  // [9:15] is the sub-list for extension type_name
-	3,  // [3:9] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	3,  // 0: mcp.v1.ToolOptions.rate_limit:type_name -> mcp.v1.RateLimit
+	0,  // 1: mcp.v1.ToolOptions.cache_scope:type_name -> mcp.v1.CacheScope
+	4,  // 2: mcp.v1.ServiceOptions.resources:type_name -> mcp.v1.StaticResource
+	0,  // 3: mcp.v1.ServiceOptions.cache_scope:type_name -> mcp.v1.CacheScope
+	3,  // 4: mcp.v1.ServiceOptions.rate_limit:type_name -> mcp.v1.RateLimit
+	9,  // 5: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
+	9,  // 6: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
+	9,  // 7: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
+	10, // 8: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
+	11, // 9: mcp.v1.field:extendee -> google.protobuf.FieldOptions
+	12, // 10: mcp.v1.server:extendee -> google.protobuf.FileOptions
+	1,  // 11: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
+	6,  // 12: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
+	7,  // 13: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
+	2,  // 14: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
+	5,  // 15: mcp.v1.field:type_name -> mcp.v1.FieldOptions
+	8,  // 16: mcp.v1.server:type_name -> mcp.v1.ServerOptions
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	11, // [11:17] is the sub-list for extension type_name
+	5,  // [5:11] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_mcp_v1_options_proto_init() }
@@ -916,18 +1034,20 @@ func file_mcp_v1_options_proto_init() {
 		return
 	}
 	file_mcp_v1_options_proto_msgTypes[0].OneofWrappers = []any{}
+	file_mcp_v1_options_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcp_v1_options_proto_rawDesc), len(file_mcp_v1_options_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   8,
 			NumExtensions: 6,
 			NumServices:   0,
 		},
 		GoTypes:           file_mcp_v1_options_proto_goTypes,
 		DependencyIndexes: file_mcp_v1_options_proto_depIdxs,
+		EnumInfos:         file_mcp_v1_options_proto_enumTypes,
 		MessageInfos:      file_mcp_v1_options_proto_msgTypes,
 		ExtensionInfos:    file_mcp_v1_options_proto_extTypes,
 	}.Build()

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/pluginpb"
 
@@ -35,6 +36,8 @@ type config struct {
 	grpc           bool
 	connect        bool
 	filter         filter
+	// messages indexes the messages of the plugin's files, for operation_info's types.
+	messages map[protoreflect.FullName]*protogen.Message
 }
 
 // defaultMaxSchemaBytes bounds each generated schema. Shared messages go to $defs, so schemas
@@ -84,6 +87,11 @@ type tool struct {
 	outputSchema string // empty for mcp.v1.ToolResult responses
 	validates    bool   // the arguments have buf.validate rules, enforced with protovalidate
 	streaming    bool   // a server-streaming rpc: progress notifications, then the last message
+	// taskSupport says whether the tool runs as an MCP task (task.go); never UNSPECIFIED.
+	taskSupport mcpv1.TaskSupport
+	// operation: the rpc returns google.longrunning.Operation, and Method is the rpc as if it
+	// returned operation_info's response_type.
+	operation bool
 }
 
 // generate writes the .mcp.go file of every file to generate that exposes something, and the
@@ -103,6 +111,7 @@ func (c *config) generate(gen *protogen.Plugin) error {
 // forEachExposing calls fn for each file to generate whose services expose something, with
 // those services; the first error ends it.
 func (c *config) forEachExposing(gen *protogen.Plugin, fn func(*protogen.File, []*service) error) error {
+	c.messages = indexMessages(gen)
 	for _, f := range gen.Files {
 		if !f.Generate {
 			continue
@@ -143,6 +152,11 @@ func (c *config) generateFor(gen *protogen.Plugin, pkgs goPackages, f *protogen.
 // generateCompanions writes the files beside filename that the options ask for: grpc=true,
 // connect=true, skeleton.
 func (c *config) generateCompanions(gen *protogen.Plugin, f *protogen.File, filename string, importPath protogen.GoImportPath, pkgName protogen.GoPackageName, services []*service) error {
+	if c.grpc || c.connect {
+		if err := noOperations(f, services); err != nil {
+			return err
+		}
+	}
 	if c.grpc {
 		generateGRPCFile(gen, f, filename, importPath, pkgName, services)
 	}
@@ -151,6 +165,20 @@ func (c *config) generateCompanions(gen *protogen.Plugin, f *protogen.File, file
 	}
 	if c.skeleton {
 		return generateSkeleton(gen, f, filename, importPath, pkgName, services)
+	}
+	return nil
+}
+
+// noOperations refuses the rpcs that return google.longrunning.Operation in a file bridged to
+// gRPC or Connect: the bridges serve an rpc's own response, and an Operation's is a
+// different message from the tool's.
+func noOperations(f *protogen.File, services []*service) error {
+	for _, s := range services {
+		for _, t := range s.tools {
+			if t.operation {
+				return methodFail(f, t.Method)("an rpc that returns %s cannot be bridged with grpc=true or connect=true: mark it with option (mcp.v1.tool) = {skip: true}, or generate the bridge from a file without it", operationName)
+			}
+		}
 	}
 	return nil
 }
@@ -358,6 +386,9 @@ func (c *config) collect(f *protogen.File) ([]*service, error) {
 			return nil, err
 		}
 		s.statics = statics
+		if why := s.taskMethodClash(); why != "" {
+			return nil, fmt.Errorf("%s: service %s: %s", f.Desc.Path(), svc.Desc.FullName(), why)
+		}
 		if len(s.tools)+len(s.prompts)+len(s.resources)+len(s.statics) > 0 {
 			services = append(services, s)
 		}
@@ -486,6 +517,9 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 		t.description = join(t.description, "Deprecated.")
 	}
 	t.annotate(methodOpts.GetIdempotencyLevel(), opts)
+	if err := taskTool(f, t, methodOpts, opts, c.messages); err != nil {
+		return nil, err
+	}
 	if err := checkScopes(t.scopes); err != nil {
 		return nil, fail("%v", err)
 	}

@@ -76,6 +76,9 @@ func TestGolden(t *testing.T) {
 		{"custom_suffix", "paths=source_relative,package_suffix=tools", []string{"test/editions/v1/editions.proto"}},
 		// A file without services generates nothing.
 		{"no_services", "paths=source_relative", []string{"google/api/field_behavior.proto"}},
+		// Task tools: one that may run as a task, an rpc returning google.longrunning.Operation
+		// (a task tool whose result is operation_info's response_type), one that may not.
+		{"tasks", "paths=source_relative", []string{"test/tasks/v1/tasks.proto"}},
 		// Prompts, resources and a server-streaming tool.
 		{"surface", "paths=source_relative", []string{"test/surface/v1/surface.proto"}},
 		// A starter server beside the generated code.
@@ -183,10 +186,14 @@ func TestGenerateErrors(t *testing.T) {
 		{"generated identifiers collide", []string{"errors/collide/v1/collide.proto"}, []string{"LibraryAdminListBooksToolName collides with rpc errors.collide.v1.Library.AdminListBooks (errors/collide/v1/collide.proto)"}, "errors/collide/v1/collide.proto", "errors.collide.v1.LibraryAdmin.ListBooks"},
 		{"generated identifier collides with protoc-gen-go's", []string{"errors/collidepb/v1/collidepb.proto"}, []string{"ShelfGetToolName collides with message errors.collidepb.v1.ShelfGetToolName (errors/collidepb/v1/collidepb.proto, protoc-gen-go)"}, "errors/collidepb/v1/collidepb.proto", "errors.collidepb.v1.Shelf.Get"},
 		{"scope with a space", []string{"errors/badscope/v1/badscope.proto"}, []string{`"weather:read weather:write"`, "RFC 6749"}, "errors/badscope/v1/badscope.proto", "errors.badscope.v1.S.Get"},
+		{"Operation without operation_info", []string{"errors/noopinfo/v1/noopinfo.proto"}, []string{"google.longrunning.operation_info", "response_type"}, "errors/noopinfo/v1/noopinfo.proto", "errors.noopinfo.v1.S.Import"},
+		{"Operation that forbids tasks", []string{"errors/forbiddenop/v1/forbiddenop.proto"}, []string{"cannot be TASK_SUPPORT_FORBIDDEN"}, "errors/forbiddenop/v1/forbiddenop.proto", "errors.forbiddenop.v1.S.Import"},
+		{"task client method collides", []string{"errors/taskclash/v1/taskclash.proto"}, []string{"StartBuild", "collides"}, "errors/taskclash/v1/taskclash.proto", ""},
+		{"Operation bridged to gRPC", []string{"test/tasks/v1/tasks.proto"}, []string{"cannot be bridged with grpc=true"}, "test/tasks/v1/tasks.proto", "test.tasks.v1.Archive.ImportDocuments"},
 		{"arguments not an object", []string{"errors/rootnotobject/v1/rootnotobject.proto"}, []string{"google.protobuf.Timestamp", "must be JSON objects"}, "errors/rootnotobject/v1/rootnotobject.proto", "errors.rootnotobject.v1.S.At"},
 	}
 	// More plugin parameters, by case.
-	params := map[string]string{"generated identifier collides with protoc-gen-go's": "package_suffix="}
+	params := map[string]string{"generated identifier collides with protoc-gen-go's": "package_suffix=", "Operation bridged to gRPC": "grpc=true"}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			param := "paths=source_relative"

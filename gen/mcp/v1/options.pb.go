@@ -27,6 +27,63 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// TaskSupport says whether a tool may, must or must not be called as a task.
+type TaskSupport int32
+
+const (
+	// The default: forbidden, unless the rpc returns google.longrunning.Operation (required).
+	TaskSupport_TASK_SUPPORT_UNSPECIFIED TaskSupport = 0
+	// The tool always answers its call directly.
+	TaskSupport_TASK_SUPPORT_FORBIDDEN TaskSupport = 1
+	// A client may call the tool as a task or directly.
+	TaskSupport_TASK_SUPPORT_OPTIONAL TaskSupport = 2
+	// A client must call the tool as a task.
+	TaskSupport_TASK_SUPPORT_REQUIRED TaskSupport = 3
+)
+
+// Enum value maps for TaskSupport.
+var (
+	TaskSupport_name = map[int32]string{
+		0: "TASK_SUPPORT_UNSPECIFIED",
+		1: "TASK_SUPPORT_FORBIDDEN",
+		2: "TASK_SUPPORT_OPTIONAL",
+		3: "TASK_SUPPORT_REQUIRED",
+	}
+	TaskSupport_value = map[string]int32{
+		"TASK_SUPPORT_UNSPECIFIED": 0,
+		"TASK_SUPPORT_FORBIDDEN":   1,
+		"TASK_SUPPORT_OPTIONAL":    2,
+		"TASK_SUPPORT_REQUIRED":    3,
+	}
+)
+
+func (x TaskSupport) Enum() *TaskSupport {
+	p := new(TaskSupport)
+	*p = x
+	return p
+}
+
+func (x TaskSupport) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaskSupport) Descriptor() protoreflect.EnumDescriptor {
+	return file_mcp_v1_options_proto_enumTypes[0].Descriptor()
+}
+
+func (TaskSupport) Type() protoreflect.EnumType {
+	return &file_mcp_v1_options_proto_enumTypes[0]
+}
+
+func (x TaskSupport) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaskSupport.Descriptor instead.
+func (TaskSupport) EnumDescriptor() ([]byte, []int) {
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{0}
+}
+
 // ToolOptions set how one rpc is exposed as an MCP tool.
 type ToolOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -53,7 +110,12 @@ type ToolOptions struct {
 	// The OAuth scopes a caller's access token needs to call the tool over HTTP. A server
 	// refuses a token without them with HTTP 403 and WWW-Authenticate error="insufficient_scope"
 	// before the handler runs (MCP Authorization, Scope Challenge Handling).
-	Scopes        []string `protobuf:"bytes,9,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	Scopes []string `protobuf:"bytes,9,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// Whether the tool runs as a task: a call that outlives its request, polled for its result
+	// (MCP tasks: execution.taskSupport in 2025-11-25, the io.modelcontextprotocol/tasks
+	// extension in 2026-07-28). An rpc that returns google.longrunning.Operation is a task tool
+	// without it (TASK_SUPPORT_REQUIRED unless set otherwise here).
+	TaskSupport   TaskSupport `protobuf:"varint,10,opt,name=task_support,json=taskSupport,proto3,enum=mcp.v1.TaskSupport" json:"task_support,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -149,6 +211,13 @@ func (x *ToolOptions) GetScopes() []string {
 		return x.Scopes
 	}
 	return nil
+}
+
+func (x *ToolOptions) GetTaskSupport() TaskSupport {
+	if x != nil {
+		return x.TaskSupport
+	}
+	return TaskSupport_TASK_SUPPORT_UNSPECIFIED
 }
 
 // ServiceOptions set how a whole service is exposed.
@@ -710,7 +779,7 @@ var File_mcp_v1_options_proto protoreflect.FileDescriptor
 
 const file_mcp_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x14mcp/v1/options.proto\x12\x06mcp.v1\x1a google/protobuf/descriptor.proto\"\x8b\x03\n" +
+	"\x14mcp/v1/options.proto\x12\x06mcp.v1\x1a google/protobuf/descriptor.proto\"\xc3\x03\n" +
 	"\vToolOptions\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -720,7 +789,9 @@ const file_mcp_v1_options_proto_rawDesc = "" +
 	"\x0fidempotent_hint\x18\x06 \x01(\bH\x02R\x0eidempotentHint\x88\x01\x01\x12+\n" +
 	"\x0fopen_world_hint\x18\a \x01(\bH\x03R\ropenWorldHint\x88\x01\x01\x12\x12\n" +
 	"\x04skip\x18\b \x01(\bR\x04skip\x12\x16\n" +
-	"\x06scopes\x18\t \x03(\tR\x06scopesB\x11\n" +
+	"\x06scopes\x18\t \x03(\tR\x06scopes\x126\n" +
+	"\ftask_support\x18\n" +
+	" \x01(\x0e2\x13.mcp.v1.TaskSupportR\vtaskSupportB\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
 	"\x11_destructive_hintB\x12\n" +
 	"\x10_idempotent_hintB\x12\n" +
@@ -756,7 +827,12 @@ const file_mcp_v1_options_proto_rawDesc = "" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x1f\n" +
 	"\vwebsite_url\x18\x04 \x01(\tR\n" +
 	"websiteUrl\x12%\n" +
-	"\x0erepository_url\x18\x05 \x01(\tR\rrepositoryUrl:I\n" +
+	"\x0erepository_url\x18\x05 \x01(\tR\rrepositoryUrl*}\n" +
+	"\vTaskSupport\x12\x1c\n" +
+	"\x18TASK_SUPPORT_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16TASK_SUPPORT_FORBIDDEN\x10\x01\x12\x19\n" +
+	"\x15TASK_SUPPORT_OPTIONAL\x10\x02\x12\x19\n" +
+	"\x15TASK_SUPPORT_REQUIRED\x10\x03:I\n" +
 	"\x04tool\x12\x1e.google.protobuf.MethodOptions\x18\xfb\x93\x03 \x01(\v2\x13.mcp.v1.ToolOptionsR\x04tool:O\n" +
 	"\x06prompt\x12\x1e.google.protobuf.MethodOptions\x18\xfc\x93\x03 \x01(\v2\x15.mcp.v1.PromptOptionsR\x06prompt:U\n" +
 	"\bresource\x12\x1e.google.protobuf.MethodOptions\x18\xfd\x93\x03 \x01(\v2\x17.mcp.v1.ResourceOptionsR\bresource:S\n" +
@@ -776,39 +852,42 @@ func file_mcp_v1_options_proto_rawDescGZIP() []byte {
 	return file_mcp_v1_options_proto_rawDescData
 }
 
+var file_mcp_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_mcp_v1_options_proto_goTypes = []any{
-	(*ToolOptions)(nil),                 // 0: mcp.v1.ToolOptions
-	(*ServiceOptions)(nil),              // 1: mcp.v1.ServiceOptions
-	(*StaticResource)(nil),              // 2: mcp.v1.StaticResource
-	(*FieldOptions)(nil),                // 3: mcp.v1.FieldOptions
-	(*PromptOptions)(nil),               // 4: mcp.v1.PromptOptions
-	(*ResourceOptions)(nil),             // 5: mcp.v1.ResourceOptions
-	(*ServerOptions)(nil),               // 6: mcp.v1.ServerOptions
-	(*descriptorpb.MethodOptions)(nil),  // 7: google.protobuf.MethodOptions
-	(*descriptorpb.ServiceOptions)(nil), // 8: google.protobuf.ServiceOptions
-	(*descriptorpb.FieldOptions)(nil),   // 9: google.protobuf.FieldOptions
-	(*descriptorpb.FileOptions)(nil),    // 10: google.protobuf.FileOptions
+	(TaskSupport)(0),                    // 0: mcp.v1.TaskSupport
+	(*ToolOptions)(nil),                 // 1: mcp.v1.ToolOptions
+	(*ServiceOptions)(nil),              // 2: mcp.v1.ServiceOptions
+	(*StaticResource)(nil),              // 3: mcp.v1.StaticResource
+	(*FieldOptions)(nil),                // 4: mcp.v1.FieldOptions
+	(*PromptOptions)(nil),               // 5: mcp.v1.PromptOptions
+	(*ResourceOptions)(nil),             // 6: mcp.v1.ResourceOptions
+	(*ServerOptions)(nil),               // 7: mcp.v1.ServerOptions
+	(*descriptorpb.MethodOptions)(nil),  // 8: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 9: google.protobuf.ServiceOptions
+	(*descriptorpb.FieldOptions)(nil),   // 10: google.protobuf.FieldOptions
+	(*descriptorpb.FileOptions)(nil),    // 11: google.protobuf.FileOptions
 }
 var file_mcp_v1_options_proto_depIdxs = []int32{
-	2,  // 0: mcp.v1.ServiceOptions.resources:type_name -> mcp.v1.StaticResource
-	7,  // 1: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
-	7,  // 2: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
-	7,  // 3: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
-	8,  // 4: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
-	9,  // 5: mcp.v1.field:extendee -> google.protobuf.FieldOptions
-	10, // 6: mcp.v1.server:extendee -> google.protobuf.FileOptions
-	0,  // 7: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
-	4,  // 8: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
-	5,  // 9: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
-	1,  // 10: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
-	3,  // 11: mcp.v1.field:type_name -> mcp.v1.FieldOptions
-	6,  // 12: mcp.v1.server:type_name -> mcp.v1.ServerOptions
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	7,  // [7:13] is the sub-list for extension type_name
-	1,  // [1:7] is the sub-list for extension extendee
-	0,  // [0:1] is the sub-list for field type_name
+	0,  // 0: mcp.v1.ToolOptions.task_support:type_name -> mcp.v1.TaskSupport
+	3,  // 1: mcp.v1.ServiceOptions.resources:type_name -> mcp.v1.StaticResource
+	8,  // 2: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
+	8,  // 3: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
+	8,  // 4: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
+	9,  // 5: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
+	10, // 6: mcp.v1.field:extendee -> google.protobuf.FieldOptions
+	11, // 7: mcp.v1.server:extendee -> google.protobuf.FileOptions
+	1,  // 8: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
+	5,  // 9: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
+	6,  // 10: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
+	2,  // 11: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
+	4,  // 12: mcp.v1.field:type_name -> mcp.v1.FieldOptions
+	7,  // 13: mcp.v1.server:type_name -> mcp.v1.ServerOptions
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	8,  // [8:14] is the sub-list for extension type_name
+	2,  // [2:8] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_mcp_v1_options_proto_init() }
@@ -822,13 +901,14 @@ func file_mcp_v1_options_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcp_v1_options_proto_rawDesc), len(file_mcp_v1_options_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   7,
 			NumExtensions: 6,
 			NumServices:   0,
 		},
 		GoTypes:           file_mcp_v1_options_proto_goTypes,
 		DependencyIndexes: file_mcp_v1_options_proto_depIdxs,
+		EnumInfos:         file_mcp_v1_options_proto_enumTypes,
 		MessageInfos:      file_mcp_v1_options_proto_msgTypes,
 		ExtensionInfos:    file_mcp_v1_options_proto_extTypes,
 	}.Build()

@@ -292,9 +292,9 @@ var validateField = regexp.MustCompile(`Validate:\s+bufvalidate\.Validate,`)
 
 // TestValidateOnlyWhereRules: the generated code validates with protovalidate (and imports
 // it) for the tools whose arguments have buf.validate rules, and only for those (weather:
-// get_forecast, forecast_chart and export_forecast).
+// get_forecast, forecast_chart, export_forecast and get_climate_report).
 func TestValidateOnlyWhereRules(t *testing.T) {
-	for file, want := range map[string]int{"weather/v1/weather.proto": 3, "test/v1/types.proto": 0, "contract/v1/contract.proto": 1} {
+	for file, want := range map[string]int{"weather/v1/weather.proto": 4, "test/v1/types.proto": 0, "contract/v1/contract.proto": 1} {
 		resp := runPlugin(t, "paths=source_relative", file)
 		require.Nil(t, resp.Error, resp.GetError())
 		require.NotEmpty(t, resp.File, file)

@@ -583,3 +583,18 @@ func TestTaskWaitBoundedByContext(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.DeadlineExceeded) || runtime.CodeOf(err) == runtime.CodeDeadlineExceeded, "%v", err)
 }
+
+// TestRunTypedTask: RunTypedTask, what a generated client's plain method of a tool that
+// requires a task calls, starts the task and waits for its result in either era.
+func TestRunTypedTask(t *testing.T) {
+	t.Parallel()
+	for _, modern := range []bool{false, true} {
+		s := newTaskServer(t, modern)
+		ctx := testCtx(t)
+		out, err := runtime.RunTypedTask[mcpv1.TextContent](ctx, s.client(t), "slow", text("gale"))
+		require.NoError(t, err, "modern=%v", modern)
+		assert.Equal(t, "report on gale", out.GetText(), "modern=%v", modern)
+		assert.Equal(t, 1, s.count("tools/call"), "modern=%v: one call, as a task from the start", modern)
+		assert.GreaterOrEqual(t, s.count("tasks/get"), 2, "modern=%v: polled until it ended", modern)
+	}
+}

@@ -89,9 +89,9 @@ type tool struct {
 	streaming    bool   // a server-streaming rpc: progress notifications, then the last message
 	// taskSupport says whether the tool runs as an MCP task (task.go); never UNSPECIFIED.
 	taskSupport mcpv1.TaskSupport
-	// operation: the rpc returns google.longrunning.Operation, and Method is the rpc as if it
-	// returned operation_info's response_type.
-	operation bool
+	// operation is google.longrunning.Operation when the rpc returns it; Method is then the
+	// rpc as if it returned operation_info's response_type.
+	operation *protogen.Message
 }
 
 // generate writes the .mcp.go file of every file to generate that exposes something, and the
@@ -152,11 +152,6 @@ func (c *config) generateFor(gen *protogen.Plugin, pkgs goPackages, f *protogen.
 // generateCompanions writes the files beside filename that the options ask for: grpc=true,
 // connect=true, skeleton.
 func (c *config) generateCompanions(gen *protogen.Plugin, f *protogen.File, filename string, importPath protogen.GoImportPath, pkgName protogen.GoPackageName, services []*service) error {
-	if c.grpc || c.connect {
-		if err := noOperations(f, services); err != nil {
-			return err
-		}
-	}
 	if c.grpc {
 		generateGRPCFile(gen, f, filename, importPath, pkgName, services)
 	}
@@ -165,20 +160,6 @@ func (c *config) generateCompanions(gen *protogen.Plugin, f *protogen.File, file
 	}
 	if c.skeleton {
 		return generateSkeleton(gen, f, filename, importPath, pkgName, services)
-	}
-	return nil
-}
-
-// noOperations refuses the rpcs that return google.longrunning.Operation in a file bridged to
-// gRPC or Connect: the bridges serve an rpc's own response, and an Operation's is a
-// different message from the tool's.
-func noOperations(f *protogen.File, services []*service) error {
-	for _, s := range services {
-		for _, t := range s.tools {
-			if t.operation {
-				return methodFail(f, t.Method)("an rpc that returns %s cannot be bridged with grpc=true or connect=true: mark it with option (mcp.v1.tool) = {skip: true}, or generate the bridge from a file without it", operationName)
-			}
-		}
 	}
 	return nil
 }

@@ -79,6 +79,9 @@ func TestGolden(t *testing.T) {
 		// Task tools: one that may run as a task, an rpc returning google.longrunning.Operation
 		// (a task tool whose result is operation_info's response_type), one that may not.
 		{"tasks", "paths=source_relative", []string{"test/tasks/v1/tasks.proto"}},
+		// Their grpc-go and connect-go bridges: an Operation rpc's implementation returns a done
+		// google.longrunning.Operation, whose response is the tool's result.
+		{"tasks_bridges", "paths=source_relative,grpc=true,connect=true", []string{"test/tasks/v1/tasks.proto"}},
 		// Prompts, resources and a server-streaming tool.
 		{"surface", "paths=source_relative", []string{"test/surface/v1/surface.proto"}},
 		// A starter server beside the generated code.
@@ -189,11 +192,10 @@ func TestGenerateErrors(t *testing.T) {
 		{"Operation without operation_info", []string{"errors/noopinfo/v1/noopinfo.proto"}, []string{"google.longrunning.operation_info", "response_type"}, "errors/noopinfo/v1/noopinfo.proto", "errors.noopinfo.v1.S.Import"},
 		{"Operation that forbids tasks", []string{"errors/forbiddenop/v1/forbiddenop.proto"}, []string{"cannot be TASK_SUPPORT_FORBIDDEN"}, "errors/forbiddenop/v1/forbiddenop.proto", "errors.forbiddenop.v1.S.Import"},
 		{"task client method collides", []string{"errors/taskclash/v1/taskclash.proto"}, []string{"StartBuild", "collides"}, "errors/taskclash/v1/taskclash.proto", ""},
-		{"Operation bridged to gRPC", []string{"test/tasks/v1/tasks.proto"}, []string{"cannot be bridged with grpc=true"}, "test/tasks/v1/tasks.proto", "test.tasks.v1.Archive.ImportDocuments"},
 		{"arguments not an object", []string{"errors/rootnotobject/v1/rootnotobject.proto"}, []string{"google.protobuf.Timestamp", "must be JSON objects"}, "errors/rootnotobject/v1/rootnotobject.proto", "errors.rootnotobject.v1.S.At"},
 	}
 	// More plugin parameters, by case.
-	params := map[string]string{"generated identifier collides with protoc-gen-go's": "package_suffix=", "Operation bridged to gRPC": "grpc=true"}
+	params := map[string]string{"generated identifier collides with protoc-gen-go's": "package_suffix="}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			param := "paths=source_relative"

@@ -306,8 +306,11 @@ func (c *Client) retryAsTask(ctx context.Context, st *clientSession, r *Request,
 // task is waited for, unless the call started it for a handle (StartTypedTask).
 func (c *Client) settleTask(ctx context.Context, r *Request, co *callOptions, raw json.RawMessage) (json.RawMessage, error) {
 	t, err := taskAnswer(raw)
-	if err != nil || t == nil || co.startTask {
-		return raw, err
+	if err != nil {
+		return nil, fmt.Errorf("mcp tools/call %s: %w", r.Name, err)
+	}
+	if t == nil || co.startTask {
+		return raw, nil
 	}
 	return c.awaitTask(ctx, r.Name, t)
 }

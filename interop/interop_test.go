@@ -134,8 +134,8 @@ func TestTypeScriptClientAgainstGoServer(t *testing.T) {
 			if sum.ProtocolVersion != runtime.LatestProtocolVersion || !sum.SessionID {
 				t.Errorf("negotiated %q, session ID %v; want %q and a session", sum.ProtocolVersion, sum.SessionID, runtime.LatestProtocolVersion)
 			}
-			if sum.Tools != 4 || strings.Join(sum.ToolNames, ",") != "export_forecast,forecast_chart,get_forecast,list_alerts" {
-				t.Errorf("tools = %d %v, want the 4 weather tools", sum.Tools, sum.ToolNames)
+			if sum.Tools != 5 || strings.Join(sum.ToolNames, ",") != "export_forecast,forecast_chart,get_climate_report,get_forecast,list_alerts" {
+				t.Errorf("tools = %d %v, want the 5 weather tools", sum.Tools, sum.ToolNames)
 			}
 			if strings.Join(sum.Prompts, ",") != "plan_trip" || strings.Join(sum.ResourceTemplates, ",") != "weather://stations/{id}" || sum.StreamedMessages != 4 {
 				t.Errorf("prompts %v, resource templates %v, streamed messages %d; want plan_trip, weather://stations/{id} and 4", sum.Prompts, sum.ResourceTemplates, sum.StreamedMessages)

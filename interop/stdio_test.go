@@ -39,8 +39,8 @@ func TestTypeScriptStdioClientAgainstGoServer(t *testing.T) {
 	if sum.Server == nil || sum.Server.Name != "weather" {
 		t.Errorf("serverInfo seen by the TS client = %+v", sum.Server)
 	}
-	if sum.Tools != 4 || strings.Join(sum.ToolNames, ",") != "export_forecast,forecast_chart,get_forecast,list_alerts" {
-		t.Errorf("tools = %d %v, want the 4 weather tools", sum.Tools, sum.ToolNames)
+	if sum.Tools != 5 || strings.Join(sum.ToolNames, ",") != "export_forecast,forecast_chart,get_climate_report,get_forecast,list_alerts" {
+		t.Errorf("tools = %d %v, want the 5 weather tools", sum.Tools, sum.ToolNames)
 	}
 	if strings.Join(sum.Prompts, ",") != "plan_trip" || strings.Join(sum.ResourceTemplates, ",") != "weather://stations/{id}" {
 		t.Errorf("prompts %v, resource templates %v; want plan_trip and weather://stations/{id}", sum.Prompts, sum.ResourceTemplates)

@@ -81,6 +81,10 @@ type clientSession struct {
 	meta        map[string]json.RawMessage
 	logLevel    atomic.Pointer[LoggingLevel] // SetLogLevel's, sent in _meta
 	toolHeaders sync.Map                     // tool name -> []paramHeader, from tools/list
+	// toolTasks is tool name -> TaskSupport, from tools/list; toolTasksListed says the
+	// client listed the tools to learn them (client_task.go).
+	toolTasks       sync.Map
+	toolTasksListed atomic.Bool
 	// metaJSON is modernMeta(nil) encoded, for the log level it was made with.
 	metaJSON atomic.Pointer[encodedMeta]
 	// postHeader is the headers every POST of a message on this session carries (the
@@ -247,6 +251,7 @@ func (c *Client) capabilities() ClientCapabilities {
 	if c.cfg.roots != nil {
 		caps.Roots = &RootsCapability{}
 	}
+	caps.Tasks = clientTasksCapability() // client_task.go
 	return caps
 }
 
@@ -522,6 +527,7 @@ func (c *Client) ListTools(ctx context.Context, cursor string) (*ListToolsResult
 		return nil, err
 	}
 	c.recordToolHeaders(res) // x-mcp-header annotations (client_era.go)
+	c.recordToolTasks(res)   // execution.taskSupport (client_task.go)
 	return res, nil
 }
 
@@ -910,15 +916,20 @@ func (c *Client) sendInitialize(ctx context.Context, pre *clientSession, req *Re
 // new session (spec 2025-11-25, Streamable HTTP, Session Management); one refused for lack of
 // the parameter headers its tool declares goes again once they are known.
 func (c *Client) sendOnSession(ctx context.Context, req *Request, co *callOptions) (json.RawMessage, error) {
-	method := req.Method
+	method, params := req.Method, req.Params
 	for attempt := 0; ; attempt++ {
 		st, err := c.session(ctx)
 		if err != nil {
 			return nil, err
 		}
 		req.SessionID, req.ProtocolVersion = st.id, st.version
+		req.Params = params
+		taskable := c.prepareTaskCall(ctx, st, req, co) // params.task (client_task.go)
 		raw, _, err := c.roundTrip(ctx, st, req, co)
 		if err != nil {
+			if attempt == 0 && c.retryAsTask(ctx, st, req, err) {
+				continue // the tool requires a task: tools/list said so
+			}
 			again, err := c.sendAgain(ctx, st, method, attempt, err)
 			if again {
 				continue
@@ -927,6 +938,9 @@ func (c *Client) sendOnSession(ctx context.Context, req *Request, co *callOption
 		}
 		if st.modern {
 			raw, err = c.fulfil(ctx, st, req, co, raw) // InputRequiredResult (client_era.go)
+		}
+		if err == nil && taskable {
+			return c.settleTask(ctx, req, co, raw) // a task: wait for it (client_task.go)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("mcp %s: %w", method, err)

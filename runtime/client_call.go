@@ -30,6 +30,10 @@ type callOptions struct {
 	progressToken json.RawMessage
 	extraMeta     map[string]json.RawMessage
 	timeout       time.Duration
+	// Tasks (client_task.go): return a task the call creates rather than wait for it; the
+	// lifetime to ask for.
+	startTask bool
+	taskTTL   time.Duration
 }
 
 var progressTokens atomic.Int64

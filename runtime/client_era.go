@@ -210,7 +210,7 @@ func (c *Client) modernSession(version string) *clientSession {
 	st := &clientSession{modern: true, version: version, versionHeader: []string{version}}
 	v, _ := json.Marshal(version)
 	info, _ := json.Marshal(c.cfg.info)
-	caps, _ := json.Marshal(c.capabilities())
+	caps, _ := json.Marshal(c.modernCapabilities()) // the tasks extension (client_task.go)
 	st.meta = map[string]json.RawMessage{metaProtocolVersion: v, metaClientInfo: info, metaClientCaps: caps}
 	if c.cfg.onLog != nil || c.cfg.onNotification != nil {
 		// The session era's default: info and above, for a client that reads log messages
@@ -264,7 +264,7 @@ func (st *clientSession) modernMetaJSON() ([]byte, error) {
 // Streamable HTTP, Standard Request Headers).
 func setModernHeaders(req *http.Request, method, name string) {
 	req.Header[headerMethod] = []string{method}
-	if _, ok := namedMethod(method); ok {
+	if _, ok := namedMethod(method); ok || isTaskMethod(method) {
 		req.Header[headerName] = []string{encodeHeaderValue(name)}
 	}
 }

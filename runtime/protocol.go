@@ -40,6 +40,11 @@ type ClientCapabilities struct {
 	Sampling     *SamplingCapability    `json:"sampling,omitempty"`
 	Elicitation  *ElicitationCapability `json:"elicitation,omitempty"`
 	Experimental map[string]any         `json:"experimental,omitempty"`
+	// Tasks declares task support in 2025-11-25 (spec 2025-11-25, Tasks, Capabilities).
+	Tasks *TasksCapability `json:"tasks,omitempty"`
+	// Extensions declares the extensions the client supports, by identifier, with their
+	// settings (spec 2026-07-28, Extensions); io.modelcontextprotocol/tasks, for one.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // RootsCapability declares roots support.
@@ -67,6 +72,56 @@ type ServerCapabilities struct {
 	Resources    *ResourcesCapability   `json:"resources,omitempty"`
 	Tools        *ListChangedCapability `json:"tools,omitempty"`
 	Experimental map[string]any         `json:"experimental,omitempty"`
+	// Tasks declares task support in 2025-11-25: which requests may be tasks, and whether
+	// tasks/list and tasks/cancel are served (spec 2025-11-25, Tasks, Capabilities).
+	Tasks *TasksCapability `json:"tasks,omitempty"`
+	// Extensions declares the extensions the server supports, by identifier, with their
+	// settings (spec 2026-07-28, Extensions).
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
+}
+
+// TasksCapability is the tasks capability of 2025-11-25 (spec 2025-11-25, Tasks,
+// Capabilities). Its members are objects on the wire ({} when set), never booleans.
+type TasksCapability struct {
+	List     *Supported              `json:"list,omitempty"`
+	Cancel   *Supported              `json:"cancel,omitempty"`
+	Requests *TaskRequestsCapability `json:"requests,omitempty"`
+}
+
+// TaskRequestsCapability lists the requests a party accepts as tasks: a server's tools/call,
+// a client's sampling/createMessage and elicitation/create. The list is exhaustive.
+type TaskRequestsCapability struct {
+	Tools       *TaskToolsCapability       `json:"tools,omitempty"`
+	Sampling    *TaskSamplingCapability    `json:"sampling,omitempty"`
+	Elicitation *TaskElicitationCapability `json:"elicitation,omitempty"`
+}
+
+// TaskToolsCapability says tools/call may be a task.
+type TaskToolsCapability struct {
+	Call *Supported `json:"call,omitempty"`
+}
+
+// TaskSamplingCapability says sampling/createMessage may be a task.
+type TaskSamplingCapability struct {
+	CreateMessage *Supported `json:"createMessage,omitempty"`
+}
+
+// TaskElicitationCapability says elicitation/create may be a task.
+type TaskElicitationCapability struct {
+	Create *Supported `json:"create,omitempty"`
+}
+
+// Supported marks a capability without settings: {} on the wire. It reads any value, so
+// that a peer that sends true where the schema says {} is understood.
+type Supported struct{}
+
+// UnmarshalJSON implements json.Unmarshaler: any value means supported.
+func (*Supported) UnmarshalJSON([]byte) error { return nil }
+
+// toolsCallTasks reports whether caps let tools/call be a task.
+func (caps *ServerCapabilities) toolsCallTasks() bool {
+	t := caps.Tasks
+	return t != nil && t.Requests != nil && t.Requests.Tools != nil && t.Requests.Tools.Call != nil
 }
 
 // ListChangedCapability declares a feature and whether list_changed notifications are sent.
@@ -103,7 +158,16 @@ type Tool struct {
 	InputSchema  json.RawMessage  `json:"inputSchema"`
 	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
-	Meta         map[string]any   `json:"_meta,omitempty"`
+	// Execution says how the tool runs: as a task or not (spec 2025-11-25, Tools).
+	Execution *ToolExecution `json:"execution,omitempty"`
+	Meta      map[string]any `json:"_meta,omitempty"`
+}
+
+// ToolExecution is a tool's execution member in tools/list (spec 2025-11-25, Tools).
+type ToolExecution struct {
+	// TaskSupport is "forbidden" (or absent), "optional" or "required" (spec 2025-11-25,
+	// Tasks, Tool-Level Negotiation).
+	TaskSupport string `json:"taskSupport,omitempty"`
 }
 
 // ListToolsResult is the result of tools/list.

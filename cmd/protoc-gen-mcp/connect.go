@@ -59,6 +59,7 @@ func (sg *serviceGen) connectRegister(connectImport protogen.GoImportPath) {
 	g.P("// ", n.handler, " is the ", name, "Handler of Register", name, "ConnectHandler and")
 	g.P("// Forward", name, "ToConnect: each method is a Connect call.")
 	sg.handlerType(n.handler)
+	sg.operationFunc("Connect")
 }
 
 // connectFields writes the fields of the handler that Register and Forward register: each rpc
@@ -66,7 +67,8 @@ func (sg *serviceGen) connectRegister(connectImport protogen.GoImportPath) {
 func (sg *serviceGen) connectFields(n connectNames, client string) {
 	for _, e := range sg.rpcs() {
 		proc := n.pkg.Ident(sg.name + e.m.GoName + "Procedure")
-		sg.g.P("rpc", e.m.GoName, ": ", connectmcpPackage.Ident(e.pick("Unary", "ServerStreaming")), "[", sg.in(e.m), ", ", sg.out(e.m), "](", client, ", ", proc, "),")
+		call := sg.g.QualifiedGoIdent(connectmcpPackage.Ident(e.pick("Unary", "ServerStreaming"))) + "[" + sg.in(e.m) + ", " + sg.implOut(e) + "](" + client + ", " + sg.g.QualifiedGoIdent(proc) + ")"
+		sg.g.P("rpc", e.m.GoName, ": ", sg.operationCall(e, "Connect", call), ",")
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/pluginpb"
 
@@ -36,6 +37,8 @@ type config struct {
 	grpc           bool
 	connect        bool
 	filter         filter
+	// messages indexes the messages of the plugin's files, for operation_info's types.
+	messages map[protoreflect.FullName]*protogen.Message
 }
 
 // defaultMaxSchemaBytes bounds each generated schema. Shared messages go to $defs, so schemas
@@ -92,6 +95,11 @@ type tool struct {
 	rateLimits []rateLimit
 	// cache is the rpc's cache hint over its service's, or nil when it sets none.
 	cache *cacheHint
+	// taskSupport says whether the tool runs as an MCP task (task.go); never UNSPECIFIED.
+	taskSupport mcpv1.TaskSupport
+	// operation is google.longrunning.Operation when the rpc returns it; Method is then the
+	// rpc as if it returned operation_info's response_type.
+	operation *protogen.Message
 }
 
 // generate writes the .mcp.go file of every file to generate that exposes something, and the
@@ -111,6 +119,7 @@ func (c *config) generate(gen *protogen.Plugin) error {
 // forEachExposing calls fn for each file to generate whose services expose something, with
 // those services; the first error ends it.
 func (c *config) forEachExposing(gen *protogen.Plugin, fn func(*protogen.File, []*service) error) error {
+	c.messages = indexMessages(gen)
 	for _, f := range gen.Files {
 		if !f.Generate {
 			continue
@@ -370,6 +379,9 @@ func (c *config) collect(f *protogen.File) ([]*service, error) {
 			return nil, err
 		}
 		s.statics = statics
+		if why := s.taskMethodClash(); why != "" {
+			return nil, fmt.Errorf("%s: service %s: %s", f.Desc.Path(), svc.Desc.FullName(), why)
+		}
 		if len(s.tools)+len(s.prompts)+len(s.resources)+len(s.statics) > 0 {
 			services = append(services, s)
 		}
@@ -498,6 +510,9 @@ func (c *config) newTool(f *protogen.File, svcOpts *mcpv1.ServiceOptions, m *pro
 		t.description = join(t.description, "Deprecated.")
 	}
 	t.annotate(methodOpts.GetIdempotencyLevel(), opts)
+	if err := taskTool(f, t, methodOpts, opts, c.messages); err != nil {
+		return nil, err
+	}
 	if err := checkScopes(t.scopes); err != nil {
 		return nil, fail("%v", err)
 	}

@@ -55,6 +55,7 @@ func (sg *serviceGen) grpcRegister(f *protogen.File) {
 	sg.grpcRegisterFunc(n)
 	sg.grpcForwardFunc(n)
 	sg.grpcHandlerType(n)
+	sg.operationFunc("GRPC")
 }
 
 // grpcFullMethod is m's gRPC method name, /pkg.Service/Method, quoted.
@@ -76,7 +77,8 @@ func (sg *serviceGen) grpcRegisterFunc(n grpcNames) {
 	g.P("b := ", grpcmcpPackage.Ident("NewServer"), "(impl, opts...)")
 	g.P("Register", name, "Handler(s, ", handler, "{")
 	for _, e := range sg.rpcs() {
-		g.P("rpc", e.m.GoName, ": ", grpcmcpPackage.Ident(e.pick("Unary", "ServerStreaming")), "(b, ", fullMethod(e.m), ", impl.", e.m.GoName, "),")
+		call := g.QualifiedGoIdent(grpcmcpPackage.Ident(e.pick("Unary", "ServerStreaming"))) + "(b, " + fullMethod(e.m) + ", impl." + e.m.GoName + ")"
+		g.P("rpc", e.m.GoName, ": ", sg.operationCall(e, "GRPC", call), ",")
 	}
 	g.P("}, b.HandlerOption())")
 	sg.leaveOutUnimplemented(n.unimplemented)
@@ -132,7 +134,8 @@ func (sg *serviceGen) grpcForwardFunc(n grpcNames) {
 	g.P("func Forward", name, "ToGRPC(s *", runtimePackage.Ident("Server"), ", cc ", grpcPackage.Ident("ClientConnInterface"), ", opts ...", option, ") {")
 	g.P("Register", name, "Handler(s, ", handler, "{")
 	for _, e := range sg.rpcs() {
-		g.P("rpc", e.m.GoName, ": ", grpcmcpPackage.Ident(e.pick("ForwardUnary", "ForwardServerStreaming")), "[", sg.in(e.m), ", ", sg.out(e.m), "](cc, ", fullMethod(e.m), ", opts...),")
+		call := g.QualifiedGoIdent(grpcmcpPackage.Ident(e.pick("ForwardUnary", "ForwardServerStreaming"))) + "[" + sg.in(e.m) + ", " + sg.implOut(e) + "](cc, " + fullMethod(e.m) + ", opts...)"
+		g.P("rpc", e.m.GoName, ": ", sg.operationCall(e, "GRPC", call), ",")
 	}
 	g.P("}, ", runtimePackage.Ident("WithInterceptors"), "(", grpcmcpPackage.Ident("ErrorInterceptor"), "()))")
 	g.P("}")
@@ -151,6 +154,9 @@ func (sg *serviceGen) grpcHandlerType(n grpcNames) {
 type rpcEntry struct {
 	m         *protogen.Method
 	streaming bool
+	// op is google.longrunning.Operation for an rpc that returns it: the implementation's
+	// response, whose own response is m's output (task.go).
+	op *protogen.Message
 }
 
 // pick is unary for a unary rpc and streaming for a server-streaming one.
@@ -166,10 +172,10 @@ func (e rpcEntry) pick(unary, streaming string) string {
 func (sg *serviceGen) rpcs() []rpcEntry {
 	var all []rpcEntry
 	for _, t := range sg.s.tools {
-		all = append(all, rpcEntry{t.Method, t.streaming})
+		all = append(all, rpcEntry{t.Method, t.streaming, t.operation})
 	}
 	for _, m := range append(methodsOf(sg.s.prompts), resourceMethods(sg.s.resources)...) {
-		all = append(all, rpcEntry{m, false})
+		all = append(all, rpcEntry{m, false, nil})
 	}
 	return all
 }

@@ -52,7 +52,7 @@ func TestManifest(t *testing.T) {
 	for _, tl := range m.Tools {
 		names = append(names, tl.Name)
 	}
-	assert.Equal(t, []string{"export_forecast", "forecast_chart", "get_forecast", "list_alerts"}, names, "tools sorted by name")
+	assert.Equal(t, []string{"export_forecast", "forecast_chart", "get_climate_report", "get_forecast", "list_alerts"}, names, "tools sorted by name")
 
 	byName := map[string]manifest.Tool{}
 	for _, tl := range m.Tools {

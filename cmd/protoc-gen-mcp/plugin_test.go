@@ -76,6 +76,12 @@ func TestGolden(t *testing.T) {
 		{"custom_suffix", "paths=source_relative,package_suffix=tools", []string{"test/editions/v1/editions.proto"}},
 		// A file without services generates nothing.
 		{"no_services", "paths=source_relative", []string{"google/api/field_behavior.proto"}},
+		// Task tools: one that may run as a task, an rpc returning google.longrunning.Operation
+		// (a task tool whose result is operation_info's response_type), one that may not.
+		{"tasks", "paths=source_relative", []string{"test/tasks/v1/tasks.proto"}},
+		// Their grpc-go and connect-go bridges: an Operation rpc's implementation returns a done
+		// google.longrunning.Operation, whose response is the tool's result.
+		{"tasks_bridges", "paths=source_relative,grpc=true,connect=true", []string{"test/tasks/v1/tasks.proto"}},
 		// Prompts, resources and a server-streaming tool.
 		{"surface", "paths=source_relative", []string{"test/surface/v1/surface.proto"}},
 		// List cache hints of a service and of its rpcs.
@@ -187,6 +193,9 @@ func TestGenerateErrors(t *testing.T) {
 		{"scope with a space", []string{"errors/badscope/v1/badscope.proto"}, []string{`"weather:read weather:write"`, "RFC 6749"}, "errors/badscope/v1/badscope.proto", "errors.badscope.v1.S.Get"},
 		{"rate limit of no calls", []string{"errors/badratelimit/v1/badratelimit.proto"}, []string{"(mcp.v1.tool).rate_limit allows no calls"}, "errors/badratelimit/v1/badratelimit.proto", "errors.badratelimit.v1.S.Get"},
 		{"negative cache TTL", []string{"errors/badcachettl/v1/badcachettl.proto"}, []string{"cache_ttl_ms is -1", "must not be negative"}, "errors/badcachettl/v1/badcachettl.proto", "errors.badcachettl.v1.S.Get"},
+		{"Operation without operation_info", []string{"errors/noopinfo/v1/noopinfo.proto"}, []string{"google.longrunning.operation_info", "response_type"}, "errors/noopinfo/v1/noopinfo.proto", "errors.noopinfo.v1.S.Import"},
+		{"Operation that forbids tasks", []string{"errors/forbiddenop/v1/forbiddenop.proto"}, []string{"cannot be TASK_SUPPORT_FORBIDDEN"}, "errors/forbiddenop/v1/forbiddenop.proto", "errors.forbiddenop.v1.S.Import"},
+		{"task client method collides", []string{"errors/taskclash/v1/taskclash.proto"}, []string{"StartBuild", "collides"}, "errors/taskclash/v1/taskclash.proto", ""},
 		{"arguments not an object", []string{"errors/rootnotobject/v1/rootnotobject.proto"}, []string{"google.protobuf.Timestamp", "must be JSON objects"}, "errors/rootnotobject/v1/rootnotobject.proto", "errors.rootnotobject.v1.S.At"},
 	}
 	// More plugin parameters, by case.
@@ -289,9 +298,9 @@ var validateField = regexp.MustCompile(`Validate:\s+bufvalidate\.Validate,`)
 
 // TestValidateOnlyWhereRules: the generated code validates with protovalidate (and imports
 // it) for the tools whose arguments have buf.validate rules, and only for those (weather:
-// get_forecast, forecast_chart and export_forecast).
+// get_forecast, forecast_chart, export_forecast and get_climate_report).
 func TestValidateOnlyWhereRules(t *testing.T) {
-	for file, want := range map[string]int{"weather/v1/weather.proto": 3, "test/v1/types.proto": 0, "contract/v1/contract.proto": 1} {
+	for file, want := range map[string]int{"weather/v1/weather.proto": 4, "test/v1/types.proto": 0, "contract/v1/contract.proto": 1} {
 		resp := runPlugin(t, "paths=source_relative", file)
 		require.Nil(t, resp.Error, resp.GetError())
 		require.NotEmpty(t, resp.File, file)

@@ -6,6 +6,8 @@ import (
 
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/types/descriptorpb"
+
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 )
 
 // serviceGen writes the code of one service into a generated file. Each method writes one
@@ -67,6 +69,36 @@ func (sg *serviceGen) clientSignature(t *tool) string {
 		return prefix + "*" + sg.g.QualifiedGoIdent(runtimePackage.Ident("ToolStream")) + "[" + sg.out(t.Method) + "]"
 	}
 	return prefix + "(*" + sg.out(t.Method) + ", error)"
+}
+
+// startSignature is the signature of a task tool's Start client method.
+func (sg *serviceGen) startSignature(t *tool) string {
+	return "Start" + t.GoName + "(ctx " + sg.ctx + ", req *" + sg.in(t.Method) + ", opts ..." + sg.callOption + ") (*" + sg.handle(t) + ", error)"
+}
+
+// resumeSignature is the signature of a task tool's Resume client method.
+func (sg *serviceGen) resumeSignature(t *tool) string {
+	return "Resume" + t.GoName + "(taskID string) *" + sg.handle(t)
+}
+
+// handle is runtime.TaskHandle of a task tool's result, qualified for the file.
+func (sg *serviceGen) handle(t *tool) string {
+	return sg.g.QualifiedGoIdent(runtimePackage.Ident("TaskHandle")) + "[" + sg.out(t.Method) + "]"
+}
+
+// taskClientMethods writes the Start and Resume methods of a task tool's client.
+func (sg *serviceGen) taskClientMethods(clientType string, t *tool) {
+	g := sg.g
+	g.P("// Start", t.GoName, " calls the ", t.name, " tool as a task and returns a handle to it.")
+	g.P("func (c *", clientType, ") ", sg.startSignature(t), " {")
+	g.P("return ", runtimePackage.Ident("StartTypedTask"), "[", t.Output.GoIdent, "](ctx, c.client, ", t.constName, ", req, opts...)")
+	g.P("}")
+	g.P()
+	g.P("// Resume", t.GoName, " returns a handle to the ", t.name, " task taskID.")
+	g.P("func (c *", clientType, ") ", sg.resumeSignature(t), " {")
+	g.P("return ", runtimePackage.Ident("ResumeTypedTask"), "[", t.Output.GoIdent, "](c.client, ", t.constName, ", taskID)")
+	g.P("}")
+	g.P()
 }
 
 // handlerSignature is the signature of a tool's handler method.
@@ -165,8 +197,18 @@ func (sg *serviceGen) clientInterface() {
 		if t.streaming {
 			summary += " and streams its messages"
 		}
+		if t.taskSupport == mcpv1.TaskSupport_TASK_SUPPORT_REQUIRED {
+			summary += " as a task and waits for its result"
+		}
 		writeMethodDoc(g, t.Method, summary)
 		g.P(sg.clientSignature(t))
+		if t.isTask() {
+			g.P("// Start", t.GoName, " calls the ", t.name, " tool as a task and returns a handle to it, without")
+			g.P("// waiting for its result.")
+			g.P(sg.startSignature(t))
+			g.P("// Resume", t.GoName, " returns a handle to the ", t.name, " task taskID, started earlier.")
+			g.P(sg.resumeSignature(t))
+		}
 	}
 	for _, p := range s.prompts {
 		writeMethodDoc(g, p.Method, "renders the "+p.name+" prompt")
@@ -201,6 +243,10 @@ func (sg *serviceGen) clientImplementation() {
 			g.P("// ", t.GoName, " calls the ", t.name, " tool and streams its messages.")
 			g.P("func (c *", clientType, ") ", sg.clientSignature(t), " {")
 			g.P("return ", runtimePackage.Ident("CallToolStream"), "[", t.Output.GoIdent, "](ctx, c.client, ", t.constName, ", req, opts...)")
+		} else if t.taskSupport == mcpv1.TaskSupport_TASK_SUPPORT_REQUIRED {
+			g.P("// ", t.GoName, " calls the ", t.name, " tool as a task and waits for its result.")
+			g.P("func (c *", clientType, ") ", sg.clientSignature(t), " {")
+			g.P("return ", runtimePackage.Ident("RunTypedTask"), "[", t.Output.GoIdent, "](ctx, c.client, ", t.constName, ", req, opts...)")
 		} else {
 			g.P("// ", t.GoName, " calls the ", t.name, " tool.")
 			g.P("func (c *", clientType, ") ", sg.clientSignature(t), " {")
@@ -208,6 +254,9 @@ func (sg *serviceGen) clientImplementation() {
 		}
 		g.P("}")
 		g.P()
+		if t.isTask() {
+			sg.taskClientMethods(clientType, t)
+		}
 	}
 	for _, p := range s.prompts {
 		g.P("// ", p.GoName, " renders the ", p.name, " prompt.")
@@ -360,6 +409,9 @@ func (sg *serviceGen) toolRegistration(t *tool) {
 	scopesField(g, t.scopes)
 	rateLimitsField(g, t.rateLimits)
 	cacheField(g, t.cache)
+	if id := t.taskSupportIdent(); id != "" {
+		g.P("TaskSupport: ", runtimePackage.Ident(id), ",")
+	}
 	rpcMetaField(g, t.Method)
 	g.P("}, h.", t.GoName, ", opts...)")
 }

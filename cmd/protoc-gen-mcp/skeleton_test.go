@@ -56,7 +56,7 @@ func TestSkeletonCompilesAndServes(t *testing.T) {
 		require.NoError(t, err)
 		tools = append(tools, tool.Name)
 	}
-	assert.Equal(t, []string{"get_forecast", "list_alerts", "forecast_chart", "export_forecast"}, tools, "tools/list")
+	assert.Equal(t, []string{"get_forecast", "list_alerts", "forecast_chart", "export_forecast", "get_climate_report"}, tools, "tools/list")
 	res, err := c.CallTool(ctx, "list_alerts", json.RawMessage(`{"regions":["FR"]}`))
 	if assert.NoError(t, err, "list_alerts") {
 		assert.True(t, res.IsError, "list_alerts: want the stub's error result: %+v", res)

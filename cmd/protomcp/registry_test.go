@@ -45,7 +45,7 @@ func TestRegistry(t *testing.T) {
 				assert.Equal(t, sha, p["fileSha256"])
 				assert.Equal(t, "Forecasts and alerts.", s["description"])
 				meta := s["_meta"].(map[string]any)["io.modelcontextprotocol.registry/publisher-provided"].(map[string]any)
-				assert.Equal(t, []any{"export_forecast", "forecast_chart", "get_forecast", "list_alerts"}, meta["tools"])
+				assert.Equal(t, []any{"export_forecast", "forecast_chart", "get_climate_report", "get_forecast", "list_alerts"}, meta["tools"])
 			}},
 	}
 	for _, c := range cases {

@@ -203,12 +203,13 @@ var Tokens = map[string][]string{
 
 // needs says which scope each procedure needs beyond none.
 var needs = map[string]string{
-	libraryv1connect.LibraryServiceCreateBookProcedure: "library:admin",
-	libraryv1connect.LibraryServiceDeleteBookProcedure: "library:admin",
+	libraryv1connect.LibraryServiceCreateBookProcedure:  "library:admin",
+	libraryv1connect.LibraryServiceDeleteBookProcedure:  "library:admin",
+	libraryv1connect.LibraryServiceImportBooksProcedure: "library:admin",
 }
 
-// Auth is the interceptor that lets CreateBook and DeleteBook run only for a bearer token
-// with the library:admin scope; reads need no token.
+// Auth is the interceptor that lets CreateBook, ImportBooks and DeleteBook run only for a
+// bearer token with the library:admin scope; reads need no token.
 func Auth() connect.Interceptor {
 	return connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {

@@ -28,6 +28,8 @@ import (
 type Service struct {
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// ReportStep is how long GetClimateReport takes per year; zero means half a second.
+	ReportStep time.Duration
 }
 
 var _ weatherv1mcp.WeatherServiceHandler = (*Service)(nil)

@@ -118,6 +118,8 @@ func TestGoSDKClientAgainstWeatherServer(t *testing.T) {
 		weatherv1mcp.WeatherServiceRenderForecastChartToolName: map[string]any{"city": "Paris", "days": 2},
 		// The server-streaming rpc: a plain client gets its last message as the result.
 		weatherv1mcp.WeatherServiceExportForecastToolName: map[string]any{"city": "Paris", "days": 2},
+		// The tool that may run as a task: a plain call gets its result directly.
+		weatherv1mcp.WeatherServiceGetClimateReportToolName: map[string]any{"city": "Paris", "years": 1},
 	}
 	if len(tools.Tools) != len(args) {
 		t.Fatalf("%d tools, want %d", len(tools.Tools), len(args))

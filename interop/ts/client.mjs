@@ -25,6 +25,7 @@ const EXPECTED_TOOLS = {
   list_alerts: { rich: false },
   forecast_chart: { rich: true },
   export_forecast: { rich: false },
+  get_climate_report: { rich: false },
 };
 const CONDITIONS = ['CONDITION_SUNNY', 'CONDITION_CLOUDY', 'CONDITION_RAIN', 'CONDITION_SNOW', 'CONDITION_STORM'];
 const SEVERITIES = ['SEVERITY_MINOR', 'SEVERITY_MODERATE', 'SEVERITY_SEVERE'];
@@ -282,6 +283,15 @@ async function main() {
     if (progress.length === 4) {
       check(deepEqual(progress[3]._meta['protomcp/message'], res.structuredContent), 'export_forecast: the result is not the last message');
     }
+  }
+
+  // get_climate_report, a tool that may run as a task, called plainly: a progress
+  // notification per year, then the report.
+  {
+    const { res, progress } = await call('get_climate_report', { city: 'Berlin', years: 2 }, { progress: true });
+    checkAllProgress(progress.length === 2, `get_climate_report: ${progress.length} progress notifications, want 2`);
+    const years = res.structuredContent.years ?? [];
+    check(years.length === 2 && years[0].year === years[1].year + 1 && typeof res.structuredContent.summary === 'string', `get_climate_report: result ${JSON.stringify(res.structuredContent)}`);
   }
 
   // The prompt declared with (mcp.v1.prompt): listed with its arguments, rendered with

@@ -138,6 +138,22 @@ func run(ctx context.Context, c *runtime.Client, w io.Writer) (err error) {
 		fmt.Fprintf(w, "  %d/%d %s: %s\n", msg.GetProgress(), msg.GetTotal(), msg.GetMessage(), msg.GetDay().GetCondition())
 	}
 
+	// A slow tool that may run as a task: started, then waited for. A server that runs it
+	// as a task answers with a handle at once; one that does not answers with the report,
+	// which the handle holds (its ID is then "").
+	report, err := weather.StartGetClimateReport(ctx, &weatherv1.GetClimateReportRequest{City: "Paris"})
+	if err != nil {
+		return fmt.Errorf("get_climate_report: %w", err)
+	}
+	if id := report.ID(); id != "" {
+		fmt.Fprintf(w, "Climate report: task %s started\n", id)
+	}
+	climate, err := report.Wait(ctx)
+	if err != nil {
+		return fmt.Errorf("get_climate_report: %w", err)
+	}
+	fmt.Fprintf(w, "Climate report: %s\n", climate.GetSummary())
+
 	// A prompt and a resource template, declared in the proto like the tools.
 	plan, err := weather.PlanTrip(ctx, &weatherv1.PlanTripRequest{City: "Paris", Activity: weatherv1.Activity_ACTIVITY_SIGHTSEEING, Days: 2})
 	if err != nil {

@@ -81,6 +81,63 @@ func (CacheScope) EnumDescriptor() ([]byte, []int) {
 	return file_mcp_v1_options_proto_rawDescGZIP(), []int{0}
 }
 
+// TaskSupport says whether a tool may, must or must not be called as a task.
+type TaskSupport int32
+
+const (
+	// The default: forbidden, unless the rpc returns google.longrunning.Operation (required).
+	TaskSupport_TASK_SUPPORT_UNSPECIFIED TaskSupport = 0
+	// The tool always answers its call directly.
+	TaskSupport_TASK_SUPPORT_FORBIDDEN TaskSupport = 1
+	// A client may call the tool as a task or directly.
+	TaskSupport_TASK_SUPPORT_OPTIONAL TaskSupport = 2
+	// A client must call the tool as a task.
+	TaskSupport_TASK_SUPPORT_REQUIRED TaskSupport = 3
+)
+
+// Enum value maps for TaskSupport.
+var (
+	TaskSupport_name = map[int32]string{
+		0: "TASK_SUPPORT_UNSPECIFIED",
+		1: "TASK_SUPPORT_FORBIDDEN",
+		2: "TASK_SUPPORT_OPTIONAL",
+		3: "TASK_SUPPORT_REQUIRED",
+	}
+	TaskSupport_value = map[string]int32{
+		"TASK_SUPPORT_UNSPECIFIED": 0,
+		"TASK_SUPPORT_FORBIDDEN":   1,
+		"TASK_SUPPORT_OPTIONAL":    2,
+		"TASK_SUPPORT_REQUIRED":    3,
+	}
+)
+
+func (x TaskSupport) Enum() *TaskSupport {
+	p := new(TaskSupport)
+	*p = x
+	return p
+}
+
+func (x TaskSupport) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaskSupport) Descriptor() protoreflect.EnumDescriptor {
+	return file_mcp_v1_options_proto_enumTypes[1].Descriptor()
+}
+
+func (TaskSupport) Type() protoreflect.EnumType {
+	return &file_mcp_v1_options_proto_enumTypes[1]
+}
+
+func (x TaskSupport) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaskSupport.Descriptor instead.
+func (TaskSupport) EnumDescriptor() ([]byte, []int) {
+	return file_mcp_v1_options_proto_rawDescGZIP(), []int{1}
+}
+
 // ToolOptions set how one rpc is exposed as an MCP tool.
 type ToolOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -108,6 +165,11 @@ type ToolOptions struct {
 	// refuses a token without them with HTTP 403 and WWW-Authenticate error="insufficient_scope"
 	// before the handler runs (MCP Authorization, Scope Challenge Handling).
 	Scopes []string `protobuf:"bytes,9,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// Whether the tool runs as a task: a call that outlives its request, polled for its result
+	// (MCP tasks: execution.taskSupport in 2025-11-25, the io.modelcontextprotocol/tasks
+	// extension in 2026-07-28). An rpc that returns google.longrunning.Operation is a task tool
+	// without it (TASK_SUPPORT_REQUIRED unless set otherwise here).
+	TaskSupport TaskSupport `protobuf:"varint,10,opt,name=task_support,json=taskSupport,proto3,enum=mcp.v1.TaskSupport" json:"task_support,omitempty"`
 	// Limits each caller's calls of this tool: one token bucket per caller (the access token's
 	// subject, else the MCP session, else the client's address). Over the limit a call is
 	// answered at once with a tool error that says when to retry. The server's code may
@@ -217,6 +279,13 @@ func (x *ToolOptions) GetScopes() []string {
 		return x.Scopes
 	}
 	return nil
+}
+
+func (x *ToolOptions) GetTaskSupport() TaskSupport {
+	if x != nil {
+		return x.TaskSupport
+	}
+	return TaskSupport_TASK_SUPPORT_UNSPECIFIED
 }
 
 func (x *ToolOptions) GetRateLimit() *RateLimit {
@@ -897,7 +966,7 @@ var File_mcp_v1_options_proto protoreflect.FileDescriptor
 
 const file_mcp_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x14mcp/v1/options.proto\x12\x06mcp.v1\x1a google/protobuf/descriptor.proto\"\xaa\x04\n" +
+	"\x14mcp/v1/options.proto\x12\x06mcp.v1\x1a google/protobuf/descriptor.proto\"\xe2\x04\n" +
 	"\vToolOptions\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -907,7 +976,9 @@ const file_mcp_v1_options_proto_rawDesc = "" +
 	"\x0fidempotent_hint\x18\x06 \x01(\bH\x02R\x0eidempotentHint\x88\x01\x01\x12+\n" +
 	"\x0fopen_world_hint\x18\a \x01(\bH\x03R\ropenWorldHint\x88\x01\x01\x12\x12\n" +
 	"\x04skip\x18\b \x01(\bR\x04skip\x12\x16\n" +
-	"\x06scopes\x18\t \x03(\tR\x06scopes\x120\n" +
+	"\x06scopes\x18\t \x03(\tR\x06scopes\x126\n" +
+	"\ftask_support\x18\n" +
+	" \x01(\x0e2\x13.mcp.v1.TaskSupportR\vtaskSupport\x120\n" +
 	"\n" +
 	"rate_limit\x18\r \x01(\v2\x11.mcp.v1.RateLimitR\trateLimit\x12%\n" +
 	"\fcache_ttl_ms\x18\v \x01(\x03H\x04R\n" +
@@ -966,7 +1037,12 @@ const file_mcp_v1_options_proto_rawDesc = "" +
 	"CacheScope\x12\x1b\n" +
 	"\x17CACHE_SCOPE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12CACHE_SCOPE_PUBLIC\x10\x01\x12\x17\n" +
-	"\x13CACHE_SCOPE_PRIVATE\x10\x02:I\n" +
+	"\x13CACHE_SCOPE_PRIVATE\x10\x02*}\n" +
+	"\vTaskSupport\x12\x1c\n" +
+	"\x18TASK_SUPPORT_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16TASK_SUPPORT_FORBIDDEN\x10\x01\x12\x19\n" +
+	"\x15TASK_SUPPORT_OPTIONAL\x10\x02\x12\x19\n" +
+	"\x15TASK_SUPPORT_REQUIRED\x10\x03:I\n" +
 	"\x04tool\x12\x1e.google.protobuf.MethodOptions\x18\xfb\x93\x03 \x01(\v2\x13.mcp.v1.ToolOptionsR\x04tool:O\n" +
 	"\x06prompt\x12\x1e.google.protobuf.MethodOptions\x18\xfc\x93\x03 \x01(\v2\x15.mcp.v1.PromptOptionsR\x06prompt:U\n" +
 	"\bresource\x12\x1e.google.protobuf.MethodOptions\x18\xfd\x93\x03 \x01(\v2\x17.mcp.v1.ResourceOptionsR\bresource:S\n" +
@@ -986,46 +1062,48 @@ func file_mcp_v1_options_proto_rawDescGZIP() []byte {
 	return file_mcp_v1_options_proto_rawDescData
 }
 
-var file_mcp_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_mcp_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_mcp_v1_options_proto_goTypes = []any{
 	(CacheScope)(0),                     // 0: mcp.v1.CacheScope
-	(*ToolOptions)(nil),                 // 1: mcp.v1.ToolOptions
-	(*ServiceOptions)(nil),              // 2: mcp.v1.ServiceOptions
-	(*RateLimit)(nil),                   // 3: mcp.v1.RateLimit
-	(*StaticResource)(nil),              // 4: mcp.v1.StaticResource
-	(*FieldOptions)(nil),                // 5: mcp.v1.FieldOptions
-	(*PromptOptions)(nil),               // 6: mcp.v1.PromptOptions
-	(*ResourceOptions)(nil),             // 7: mcp.v1.ResourceOptions
-	(*ServerOptions)(nil),               // 8: mcp.v1.ServerOptions
-	(*descriptorpb.MethodOptions)(nil),  // 9: google.protobuf.MethodOptions
-	(*descriptorpb.ServiceOptions)(nil), // 10: google.protobuf.ServiceOptions
-	(*descriptorpb.FieldOptions)(nil),   // 11: google.protobuf.FieldOptions
-	(*descriptorpb.FileOptions)(nil),    // 12: google.protobuf.FileOptions
+	(TaskSupport)(0),                    // 1: mcp.v1.TaskSupport
+	(*ToolOptions)(nil),                 // 2: mcp.v1.ToolOptions
+	(*ServiceOptions)(nil),              // 3: mcp.v1.ServiceOptions
+	(*RateLimit)(nil),                   // 4: mcp.v1.RateLimit
+	(*StaticResource)(nil),              // 5: mcp.v1.StaticResource
+	(*FieldOptions)(nil),                // 6: mcp.v1.FieldOptions
+	(*PromptOptions)(nil),               // 7: mcp.v1.PromptOptions
+	(*ResourceOptions)(nil),             // 8: mcp.v1.ResourceOptions
+	(*ServerOptions)(nil),               // 9: mcp.v1.ServerOptions
+	(*descriptorpb.MethodOptions)(nil),  // 10: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 11: google.protobuf.ServiceOptions
+	(*descriptorpb.FieldOptions)(nil),   // 12: google.protobuf.FieldOptions
+	(*descriptorpb.FileOptions)(nil),    // 13: google.protobuf.FileOptions
 }
 var file_mcp_v1_options_proto_depIdxs = []int32{
-	3,  // 0: mcp.v1.ToolOptions.rate_limit:type_name -> mcp.v1.RateLimit
-	0,  // 1: mcp.v1.ToolOptions.cache_scope:type_name -> mcp.v1.CacheScope
-	4,  // 2: mcp.v1.ServiceOptions.resources:type_name -> mcp.v1.StaticResource
-	0,  // 3: mcp.v1.ServiceOptions.cache_scope:type_name -> mcp.v1.CacheScope
-	3,  // 4: mcp.v1.ServiceOptions.rate_limit:type_name -> mcp.v1.RateLimit
-	9,  // 5: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
-	9,  // 6: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
-	9,  // 7: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
-	10, // 8: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
-	11, // 9: mcp.v1.field:extendee -> google.protobuf.FieldOptions
-	12, // 10: mcp.v1.server:extendee -> google.protobuf.FileOptions
-	1,  // 11: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
-	6,  // 12: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
-	7,  // 13: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
-	2,  // 14: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
-	5,  // 15: mcp.v1.field:type_name -> mcp.v1.FieldOptions
-	8,  // 16: mcp.v1.server:type_name -> mcp.v1.ServerOptions
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	11, // [11:17] is the sub-list for extension type_name
-	5,  // [5:11] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	1,  // 0: mcp.v1.ToolOptions.task_support:type_name -> mcp.v1.TaskSupport
+	4,  // 1: mcp.v1.ToolOptions.rate_limit:type_name -> mcp.v1.RateLimit
+	0,  // 2: mcp.v1.ToolOptions.cache_scope:type_name -> mcp.v1.CacheScope
+	5,  // 3: mcp.v1.ServiceOptions.resources:type_name -> mcp.v1.StaticResource
+	0,  // 4: mcp.v1.ServiceOptions.cache_scope:type_name -> mcp.v1.CacheScope
+	4,  // 5: mcp.v1.ServiceOptions.rate_limit:type_name -> mcp.v1.RateLimit
+	10, // 6: mcp.v1.tool:extendee -> google.protobuf.MethodOptions
+	10, // 7: mcp.v1.prompt:extendee -> google.protobuf.MethodOptions
+	10, // 8: mcp.v1.resource:extendee -> google.protobuf.MethodOptions
+	11, // 9: mcp.v1.service:extendee -> google.protobuf.ServiceOptions
+	12, // 10: mcp.v1.field:extendee -> google.protobuf.FieldOptions
+	13, // 11: mcp.v1.server:extendee -> google.protobuf.FileOptions
+	2,  // 12: mcp.v1.tool:type_name -> mcp.v1.ToolOptions
+	7,  // 13: mcp.v1.prompt:type_name -> mcp.v1.PromptOptions
+	8,  // 14: mcp.v1.resource:type_name -> mcp.v1.ResourceOptions
+	3,  // 15: mcp.v1.service:type_name -> mcp.v1.ServiceOptions
+	6,  // 16: mcp.v1.field:type_name -> mcp.v1.FieldOptions
+	9,  // 17: mcp.v1.server:type_name -> mcp.v1.ServerOptions
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	12, // [12:18] is the sub-list for extension type_name
+	6,  // [6:12] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_mcp_v1_options_proto_init() }
@@ -1040,7 +1118,7 @@ func file_mcp_v1_options_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcp_v1_options_proto_rawDesc), len(file_mcp_v1_options_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   8,
 			NumExtensions: 6,
 			NumServices:   0,

@@ -1187,6 +1187,189 @@ func (x *Station) GetTemperature() float64 {
 	return 0
 }
 
+// The arguments of GetClimateReport.
+type GetClimateReportRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The city, optionally with its country, e.g. "Paris, FR".
+	City string `protobuf:"bytes,1,opt,name=city,proto3" json:"city,omitempty"`
+	// How many past years to cover, 1 to 10. Defaults to 3.
+	Years         *int32 `protobuf:"varint,2,opt,name=years,proto3,oneof" json:"years,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClimateReportRequest) Reset() {
+	*x = GetClimateReportRequest{}
+	mi := &file_weather_v1_weather_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClimateReportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClimateReportRequest) ProtoMessage() {}
+
+func (x *GetClimateReportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weather_v1_weather_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClimateReportRequest.ProtoReflect.Descriptor instead.
+func (*GetClimateReportRequest) Descriptor() ([]byte, []int) {
+	return file_weather_v1_weather_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *GetClimateReportRequest) GetCity() string {
+	if x != nil {
+		return x.City
+	}
+	return ""
+}
+
+func (x *GetClimateReportRequest) GetYears() int32 {
+	if x != nil && x.Years != nil {
+		return *x.Years
+	}
+	return 0
+}
+
+// The report of GetClimateReport.
+type GetClimateReportResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The place reported on.
+	Place *Place `protobuf:"bytes,1,opt,name=place,proto3" json:"place,omitempty"`
+	// One entry per year, the most recent first.
+	Years []*ClimateYear `protobuf:"bytes,2,rep,name=years,proto3" json:"years,omitempty"`
+	// The report in one sentence.
+	Summary       string `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClimateReportResponse) Reset() {
+	*x = GetClimateReportResponse{}
+	mi := &file_weather_v1_weather_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClimateReportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClimateReportResponse) ProtoMessage() {}
+
+func (x *GetClimateReportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weather_v1_weather_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClimateReportResponse.ProtoReflect.Descriptor instead.
+func (*GetClimateReportResponse) Descriptor() ([]byte, []int) {
+	return file_weather_v1_weather_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GetClimateReportResponse) GetPlace() *Place {
+	if x != nil {
+		return x.Place
+	}
+	return nil
+}
+
+func (x *GetClimateReportResponse) GetYears() []*ClimateYear {
+	if x != nil {
+		return x.Years
+	}
+	return nil
+}
+
+func (x *GetClimateReportResponse) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+// One year of a climate report.
+type ClimateYear struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The year, e.g. 2025.
+	Year int32 `protobuf:"varint,1,opt,name=year,proto3" json:"year,omitempty"`
+	// The mean of the year's daily highs, in degrees Celsius.
+	MeanHigh float64 `protobuf:"fixed64,2,opt,name=mean_high,json=meanHigh,proto3" json:"mean_high,omitempty"`
+	// How many days it rained.
+	RainyDays     int32 `protobuf:"varint,3,opt,name=rainy_days,json=rainyDays,proto3" json:"rainy_days,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClimateYear) Reset() {
+	*x = ClimateYear{}
+	mi := &file_weather_v1_weather_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClimateYear) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClimateYear) ProtoMessage() {}
+
+func (x *ClimateYear) ProtoReflect() protoreflect.Message {
+	mi := &file_weather_v1_weather_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClimateYear.ProtoReflect.Descriptor instead.
+func (*ClimateYear) Descriptor() ([]byte, []int) {
+	return file_weather_v1_weather_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ClimateYear) GetYear() int32 {
+	if x != nil {
+		return x.Year
+	}
+	return 0
+}
+
+func (x *ClimateYear) GetMeanHigh() float64 {
+	if x != nil {
+		return x.MeanHigh
+	}
+	return 0
+}
+
+func (x *ClimateYear) GetRainyDays() int32 {
+	if x != nil {
+		return x.RainyDays
+	}
+	return 0
+}
+
 var File_weather_v1_weather_proto protoreflect.FileDescriptor
 
 const file_weather_v1_weather_proto_rawDesc = "" +
@@ -1259,7 +1442,21 @@ const file_weather_v1_weather_proto_rawDesc = "" +
 	"\aStation\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x05place\x18\x02 \x01(\v2\x11.weather.v1.PlaceR\x05place\x12 \n" +
-	"\vtemperature\x18\x03 \x01(\x01R\vtemperature*r\n" +
+	"\vtemperature\x18\x03 \x01(\x01R\vtemperature\"f\n" +
+	"\x17GetClimateReportRequest\x12\x1b\n" +
+	"\x04city\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04city\x12$\n" +
+	"\x05years\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18\n" +
+	"(\x01H\x00R\x05years\x88\x01\x01B\b\n" +
+	"\x06_years\"\x8c\x01\n" +
+	"\x18GetClimateReportResponse\x12'\n" +
+	"\x05place\x18\x01 \x01(\v2\x11.weather.v1.PlaceR\x05place\x12-\n" +
+	"\x05years\x18\x02 \x03(\v2\x17.weather.v1.ClimateYearR\x05years\x12\x18\n" +
+	"\asummary\x18\x03 \x01(\tR\asummary\"]\n" +
+	"\vClimateYear\x12\x12\n" +
+	"\x04year\x18\x01 \x01(\x05R\x04year\x12\x1b\n" +
+	"\tmean_high\x18\x02 \x01(\x01R\bmeanHigh\x12\x1d\n" +
+	"\n" +
+	"rainy_days\x18\x03 \x01(\x05R\trainyDays*r\n" +
 	"\x0fTemperatureUnit\x12 \n" +
 	"\x1cTEMPERATURE_UNIT_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18TEMPERATURE_UNIT_CELSIUS\x10\x01\x12\x1f\n" +
@@ -1280,14 +1477,15 @@ const file_weather_v1_weather_proto_rawDesc = "" +
 	"\x14ACTIVITY_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fACTIVITY_HIKING\x10\x01\x12\x18\n" +
 	"\x14ACTIVITY_SIGHTSEEING\x10\x02\x12\x12\n" +
-	"\x0eACTIVITY_BEACH\x10\x032\x95\a\n" +
+	"\x0eACTIVITY_BEACH\x10\x032\x8f\b\n" +
 	"\x0eWeatherService\x12k\n" +
 	"\vGetForecast\x12\x1e.weather.v1.GetForecastRequest\x1a\x1f.weather.v1.GetForecastResponse\"\x1bڟ\x19\x14\x12\x10Weather forecast8\x01\x90\x02\x01\x12d\n" +
 	"\n" +
 	"ListAlerts\x12\x1d.weather.v1.ListAlertsRequest\x1a\x1e.weather.v1.ListAlertsResponse\"\x17ڟ\x19\x10\x12\x0eWeather alerts\x90\x02\x01\x12z\n" +
 	"\x13RenderForecastChart\x12&.weather.v1.RenderForecastChartRequest\x1a\x12.mcp.v1.ToolResult\"'ڟ\x19 \n" +
 	"\x0eforecast_chart\x12\x0eForecast chart\x90\x02\x01\x12s\n" +
-	"\x0eExportForecast\x12!.weather.v1.ExportForecastRequest\x1a\".weather.v1.ExportForecastResponse\"\x18ڟ\x19\x11\x12\x0fForecast export\x90\x02\x010\x01\x12P\n" +
+	"\x0eExportForecast\x12!.weather.v1.ExportForecastRequest\x1a\".weather.v1.ExportForecastResponse\"\x18ڟ\x19\x11\x12\x0fForecast export\x90\x02\x010\x01\x12x\n" +
+	"\x10GetClimateReport\x12#.weather.v1.GetClimateReportRequest\x1a$.weather.v1.GetClimateReportResponse\"\x19ڟ\x19\x12\x12\x0eClimate reportP\x02\x90\x02\x01\x12P\n" +
 	"\bPlanTrip\x12\x1b.weather.v1.PlanTripRequest\x1a\x14.mcp.v1.PromptResult\"\x11\xe2\x9f\x19\r\x12\vPlan a trip\x12y\n" +
 	"\n" +
 	"GetStation\x12\x1d.weather.v1.GetStationRequest\x1a\x13.weather.v1.Station\"7\xea\x9f\x193\n" +
@@ -1311,7 +1509,7 @@ func file_weather_v1_weather_proto_rawDescGZIP() []byte {
 }
 
 var file_weather_v1_weather_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_weather_v1_weather_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_weather_v1_weather_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_weather_v1_weather_proto_goTypes = []any{
 	(TemperatureUnit)(0),               // 0: weather.v1.TemperatureUnit
 	(Condition)(0),                     // 1: weather.v1.Condition
@@ -1331,46 +1529,53 @@ var file_weather_v1_weather_proto_goTypes = []any{
 	(*PlanTripRequest)(nil),            // 15: weather.v1.PlanTripRequest
 	(*GetStationRequest)(nil),          // 16: weather.v1.GetStationRequest
 	(*Station)(nil),                    // 17: weather.v1.Station
-	nil,                                // 18: weather.v1.DailyForecast.PrecipitationChanceEntry
-	(*timestamppb.Timestamp)(nil),      // 19: google.protobuf.Timestamp
-	(*v1.ToolResult)(nil),              // 20: mcp.v1.ToolResult
-	(*v1.PromptResult)(nil),            // 21: mcp.v1.PromptResult
+	(*GetClimateReportRequest)(nil),    // 18: weather.v1.GetClimateReportRequest
+	(*GetClimateReportResponse)(nil),   // 19: weather.v1.GetClimateReportResponse
+	(*ClimateYear)(nil),                // 20: weather.v1.ClimateYear
+	nil,                                // 21: weather.v1.DailyForecast.PrecipitationChanceEntry
+	(*timestamppb.Timestamp)(nil),      // 22: google.protobuf.Timestamp
+	(*v1.ToolResult)(nil),              // 23: mcp.v1.ToolResult
+	(*v1.PromptResult)(nil),            // 24: mcp.v1.PromptResult
 }
 var file_weather_v1_weather_proto_depIdxs = []int32{
 	5,  // 0: weather.v1.GetForecastRequest.coordinates:type_name -> weather.v1.Coordinates
 	0,  // 1: weather.v1.GetForecastRequest.unit:type_name -> weather.v1.TemperatureUnit
 	7,  // 2: weather.v1.GetForecastResponse.place:type_name -> weather.v1.Place
 	8,  // 3: weather.v1.GetForecastResponse.days:type_name -> weather.v1.DailyForecast
-	19, // 4: weather.v1.GetForecastResponse.issued_at:type_name -> google.protobuf.Timestamp
+	22, // 4: weather.v1.GetForecastResponse.issued_at:type_name -> google.protobuf.Timestamp
 	0,  // 5: weather.v1.GetForecastResponse.unit:type_name -> weather.v1.TemperatureUnit
 	5,  // 6: weather.v1.Place.coordinates:type_name -> weather.v1.Coordinates
 	1,  // 7: weather.v1.DailyForecast.condition:type_name -> weather.v1.Condition
-	18, // 8: weather.v1.DailyForecast.precipitation_chance:type_name -> weather.v1.DailyForecast.PrecipitationChanceEntry
+	21, // 8: weather.v1.DailyForecast.precipitation_chance:type_name -> weather.v1.DailyForecast.PrecipitationChanceEntry
 	2,  // 9: weather.v1.ListAlertsRequest.min_severity:type_name -> weather.v1.Severity
 	11, // 10: weather.v1.ListAlertsResponse.alerts:type_name -> weather.v1.Alert
 	2,  // 11: weather.v1.Alert.severity:type_name -> weather.v1.Severity
-	19, // 12: weather.v1.Alert.starts_at:type_name -> google.protobuf.Timestamp
-	19, // 13: weather.v1.Alert.ends_at:type_name -> google.protobuf.Timestamp
+	22, // 12: weather.v1.Alert.starts_at:type_name -> google.protobuf.Timestamp
+	22, // 13: weather.v1.Alert.ends_at:type_name -> google.protobuf.Timestamp
 	8,  // 14: weather.v1.ExportForecastResponse.day:type_name -> weather.v1.DailyForecast
 	3,  // 15: weather.v1.PlanTripRequest.activity:type_name -> weather.v1.Activity
 	7,  // 16: weather.v1.Station.place:type_name -> weather.v1.Place
-	4,  // 17: weather.v1.WeatherService.GetForecast:input_type -> weather.v1.GetForecastRequest
-	9,  // 18: weather.v1.WeatherService.ListAlerts:input_type -> weather.v1.ListAlertsRequest
-	12, // 19: weather.v1.WeatherService.RenderForecastChart:input_type -> weather.v1.RenderForecastChartRequest
-	13, // 20: weather.v1.WeatherService.ExportForecast:input_type -> weather.v1.ExportForecastRequest
-	15, // 21: weather.v1.WeatherService.PlanTrip:input_type -> weather.v1.PlanTripRequest
-	16, // 22: weather.v1.WeatherService.GetStation:input_type -> weather.v1.GetStationRequest
-	6,  // 23: weather.v1.WeatherService.GetForecast:output_type -> weather.v1.GetForecastResponse
-	10, // 24: weather.v1.WeatherService.ListAlerts:output_type -> weather.v1.ListAlertsResponse
-	20, // 25: weather.v1.WeatherService.RenderForecastChart:output_type -> mcp.v1.ToolResult
-	14, // 26: weather.v1.WeatherService.ExportForecast:output_type -> weather.v1.ExportForecastResponse
-	21, // 27: weather.v1.WeatherService.PlanTrip:output_type -> mcp.v1.PromptResult
-	17, // 28: weather.v1.WeatherService.GetStation:output_type -> weather.v1.Station
-	23, // [23:29] is the sub-list for method output_type
-	17, // [17:23] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	7,  // 17: weather.v1.GetClimateReportResponse.place:type_name -> weather.v1.Place
+	20, // 18: weather.v1.GetClimateReportResponse.years:type_name -> weather.v1.ClimateYear
+	4,  // 19: weather.v1.WeatherService.GetForecast:input_type -> weather.v1.GetForecastRequest
+	9,  // 20: weather.v1.WeatherService.ListAlerts:input_type -> weather.v1.ListAlertsRequest
+	12, // 21: weather.v1.WeatherService.RenderForecastChart:input_type -> weather.v1.RenderForecastChartRequest
+	13, // 22: weather.v1.WeatherService.ExportForecast:input_type -> weather.v1.ExportForecastRequest
+	18, // 23: weather.v1.WeatherService.GetClimateReport:input_type -> weather.v1.GetClimateReportRequest
+	15, // 24: weather.v1.WeatherService.PlanTrip:input_type -> weather.v1.PlanTripRequest
+	16, // 25: weather.v1.WeatherService.GetStation:input_type -> weather.v1.GetStationRequest
+	6,  // 26: weather.v1.WeatherService.GetForecast:output_type -> weather.v1.GetForecastResponse
+	10, // 27: weather.v1.WeatherService.ListAlerts:output_type -> weather.v1.ListAlertsResponse
+	23, // 28: weather.v1.WeatherService.RenderForecastChart:output_type -> mcp.v1.ToolResult
+	14, // 29: weather.v1.WeatherService.ExportForecast:output_type -> weather.v1.ExportForecastResponse
+	19, // 30: weather.v1.WeatherService.GetClimateReport:output_type -> weather.v1.GetClimateReportResponse
+	24, // 31: weather.v1.WeatherService.PlanTrip:output_type -> mcp.v1.PromptResult
+	17, // 32: weather.v1.WeatherService.GetStation:output_type -> weather.v1.Station
+	26, // [26:33] is the sub-list for method output_type
+	19, // [19:26] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_weather_v1_weather_proto_init() }
@@ -1384,13 +1589,14 @@ func file_weather_v1_weather_proto_init() {
 	}
 	file_weather_v1_weather_proto_msgTypes[8].OneofWrappers = []any{}
 	file_weather_v1_weather_proto_msgTypes[9].OneofWrappers = []any{}
+	file_weather_v1_weather_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weather_v1_weather_proto_rawDesc), len(file_weather_v1_weather_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   15,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

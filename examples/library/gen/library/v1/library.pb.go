@@ -7,6 +7,7 @@
 package libraryv1
 
 import (
+	longrunningpb "cloud.google.com/go/longrunning/autogen/longrunningpb"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -498,12 +499,159 @@ func (x *ExportBooksResponse) GetTotal() int64 {
 	return 0
 }
 
+// The books to import.
+type ImportBooksRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The books, each as CreateBook takes it.
+	Books         []*CreateBookRequest `protobuf:"bytes,1,rep,name=books,proto3" json:"books,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportBooksRequest) Reset() {
+	*x = ImportBooksRequest{}
+	mi := &file_library_v1_library_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportBooksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportBooksRequest) ProtoMessage() {}
+
+func (x *ImportBooksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_library_v1_library_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportBooksRequest.ProtoReflect.Descriptor instead.
+func (*ImportBooksRequest) Descriptor() ([]byte, []int) {
+	return file_library_v1_library_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ImportBooksRequest) GetBooks() []*CreateBookRequest {
+	if x != nil {
+		return x.Books
+	}
+	return nil
+}
+
+// The import's outcome.
+type ImportBooksResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The books added, with their new ids, in the order of the request.
+	Books         []*Book `protobuf:"bytes,1,rep,name=books,proto3" json:"books,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportBooksResponse) Reset() {
+	*x = ImportBooksResponse{}
+	mi := &file_library_v1_library_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportBooksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportBooksResponse) ProtoMessage() {}
+
+func (x *ImportBooksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_library_v1_library_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportBooksResponse.ProtoReflect.Descriptor instead.
+func (*ImportBooksResponse) Descriptor() ([]byte, []int) {
+	return file_library_v1_library_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ImportBooksResponse) GetBooks() []*Book {
+	if x != nil {
+		return x.Books
+	}
+	return nil
+}
+
+// How far an import is.
+type ImportBooksMetadata struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many books have been added so far.
+	Imported int32 `protobuf:"varint,1,opt,name=imported,proto3" json:"imported,omitempty"`
+	// How many books the import holds.
+	Total         int32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportBooksMetadata) Reset() {
+	*x = ImportBooksMetadata{}
+	mi := &file_library_v1_library_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportBooksMetadata) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportBooksMetadata) ProtoMessage() {}
+
+func (x *ImportBooksMetadata) ProtoReflect() protoreflect.Message {
+	mi := &file_library_v1_library_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportBooksMetadata.ProtoReflect.Descriptor instead.
+func (*ImportBooksMetadata) Descriptor() ([]byte, []int) {
+	return file_library_v1_library_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ImportBooksMetadata) GetImported() int32 {
+	if x != nil {
+		return x.Imported
+	}
+	return 0
+}
+
+func (x *ImportBooksMetadata) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
 var File_library_v1_library_proto protoreflect.FileDescriptor
 
 const file_library_v1_library_proto_rawDesc = "" +
 	"\n" +
 	"\x18library/v1/library.proto\x12\n" +
-	"library.v1\"v\n" +
+	"library.v1\x1a#google/longrunning/operations.proto\"v\n" +
 	"\x04Book\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x16\n" +
@@ -528,14 +676,23 @@ const file_library_v1_library_proto_rawDesc = "" +
 	"\x13ExportBooksResponse\x12$\n" +
 	"\x04book\x18\x01 \x01(\v2\x10.library.v1.BookR\x04book\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x03R\bprogress\x12\x14\n" +
-	"\x05total\x18\x03 \x01(\x03R\x05total2\x85\x03\n" +
+	"\x05total\x18\x03 \x01(\x03R\x05total\"I\n" +
+	"\x12ImportBooksRequest\x123\n" +
+	"\x05books\x18\x01 \x03(\v2\x1d.library.v1.CreateBookRequestR\x05books\"=\n" +
+	"\x13ImportBooksResponse\x12&\n" +
+	"\x05books\x18\x01 \x03(\v2\x10.library.v1.BookR\x05books\"G\n" +
+	"\x13ImportBooksMetadata\x12\x1a\n" +
+	"\bimported\x18\x01 \x01(\x05R\bimported\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total2\x82\x04\n" +
 	"\x0eLibraryService\x12M\n" +
 	"\tListBooks\x12\x1c.library.v1.ListBooksRequest\x1a\x1d.library.v1.ListBooksResponse\"\x03\x90\x02\x01\x12<\n" +
 	"\aGetBook\x12\x1a.library.v1.GetBookRequest\x1a\x10.library.v1.Book\"\x03\x90\x02\x01\x12=\n" +
 	"\n" +
 	"CreateBook\x12\x1d.library.v1.CreateBookRequest\x1a\x10.library.v1.Book\x12P\n" +
 	"\n" +
-	"DeleteBook\x12\x1d.library.v1.DeleteBookRequest\x1a\x1e.library.v1.DeleteBookResponse\"\x03\x90\x02\x02\x12U\n" +
+	"DeleteBook\x12\x1d.library.v1.DeleteBookRequest\x1a\x1e.library.v1.DeleteBookResponse\"\x03\x90\x02\x02\x12{\n" +
+	"\vImportBooks\x12\x1e.library.v1.ImportBooksRequest\x1a\x1d.google.longrunning.Operation\"-\xcaA*\n" +
+	"\x13ImportBooksResponse\x12\x13ImportBooksMetadata\x12U\n" +
 	"\vExportBooks\x12\x1e.library.v1.ExportBooksRequest\x1a\x1f.library.v1.ExportBooksResponse\"\x03\x90\x02\x010\x01BHZFgithub.com/protomcp/protomcp/examples/library/gen/library/v1;libraryv1b\x06proto3"
 
 var (
@@ -550,36 +707,44 @@ func file_library_v1_library_proto_rawDescGZIP() []byte {
 	return file_library_v1_library_proto_rawDescData
 }
 
-var file_library_v1_library_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_library_v1_library_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_library_v1_library_proto_goTypes = []any{
-	(*Book)(nil),                // 0: library.v1.Book
-	(*ListBooksRequest)(nil),    // 1: library.v1.ListBooksRequest
-	(*ListBooksResponse)(nil),   // 2: library.v1.ListBooksResponse
-	(*GetBookRequest)(nil),      // 3: library.v1.GetBookRequest
-	(*CreateBookRequest)(nil),   // 4: library.v1.CreateBookRequest
-	(*DeleteBookRequest)(nil),   // 5: library.v1.DeleteBookRequest
-	(*DeleteBookResponse)(nil),  // 6: library.v1.DeleteBookResponse
-	(*ExportBooksRequest)(nil),  // 7: library.v1.ExportBooksRequest
-	(*ExportBooksResponse)(nil), // 8: library.v1.ExportBooksResponse
+	(*Book)(nil),                    // 0: library.v1.Book
+	(*ListBooksRequest)(nil),        // 1: library.v1.ListBooksRequest
+	(*ListBooksResponse)(nil),       // 2: library.v1.ListBooksResponse
+	(*GetBookRequest)(nil),          // 3: library.v1.GetBookRequest
+	(*CreateBookRequest)(nil),       // 4: library.v1.CreateBookRequest
+	(*DeleteBookRequest)(nil),       // 5: library.v1.DeleteBookRequest
+	(*DeleteBookResponse)(nil),      // 6: library.v1.DeleteBookResponse
+	(*ExportBooksRequest)(nil),      // 7: library.v1.ExportBooksRequest
+	(*ExportBooksResponse)(nil),     // 8: library.v1.ExportBooksResponse
+	(*ImportBooksRequest)(nil),      // 9: library.v1.ImportBooksRequest
+	(*ImportBooksResponse)(nil),     // 10: library.v1.ImportBooksResponse
+	(*ImportBooksMetadata)(nil),     // 11: library.v1.ImportBooksMetadata
+	(*longrunningpb.Operation)(nil), // 12: google.longrunning.Operation
 }
 var file_library_v1_library_proto_depIdxs = []int32{
-	0, // 0: library.v1.ListBooksResponse.books:type_name -> library.v1.Book
-	0, // 1: library.v1.ExportBooksResponse.book:type_name -> library.v1.Book
-	1, // 2: library.v1.LibraryService.ListBooks:input_type -> library.v1.ListBooksRequest
-	3, // 3: library.v1.LibraryService.GetBook:input_type -> library.v1.GetBookRequest
-	4, // 4: library.v1.LibraryService.CreateBook:input_type -> library.v1.CreateBookRequest
-	5, // 5: library.v1.LibraryService.DeleteBook:input_type -> library.v1.DeleteBookRequest
-	7, // 6: library.v1.LibraryService.ExportBooks:input_type -> library.v1.ExportBooksRequest
-	2, // 7: library.v1.LibraryService.ListBooks:output_type -> library.v1.ListBooksResponse
-	0, // 8: library.v1.LibraryService.GetBook:output_type -> library.v1.Book
-	0, // 9: library.v1.LibraryService.CreateBook:output_type -> library.v1.Book
-	6, // 10: library.v1.LibraryService.DeleteBook:output_type -> library.v1.DeleteBookResponse
-	8, // 11: library.v1.LibraryService.ExportBooks:output_type -> library.v1.ExportBooksResponse
-	7, // [7:12] is the sub-list for method output_type
-	2, // [2:7] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	0,  // 0: library.v1.ListBooksResponse.books:type_name -> library.v1.Book
+	0,  // 1: library.v1.ExportBooksResponse.book:type_name -> library.v1.Book
+	4,  // 2: library.v1.ImportBooksRequest.books:type_name -> library.v1.CreateBookRequest
+	0,  // 3: library.v1.ImportBooksResponse.books:type_name -> library.v1.Book
+	1,  // 4: library.v1.LibraryService.ListBooks:input_type -> library.v1.ListBooksRequest
+	3,  // 5: library.v1.LibraryService.GetBook:input_type -> library.v1.GetBookRequest
+	4,  // 6: library.v1.LibraryService.CreateBook:input_type -> library.v1.CreateBookRequest
+	5,  // 7: library.v1.LibraryService.DeleteBook:input_type -> library.v1.DeleteBookRequest
+	9,  // 8: library.v1.LibraryService.ImportBooks:input_type -> library.v1.ImportBooksRequest
+	7,  // 9: library.v1.LibraryService.ExportBooks:input_type -> library.v1.ExportBooksRequest
+	2,  // 10: library.v1.LibraryService.ListBooks:output_type -> library.v1.ListBooksResponse
+	0,  // 11: library.v1.LibraryService.GetBook:output_type -> library.v1.Book
+	0,  // 12: library.v1.LibraryService.CreateBook:output_type -> library.v1.Book
+	6,  // 13: library.v1.LibraryService.DeleteBook:output_type -> library.v1.DeleteBookResponse
+	12, // 14: library.v1.LibraryService.ImportBooks:output_type -> google.longrunning.Operation
+	8,  // 15: library.v1.LibraryService.ExportBooks:output_type -> library.v1.ExportBooksResponse
+	10, // [10:16] is the sub-list for method output_type
+	4,  // [4:10] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_library_v1_library_proto_init() }
@@ -593,7 +758,7 @@ func file_library_v1_library_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_library_v1_library_proto_rawDesc), len(file_library_v1_library_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

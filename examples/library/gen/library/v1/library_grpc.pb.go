@@ -7,6 +7,7 @@
 package libraryv1
 
 import (
+	longrunningpb "cloud.google.com/go/longrunning/autogen/longrunningpb"
 	context "context"
 	grpc "google.golang.org/grpc"
 	codes "google.golang.org/grpc/codes"
@@ -23,6 +24,7 @@ const (
 	LibraryService_GetBook_FullMethodName     = "/library.v1.LibraryService/GetBook"
 	LibraryService_CreateBook_FullMethodName  = "/library.v1.LibraryService/CreateBook"
 	LibraryService_DeleteBook_FullMethodName  = "/library.v1.LibraryService/DeleteBook"
+	LibraryService_ImportBooks_FullMethodName = "/library.v1.LibraryService/ImportBooks"
 	LibraryService_ExportBooks_FullMethodName = "/library.v1.LibraryService/ExportBooks"
 )
 
@@ -42,6 +44,9 @@ type LibraryServiceClient interface {
 	CreateBook(ctx context.Context, in *CreateBookRequest, opts ...grpc.CallOption) (*Book, error)
 	// Removes a book from the catalogue for good. Needs the library:admin scope.
 	DeleteBook(ctx context.Context, in *DeleteBookRequest, opts ...grpc.CallOption) (*DeleteBookResponse, error)
+	// Adds many books to the catalogue at once, as a long-running operation (AIP-151): over MCP,
+	// a tool that runs as a task, whose result is the ImportBooksResponse.
+	ImportBooks(ctx context.Context, in *ImportBooksRequest, opts ...grpc.CallOption) (*longrunningpb.Operation, error)
 	// Exports the whole catalogue, one book a message, ordered by id.
 	ExportBooks(ctx context.Context, in *ExportBooksRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportBooksResponse], error)
 }
@@ -94,6 +99,16 @@ func (c *libraryServiceClient) DeleteBook(ctx context.Context, in *DeleteBookReq
 	return out, nil
 }
 
+func (c *libraryServiceClient) ImportBooks(ctx context.Context, in *ImportBooksRequest, opts ...grpc.CallOption) (*longrunningpb.Operation, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(longrunningpb.Operation)
+	err := c.cc.Invoke(ctx, LibraryService_ImportBooks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *libraryServiceClient) ExportBooks(ctx context.Context, in *ExportBooksRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportBooksResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &LibraryService_ServiceDesc.Streams[0], LibraryService_ExportBooks_FullMethodName, cOpts...)
@@ -129,6 +144,9 @@ type LibraryServiceServer interface {
 	CreateBook(context.Context, *CreateBookRequest) (*Book, error)
 	// Removes a book from the catalogue for good. Needs the library:admin scope.
 	DeleteBook(context.Context, *DeleteBookRequest) (*DeleteBookResponse, error)
+	// Adds many books to the catalogue at once, as a long-running operation (AIP-151): over MCP,
+	// a tool that runs as a task, whose result is the ImportBooksResponse.
+	ImportBooks(context.Context, *ImportBooksRequest) (*longrunningpb.Operation, error)
 	// Exports the whole catalogue, one book a message, ordered by id.
 	ExportBooks(*ExportBooksRequest, grpc.ServerStreamingServer[ExportBooksResponse]) error
 	mustEmbedUnimplementedLibraryServiceServer()
@@ -152,6 +170,9 @@ func (UnimplementedLibraryServiceServer) CreateBook(context.Context, *CreateBook
 }
 func (UnimplementedLibraryServiceServer) DeleteBook(context.Context, *DeleteBookRequest) (*DeleteBookResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteBook not implemented")
+}
+func (UnimplementedLibraryServiceServer) ImportBooks(context.Context, *ImportBooksRequest) (*longrunningpb.Operation, error) {
+	return nil, status.Error(codes.Unimplemented, "method ImportBooks not implemented")
 }
 func (UnimplementedLibraryServiceServer) ExportBooks(*ExportBooksRequest, grpc.ServerStreamingServer[ExportBooksResponse]) error {
 	return status.Error(codes.Unimplemented, "method ExportBooks not implemented")
@@ -249,6 +270,24 @@ func _LibraryService_DeleteBook_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LibraryService_ImportBooks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ImportBooksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LibraryServiceServer).ImportBooks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LibraryService_ImportBooks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LibraryServiceServer).ImportBooks(ctx, req.(*ImportBooksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _LibraryService_ExportBooks_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(ExportBooksRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -282,6 +321,10 @@ var LibraryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteBook",
 			Handler:    _LibraryService_DeleteBook_Handler,
+		},
+		{
+			MethodName: "ImportBooks",
+			Handler:    _LibraryService_ImportBooks_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

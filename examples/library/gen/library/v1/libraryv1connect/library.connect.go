@@ -5,6 +5,7 @@
 package libraryv1connect
 
 import (
+	longrunningpb "cloud.google.com/go/longrunning/autogen/longrunningpb"
 	connect "connectrpc.com/connect"
 	context "context"
 	errors "errors"
@@ -44,6 +45,9 @@ const (
 	// LibraryServiceDeleteBookProcedure is the fully-qualified name of the LibraryService's DeleteBook
 	// RPC.
 	LibraryServiceDeleteBookProcedure = "/library.v1.LibraryService/DeleteBook"
+	// LibraryServiceImportBooksProcedure is the fully-qualified name of the LibraryService's
+	// ImportBooks RPC.
+	LibraryServiceImportBooksProcedure = "/library.v1.LibraryService/ImportBooks"
 	// LibraryServiceExportBooksProcedure is the fully-qualified name of the LibraryService's
 	// ExportBooks RPC.
 	LibraryServiceExportBooksProcedure = "/library.v1.LibraryService/ExportBooks"
@@ -59,6 +63,9 @@ type LibraryServiceClient interface {
 	CreateBook(context.Context, *connect.Request[v1.CreateBookRequest]) (*connect.Response[v1.Book], error)
 	// Removes a book from the catalogue for good. Needs the library:admin scope.
 	DeleteBook(context.Context, *connect.Request[v1.DeleteBookRequest]) (*connect.Response[v1.DeleteBookResponse], error)
+	// Adds many books to the catalogue at once, as a long-running operation (AIP-151): over MCP,
+	// a tool that runs as a task, whose result is the ImportBooksResponse.
+	ImportBooks(context.Context, *connect.Request[v1.ImportBooksRequest]) (*connect.Response[longrunningpb.Operation], error)
 	// Exports the whole catalogue, one book a message, ordered by id.
 	ExportBooks(context.Context, *connect.Request[v1.ExportBooksRequest]) (*connect.ServerStreamForClient[v1.ExportBooksResponse], error)
 }
@@ -101,6 +108,12 @@ func NewLibraryServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithIdempotency(connect.IdempotencyIdempotent),
 			connect.WithClientOptions(opts...),
 		),
+		importBooks: connect.NewClient[v1.ImportBooksRequest, longrunningpb.Operation](
+			httpClient,
+			baseURL+LibraryServiceImportBooksProcedure,
+			connect.WithSchema(libraryServiceMethods.ByName("ImportBooks")),
+			connect.WithClientOptions(opts...),
+		),
 		exportBooks: connect.NewClient[v1.ExportBooksRequest, v1.ExportBooksResponse](
 			httpClient,
 			baseURL+LibraryServiceExportBooksProcedure,
@@ -117,6 +130,7 @@ type libraryServiceClient struct {
 	getBook     *connect.Client[v1.GetBookRequest, v1.Book]
 	createBook  *connect.Client[v1.CreateBookRequest, v1.Book]
 	deleteBook  *connect.Client[v1.DeleteBookRequest, v1.DeleteBookResponse]
+	importBooks *connect.Client[v1.ImportBooksRequest, longrunningpb.Operation]
 	exportBooks *connect.Client[v1.ExportBooksRequest, v1.ExportBooksResponse]
 }
 
@@ -140,6 +154,11 @@ func (c *libraryServiceClient) DeleteBook(ctx context.Context, req *connect.Requ
 	return c.deleteBook.CallUnary(ctx, req)
 }
 
+// ImportBooks calls library.v1.LibraryService.ImportBooks.
+func (c *libraryServiceClient) ImportBooks(ctx context.Context, req *connect.Request[v1.ImportBooksRequest]) (*connect.Response[longrunningpb.Operation], error) {
+	return c.importBooks.CallUnary(ctx, req)
+}
+
 // ExportBooks calls library.v1.LibraryService.ExportBooks.
 func (c *libraryServiceClient) ExportBooks(ctx context.Context, req *connect.Request[v1.ExportBooksRequest]) (*connect.ServerStreamForClient[v1.ExportBooksResponse], error) {
 	return c.exportBooks.CallServerStream(ctx, req)
@@ -155,6 +174,9 @@ type LibraryServiceHandler interface {
 	CreateBook(context.Context, *connect.Request[v1.CreateBookRequest]) (*connect.Response[v1.Book], error)
 	// Removes a book from the catalogue for good. Needs the library:admin scope.
 	DeleteBook(context.Context, *connect.Request[v1.DeleteBookRequest]) (*connect.Response[v1.DeleteBookResponse], error)
+	// Adds many books to the catalogue at once, as a long-running operation (AIP-151): over MCP,
+	// a tool that runs as a task, whose result is the ImportBooksResponse.
+	ImportBooks(context.Context, *connect.Request[v1.ImportBooksRequest]) (*connect.Response[longrunningpb.Operation], error)
 	// Exports the whole catalogue, one book a message, ordered by id.
 	ExportBooks(context.Context, *connect.Request[v1.ExportBooksRequest], *connect.ServerStream[v1.ExportBooksResponse]) error
 }
@@ -193,6 +215,12 @@ func NewLibraryServiceHandler(svc LibraryServiceHandler, opts ...connect.Handler
 		connect.WithIdempotency(connect.IdempotencyIdempotent),
 		connect.WithHandlerOptions(opts...),
 	)
+	libraryServiceImportBooksHandler := connect.NewUnaryHandler(
+		LibraryServiceImportBooksProcedure,
+		svc.ImportBooks,
+		connect.WithSchema(libraryServiceMethods.ByName("ImportBooks")),
+		connect.WithHandlerOptions(opts...),
+	)
 	libraryServiceExportBooksHandler := connect.NewServerStreamHandler(
 		LibraryServiceExportBooksProcedure,
 		svc.ExportBooks,
@@ -210,6 +238,8 @@ func NewLibraryServiceHandler(svc LibraryServiceHandler, opts ...connect.Handler
 			libraryServiceCreateBookHandler.ServeHTTP(w, r)
 		case LibraryServiceDeleteBookProcedure:
 			libraryServiceDeleteBookHandler.ServeHTTP(w, r)
+		case LibraryServiceImportBooksProcedure:
+			libraryServiceImportBooksHandler.ServeHTTP(w, r)
 		case LibraryServiceExportBooksProcedure:
 			libraryServiceExportBooksHandler.ServeHTTP(w, r)
 		default:
@@ -235,6 +265,10 @@ func (UnimplementedLibraryServiceHandler) CreateBook(context.Context, *connect.R
 
 func (UnimplementedLibraryServiceHandler) DeleteBook(context.Context, *connect.Request[v1.DeleteBookRequest]) (*connect.Response[v1.DeleteBookResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("library.v1.LibraryService.DeleteBook is not implemented"))
+}
+
+func (UnimplementedLibraryServiceHandler) ImportBooks(context.Context, *connect.Request[v1.ImportBooksRequest]) (*connect.Response[longrunningpb.Operation], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("library.v1.LibraryService.ImportBooks is not implemented"))
 }
 
 func (UnimplementedLibraryServiceHandler) ExportBooks(context.Context, *connect.Request[v1.ExportBooksRequest], *connect.ServerStream[v1.ExportBooksResponse]) error {

@@ -33,6 +33,8 @@ const (
 	LibraryServiceCreateBookToolName = "create_book"
 	// LibraryServiceDeleteBookToolName is the tool name of library.v1.LibraryService.DeleteBook.
 	LibraryServiceDeleteBookToolName = "delete_book"
+	// LibraryServiceImportBooksToolName is the tool name of library.v1.LibraryService.ImportBooks.
+	LibraryServiceImportBooksToolName = "import_books"
 	// LibraryServiceExportBooksToolName is the tool name of library.v1.LibraryService.ExportBooks.
 	LibraryServiceExportBooksToolName = "export_books"
 )
@@ -59,6 +61,16 @@ type LibraryServiceClient interface {
 	//
 	// Removes a book from the catalogue for good. Needs the library:admin scope.
 	DeleteBook(ctx context.Context, req *v1.DeleteBookRequest, opts ...runtime.CallOption) (*v1.DeleteBookResponse, error)
+	// ImportBooks calls the import_books tool as a task and waits for its result.
+	//
+	// Adds many books to the catalogue at once, as a long-running operation (AIP-151): over MCP,
+	// a tool that runs as a task, whose result is the ImportBooksResponse.
+	ImportBooks(ctx context.Context, req *v1.ImportBooksRequest, opts ...runtime.CallOption) (*v1.ImportBooksResponse, error)
+	// StartImportBooks calls the import_books tool as a task and returns a handle to it, without
+	// waiting for its result.
+	StartImportBooks(ctx context.Context, req *v1.ImportBooksRequest, opts ...runtime.CallOption) (*runtime.TaskHandle[v1.ImportBooksResponse], error)
+	// ResumeImportBooks returns a handle to the import_books task taskID, started earlier.
+	ResumeImportBooks(taskID string) *runtime.TaskHandle[v1.ImportBooksResponse]
 	// ExportBooks calls the export_books tool and streams its messages.
 	//
 	// Exports the whole catalogue, one book a message, ordered by id.
@@ -95,6 +107,21 @@ func (c *libraryServiceClient) DeleteBook(ctx context.Context, req *v1.DeleteBoo
 	return runtime.CallTypedTool[v1.DeleteBookResponse](ctx, c.client, LibraryServiceDeleteBookToolName, req, opts...)
 }
 
+// ImportBooks calls the import_books tool as a task and waits for its result.
+func (c *libraryServiceClient) ImportBooks(ctx context.Context, req *v1.ImportBooksRequest, opts ...runtime.CallOption) (*v1.ImportBooksResponse, error) {
+	return runtime.RunTypedTask[v1.ImportBooksResponse](ctx, c.client, LibraryServiceImportBooksToolName, req, opts...)
+}
+
+// StartImportBooks calls the import_books tool as a task and returns a handle to it.
+func (c *libraryServiceClient) StartImportBooks(ctx context.Context, req *v1.ImportBooksRequest, opts ...runtime.CallOption) (*runtime.TaskHandle[v1.ImportBooksResponse], error) {
+	return runtime.StartTypedTask[v1.ImportBooksResponse](ctx, c.client, LibraryServiceImportBooksToolName, req, opts...)
+}
+
+// ResumeImportBooks returns a handle to the import_books task taskID.
+func (c *libraryServiceClient) ResumeImportBooks(taskID string) *runtime.TaskHandle[v1.ImportBooksResponse] {
+	return runtime.ResumeTypedTask[v1.ImportBooksResponse](c.client, LibraryServiceImportBooksToolName, taskID)
+}
+
 // ExportBooks calls the export_books tool and streams its messages.
 func (c *libraryServiceClient) ExportBooks(ctx context.Context, req *v1.ExportBooksRequest, opts ...runtime.CallOption) *runtime.ToolStream[v1.ExportBooksResponse] {
 	return runtime.CallToolStream[v1.ExportBooksResponse](ctx, c.client, LibraryServiceExportBooksToolName, req, opts...)
@@ -122,6 +149,11 @@ type LibraryServiceHandler interface {
 	//
 	// Removes a book from the catalogue for good. Needs the library:admin scope.
 	DeleteBook(context.Context, *v1.DeleteBookRequest) (*v1.DeleteBookResponse, error)
+	// ImportBooks handles the import_books tool.
+	//
+	// Adds many books to the catalogue at once, as a long-running operation (AIP-151): over MCP,
+	// a tool that runs as a task, whose result is the ImportBooksResponse.
+	ImportBooks(context.Context, *v1.ImportBooksRequest) (*v1.ImportBooksResponse, error)
 	// ExportBooks handles the export_books tool, sending its messages on the stream.
 	//
 	// Exports the whole catalogue, one book a message, ordered by id.
@@ -153,6 +185,11 @@ func (UnimplementedLibraryServiceHandler) DeleteBook(context.Context, *v1.Delete
 	return nil, runtime.Unimplemented(LibraryServiceDeleteBookToolName)
 }
 
+// ImportBooks reports that the import_books tool is not implemented.
+func (UnimplementedLibraryServiceHandler) ImportBooks(context.Context, *v1.ImportBooksRequest) (*v1.ImportBooksResponse, error) {
+	return nil, runtime.Unimplemented(LibraryServiceImportBooksToolName)
+}
+
 // ExportBooks reports that the export_books tool is not implemented.
 func (UnimplementedLibraryServiceHandler) ExportBooks(context.Context, *v1.ExportBooksRequest, *runtime.ServerStream[v1.ExportBooksResponse]) error {
 	return runtime.Unimplemented(LibraryServiceExportBooksToolName)
@@ -163,7 +200,7 @@ func (UnimplementedLibraryServiceHandler) ExportBooks(context.Context, *v1.Expor
 // UnimplementedLibraryServiceHandler. Options such as runtime.WithInterceptors apply to these only.
 // It panics if s already has a tool, prompt or resource of one of these names.
 func RegisterLibraryServiceHandler(s *runtime.Server, h LibraryServiceHandler, opts ...runtime.HandlerOption) {
-	unimplemented := runtime.UnimplementedMethods(h, UnimplementedLibraryServiceHandler{}, "ListBooks", "GetBook", "CreateBook", "DeleteBook", "ExportBooks")
+	unimplemented := runtime.UnimplementedMethods(h, UnimplementedLibraryServiceHandler{}, "ListBooks", "GetBook", "CreateBook", "DeleteBook", "ImportBooks", "ExportBooks")
 	if !unimplemented["ListBooks"] {
 		runtime.AddTypedTool(s, runtime.ToolSpec{
 			Name:         LibraryServiceListBooksToolName,
@@ -210,6 +247,16 @@ func RegisterLibraryServiceHandler(s *runtime.Server, h LibraryServiceHandler, o
 			},
 			Meta: map[string]any{runtime.RPCMetaKey: "library.v1.LibraryService/DeleteBook"},
 		}, h.DeleteBook, opts...)
+	}
+	if !unimplemented["ImportBooks"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:         LibraryServiceImportBooksToolName,
+			Description:  "Adds many books to the catalogue at once, as a long-running operation (AIP-151): over MCP, a tool that runs as a task, whose result is the ImportBooksResponse.",
+			InputSchema:  libraryServiceImportBooksInputSchema,
+			OutputSchema: libraryServiceImportBooksOutputSchema,
+			TaskSupport:  runtime.TaskRequired,
+			Meta:         map[string]any{runtime.RPCMetaKey: "library.v1.LibraryService/ImportBooks"},
+		}, h.ImportBooks, opts...)
 	}
 	if !unimplemented["ExportBooks"] {
 		runtime.AddStreamTool(s, runtime.ToolSpec{
@@ -433,6 +480,97 @@ const libraryServiceDeleteBookOutputSchema = `{
     "deleted": {
       "type": "boolean",
       "description": "Whether a book was removed (false: there was none of that id)."
+    }
+  },
+  "additionalProperties": false
+}`
+
+// libraryServiceImportBooksInputSchema is the JSON Schema of the import_books tool's arguments
+// (library.v1.ImportBooksRequest).
+const libraryServiceImportBooksInputSchema = `{
+  "type": "object",
+  "description": "The books to import.",
+  "properties": {
+    "books": {
+      "description": "The books, each as CreateBook takes it.",
+      "anyOf": [
+        {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "description": "The book to add.",
+            "properties": {
+              "title": {
+                "description": "The title; must not be empty.",
+                "anyOf": [
+                  {"type": "string"},
+                  {"type": "null"}
+                ]
+              },
+              "author": {
+                "description": "The author, as \"First Last\"; must not be empty.",
+                "anyOf": [
+                  {"type": "string"},
+                  {"type": "null"}
+                ]
+              },
+              "year": {
+                "description": "The year the book was first published.",
+                "anyOf": [
+                  {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+                  {"type": "null"}
+                ]
+              }
+            },
+            "additionalProperties": false
+          }
+        },
+        {"type": "null"}
+      ]
+    }
+  },
+  "additionalProperties": false
+}`
+
+// libraryServiceImportBooksOutputSchema is the JSON Schema of the import_books tool's structured
+// result (library.v1.ImportBooksResponse).
+const libraryServiceImportBooksOutputSchema = `{
+  "type": "object",
+  "description": "The import's outcome.",
+  "properties": {
+    "books": {
+      "type": "array",
+      "description": "The books added, with their new ids, in the order of the request.",
+      "items": {
+        "type": "object",
+        "description": "A book of the catalogue.",
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "The book's id, assigned by the library.",
+            "pattern": "^(0|-?([1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)|-9223372036854775808)$"
+          },
+          "title": {
+            "type": "string",
+            "description": "The title."
+          },
+          "author": {
+            "type": "string",
+            "description": "The author, as \"First Last\"."
+          },
+          "year": {
+            "type": "integer",
+            "description": "The year the book was first published.",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "available": {
+            "type": "boolean",
+            "description": "Whether the book is on the shelf (not lent out)."
+          }
+        },
+        "additionalProperties": false
+      }
     }
   },
   "additionalProperties": false

@@ -4,11 +4,15 @@
 package libraryv1mcp
 
 import (
+	longrunningpb "cloud.google.com/go/longrunning/autogen/longrunningpb"
 	context "context"
 	v1 "github.com/protomcp/protomcp/examples/library/gen/library/v1"
 	grpcmcp "github.com/protomcp/protomcp/grpcmcp"
 	runtime "github.com/protomcp/protomcp/runtime"
 	grpc "google.golang.org/grpc"
+	codes "google.golang.org/grpc/codes"
+	status "google.golang.org/grpc/status"
+	proto "google.golang.org/protobuf/proto"
 )
 
 // RegisterLibraryServiceGRPCServer adds the tools of library.v1.LibraryService to s, each served by
@@ -24,9 +28,10 @@ func RegisterLibraryServiceGRPCServer(s *runtime.Server, impl v1.LibraryServiceS
 		rpcGetBook:     grpcmcp.Unary(b, "/library.v1.LibraryService/GetBook", impl.GetBook),
 		rpcCreateBook:  grpcmcp.Unary(b, "/library.v1.LibraryService/CreateBook", impl.CreateBook),
 		rpcDeleteBook:  grpcmcp.Unary(b, "/library.v1.LibraryService/DeleteBook", impl.DeleteBook),
+		rpcImportBooks: libraryServiceGRPCOperation[v1.ImportBooksRequest, v1.ImportBooksResponse](grpcmcp.Unary(b, "/library.v1.LibraryService/ImportBooks", impl.ImportBooks)),
 		rpcExportBooks: grpcmcp.ServerStreaming(b, "/library.v1.LibraryService/ExportBooks", impl.ExportBooks),
 	}, b.HandlerOption())
-	left := runtime.UnimplementedMethods(impl, v1.UnimplementedLibraryServiceServer{}, "ListBooks", "GetBook", "CreateBook", "DeleteBook", "ExportBooks")
+	left := runtime.UnimplementedMethods(impl, v1.UnimplementedLibraryServiceServer{}, "ListBooks", "GetBook", "CreateBook", "DeleteBook", "ImportBooks", "ExportBooks")
 	if left["ListBooks"] {
 		s.RemoveTool(LibraryServiceListBooksToolName)
 	}
@@ -38,6 +43,9 @@ func RegisterLibraryServiceGRPCServer(s *runtime.Server, impl v1.LibraryServiceS
 	}
 	if left["DeleteBook"] {
 		s.RemoveTool(LibraryServiceDeleteBookToolName)
+	}
+	if left["ImportBooks"] {
+		s.RemoveTool(LibraryServiceImportBooksToolName)
 	}
 	if left["ExportBooks"] {
 		s.RemoveTool(LibraryServiceExportBooksToolName)
@@ -55,6 +63,7 @@ func ForwardLibraryServiceToGRPC(s *runtime.Server, cc grpc.ClientConnInterface,
 		rpcGetBook:     grpcmcp.ForwardUnary[v1.GetBookRequest, v1.Book](cc, "/library.v1.LibraryService/GetBook", opts...),
 		rpcCreateBook:  grpcmcp.ForwardUnary[v1.CreateBookRequest, v1.Book](cc, "/library.v1.LibraryService/CreateBook", opts...),
 		rpcDeleteBook:  grpcmcp.ForwardUnary[v1.DeleteBookRequest, v1.DeleteBookResponse](cc, "/library.v1.LibraryService/DeleteBook", opts...),
+		rpcImportBooks: libraryServiceGRPCOperation[v1.ImportBooksRequest, v1.ImportBooksResponse](grpcmcp.ForwardUnary[v1.ImportBooksRequest, longrunningpb.Operation](cc, "/library.v1.LibraryService/ImportBooks", opts...)),
 		rpcExportBooks: grpcmcp.ForwardServerStreaming[v1.ExportBooksRequest, v1.ExportBooksResponse](cc, "/library.v1.LibraryService/ExportBooks", opts...),
 	}, runtime.WithInterceptors(grpcmcp.ErrorInterceptor()))
 }
@@ -66,6 +75,7 @@ type libraryServiceGRPCHandler struct {
 	rpcGetBook     func(context.Context, *v1.GetBookRequest) (*v1.Book, error)
 	rpcCreateBook  func(context.Context, *v1.CreateBookRequest) (*v1.Book, error)
 	rpcDeleteBook  func(context.Context, *v1.DeleteBookRequest) (*v1.DeleteBookResponse, error)
+	rpcImportBooks func(context.Context, *v1.ImportBooksRequest) (*v1.ImportBooksResponse, error)
 	rpcExportBooks func(context.Context, *v1.ExportBooksRequest, *runtime.ServerStream[v1.ExportBooksResponse]) error
 }
 
@@ -85,6 +95,36 @@ func (h libraryServiceGRPCHandler) DeleteBook(ctx context.Context, req *v1.Delet
 	return h.rpcDeleteBook(ctx, req)
 }
 
+func (h libraryServiceGRPCHandler) ImportBooks(ctx context.Context, req *v1.ImportBooksRequest) (*v1.ImportBooksResponse, error) {
+	return h.rpcImportBooks(ctx, req)
+}
+
 func (h libraryServiceGRPCHandler) ExportBooks(ctx context.Context, req *v1.ExportBooksRequest, stream *runtime.ServerStream[v1.ExportBooksResponse]) error {
 	return h.rpcExportBooks(ctx, req, stream)
+}
+
+// libraryServiceGRPCOperation serves an rpc that returns a google.longrunning.Operation as the tool
+// it is: the tool's result is the operation's response, so the implementation's operation
+// must be done when the rpc returns (AIP-151 allows it); the operation's error is the call's.
+func libraryServiceGRPCOperation[Req, Res any, PRes interface {
+	*Res
+	proto.Message
+}](call func(context.Context, *Req) (*longrunningpb.Operation, error)) func(context.Context, *Req) (*Res, error) {
+	return func(ctx context.Context, req *Req) (*Res, error) {
+		op, err := call(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if e := op.GetError(); e != nil {
+			return nil, status.ErrorProto(e)
+		}
+		if !op.GetDone() {
+			return nil, status.Errorf(codes.Unimplemented, "operation %q is not done: the tool needs the rpc to finish its operation before it returns", op.GetName())
+		}
+		res := PRes(new(Res))
+		if err := op.GetResponse().UnmarshalTo(res); err != nil {
+			return nil, status.Errorf(codes.Internal, "operation %q: %v", op.GetName(), err)
+		}
+		return (*Res)(res), nil
+	}
 }

@@ -35,6 +35,8 @@ const (
 	WeatherServiceRenderForecastChartToolName = "forecast_chart"
 	// WeatherServiceExportForecastToolName is the tool name of weather.v1.WeatherService.ExportForecast.
 	WeatherServiceExportForecastToolName = "export_forecast"
+	// WeatherServiceGetClimateReportToolName is the tool name of weather.v1.WeatherService.GetClimateReport.
+	WeatherServiceGetClimateReportToolName = "get_climate_report"
 )
 
 // These constants are the MCP prompt names of the WeatherService service's rpcs.
@@ -71,6 +73,17 @@ type WeatherServiceClient interface {
 	// Exports a long forecast day by day: each day goes out as a progress notification as soon
 	// as it is ready, and the last one is the result.
 	ExportForecast(ctx context.Context, req *v1.ExportForecastRequest, opts ...runtime.CallOption) *runtime.ToolStream[v1.ExportForecastResponse]
+	// GetClimateReport calls the get_climate_report tool.
+	//
+	// Compiles a climate report for a city: year by year, the mean daily high and the rainy
+	// days. It takes a while (a step per year), reporting progress as it goes, so clients may
+	// run it as a task: started, polled, and collected later.
+	GetClimateReport(ctx context.Context, req *v1.GetClimateReportRequest, opts ...runtime.CallOption) (*v1.GetClimateReportResponse, error)
+	// StartGetClimateReport calls the get_climate_report tool as a task and returns a handle to it, without
+	// waiting for its result.
+	StartGetClimateReport(ctx context.Context, req *v1.GetClimateReportRequest, opts ...runtime.CallOption) (*runtime.TaskHandle[v1.GetClimateReportResponse], error)
+	// ResumeGetClimateReport returns a handle to the get_climate_report task taskID, started earlier.
+	ResumeGetClimateReport(taskID string) *runtime.TaskHandle[v1.GetClimateReportResponse]
 	// PlanTrip renders the plan_trip prompt.
 	//
 	// Plans a trip: asks the model for a day-by-day plan for an activity, given the forecast.
@@ -111,6 +124,21 @@ func (c *weatherServiceClient) ExportForecast(ctx context.Context, req *v1.Expor
 	return runtime.CallToolStream[v1.ExportForecastResponse](ctx, c.client, WeatherServiceExportForecastToolName, req, opts...)
 }
 
+// GetClimateReport calls the get_climate_report tool.
+func (c *weatherServiceClient) GetClimateReport(ctx context.Context, req *v1.GetClimateReportRequest, opts ...runtime.CallOption) (*v1.GetClimateReportResponse, error) {
+	return runtime.CallTypedTool[v1.GetClimateReportResponse](ctx, c.client, WeatherServiceGetClimateReportToolName, req, opts...)
+}
+
+// StartGetClimateReport calls the get_climate_report tool as a task and returns a handle to it.
+func (c *weatherServiceClient) StartGetClimateReport(ctx context.Context, req *v1.GetClimateReportRequest, opts ...runtime.CallOption) (*runtime.TaskHandle[v1.GetClimateReportResponse], error) {
+	return runtime.StartTypedTask[v1.GetClimateReportResponse](ctx, c.client, WeatherServiceGetClimateReportToolName, req, opts...)
+}
+
+// ResumeGetClimateReport returns a handle to the get_climate_report task taskID.
+func (c *weatherServiceClient) ResumeGetClimateReport(taskID string) *runtime.TaskHandle[v1.GetClimateReportResponse] {
+	return runtime.ResumeTypedTask[v1.GetClimateReportResponse](c.client, WeatherServiceGetClimateReportToolName, taskID)
+}
+
 // PlanTrip renders the plan_trip prompt.
 func (c *weatherServiceClient) PlanTrip(ctx context.Context, req *v1.PlanTripRequest, opts ...runtime.CallOption) (*v11.PromptResult, error) {
 	return runtime.GetTypedPrompt(ctx, c.client, WeatherServicePlanTripPromptName, req, opts...)
@@ -143,6 +171,12 @@ type WeatherServiceHandler interface {
 	// Exports a long forecast day by day: each day goes out as a progress notification as soon
 	// as it is ready, and the last one is the result.
 	ExportForecast(context.Context, *v1.ExportForecastRequest, *runtime.ServerStream[v1.ExportForecastResponse]) error
+	// GetClimateReport handles the get_climate_report tool.
+	//
+	// Compiles a climate report for a city: year by year, the mean daily high and the rainy
+	// days. It takes a while (a step per year), reporting progress as it goes, so clients may
+	// run it as a task: started, polled, and collected later.
+	GetClimateReport(context.Context, *v1.GetClimateReportRequest) (*v1.GetClimateReportResponse, error)
 	// PlanTrip renders the plan_trip prompt.
 	//
 	// Plans a trip: asks the model for a day-by-day plan for an activity, given the forecast.
@@ -178,6 +212,11 @@ func (UnimplementedWeatherServiceHandler) ExportForecast(context.Context, *v1.Ex
 	return runtime.Unimplemented(WeatherServiceExportForecastToolName)
 }
 
+// GetClimateReport reports that the get_climate_report tool is not implemented.
+func (UnimplementedWeatherServiceHandler) GetClimateReport(context.Context, *v1.GetClimateReportRequest) (*v1.GetClimateReportResponse, error) {
+	return nil, runtime.Unimplemented(WeatherServiceGetClimateReportToolName)
+}
+
 // PlanTrip reports that the plan_trip prompt is not implemented.
 func (UnimplementedWeatherServiceHandler) PlanTrip(context.Context, *v1.PlanTripRequest) (*v11.PromptResult, error) {
 	return nil, runtime.UnimplementedPrompt(WeatherServicePlanTripPromptName)
@@ -209,7 +248,7 @@ type WeatherServiceGetStationCompleter interface {
 // UnimplementedWeatherServiceHandler. Options such as runtime.WithInterceptors apply to these only.
 // It panics if s already has a tool, prompt or resource of one of these names.
 func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, opts ...runtime.HandlerOption) {
-	unimplemented := runtime.UnimplementedMethods(h, UnimplementedWeatherServiceHandler{}, "GetForecast", "ListAlerts", "RenderForecastChart", "ExportForecast", "PlanTrip", "GetStation")
+	unimplemented := runtime.UnimplementedMethods(h, UnimplementedWeatherServiceHandler{}, "GetForecast", "ListAlerts", "RenderForecastChart", "ExportForecast", "GetClimateReport", "PlanTrip", "GetStation")
 	if !unimplemented["GetForecast"] {
 		runtime.AddTypedTool(s, runtime.ToolSpec{
 			Name:         WeatherServiceGetForecastToolName,
@@ -268,6 +307,22 @@ func RegisterWeatherServiceHandler(s *runtime.Server, h WeatherServiceHandler, o
 			},
 			Meta: map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/ExportForecast"},
 		}, h.ExportForecast, opts...)
+	}
+	if !unimplemented["GetClimateReport"] {
+		runtime.AddTypedTool(s, runtime.ToolSpec{
+			Name:         WeatherServiceGetClimateReportToolName,
+			Title:        "Climate report",
+			Description:  "Compiles a climate report for a city: year by year, the mean daily high and the rainy days. It takes a while (a step per year), reporting progress as it goes, so clients may run it as a task: started, polled, and collected later.",
+			InputSchema:  weatherServiceGetClimateReportInputSchema,
+			OutputSchema: weatherServiceGetClimateReportOutputSchema,
+			Validate:     bufvalidate.Validate,
+			Annotations: &runtime.ToolAnnotations{
+				ReadOnlyHint:   runtime.Bool(true),
+				IdempotentHint: runtime.Bool(true),
+			},
+			TaskSupport: runtime.TaskOptional,
+			Meta:        map[string]any{runtime.RPCMetaKey: "weather.v1.WeatherService/GetClimateReport"},
+		}, h.GetClimateReport, opts...)
 	}
 	if !unimplemented["PlanTrip"] {
 		var complete runtime.CompletionHandler
@@ -695,6 +750,110 @@ const weatherServiceExportForecastOutputSchema = `{
         }
       },
       "additionalProperties": false
+    }
+  },
+  "additionalProperties": false
+}`
+
+// weatherServiceGetClimateReportInputSchema is the JSON Schema of the get_climate_report tool's arguments
+// (weather.v1.GetClimateReportRequest).
+const weatherServiceGetClimateReportInputSchema = `{
+  "type": "object",
+  "description": "The arguments of GetClimateReport.",
+  "properties": {
+    "city": {
+      "description": "The city, optionally with its country, e.g. \"Paris, FR\".",
+      "anyOf": [
+        {"type": "string", "minLength": 1},
+        {"type": "null"}
+      ]
+    },
+    "years": {
+      "description": "How many past years to cover, 1 to 10. Defaults to 3.",
+      "anyOf": [
+        {"type": "integer", "minimum": 1, "maximum": 10},
+        {"type": "null"}
+      ]
+    }
+  },
+  "additionalProperties": false
+}`
+
+// weatherServiceGetClimateReportOutputSchema is the JSON Schema of the get_climate_report tool's structured
+// result (weather.v1.GetClimateReportResponse).
+const weatherServiceGetClimateReportOutputSchema = `{
+  "type": "object",
+  "description": "The report of GetClimateReport.",
+  "properties": {
+    "place": {
+      "type": "object",
+      "description": "The place reported on.",
+      "properties": {
+        "name": {
+          "type": "string",
+          "description": "The place's display name."
+        },
+        "coordinates": {
+          "type": "object",
+          "description": "Where the place is.",
+          "properties": {
+            "latitude": {
+              "description": "Latitude, from -90 (south) to 90 (north).",
+              "anyOf": [
+                {"type": "number"},
+                {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+              ]
+            },
+            "longitude": {
+              "description": "Longitude, from -180 (west) to 180 (east).",
+              "anyOf": [
+                {"type": "number"},
+                {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+              ]
+            }
+          },
+          "additionalProperties": false
+        },
+        "timeZone": {
+          "type": "string",
+          "description": "The place's IANA time zone, e.g. Europe/Paris."
+        }
+      },
+      "additionalProperties": false
+    },
+    "years": {
+      "type": "array",
+      "description": "One entry per year, the most recent first.",
+      "items": {
+        "type": "object",
+        "description": "One year of a climate report.",
+        "properties": {
+          "year": {
+            "type": "integer",
+            "description": "The year, e.g. 2025.",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "meanHigh": {
+            "description": "The mean of the year's daily highs, in degrees Celsius.",
+            "anyOf": [
+              {"type": "number"},
+              {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}
+            ]
+          },
+          "rainyDays": {
+            "type": "integer",
+            "description": "How many days it rained.",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          }
+        },
+        "additionalProperties": false
+      }
+    },
+    "summary": {
+      "type": "string",
+      "description": "The report in one sentence."
     }
   },
   "additionalProperties": false

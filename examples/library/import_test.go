@@ -1,0 +1,87 @@
+package library_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	libraryv1 "github.com/protomcp/protomcp/examples/library/gen/library/v1"
+	"github.com/protomcp/protomcp/examples/library/gen/library/v1/libraryv1connect"
+	"github.com/protomcp/protomcp/examples/library/gen/library/v1/libraryv1mcp"
+)
+
+// TestImportBooks proves that ImportBooks, an rpc that returns a google.longrunning.Operation
+// (AIP-151), is one implementation for every protocol: a Connect client gets the done
+// operation with the books in its response, and the MCP client's generated ImportBooks (a
+// tool that runs as a task) gets that response itself, decoded; the import's errors reach
+// MCP as the service wrote them.
+func TestImportBooks(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	ctx := context.WithValue(testCtx(t), tokenKey, "admin-token")
+
+	cc := libraryv1connect.NewLibraryServiceClient(http.DefaultClient, s.url)
+	req := connect.NewRequest(&libraryv1.ImportBooksRequest{Books: []*libraryv1.CreateBookRequest{
+		{Title: "Dawn", Author: "Octavia E. Butler", Year: 1987},
+	}})
+	req.Header().Set("Authorization", "Bearer admin-token")
+	op, err := cc.ImportBooks(ctx, req)
+	if err != nil {
+		t.Fatalf("connect ImportBooks: %v", err)
+	}
+	viaConnect := new(libraryv1.ImportBooksResponse)
+	if !op.Msg.GetDone() || op.Msg.GetResponse().UnmarshalTo(viaConnect) != nil {
+		t.Fatalf("connect ImportBooks: the operation is not done with a response: %v", op.Msg)
+	}
+	if got := viaConnect.GetBooks(); len(got) != 1 || got[0].GetId() != 6 || got[0].GetTitle() != "Dawn" {
+		t.Errorf("connect ImportBooks: %v", got)
+	}
+
+	_, rc := mcpCaller(t, s)
+	client := libraryv1mcp.NewLibraryServiceClient(rc)
+	want := []*libraryv1.Book{
+		{Id: 7, Title: "Lilith's Brood", Author: "Octavia E. Butler", Year: 1989, Available: true},
+		{Id: 8, Title: "The Lathe of Heaven", Author: "Ursula K. Le Guin", Year: 1971, Available: true},
+	}
+	cctx, _ := withID(ctx)
+	res, err := client.ImportBooks(cctx, &libraryv1.ImportBooksRequest{Books: []*libraryv1.CreateBookRequest{
+		{Title: want[0].GetTitle(), Author: want[0].GetAuthor(), Year: want[0].GetYear()},
+		{Title: want[1].GetTitle(), Author: want[1].GetAuthor(), Year: want[1].GetYear()},
+	}})
+	if err != nil {
+		t.Fatalf("MCP ImportBooks: %v", err)
+	}
+	if !proto.Equal(res, &libraryv1.ImportBooksResponse{Books: want}) {
+		t.Errorf("MCP ImportBooks: %v, want %v", res, want)
+	}
+	all, err := client.ListBooks(ctx, &libraryv1.ListBooksRequest{})
+	if err != nil || len(all.GetBooks()) != 8 {
+		t.Errorf("after the imports: %d books, %v; want 8", len(all.GetBooks()), err)
+	}
+
+	// The started form: a handle, whose Wait gives the same kind of result.
+	cctx, _ = withID(ctx)
+	h, err := client.StartImportBooks(cctx, &libraryv1.ImportBooksRequest{Books: []*libraryv1.CreateBookRequest{{Title: "Xenogenesis", Author: "Octavia E. Butler", Year: 1989}}})
+	if err != nil {
+		t.Fatalf("MCP StartImportBooks: %v", err)
+	}
+	if res, err := h.Wait(ctx); err != nil || len(res.GetBooks()) != 1 || res.GetBooks()[0].GetId() != 9 {
+		t.Errorf("MCP StartImportBooks' Wait: %v, %v", res, err)
+	}
+
+	// An incomplete book: the service's InvalidArgument and its BadRequest, through MCP.
+	m, _ := mcpCaller(t, s)
+	cctx, _ = withID(ctx)
+	_, err = client.ImportBooks(cctx, &libraryv1.ImportBooksRequest{Books: []*libraryv1.CreateBookRequest{{Title: "Untitled"}}})
+	if code := m.code(err); code != codes.InvalidArgument {
+		t.Fatalf("MCP ImportBooks of an incomplete book: %v (%v), want InvalidArgument", err, code)
+	}
+	if d := m.details(err); len(d) != 1 || d[0].(*errdetails.BadRequest).GetFieldViolations()[0].GetField() != "books[0].author" {
+		t.Errorf("MCP ImportBooks of an incomplete book: details %v", d)
+	}
+}

@@ -1,0 +1,243 @@
+package interop
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+	"github.com/protomcp/protomcp/runtime"
+)
+
+// Our client's task handle against real task servers of the TypeScript SDK's experimental
+// tasks (spec 2025-11-25, Tasks): the official "everything" server over stdio, and the SDK's
+// own interactive task example over Streamable HTTP. Each tool requires a task
+// (execution.taskSupport "required"), so the client learns that from tools/list and sends
+// params.task; the input the tasks wait for reaches its handlers on the tasks/result stream.
+
+// taskArgs is a tool's arguments as a Struct, for the typed calls of tools with no proto.
+func taskArgs(t *testing.T, m map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The Go client drives the everything server's simulate-research-query task: started with
+// StartTypedTask, its status polled while it works through its stages, its clarification
+// (input_required) answered by the client's elicitation handler through tasks/result, and its
+// report collected with Wait. A plain call of the same tool starts and waits for a task too.
+func TestGoTaskClientAgainstEverythingServer(t *testing.T) {
+	t.Parallel()
+	dir := ensureNodeModules(t)
+	t.Logf("%s %s", everythingPackage, lockedVersion(t, everythingPackage))
+	var stderr syncBuffer
+	var asked atomic.Int32
+	cmd := exec.Command(nodePath(t), filepath.Join(dir, "node_modules", everythingPackage, "dist", "index.js"), "stdio")
+	c, err := runtime.NewCommandClient(cmd,
+		runtime.WithLogger(slog.New(slog.NewTextHandler(&stderr, nil))),
+		runtime.WithElicitationHandler(func(_ context.Context, p *runtime.ElicitParams) (*runtime.ElicitResult, error) {
+			asked.Add(1)
+			if !strings.Contains(p.Message, "multiple interpretations") {
+				return nil, fmt.Errorf("unexpected elicitation %q", p.Message)
+			}
+			return &runtime.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": "programming"}}, nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	defer func() {
+		if err := c.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", stderr.String())
+		}
+	}()
+
+	h, err := runtime.StartTypedTask[mcpv1.ToolResult](ctx, c, "simulate-research-query",
+		taskArgs(t, map[string]any{"topic": "python", "ambiguous": true}), runtime.WithTaskTTL(2*time.Minute))
+	if err != nil {
+		t.Fatalf("start simulate-research-query: %v", err)
+	}
+	if h.ID() == "" {
+		t.Fatal("simulate-research-query answered without a task")
+	}
+	info, err := h.Status(ctx)
+	if err != nil {
+		t.Fatalf("tasks/get: %v", err)
+	}
+	if info.ID != h.ID() || info.Status.Terminal() || info.PollInterval != time.Second || info.TTL <= 0 || info.CreatedAt.IsZero() {
+		t.Errorf("tasks/get right after the start: %+v", info)
+	}
+	res, err := h.Wait(ctx)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	report := textOf(res)
+	if !strings.Contains(report, "# Research Report: python (programming)") {
+		t.Errorf("report does not carry the clarification:\n%s", report)
+	}
+	if asked.Load() != 1 {
+		t.Errorf("elicitations answered = %d, want 1", asked.Load())
+	}
+	if info, err := h.Status(ctx); err != nil || info.Status != runtime.TaskCompleted {
+		t.Errorf("tasks/get after Wait: %+v, %v", info, err)
+	}
+	tasks, _, err := c.ListTasks(ctx, "")
+	if err != nil || len(tasks) == 0 {
+		t.Errorf("tasks/list: %d tasks, %v", len(tasks), err)
+	}
+
+	// A plain call of a tool that requires a task: the client makes it one and waits.
+	plain, err := runtime.CallTypedTool[mcpv1.ToolResult](ctx, c, "simulate-research-query", taskArgs(t, map[string]any{"topic": "tides"}))
+	if err != nil {
+		t.Fatalf("plain call: %v", err)
+	}
+	if !strings.Contains(textOf(plain), "# Research Report: tides") {
+		t.Errorf("plain call's report:\n%s", textOf(plain))
+	}
+
+	// Cancelled while it works: Wait reports it by its code.
+	h, err = runtime.StartTypedTask[mcpv1.ToolResult](ctx, c, "simulate-research-query", taskArgs(t, map[string]any{"topic": "storms"}))
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	if err := h.Cancel(ctx); err != nil {
+		t.Fatalf("tasks/cancel: %v", err)
+	}
+	if _, err := h.Wait(ctx); runtime.CodeOf(err) != runtime.CodeRequestCancelled {
+		t.Errorf("Wait on a cancelled task: %v (code %d), want code %d", err, runtime.CodeOf(err), runtime.CodeRequestCancelled)
+	}
+}
+
+// textOf is the text of a tool result's content blocks.
+func textOf(r *mcpv1.ToolResult) string {
+	var b strings.Builder
+	for _, c := range r.GetContent() {
+		b.WriteString(c.GetText().GetText())
+	}
+	return b.String()
+}
+
+// The Go client against the TypeScript SDK's interactive task example server
+// (examples/server/simpleTaskInteractive.js) over Streamable HTTP: confirm_delete asks for
+// confirmation by elicitation, write_haiku asks the client's model by sampling, each while
+// running as a task; the client opens the standalone stream, where the example sends them.
+func TestGoTaskClientAgainstTypeScriptTaskServer(t *testing.T) {
+	t.Parallel()
+	url := startTSTaskExample(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// The example sends the requests of its tasks on the standalone GET stream (spec
+	// 2025-11-25, Tasks: "clients SHOULD expect messages to be delivered on any SSE stream,
+	// including the HTTP GET stream").
+	c := runtime.NewClient(url, runtime.WithStandaloneStream(),
+		runtime.WithElicitationHandler(func(_ context.Context, p *runtime.ElicitParams) (*runtime.ElicitResult, error) {
+			if !strings.Contains(p.Message, "notes.txt") {
+				return nil, fmt.Errorf("unexpected elicitation %q", p.Message)
+			}
+			return &runtime.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+		}),
+		runtime.WithSamplingHandler(func(_ context.Context, p *runtime.CreateMessageParams) (*runtime.CreateMessageResult, error) {
+			return &runtime.CreateMessageResult{Role: "assistant", Model: "test", Content: runtime.TextContent("tasks wait\npolled, then collected\nthe result arrives")}, nil
+		}))
+	defer func() { _ = c.Close(ctx) }()
+
+	h, err := runtime.StartTypedTask[mcpv1.ToolResult](ctx, c, "confirm_delete", taskArgs(t, map[string]any{"filename": "notes.txt"}))
+	if err != nil {
+		t.Fatalf("start confirm_delete: %v", err)
+	}
+	if h.ID() == "" {
+		t.Fatal("confirm_delete answered without a task")
+	}
+	res, err := h.Wait(ctx)
+	if err != nil {
+		t.Fatalf("confirm_delete: %v", err)
+	}
+	if got := textOf(res); got != "Deleted 'notes.txt'" {
+		t.Errorf("confirm_delete: %q", got)
+	}
+
+	// Resumed by ID, as after a restart of the client: a second client collects the task.
+	h, err = runtime.StartTypedTask[mcpv1.ToolResult](ctx, c, "write_haiku", taskArgs(t, map[string]any{"topic": "polling"}))
+	if err != nil {
+		t.Fatalf("start write_haiku: %v", err)
+	}
+	res, err = runtime.ResumeTypedTask[mcpv1.ToolResult](c, "write_haiku", h.ID()).Wait(ctx)
+	if err != nil {
+		t.Fatalf("write_haiku: %v", err)
+	}
+	if got := textOf(res); !strings.Contains(got, "Haiku:\ntasks wait") {
+		t.Errorf("write_haiku: %q", got)
+	}
+}
+
+// startTSTaskExample starts the TypeScript SDK's simpleTaskInteractive example on a free
+// loopback port, waits (bounded) until it listens, and stops it when the test ends.
+func startTSTaskExample(t *testing.T) string {
+	t.Helper()
+	dir := ensureNodeModules(t)
+	t.Logf("@modelcontextprotocol/sdk %s", lockedVersion(t, "@modelcontextprotocol/sdk"))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	script := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "examples", "server", "simpleTaskInteractive.js")
+	cmd := exec.Command(nodePath(t), script)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", script, err)
+	}
+	listening := make(chan struct{})
+	var out syncBuffer
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		once := false
+		for sc.Scan() {
+			fmt.Fprintln(&out, sc.Text())
+			if !once && strings.Contains(sc.Text(), "Starting server on") {
+				once = true
+				close(listening)
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("simpleTaskInteractive stdout:\n%s\nstderr:\n%s", out.String(), stderr.String())
+		}
+	})
+	select {
+	case <-listening:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("simpleTaskInteractive did not listen within 30s\nstdout:\n%s\nstderr:\n%s", out.String(), stderr.String())
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}

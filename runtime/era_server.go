@@ -391,6 +391,8 @@ var modernMethods = map[string]bool{
 	methodResourcesList: true, methodResourceTemplates: true, methodResourcesRead: true,
 	methodPromptsList: true, methodPromptsGet: true,
 	methodComplete: true,
+	methodTasksGet: true, methodTasksUpdate: true, methodTasksCancel: true,
+	methodTasksResult: true, methodTasksList: true, // refused with -32601 by their handlers
 }
 
 // serveModern serves a POSTed message of the modern era.
@@ -468,7 +470,7 @@ func (s *Server) serveDiscover(w http.ResponseWriter, r *http.Request, mr *moder
 		info, _ := json.Marshal(s.impl)
 		return &Response{Result: &DiscoverResult{
 			SupportedVersions: s.supportedVersions(),
-			Capabilities:      s.capabilities(),
+			Capabilities:      s.discoverCapabilities(),
 			Instructions:      s.cfg.instructions,
 			CacheScope:        "public",
 			Meta:              map[string]json.RawMessage{metaServerInfo: info},

@@ -160,6 +160,15 @@ type serverConfig struct {
 	sessionStore         SessionStore // WithSessionStore
 	bus                  Bus          // WithBus
 	replicaID            string       // WithReplicaID
+	// Tasks (task_server.go).
+	taskStore          TaskStore // WithTaskStore
+	taskTTL            time.Duration
+	maxTaskTTL         time.Duration
+	taskPollInterval   time.Duration
+	maxTasks           int
+	maxTasksPerCaller  int
+	maxTaskBytes       int64
+	maxTaskResultBytes int
 }
 
 func defaultServerConfig() serverConfig {
@@ -184,6 +193,13 @@ func defaultServerConfig() serverConfig {
 		maxSessionState:      defaultMaxSessionState,
 		handshakeTimeout:     defaultHandshakeTimeout,
 		bodyReadTimeout:      defaultBodyReadTimeout,
+		taskTTL:              defaultTaskTTL,
+		maxTaskTTL:           defaultMaxTaskTTL,
+		taskPollInterval:     defaultTaskPoll,
+		maxTasks:             defaultMaxTasks,
+		maxTasksPerCaller:    defaultTasksPerUser,
+		maxTaskBytes:         defaultTaskBytes,
+		maxTaskResultBytes:   defaultTaskResult,
 	}
 }
 
@@ -387,4 +403,58 @@ func WithServerBudget(n int64) ServerOption {
 // gets -32602.
 func WithMaxSessionState(n int64) ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxSessionState, n, unlimitedBytes) })
+}
+
+// The options of tasks: tool calls that outlive their request (task_server.go).
+
+// WithTaskStore sets where a Server keeps its tasks (default: a MemoryTaskStore of its own).
+// Replicas of a server share tasks through a shared store (the redis module's).
+func WithTaskStore(st TaskStore) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.taskStore = st })
+}
+
+// WithTaskTTL sets how long a task is kept after its creation when its client asks for no
+// TTL (default 1 hour; Unlimited: until the server stops, within WithMaxTaskTTL). Its handler
+// is cancelled when the TTL runs out, and the task is forgotten.
+func WithTaskTTL(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.taskTTL, d, unlimitedDuration) })
+}
+
+// WithMaxTaskTTL caps the TTL a client may ask for a task (default 24 hours; Unlimited: no
+// cap).
+func WithMaxTaskTTL(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxTaskTTL, d, unlimitedDuration) })
+}
+
+// WithTaskPollInterval sets the interval between polls a Server suggests to the clients of
+// its tasks (default 1 s). It is no limit and cannot be turned off: Unlimited, like zero,
+// means the default.
+func WithTaskPollInterval(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.taskPollInterval, d, c.taskPollInterval) })
+}
+
+// WithMaxTasks limits the live tasks of a Server, all callers together (default 1000;
+// Unlimited: no limit); a tools/call that would create one more is refused with a JSON-RPC
+// error (-32600) that says so. Finished tasks count until their TTL runs out.
+func WithMaxTasks(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxTasks, n, unlimitedCount) })
+}
+
+// WithMaxTasksPerCaller limits the live tasks of one caller: one authenticated identity, or
+// one session without authentication (default 100; Unlimited: no limit). Past it a tools/call
+// that would create a task is refused with a JSON-RPC error (-32600) that says so.
+func WithMaxTasksPerCaller(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxTasksPerCaller, n, unlimitedCount) })
+}
+
+// WithMaxTaskBytes limits the bytes the task store's records may take together, stored
+// results included (default 64 MiB; Unlimited: no limit); past it new tasks are refused.
+func WithMaxTaskBytes(n int64) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxTaskBytes, n, unlimitedBytes) })
+}
+
+// WithMaxTaskResultBytes limits the size of one task's stored result (default 4 MiB;
+// Unlimited: no limit); a larger result fails the task with an error that says so.
+func WithMaxTaskResultBytes(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxTaskResultBytes, n, unlimitedCount) })
 }

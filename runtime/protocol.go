@@ -40,6 +40,9 @@ type ClientCapabilities struct {
 	Sampling     *SamplingCapability    `json:"sampling,omitempty"`
 	Elicitation  *ElicitationCapability `json:"elicitation,omitempty"`
 	Experimental map[string]any         `json:"experimental,omitempty"`
+	// Extensions are the extensions the client declares, by identifier (spec 2026-07-28,
+	// Extensions): io.modelcontextprotocol/tasks, say.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // RootsCapability declares roots support.
@@ -67,6 +70,10 @@ type ServerCapabilities struct {
 	Resources    *ResourcesCapability   `json:"resources,omitempty"`
 	Tools        *ListChangedCapability `json:"tools,omitempty"`
 	Experimental map[string]any         `json:"experimental,omitempty"`
+	// Tasks is declared in 2025-11-25 when some tool may be called as a task (task_server.go).
+	Tasks *ServerTasksCapability `json:"tasks,omitempty"`
+	// Extensions are the extensions the server declares in 2026-07-28 (server/discover).
+	Extensions map[string]any `json:"extensions,omitempty"`
 }
 
 // ListChangedCapability declares a feature and whether list_changed notifications are sent.
@@ -103,7 +110,9 @@ type Tool struct {
 	InputSchema  json.RawMessage  `json:"inputSchema"`
 	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
-	Meta         map[string]any   `json:"_meta,omitempty"`
+	// Execution says how the tool may be called: as a task or not (task.go).
+	Execution *ToolExecution `json:"execution,omitempty"`
+	Meta      map[string]any `json:"_meta,omitempty"`
 }
 
 // ListToolsResult is the result of tools/list.

@@ -70,6 +70,8 @@ type Server struct {
 	cluster *cluster // the replica set this server is part of, or nil (cluster.go)
 
 	retention retention // delivered streams whose stored events are forgotten later (retention.go)
+
+	tasks taskRunner // tool calls run as tasks (task_server.go)
 }
 
 // methodHandler handles one JSON-RPC request method.
@@ -123,6 +125,7 @@ func NewServer(impl Implementation, opts ...ServerOption) *Server {
 		methodResourcesSubscribe: routeURI,
 		methodResourcesUnsub:     routeURI,
 	}
+	s.addTaskMethods()
 	s.call = chain(cfg.interceptors, serveRequest)
 	s.startCluster()
 	return s
@@ -576,6 +579,9 @@ func (s *Server) capabilities() ServerCapabilities {
 	}
 	if s.cfg.completion != nil || s.hasCompleters() {
 		c.Completions = &struct{}{}
+	}
+	if s.taskCapable() {
+		c.Tasks = tasksCapability()
 	}
 	return c
 }

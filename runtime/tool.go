@@ -43,6 +43,8 @@ type toolEntry struct {
 	enc *resultEncoding
 	// scopes are the OAuth scopes a caller's token needs (ToolSpec.Scopes).
 	scopes []string
+	// taskSupport says whether the tool runs as a task (ToolSpec.TaskSupport).
+	taskSupport TaskSupport
 }
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -81,13 +83,16 @@ func (s *Server) addTool(spec ToolSpec, e *toolEntry, opts []HandlerOption) {
 	if err != nil {
 		panic(fmt.Sprintf("mcp: tool %q: %v", spec.Name, err))
 	}
-	e.tool, e.encoded, e.scopes = t, enc, spec.Scopes
+	e.tool, e.encoded, e.scopes, e.taskSupport = t, enc, spec.Scopes, spec.TaskSupport
 	if len(spec.Scopes) > 0 {
 		s.scoped.Store(true)
 	}
 	e.call = chain(newHandlerConfig(opts).interceptors, e.call)
 	if !s.tools.add(spec.Name, e) {
 		panic(fmt.Sprintf("mcp: a tool named %q is already registered", spec.Name))
+	}
+	if e.taskSupport != TaskForbidden {
+		s.tasks.tools.Add(1)
 	}
 	s.broadcast(notifToolsListChanged, nil)
 }
@@ -100,6 +105,9 @@ func describeTool(spec *ToolSpec) Tool {
 		panic(fmt.Sprintf("mcp: invalid tool name %q: must match %s", spec.Name, toolNameRE))
 	}
 	t := Tool{Name: spec.Name, Title: spec.Title, Description: spec.Description, Annotations: spec.Annotations, Meta: spec.Meta}
+	if spec.TaskSupport != TaskForbidden {
+		t.Execution = &ToolExecution{TaskSupport: spec.TaskSupport.String()}
+	}
 	t.InputSchema = mustSchema(spec.Name, "input", spec.InputSchema, `{"type":"object"}`)
 	if spec.OutputSchema != "" {
 		t.OutputSchema = mustSchema(spec.Name, "output", spec.OutputSchema, "")
@@ -109,7 +117,11 @@ func describeTool(spec *ToolSpec) Tool {
 
 // RemoveTool removes a tool; it reports whether there was one.
 func (s *Server) RemoveTool(name string) bool {
+	t, _ := s.tools.get(name)
 	ok := s.tools.remove(name)
+	if ok && t != nil && t.taskSupport != TaskForbidden {
+		s.tasks.tools.Add(-1)
+	}
 	if ok {
 		s.broadcast(notifToolsListChanged, nil)
 	}
@@ -191,6 +203,9 @@ func (s *Server) routeCallTool(req *Request) {
 		req.Message = msg
 	}
 	req.serve = t.call
+	if err := s.routeTask(req, t); err != nil {
+		req.serve = failWith(err)
+	}
 }
 
 // callToolParams reads a tools/call's name and arguments (without _meta, which runHandler
@@ -242,6 +257,9 @@ func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (a
 	switch {
 	case resp == nil:
 	case resp.Result != nil:
+		if tc, ok := resp.Result.(*taskCreated); ok {
+			return tc, nil // a task was created: its CreateTaskResult (task_server.go)
+		}
 		tr, ok := resp.Result.(*CallToolResult)
 		if !ok {
 			return nil, Errorf(CodeInternalError, "tools/call answered with a %T result; want a *runtime.CallToolResult", resp.Result)

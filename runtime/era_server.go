@@ -284,7 +284,7 @@ func (s *Server) checkModernHeaders(h http.Header, msg *wireMessage, p *modernPa
 	if msg.Method == methodToolsCall {
 		return s.checkToolHeaders(h, p)
 	}
-	return nil
+	return checkTaskNameHeader(h[headerName], msg) // task_methods.go
 }
 
 // checkToolHeaders checks a tools/call's Mcp-Param-* headers against the annotations of the

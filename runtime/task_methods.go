@@ -420,3 +420,22 @@ func appendTTL(b []byte, ttl time.Duration) []byte {
 	}
 	return strconv.AppendInt(b, ttl.Milliseconds(), 10)
 }
+
+// checkTaskNameHeader checks the Mcp-Name header of a tasks/get, tasks/update or
+// tasks/cancel against params.taskId, which it must repeat when present (extension
+// io.modelcontextprotocol/tasks, Streamable HTTP: Routing Headers).
+func checkTaskNameHeader(hv []string, msg *wireMessage) *modernError {
+	switch msg.Method {
+	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+	default:
+		return nil
+	}
+	if len(hv) == 0 {
+		return nil
+	}
+	var p struct {
+		TaskID *string `json:"taskId"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	return checkNameHeader(hv, msg.Method, "taskId", p.TaskID)
+}

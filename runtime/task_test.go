@@ -548,3 +548,18 @@ func TestTasksShutdownCancels(t *testing.T) {
 	assert.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded, "a working task holds a graceful shutdown until its bound")
 	assert.EqualValues(t, 1, tt.cancelled.Load())
 }
+
+// TestTasksModernNameHeader checks the Mcp-Name header of the task methods: it must repeat
+// params.taskId (-32020 otherwise).
+func TestTasksModernNameHeader(t *testing.T) {
+	t.Parallel()
+	hs, tt := newTaskServer(t)
+	close(tt.release)
+	c := newModernClient(t, hs.URL, true)
+	id := c.result("tools/call", map[string]any{"name": "slow"})["taskId"].(string)
+	r := c.read(c.send(c.body("tasks/get", map[string]any{"taskId": id}), map[string]string{"Mcp-Method": "tasks/get", "Mcp-Name": id}))
+	assert.Nil(t, r.Error)
+	r = c.read(c.send(c.body("tasks/get", map[string]any{"taskId": id}), map[string]string{"Mcp-Method": "tasks/get", "Mcp-Name": "another"}))
+	require.NotNil(t, r.Error)
+	assert.Equal(t, -32020, r.Error.Code)
+}

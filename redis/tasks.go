@@ -256,4 +256,3 @@ func (ts *TaskStore) Delete(ctx context.Context, id string) error {
 	})
 	return wrap("delete task", ctxErr(ctx, err))
 }
-

@@ -140,6 +140,25 @@ func serveReplica(redisURL string) error {
 		}
 		return text("done"), nil
 	})
+	// job runs as a task until gate args.a opens, and answers with its replica's ID;
+	// forever runs as a task until its replica dies.
+	srv.AddTool(runtime.ToolSpec{Name: "job", TaskSupport: runtime.TaskOptional}, func(ctx context.Context, req *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		var args struct{ A string }
+		if err := json.Unmarshal(req.Arguments, &args); err != nil {
+			return nil, err
+		}
+		_ = runtime.CallerFrom(ctx).SetStatusMessage(ctx, "waiting for "+args.A)
+		select {
+		case <-gate(args.A):
+			return text("done by " + srv.ReplicaID()), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	srv.AddTool(runtime.ToolSpec{Name: "forever", TaskSupport: runtime.TaskRequired}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
 	srv.AddResource(runtime.Resource{URI: "res://a", Name: "a"}, func(_ context.Context, uri string) (*runtime.ReadResourceResult, error) {
 		return &runtime.ReadResourceResult{Contents: []runtime.ResourceContents{runtime.TextResource(uri, "text/plain", "a")}}, nil
 	})

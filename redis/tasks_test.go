@@ -2,14 +2,19 @@ package redismcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	redismcp "github.com/protomcp/protomcp/redis"
 	"github.com/protomcp/protomcp/runtime"
+	"go.uber.org/goleak"
 )
 
 // TestStoreTasks checks the Redis TaskStore against the runtime.TaskStore contract: caps
@@ -92,5 +97,120 @@ func TestStoreTasks(t *testing.T) {
 	})
 	if page, _, _ := ts.List(ctx, "dave", "", 10); len(page) != 0 {
 		t.Fatalf("an expired task is listed: %v", page)
+	}
+}
+
+// TestReplicaSetTasks runs three replicas sharing one redis-server behind a round-robin
+// proxy: a task started through one replica is polled, and its result collected, through the
+// others; the SIGKILL of the replica running a task ends it failed, within the Bus lease
+// (testLease here; redismcp.Options.Lease, 3 s by default) of the death, at the next poll.
+func TestReplicaSetTasks(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() {
+		http.DefaultClient.CloseIdleConnections()
+		goleak.VerifyNone(t, before)
+	})
+	rs := startRedis(t)
+	reps := []*replica{startReplica(t, rs.url()), startReplica(t, rs.url()), startReplica(t, rs.url())}
+	px := newProxy(t, reps)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := runtime.NewClient(px.URL+"/mcp", legacy)
+	defer c.Close(context.Background())
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	type task struct {
+		TaskID        string `json:"taskId"`
+		Status        string `json:"status"`
+		StatusMessage string `json:"statusMessage"`
+	}
+	start := func(tool string, args any) task {
+		t.Helper()
+		raw, err := c.Call(ctx, "tools/call", map[string]any{"name": tool, "arguments": args, "task": map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct{ Task task }
+		if err := json.Unmarshal(raw, &r); err != nil || r.Task.TaskID == "" {
+			t.Fatalf("tools/call answered %s, %v; want a CreateTaskResult", raw, err)
+		}
+		return r.Task
+	}
+	get := func(id string) task {
+		t.Helper()
+		raw, err := c.Call(ctx, "tasks/get", map[string]any{"taskId": id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tk task
+		if err := json.Unmarshal(raw, &tk); err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	backendsOf := func(rpc string) map[int]bool {
+		seen := map[int]bool{}
+		for _, h := range px.find(func(h hit) bool { return h.session == c.SessionID() && h.rpc == rpc }) {
+			seen[h.backend] = true
+		}
+		return seen
+	}
+
+	tk := start("job", map[string]string{"a": "job1"})
+	calls := px.find(func(h hit) bool { return h.session == c.SessionID() && h.rpc == "tools/call" })
+	runner := calls[len(calls)-1].backend
+	for range 3 {
+		if got := get(tk.TaskID); got.Status != "working" {
+			t.Fatalf("tasks/get = %+v; want working", got)
+		}
+	}
+	if seen := backendsOf("tasks/get"); len(seen) != 3 {
+		t.Fatalf("tasks/get went to replicas %v; want all 3", seen)
+	}
+	waitFor(t, 5*time.Second, "the handler's status message", func() bool { return get(tk.TaskID).StatusMessage == "waiting for job1" })
+	resp, err := http.Get("http://" + reps[runner].addr + "/gate?name=job1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for range 3 {
+		raw, err := c.Call(ctx, "tasks/result", map[string]any{"taskId": tk.TaskID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res runtime.CallToolResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			t.Fatal(err)
+		}
+		if got := textOf(t, &res); got != "done by "+reps[runner].id {
+			t.Fatalf("tasks/result = %q; want the result of replica %d", got, runner)
+		}
+	}
+	if seen := backendsOf("tasks/result"); len(seen) != 3 {
+		t.Fatalf("tasks/result went to replicas %v; want all 3", seen)
+	}
+
+	// The SIGKILL of the replica running a task.
+	tk = start("forever", nil)
+	calls = px.find(func(h hit) bool { return h.session == c.SessionID() && h.rpc == "tools/call" })
+	victim := calls[len(calls)-1].backend
+	px.kill(victim)
+	if err := reps[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-reps[victim].done
+	killed := time.Now()
+	var got task
+	waitFor(t, testLease+5*time.Second, "the task of the killed replica to fail", func() bool {
+		got = get(tk.TaskID)
+		return got.Status != "working"
+	})
+	if got.Status != "failed" || !strings.Contains(got.StatusMessage, "stopped") {
+		t.Fatalf("task of the killed replica = %+v; want failed, saying its replica stopped", got)
+	}
+	t.Logf("failed %v after the SIGKILL (lease %v)", time.Since(killed).Round(10*time.Millisecond), testLease)
+	if _, err := c.Call(ctx, "tasks/result", map[string]any{"taskId": tk.TaskID}); err == nil || !strings.Contains(err.Error(), "stopped") {
+		t.Fatalf("tasks/result of the failed task: %v; want the error saying its replica stopped", err)
 	}
 }

@@ -64,6 +64,7 @@ type InterceptorsOption interface {
 
 type handlerConfig struct {
 	interceptors []Interceptor
+	deferTask    bool // DeferTask (task_server.go)
 }
 
 func newHandlerConfig(opts []HandlerOption) handlerConfig {

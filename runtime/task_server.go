@@ -174,6 +174,9 @@ func (s *Server) routeTask(req *Request, t *toolEntry) error {
 	if req.rs == nil {
 		return nil
 	}
+	if t.deferTask {
+		return s.routeDeferredTask(req, t)
+	}
 	if req.rs.sess.stateless {
 		// Server-directed (2026-07-28, io.modelcontextprotocol/tasks): a tool that supports
 		// tasks runs as one whenever the request's client declares the extension.
@@ -230,7 +233,7 @@ func (c *taskCreated) MarshalJSON() ([]byte, error) {
 // the client asked for (0: the server's default).
 func (s *Server) createTaskFunc(t *toolEntry, ttl time.Duration) CallFunc {
 	return func(ctx context.Context, req *Request) (*Response, error) {
-		rec, err := s.startTask(ctx, req, t, ttl)
+		rec, err := s.startTask(ctx, req, t, ttl, t.call)
 		if err != nil {
 			return nil, err
 		}
@@ -287,7 +290,7 @@ func (s *Server) taskTTL(asked time.Duration) time.Duration {
 }
 
 // startTask stores a new task's record and starts its handler, detached from the request.
-func (s *Server) startTask(ctx context.Context, req *Request, t *toolEntry, asked time.Duration) (*TaskRecord, error) {
+func (s *Server) startTask(ctx context.Context, req *Request, t *toolEntry, asked time.Duration, run CallFunc) (*TaskRecord, error) {
 	rs := req.rs
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	rec := &TaskRecord{
@@ -328,7 +331,7 @@ func (s *Server) startTask(ctx context.Context, req *Request, t *toolEntry, aske
 	s.tasks.mu.Unlock()
 
 	trs := s.taskRequestState(rs, rt, tctx)
-	go s.runTask(rt, trs, t)
+	go s.runTask(rt, trs, t, run)
 	return rec, nil
 }
 
@@ -346,7 +349,7 @@ func (s *Server) taskRequestState(rs *requestState, rt *runningTask, ctx context
 }
 
 // runTask runs a task's handler and stores its outcome.
-func (s *Server) runTask(rt *runningTask, trs *requestState, t *toolEntry) {
+func (s *Server) runTask(rt *runningTask, trs *requestState, t *toolEntry, run CallFunc) {
 	defer s.handlerDone()
 	defer close(rt.done)
 	defer func() {
@@ -356,13 +359,13 @@ func (s *Server) runTask(rt *runningTask, trs *requestState, t *toolEntry) {
 		rt.cancel(nil)
 	}()
 	ctx := &trs.ctx
-	result, err := s.callTaskHandler(ctx, trs, t)
+	result, err := s.callTaskHandler(ctx, trs, t, run)
 	s.finishTask(ctx, rt, result, err)
 }
 
 // callTaskHandler runs the tool's handler (inside its registration's interceptors) and
 // returns its result as JSON, or the protocol error it ended with.
-func (s *Server) callTaskHandler(ctx context.Context, trs *requestState, t *toolEntry) (result json.RawMessage, err error) {
+func (s *Server) callTaskHandler(ctx context.Context, trs *requestState, t *toolEntry, run CallFunc) (result json.RawMessage, err error) {
 	req := &trs.req
 	defer func() {
 		if p := recover(); p != nil {
@@ -370,7 +373,7 @@ func (s *Server) callTaskHandler(ctx context.Context, trs *requestState, t *tool
 			result, err = nil, Errorf(CodeInternalError, "internal error: the tool %q panicked", truncate(t.tool.Name, 64))
 		}
 	}()
-	resp, err := t.call(ctx, req)
+	resp, err := run(ctx, req)
 	ans, err := toolAnswer(ctx, req, resp, err)
 	if err != nil {
 		return nil, err
@@ -690,5 +693,125 @@ func (c *Caller) SetStatusMessage(ctx context.Context, message string) error {
 		r.StatusMessage = message
 		return nil
 	})
+	return nil
+}
+
+// DeferTask is a HandlerOption of a tool that may run as a task (ToolSpec.TaskSupport): the
+// runtime does not make its calls tasks before its handler runs; the handler runs in the
+// request, may ask the client for input there (in 2026-07-28 by multi round-trip requests),
+// and becomes a task by returning ContinueAsTask. A handler that answers directly answers the
+// call, or, when the client asked for a task (2025-11-25 params.task), a task completed at
+// once. This is how a tool gathers input first and then goes on asynchronously
+// (io.modelcontextprotocol/tasks, composition with multi round-trip requests).
+func DeferTask() HandlerOption { return deferTaskOption{} }
+
+type deferTaskOption struct{}
+
+func (deferTaskOption) applyHandler(c *handlerConfig) { c.deferTask = true }
+
+// ContinueAsTask returns the error with which a handler goes on as a task: the call answers
+// with a CreateTaskResult, and fn runs detached, as the task's handler, on the task's context
+// (its Caller reports the task's ID, and its input requests go through the task). Where the
+// call cannot be a task (its client does not support tasks, or its tool was not registered
+// with DeferTask and does not run as one already), fn runs at once, in the request.
+func ContinueAsTask(fn func(ctx context.Context) (*CallToolResult, error)) error {
+	return &taskContinuation{fn: fn}
+}
+
+// taskContinuation is what ContinueAsTask returns.
+type taskContinuation struct {
+	fn func(ctx context.Context) (*CallToolResult, error)
+}
+
+// Error says what the value is, should it be seen as an error.
+func (*taskContinuation) Error() string { return "mcp: the handler continues as a task" }
+
+// continueInline runs a ContinueAsTask where no task can be made: at once, in the request.
+func continueInline(ctx context.Context, req *Request, resp *Response, err error) (*Response, error) {
+	var cont *taskContinuation
+	if err == nil || !errors.As(err, &cont) {
+		return resp, err
+	}
+	res, err := cont.fn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := req.response()
+	*out = Response{Result: res}
+	return out, nil
+}
+
+// routeDeferredTask routes a call of a DeferTask tool: the handler runs in the request, and
+// its ContinueAsTask starts the task when the client can have one (a 2025-11-25 call with
+// params.task; a 2026-07-28 client that declares the extension).
+func (s *Server) routeDeferredTask(req *Request, t *toolEntry) error {
+	wanted, ttl := false, time.Duration(0)
+	if req.rs.sess.stateless {
+		wanted = clientDeclaresTasks(req.rs.sess)
+		if !wanted && t.taskSupport == TaskRequired {
+			data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{taskExtension: map[string]any{}}}})
+			return &Error{Code: CodeMissingClientCapability, Message: "tool " + strconv.Quote(t.tool.Name) + " runs only as a task: the request's clientCapabilities must declare the extension " + taskExtension, Data: data}
+		}
+	} else {
+		tp, err := callTaskParams(req.Params)
+		if err != nil {
+			return err
+		}
+		switch {
+		case tp == nil && t.taskSupport == TaskRequired:
+			return Errorf(CodeMethodNotFound, "tool %q must be called as a task: add params.task (spec 2025-11-25, Tasks, Tool-Level Negotiation)", t.tool.Name)
+		case tp != nil && t.taskSupport == TaskForbidden:
+			return Errorf(CodeMethodNotFound, "tool %q cannot be called as a task: its execution.taskSupport is forbidden", t.tool.Name)
+		}
+		if tp != nil {
+			wanted = true
+			if tp.TTL != nil && *tp.TTL > 0 {
+				ttl = time.Duration(*tp.TTL) * time.Millisecond
+			}
+		}
+	}
+	if !wanted {
+		return nil // the handler answers; a ContinueAsTask runs in the request (toolAnswer)
+	}
+	req.serve = func(ctx context.Context, req *Request) (*Response, error) {
+		resp, err := t.call(ctx, req)
+		var cont *taskContinuation
+		var run CallFunc
+		switch {
+		case err != nil && errors.As(err, &cont):
+			run = func(ctx context.Context, req *Request) (*Response, error) {
+				res, err := cont.fn(ctx)
+				if err != nil {
+					return nil, err
+				}
+				out := req.response()
+				*out = Response{Result: res}
+				return out, nil
+			}
+		case req.rs.sess.stateless || (req.rs.mrtr != nil && req.rs.mrtr.inputRequired() != nil):
+			return resp, err // answered directly (2026-07-28 allows it), or asking for input
+		default:
+			// 2025-11-25 asked for a task: one that ends at once with this answer.
+			var kept Response
+			if resp != nil {
+				kept = *resp
+			}
+			run = func(_ context.Context, req *Request) (*Response, error) {
+				if err != nil {
+					return nil, err
+				}
+				out := req.response()
+				*out = kept
+				return out, nil
+			}
+		}
+		rec, err := s.startTask(ctx, req, t, ttl, run)
+		if err != nil {
+			return nil, err
+		}
+		out := req.response()
+		*out = Response{Result: &taskCreated{rec: rec, modern: req.rs.sess.stateless}}
+		return out, nil
+	}
 	return nil
 }

@@ -563,3 +563,60 @@ func TestTasksModernNameHeader(t *testing.T) {
 	require.NotNil(t, r.Error)
 	assert.Equal(t, -32020, r.Error.Code)
 }
+
+// addDeferredTool adds "later": it asks for a name in the request, then goes on as a task
+// (DeferTask, ContinueAsTask) whose result greets the name.
+func addDeferredTool(s *runtime.Server) {
+	s.AddTool(runtime.ToolSpec{Name: "later", TaskSupport: runtime.TaskOptional}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		res, err := runtime.CallerFrom(ctx).Elicit(runtime.WithInputKey(ctx, "user_name"), &runtime.ElicitParams{Message: "your name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+		if err != nil {
+			return nil, err
+		}
+		name := fmt.Sprint(res.Content["name"])
+		return nil, runtime.ContinueAsTask(func(ctx context.Context) (*runtime.CallToolResult, error) {
+			return textResult("Hello, " + name + ", from task " + runtime.CallerFrom(ctx).TaskID()), nil
+		})
+	}, runtime.DeferTask())
+}
+
+// TestTasksDeferred composes input and tasks: a DeferTask tool asks for input in the request
+// (2026-07-28: an InputRequiredResult, with no taskId; 2025-11-25: an elicitation on the
+// call's stream) and then goes on as a task, whose result carries the answer; a client that
+// cannot have tasks gets the continuation's result directly.
+func TestTasksDeferred(t *testing.T) {
+	t.Parallel()
+	s := runtime.NewServer(runtime.Implementation{Name: "tasks"}, runtime.WithLogger(discardLogger()))
+	addDeferredTool(s)
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+		hs.Close()
+	})
+
+	c := newModernClient(t, hs.URL, true)
+	round1 := c.result("tools/call", map[string]any{"name": "later"})
+	assert.Equal(t, "input_required", round1["resultType"])
+	assert.NotContains(t, round1, "taskId")
+	require.Contains(t, round1["inputRequests"], "user_name")
+	round2 := c.result("tools/call", map[string]any{"name": "later", "requestState": round1["requestState"],
+		"inputResponses": map[string]any{"user_name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}})
+	assert.Equal(t, "task", round2["resultType"])
+	assert.NotContains(t, round2, "requestState")
+	id := round2["taskId"].(string)
+	got := c.waitStatus(id, runtime.TaskCompleted)
+	assert.Contains(t, string(mustJSON(t, got["result"])), "Hello, Ada, from task "+id)
+
+	l := newLegacyClient(t, hs.URL)
+	l.answer = func(string, json.RawMessage) any {
+		return map[string]any{"action": "accept", "content": map[string]any{"name": "Grace"}}
+	}
+	id = l.result("tools/call", map[string]any{"name": "later", "task": map[string]any{}})["task"].(map[string]any)["taskId"].(string)
+	r := l.call("tasks/result", map[string]any{"taskId": id})
+	require.Nil(t, r.Error)
+	assert.Contains(t, string(r.Result), "Hello, Grace, from task "+id)
+
+	direct := l.result("tools/call", map[string]any{"name": "later"})
+	assert.Contains(t, string(mustJSON(t, direct)), `Hello, Grace, from task "`)
+}

@@ -45,6 +45,8 @@ type toolEntry struct {
 	scopes []string
 	// taskSupport says whether the tool runs as a task (ToolSpec.TaskSupport).
 	taskSupport TaskSupport
+	// deferTask: its handler decides when a call becomes a task (DeferTask, task_server.go).
+	deferTask bool
 }
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -87,7 +89,8 @@ func (s *Server) addTool(spec ToolSpec, e *toolEntry, opts []HandlerOption) {
 	if len(spec.Scopes) > 0 {
 		s.scoped.Store(true)
 	}
-	e.call = chain(newHandlerConfig(opts).interceptors, e.call)
+	hc := newHandlerConfig(opts)
+	e.call, e.deferTask = chain(hc.interceptors, e.call), hc.deferTask
 	if !s.tools.add(spec.Name, e) {
 		panic(fmt.Sprintf("mcp: a tool named %q is already registered", spec.Name))
 	}
@@ -250,6 +253,7 @@ func failWith(err error) CallFunc {
 // JSON-RPC error for an *Error or a cancelled request, a result with isError set for any other
 // error (as documented on ToolHandler), and a typed tool's message encoded without copies.
 func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (any, error) {
+	resp, err = continueInline(ctx, req, resp, err) // a ContinueAsTask where no task can be (task_server.go)
 	if err != nil {
 		return toolFailure(ctx, err)
 	}

@@ -16,8 +16,25 @@ import (
 // ToolSpec.TaskSupport and added raw, as their schemas and names are the suite's.
 
 // addTaskTools adds greet (an ordinary tool), slow_compute, failing_job (a task-only tool),
-// protocol_error_job, confirm_delete and multi_input.
+// protocol_error_job, confirm_delete, multi_input and test_tool_with_task.
 func addTaskTools(srv *runtime.Server) {
+	// test_tool_with_task asks for a name in the request (a multi round-trip request in
+	// 2026-07-28), and only then goes on as a task (runtime.DeferTask, ContinueAsTask).
+	srv.AddTool(runtime.ToolSpec{
+		Name: "test_tool_with_task", Description: "Asks for your name, then greets you from a task.",
+		TaskSupport: runtime.TaskRequired,
+	}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		name, err := askName(ctx, "user_name", "What is your name?")
+		if err != nil {
+			return nil, err
+		}
+		return nil, runtime.ContinueAsTask(func(ctx context.Context) (*runtime.CallToolResult, error) {
+			if err := sleep(ctx, 200*time.Millisecond); err != nil {
+				return nil, err
+			}
+			return textResult("Hello, " + name + "!"), nil
+		})
+	}, runtime.DeferTask())
 	srv.AddTool(runtime.ToolSpec{
 		Name: "greet", Description: "Greets someone by name, at once.",
 		InputSchema: `{"type":"object","properties":{"name":{"type":"string"}}}`,

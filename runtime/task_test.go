@@ -620,3 +620,87 @@ func TestTasksDeferred(t *testing.T) {
 	direct := l.result("tools/call", map[string]any{"name": "later"})
 	assert.Contains(t, string(mustJSON(t, direct)), `Hello, Grace, from task "`)
 }
+
+// openGET opens the session's GET stream and returns the messages read from it; the stream
+// closes with the test.
+func (c *rawClient) openGET(t *testing.T) <-chan map[string]any {
+	ctx, cancel := context.WithCancel(testCtx(t))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	out := make(chan map[string]any, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && data != "" {
+				var m map[string]any
+				if json.Unmarshal([]byte(data), &m) == nil {
+					select {
+					case out <- m:
+					default:
+					}
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return out
+}
+
+// TestTasksLegacyNotifications follows a task on the session's GET stream (spec 2025-11-25,
+// Tasks: notifications/tasks/status is optional; progress goes on with the creating
+// request's progressToken, with the related-task _meta): the handler's progress arrives
+// there, and the status notifications show working, then completed.
+func TestTasksLegacyNotifications(t *testing.T) {
+	t.Parallel()
+	hs, tt := newTaskServer(t)
+	c := newLegacyClient(t, hs.URL)
+	notes := c.openGET(t)
+	id := c.result("tools/call", map[string]any{"name": "slow", "task": map[string]any{}, "_meta": map[string]any{"progressToken": "p1"}})["task"].(map[string]any)["taskId"].(string)
+	<-tt.started
+	var progress map[string]any
+	statuses := []string{}
+	next := func() map[string]any {
+		select {
+		case m := <-notes:
+			return m
+		case <-testCtx(t).Done():
+			require.FailNow(t, "no notification", "statuses so far %v", statuses)
+			return nil
+		}
+	}
+	for progress == nil {
+		m := next()
+		p, _ := m["params"].(map[string]any)
+		switch m["method"] {
+		case "notifications/progress":
+			progress = p
+		case "notifications/tasks/status":
+			statuses = append(statuses, fmt.Sprint(p["status"]))
+		}
+	}
+	assert.Equal(t, "p1", progress["progressToken"])
+	assert.EqualValues(t, 1, progress["progress"])
+	assert.Equal(t, "half way", progress["message"])
+	assert.Equal(t, map[string]any{"taskId": id}, progress["_meta"].(map[string]any)["io.modelcontextprotocol/related-task"])
+	close(tt.release)
+	for len(statuses) == 0 || statuses[len(statuses)-1] != "completed" {
+		m := next()
+		if m["method"] == "notifications/tasks/status" {
+			p := m["params"].(map[string]any)
+			assert.Equal(t, id, p["taskId"])
+			statuses = append(statuses, fmt.Sprint(p["status"]))
+		}
+	}
+	for _, s := range statuses[:len(statuses)-1] {
+		assert.Equal(t, "working", s, "every status before the last: %v", statuses)
+	}
+}

@@ -12,10 +12,11 @@ import (
 // MemoryTaskStore is the TaskStore a Server uses by default: tasks in its own memory, lost
 // with the process, seen by this process only.
 type MemoryTaskStore struct {
-	mu    sync.Mutex
-	tasks map[string]*TaskRecord
-	bytes int64
-	now   func() time.Time
+	mu       sync.Mutex
+	tasks    map[string]*TaskRecord
+	bytes    int64
+	maxBytes int64 // the Bytes of the last Create's limits, which Update keeps to
+	now      func() time.Time
 }
 
 // NewMemoryTaskStore returns an empty in-memory TaskStore.
@@ -45,6 +46,7 @@ func (m *MemoryTaskStore) Create(_ context.Context, rec *TaskRecord, limits Task
 			return fmt.Errorf("%w: this caller holds %d tasks, the most one caller may hold", ErrTaskLimit, limits.PerOwner)
 		}
 	}
+	m.maxBytes = limits.Bytes
 	size := rec.size()
 	if limits.Bytes > 0 && m.bytes+size > limits.Bytes {
 		return fmt.Errorf("%w: the task store's budget of %d bytes is used up", ErrTaskLimit, limits.Bytes)
@@ -79,7 +81,11 @@ func (m *MemoryTaskStore) Update(_ context.Context, id string, fn func(*TaskReco
 	if err := fn(&c); err != nil {
 		return nil, err
 	}
-	m.bytes += c.size() - r.size()
+	grow := c.size() - r.size()
+	if m.maxBytes > 0 && grow > 0 && m.bytes+grow > m.maxBytes {
+		return nil, fmt.Errorf("%w: the task store's budget of %d bytes is used up", ErrTaskLimit, m.maxBytes)
+	}
+	m.bytes += grow
 	*r = c
 	out := c
 	return &out, nil

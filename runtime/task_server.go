@@ -301,16 +301,6 @@ func (s *Server) startTask(ctx context.Context, req *Request, t *toolEntry, aske
 	if !s.handlerStarted() {
 		return nil, NewError(CodeInternalError, "server is shutting down")
 	}
-	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	err := s.taskStore().Create(sctx, rec, s.taskLimits())
-	cancel()
-	if err != nil {
-		s.handlerDone()
-		if errors.Is(err, ErrTaskLimit) {
-			return nil, Errorf(CodeInvalidRequest, "too many tasks: %v; wait for some to finish or cancel them", err)
-		}
-		return nil, Errorf(CodeInternalError, "the task store is unavailable: %v", err)
-	}
 	rt := &runningTask{id: rec.ID, modern: rs.sess.stateless, done: make(chan struct{}), changed: make(chan struct{}), inputs: make(map[string]*taskInput)}
 	if !rt.modern {
 		rt.sess = rs.sess
@@ -323,14 +313,29 @@ func (s *Server) startTask(ctx context.Context, req *Request, t *toolEntry, aske
 		tcancel = func(cause error) { prev(cause); stop() }
 	}
 	rt.cancel = tcancel
+	// Running before it is stored: a record that is not terminal and has no handler here is
+	// an orphan to every reader (checkOrphan), tasks/list's included.
 	s.tasks.mu.Lock()
 	if s.tasks.running == nil {
 		s.tasks.running = make(map[string]*runningTask)
 	}
 	s.tasks.running[rec.ID] = rt
 	s.tasks.mu.Unlock()
-
-	trs := s.taskRequestState(rs, rt, tctx)
+	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	err := s.taskStore().Create(sctx, rec, s.taskLimits())
+	cancel()
+	if err != nil {
+		s.tasks.mu.Lock()
+		delete(s.tasks.running, rec.ID)
+		s.tasks.mu.Unlock()
+		tcancel(nil)
+		s.handlerDone()
+		if errors.Is(err, ErrTaskLimit) {
+			return nil, Errorf(CodeInvalidRequest, "too many tasks: %v; wait for some to finish or cancel them", err)
+		}
+		return nil, Errorf(CodeInternalError, "the task store is unavailable: %v", err)
+	}
+	trs := s.taskRequestState(tctx, rs, rt)
 	go s.runTask(rt, trs, t, run)
 	return rec, nil
 }
@@ -338,7 +343,7 @@ func (s *Server) startTask(ctx context.Context, req *Request, t *toolEntry, aske
 // taskRequestState is the request state a task's handler sees: the creating request's
 // caller, metadata and arguments, on the task's own context; what the handler sends the
 // client goes through the task (taskNotify, taskAsk).
-func (s *Server) taskRequestState(rs *requestState, rt *runningTask, ctx context.Context) *requestState {
+func (s *Server) taskRequestState(ctx context.Context, rs *requestState, rt *runningTask) *requestState {
 	trs := &requestState{sess: rs.sess, st: rs.st, id: rs.id, meta: rs.meta, progressToken: rs.progressToken, header: rs.header, token: rs.token, task: rt}
 	trs.caller.rs = trs
 	trs.req = rs.req
@@ -421,13 +426,21 @@ func (s *Server) finishTask(ctx context.Context, rt *runningTask, result json.Ra
 		status, msg = TaskFailed, e.Message
 		errJSON, _ = json.Marshal(e)
 	}
-	s.updateTask(rt, func(r *TaskRecord) error {
-		if r.Status.Terminal() {
-			return errTaskTerminal
+	outcome := func(status TaskStatus, msg string, result, errJSON json.RawMessage) func(*TaskRecord) error {
+		return func(r *TaskRecord) error {
+			if r.Status.Terminal() {
+				return errTaskTerminal
+			}
+			r.Status, r.StatusMessage, r.Result, r.Error, r.InputRequests = status, msg, result, errJSON, nil
+			return nil
 		}
-		r.Status, r.StatusMessage, r.Result, r.Error, r.InputRequests = status, msg, result, errJSON, nil
-		return nil
-	})
+	}
+	if _, err := s.updateTask(rt, outcome(status, msg, result, errJSON)); errors.Is(err, ErrTaskLimit) {
+		// The result does not fit in the store's budget: the task fails, saying so.
+		msg = fmt.Sprintf("the tool's result of %d bytes does not fit in the server's budget for tasks: %v", len(result), err)
+		errJSON, _ = json.Marshal(NewError(CodeInternalError, msg))
+		_, _ = s.updateTask(rt, outcome(TaskFailed, msg, nil, errJSON))
+	}
 }
 
 // isErrorResult reports whether a CallToolResult's JSON has isError true.
@@ -443,7 +456,7 @@ var errTaskTerminal = errors.New("mcp: the task is terminal")
 
 // updateTask applies fn to a running task's record, stamps it, and tells whoever waits on
 // the task (and the client, by a status notification) of the change.
-func (s *Server) updateTask(rt *runningTask, fn func(*TaskRecord) error) *TaskRecord {
+func (s *Server) updateTask(rt *runningTask, fn func(*TaskRecord) error) (*TaskRecord, error) {
 	ctx, cancel := context.WithTimeout(s.baseCtxOrBackground(), storeTimeout)
 	defer cancel()
 	rec, err := s.taskStore().Update(ctx, rt.id, func(r *TaskRecord) error {
@@ -457,11 +470,11 @@ func (s *Server) updateTask(rt *runningTask, fn func(*TaskRecord) error) *TaskRe
 		if !errors.Is(err, errTaskTerminal) && !errors.Is(err, ErrTaskNotFound) {
 			s.log.Warn("mcp: could not update a task's record", "task", rt.id, "error", err)
 		}
-		return nil
+		return nil, err
 	}
 	rt.signal()
 	s.notifyTaskStatus(rt, rec)
-	return rec
+	return rec, nil
 }
 
 // baseCtxOrBackground is the context of the store calls that record a task's outcome: they
@@ -508,7 +521,7 @@ func (rt *runningTask) notify(rs *requestState, method string, params any) error
 	if method == notifProgress {
 		if p, ok := params.(*ProgressParams); ok && p.Message != "" {
 			msg := p.Message
-			rs.sess.server.updateTask(rt, func(r *TaskRecord) error {
+			_, _ = rs.sess.server.updateTask(rt, func(r *TaskRecord) error {
 				if r.Status.Terminal() {
 					return errTaskTerminal
 				}
@@ -606,7 +619,7 @@ func (s *Server) publishInputs(rt *runningTask) {
 		inputs, _ = json.Marshal(m)
 	}
 	rt.mu.Unlock()
-	s.updateTask(rt, func(r *TaskRecord) error {
+	_, _ = s.updateTask(rt, func(r *TaskRecord) error {
 		if r.Status.Terminal() {
 			return errTaskTerminal
 		}
@@ -686,13 +699,16 @@ func (c *Caller) SetStatusMessage(ctx context.Context, message string) error {
 	if rs.task == nil {
 		return nil
 	}
-	rs.sess.server.updateTask(rs.task, func(r *TaskRecord) error {
+	_, err := rs.sess.server.updateTask(rs.task, func(r *TaskRecord) error {
 		if r.Status.Terminal() {
 			return errTaskTerminal
 		}
 		r.StatusMessage = message
 		return nil
 	})
+	if err != nil && !errors.Is(err, errTaskTerminal) && !errors.Is(err, ErrTaskNotFound) {
+		return fmt.Errorf("mcp: set the task's status message: %w", err)
+	}
 	return nil
 }
 

@@ -704,3 +704,25 @@ func TestTasksLegacyNotifications(t *testing.T) {
 		assert.Equal(t, "working", s, "every status before the last: %v", statuses)
 	}
 }
+
+// TestTasksResultBudget fails a task whose result does not fit: over the per-result limit,
+// or over the store's byte budget, with a message that says so.
+func TestTasksResultBudget(t *testing.T) {
+	t.Parallel()
+	for _, opt := range []runtime.ServerOption{runtime.WithMaxTaskResultBytes(1000), runtime.WithMaxTaskBytes(4000)} {
+		s := runtime.NewServer(runtime.Implementation{Name: "tasks"}, runtime.WithLogger(discardLogger()), opt)
+		s.AddTool(runtime.ToolSpec{Name: "big", TaskSupport: runtime.TaskOptional}, func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+			return textResult(strings.Repeat("x", 5000)), nil
+		})
+		hs := httptest.NewServer(s)
+		c := newModernClient(t, hs.URL, true)
+		id := c.result("tools/call", map[string]any{"name": "big"})["taskId"].(string)
+		got := c.waitStatus(id, runtime.TaskFailed)
+		assert.Contains(t, got["statusMessage"], "bytes")
+		assert.Nil(t, got["result"])
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		require.NoError(t, s.Shutdown(ctx))
+		cancel()
+		hs.Close()
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 	"github.com/protomcp/protomcp/runtime"
 )
 
@@ -725,4 +726,37 @@ func TestTasksResultBudget(t *testing.T) {
 		cancel()
 		hs.Close()
 	}
+}
+
+// TestTasksTypedTool runs a typed tool (what generated code registers) as a task in both
+// eras: its decoded request reaches the handler, and its typed response is the task's result
+// (structuredContent and the text mirror).
+func TestTasksTypedTool(t *testing.T) {
+	t.Parallel()
+	s := runtime.NewServer(runtime.Implementation{Name: "tasks"}, runtime.WithLogger(discardLogger()))
+	runtime.AddTypedTool(s, runtime.ToolSpec{Name: "echo", OutputSchema: `{"type":"object"}`, TaskSupport: runtime.TaskRequired},
+		func(_ context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+			return &mcpv1.TextContent{Text: "echo: " + in.GetText()}, nil
+		})
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+		hs.Close()
+	})
+	l := newLegacyClient(t, hs.URL)
+	id := l.result("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}, "task": map[string]any{}})["task"].(map[string]any)["taskId"].(string)
+	r := l.call("tasks/result", map[string]any{"taskId": id})
+	require.Nil(t, r.Error)
+	var res struct {
+		StructuredContent map[string]any `json:"structuredContent"`
+	}
+	require.NoError(t, json.Unmarshal(r.Result, &res))
+	assert.Equal(t, "echo: hi", res.StructuredContent["text"])
+
+	m := newModernClient(t, hs.URL, true)
+	id = m.result("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "ho"}})["taskId"].(string)
+	got := m.waitStatus(id, runtime.TaskCompleted)
+	assert.Equal(t, "echo: ho", got["result"].(map[string]any)["structuredContent"].(map[string]any)["text"])
 }

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -140,8 +141,10 @@ func serveReplica(redisURL string) error {
 		}
 		return text("done"), nil
 	})
-	// job runs as a task until gate args.a opens, and answers with its replica's ID;
-	// forever runs as a task until its replica dies.
+	// job runs as a task until gate args.a opens, and answers with its replica's ID (it counts
+	// the times its context was cancelled: GET /tasks-cancelled); forever runs as a task until
+	// its replica dies.
+	var jobsCancelled atomic.Int32
 	srv.AddTool(runtime.ToolSpec{Name: "job", TaskSupport: runtime.TaskOptional}, func(ctx context.Context, req *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
 		var args struct{ A string }
 		if err := json.Unmarshal(req.Arguments, &args); err != nil {
@@ -152,6 +155,7 @@ func serveReplica(redisURL string) error {
 		case <-gate(args.A):
 			return text("done by " + srv.ReplicaID()), nil
 		case <-ctx.Done():
+			jobsCancelled.Add(1)
 			return nil, ctx.Err()
 		}
 	})
@@ -171,6 +175,9 @@ func serveReplica(redisURL string) error {
 	mux.Handle("/mcp", srv)
 	mux.HandleFunc("/gate", func(w http.ResponseWriter, r *http.Request) {
 		close(gate(r.URL.Query().Get("name")))
+	})
+	mux.HandleFunc("/tasks-cancelled", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, jobsCancelled.Load())
 	})
 	mux.HandleFunc("/goroutines", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, goruntime.NumGoroutine())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -149,6 +150,7 @@ func TestReplicaSetTasks(t *testing.T) {
 		}
 		return tk
 	}
+	var got task
 	backendsOf := func(rpc string) map[int]bool {
 		seen := map[int]bool{}
 		for _, h := range px.find(func(h hit) bool { return h.session == c.SessionID() && h.rpc == rpc }) {
@@ -191,6 +193,39 @@ func TestReplicaSetTasks(t *testing.T) {
 		t.Fatalf("tasks/result went to replicas %v; want all 3", seen)
 	}
 
+	// tasks/cancel through another replica cancels the handler on the one running it (over
+	// the Bus).
+	tk = start("job", map[string]string{"a": "never"})
+	calls = px.find(func(h hit) bool { return h.session == c.SessionID() && h.rpc == "tools/call" })
+	runner = calls[len(calls)-1].backend
+	for {
+		gets := px.find(func(h hit) bool { return h.session == c.SessionID() })
+		if (gets[len(gets)-1].backend+1)%3 != runner {
+			break // the proxy's next request goes to another replica
+		}
+		get(tk.TaskID)
+	}
+	raw, err := c.Call(ctx, "tasks/cancel", map[string]any{"taskId": tk.TaskID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancels := px.find(func(h hit) bool { return h.session == c.SessionID() && h.rpc == "tasks/cancel" })
+	if cancels[0].backend == runner {
+		t.Fatalf("tasks/cancel went to the replica running the task (%d)", runner)
+	}
+	if err := json.Unmarshal(raw, &got); err != nil || got.Status != "cancelled" {
+		t.Fatalf("tasks/cancel = %s, %v; want the task cancelled", raw, err)
+	}
+	waitFor(t, 5*time.Second, "the handler's context cancelled on its replica", func() bool {
+		resp, err := http.Get("http://" + reps[runner].addr + "/tasks-cancelled")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b) == "1"
+	})
+
 	// The SIGKILL of the replica running a task.
 	tk = start("forever", nil)
 	calls = px.find(func(h hit) bool { return h.session == c.SessionID() && h.rpc == "tools/call" })
@@ -201,7 +236,6 @@ func TestReplicaSetTasks(t *testing.T) {
 	}
 	<-reps[victim].done
 	killed := time.Now()
-	var got task
 	waitFor(t, testLease+5*time.Second, "the task of the killed replica to fail", func() bool {
 		got = get(tk.TaskID)
 		return got.Status != "working"

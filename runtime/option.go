@@ -443,7 +443,9 @@ func WithMaxTasks(n int) ServerOption {
 
 // WithMaxTasksPerCaller limits the live tasks of one caller: one authenticated identity, or
 // one session without authentication (default 100; Unlimited: no limit). Past it a tools/call
-// that would create a task is refused with a JSON-RPC error (-32600) that says so.
+// that would create a task is refused with a JSON-RPC error (-32600) that says so. Callers of
+// the 2026-07-28 era without authentication are no one caller: WithMaxTasks alone bounds
+// their tasks.
 func WithMaxTasksPerCaller(n int) ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxTasksPerCaller, n, unlimitedCount) })
 }

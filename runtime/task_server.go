@@ -321,8 +321,13 @@ func (s *Server) startTask(ctx context.Context, req *Request, t *toolEntry, aske
 	}
 	s.tasks.running[rec.ID] = rt
 	s.tasks.mu.Unlock()
+	limits := s.taskLimits()
+	if rec.Owner == "" {
+		// Anonymous 2026-07-28 callers are no one caller: only the total cap holds them.
+		limits.PerOwner = 0
+	}
 	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	err := s.taskStore().Create(sctx, rec, s.taskLimits())
+	err := s.taskStore().Create(sctx, rec, limits)
 	cancel()
 	if err != nil {
 		s.tasks.mu.Lock()

@@ -760,3 +760,33 @@ func TestTasksTypedTool(t *testing.T) {
 	got := m.waitStatus(id, runtime.TaskCompleted)
 	assert.Equal(t, "echo: ho", got["result"].(map[string]any)["structuredContent"].(map[string]any)["text"])
 }
+
+// TestTasksModernLimits checks, in 2026-07-28: tasks/cancel of a working task cancels its
+// handler and leaves it cancelled; the server's TTL (WithTaskTTL) ends a task, cancelling its
+// handler, and the task is forgotten; the total cap refuses one task too many.
+func TestTasksModernLimits(t *testing.T) {
+	t.Parallel()
+	hs, tt := newTaskServer(t, runtime.WithTaskTTL(time.Second), runtime.WithMaxTasks(2))
+	c := newModernClient(t, hs.URL, true)
+	created := c.result("tools/call", map[string]any{"name": "slow"})
+	assert.EqualValues(t, 1000, created["ttlMs"])
+	id := created["taskId"].(string)
+	<-tt.started
+	assert.Equal(t, map[string]any{"resultType": "complete"}, c.result("tasks/cancel", map[string]any{"taskId": id}))
+	assert.True(t, waitFor(5*time.Second, func() bool { return tt.cancelled.Load() == 1 }), "tasks/cancel cancels the handler")
+	assert.Equal(t, "cancelled", c.result("tasks/get", map[string]any{"taskId": id})["status"])
+
+	id = c.result("tools/call", map[string]any{"name": "slow"})["taskId"].(string)
+	<-tt.started
+	r := c.call("tools/call", map[string]any{"name": "slow"})
+	require.NotNil(t, r.Error, "a third live task passes WithMaxTasks(2)")
+	assert.Contains(t, r.Error.Message, "too many tasks")
+	assert.True(t, waitFor(5*time.Second, func() bool { return tt.cancelled.Load() == 2 }), "the TTL cancels the handler")
+	assert.True(t, waitFor(5*time.Second, func() bool {
+		return c.code("tasks/get", map[string]any{"taskId": id}) == int(runtime.CodeInvalidParams)
+	}), "an expired task is forgotten")
+	// Expired tasks leave room.
+	assert.Equal(t, "task", c.result("tools/call", map[string]any{"name": "slow"})["resultType"])
+	<-tt.started
+	close(tt.release)
+}

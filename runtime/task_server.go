@@ -30,9 +30,7 @@ const (
 	methodTasksCancel   = "tasks/cancel"
 	methodTasksUpdate   = "tasks/update"
 	notifTasksStatus    = "notifications/tasks/status"
-	notifTasksModern    = "notifications/tasks"
 	metaRelatedTask     = "io.modelcontextprotocol/related-task"
-	metaModelImmediate  = "io.modelcontextprotocol/model-immediate-response"
 	taskExtension       = "io.modelcontextprotocol/tasks"
 	defaultTaskTTL      = time.Hour
 	defaultMaxTaskTTL   = 24 * time.Hour

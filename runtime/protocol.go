@@ -110,7 +110,7 @@ type Tool struct {
 	InputSchema  json.RawMessage  `json:"inputSchema"`
 	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
-	// Execution says how the tool may be called: as a task or not (task.go).
+	// Execution says how the tool may be called: as a task or not (task_server.go).
 	Execution *ToolExecution `json:"execution,omitempty"`
 	Meta      map[string]any `json:"_meta,omitempty"`
 }

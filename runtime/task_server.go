@@ -22,7 +22,7 @@ import (
 // answer about the task reads; the replica running it keeps, besides, what cannot be stored:
 // the cancel function and the handler's pending input requests.
 
-// Method names and _meta keys of tasks.
+// The names tasks use on the wire, and the defaults of their options.
 const (
 	methodTasksGet      = "tasks/get"
 	methodTasksResult   = "tasks/result"
@@ -58,7 +58,6 @@ type runningTask struct {
 	modern  bool     // created by a 2026-07-28 request: answers take that era's shape
 	sess    *session // the 2025-11-25 session that created it, for notifications; nil in 2026-07-28
 	cancel  context.CancelCauseFunc
-	done    chan struct{} // closed when the handler has returned and the outcome is stored
 	changed chan struct{} // closed, and replaced, whenever the record changes
 
 	mu     sync.Mutex
@@ -107,9 +106,12 @@ type ServerTasksCapability struct {
 
 // TaskRequestsTypes lists the requests a server accepts as tasks.
 type TaskRequestsTypes struct {
-	Tools *struct {
-		Call *struct{} `json:"call,omitempty"`
-	} `json:"tools,omitempty"`
+	Tools *TaskToolRequests `json:"tools,omitempty"`
+}
+
+// TaskToolRequests lists the tool requests a server accepts as tasks: tools/call.
+type TaskToolRequests struct {
+	Call *struct{} `json:"call,omitempty"`
 }
 
 // ToolExecution is a tool's execution member in tools/list (spec 2025-11-25, Tasks,
@@ -120,10 +122,7 @@ type ToolExecution struct {
 
 // tasksCapability is what a 2025-11-25 server declares when it runs tasks.
 func tasksCapability() *ServerTasksCapability {
-	req := &TaskRequestsTypes{}
-	req.Tools = &struct {
-		Call *struct{} `json:"call,omitempty"`
-	}{Call: &struct{}{}}
+	req := &TaskRequestsTypes{Tools: &TaskToolRequests{Call: &struct{}{}}}
 	return &ServerTasksCapability{List: &struct{}{}, Cancel: &struct{}{}, Requests: req}
 }
 
@@ -172,42 +171,57 @@ func (s *Server) routeTask(req *Request, t *toolEntry) error {
 	if req.rs == nil {
 		return nil
 	}
-	if t.deferTask {
-		return s.routeDeferredTask(req, t)
+	wanted, ttl, err := taskWanted(req, t)
+	switch {
+	case err != nil:
+		return err
+	case t.deferTask:
+		if wanted {
+			req.serve = s.deferredTaskFunc(t, ttl)
+		}
+		return nil // without a task, a ContinueAsTask runs in the request (toolAnswer)
+	case wanted:
+		req.serve = s.createTaskFunc(t, ttl)
 	}
+	return nil
+}
+
+// taskWanted decides whether a tools/call of t is to be a task, with the TTL its client asked
+// (0: the server's default), or refused. In 2026-07-28 the server decides
+// (io.modelcontextprotocol/tasks): a tool that supports tasks runs as one whenever the
+// request's client capabilities declare the extension, and a task-only tool is refused with
+// -32021 otherwise. In 2025-11-25 the client asks with params.task, which a forbidden tool
+// refuses and a task-only tool requires, with -32601 (spec 2025-11-25, Tasks, Tool-Level
+// Negotiation).
+func taskWanted(req *Request, t *toolEntry) (bool, time.Duration, error) {
 	if req.rs.sess.stateless {
-		// Server-directed (2026-07-28, io.modelcontextprotocol/tasks): a tool that supports
-		// tasks runs as one whenever the request's client declares the extension.
 		switch {
 		case t.taskSupport == TaskForbidden:
-			return nil
+			return false, 0, nil
 		case clientDeclaresTasks(req.rs.sess):
-			req.serve = s.createTaskFunc(t, 0)
-			return nil
+			return true, 0, nil
 		case t.taskSupport == TaskRequired:
 			data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{taskExtension: map[string]any{}}}})
-			return &Error{Code: CodeMissingClientCapability, Message: "tool " + strconv.Quote(t.tool.Name) + " runs only as a task: the request's clientCapabilities must declare the extension " + taskExtension, Data: data}
+			return false, 0, &Error{Code: CodeMissingClientCapability, Message: "tool " + strconv.Quote(t.tool.Name) + " runs only as a task: the request's clientCapabilities must declare the extension " + taskExtension, Data: data}
 		}
-		return nil
+		return false, 0, nil
 	}
 	tp, err := callTaskParams(req.Params)
-	if err != nil {
-		return err
-	}
 	switch {
+	case err != nil:
+		return false, 0, err
 	case tp == nil && t.taskSupport == TaskRequired:
-		return Errorf(CodeMethodNotFound, "tool %q must be called as a task: add params.task (spec 2025-11-25, Tasks, Tool-Level Negotiation)", t.tool.Name)
+		return false, 0, Errorf(CodeMethodNotFound, "tool %q must be called as a task: add params.task (spec 2025-11-25, Tasks, Tool-Level Negotiation)", t.tool.Name)
 	case tp == nil:
-		return nil
+		return false, 0, nil
 	case t.taskSupport == TaskForbidden:
-		return Errorf(CodeMethodNotFound, "tool %q cannot be called as a task: its execution.taskSupport is forbidden", t.tool.Name)
+		return false, 0, Errorf(CodeMethodNotFound, "tool %q cannot be called as a task: its execution.taskSupport is forbidden", t.tool.Name)
 	}
 	var ttl time.Duration
 	if tp.TTL != nil && *tp.TTL > 0 {
 		ttl = time.Duration(*tp.TTL) * time.Millisecond
 	}
-	req.serve = s.createTaskFunc(t, ttl)
-	return nil
+	return true, ttl, nil
 }
 
 // taskCreated is the answer of a tools/call that created a task: encoded as its era's
@@ -299,7 +313,7 @@ func (s *Server) startTask(ctx context.Context, req *Request, t *toolEntry, aske
 	if !s.handlerStarted() {
 		return nil, NewError(CodeInternalError, "server is shutting down")
 	}
-	rt := &runningTask{id: rec.ID, modern: rs.sess.stateless, done: make(chan struct{}), changed: make(chan struct{}), inputs: make(map[string]*taskInput)}
+	rt := &runningTask{id: rec.ID, modern: rs.sess.stateless, changed: make(chan struct{}), inputs: make(map[string]*taskInput)}
 	if !rt.modern {
 		rt.sess = rs.sess
 	}
@@ -359,7 +373,6 @@ func (s *Server) taskRequestState(ctx context.Context, rs *requestState, rt *run
 // runTask runs a task's handler and stores its outcome.
 func (s *Server) runTask(rt *runningTask, trs *requestState, t *toolEntry, run CallFunc) {
 	defer s.handlerDone()
-	defer close(rt.done)
 	defer func() {
 		s.tasks.mu.Lock()
 		delete(s.tasks.running, rt.id)
@@ -760,52 +773,17 @@ func continueInline(ctx context.Context, req *Request, resp *Response, err error
 	return out, nil
 }
 
-// routeDeferredTask routes a call of a DeferTask tool: the handler runs in the request, and
-// its ContinueAsTask starts the task when the client can have one (a 2025-11-25 call with
-// params.task; a 2026-07-28 client that declares the extension).
-func (s *Server) routeDeferredTask(req *Request, t *toolEntry) error {
-	wanted, ttl := false, time.Duration(0)
-	if req.rs.sess.stateless {
-		wanted = clientDeclaresTasks(req.rs.sess)
-		if !wanted && t.taskSupport == TaskRequired {
-			data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{taskExtension: map[string]any{}}}})
-			return &Error{Code: CodeMissingClientCapability, Message: "tool " + strconv.Quote(t.tool.Name) + " runs only as a task: the request's clientCapabilities must declare the extension " + taskExtension, Data: data}
-		}
-	} else {
-		tp, err := callTaskParams(req.Params)
-		if err != nil {
-			return err
-		}
-		switch {
-		case tp == nil && t.taskSupport == TaskRequired:
-			return Errorf(CodeMethodNotFound, "tool %q must be called as a task: add params.task (spec 2025-11-25, Tasks, Tool-Level Negotiation)", t.tool.Name)
-		case tp != nil && t.taskSupport == TaskForbidden:
-			return Errorf(CodeMethodNotFound, "tool %q cannot be called as a task: its execution.taskSupport is forbidden", t.tool.Name)
-		}
-		if tp != nil {
-			wanted = true
-			if tp.TTL != nil && *tp.TTL > 0 {
-				ttl = time.Duration(*tp.TTL) * time.Millisecond
-			}
-		}
-	}
-	if !wanted {
-		return nil // the handler answers; a ContinueAsTask runs in the request (toolAnswer)
-	}
-	req.serve = func(ctx context.Context, req *Request) (*Response, error) {
+// deferredTaskFunc returns the CallFunc of a call of a DeferTask tool whose client can have
+// a task: the handler runs in the request, and its ContinueAsTask starts the task.
+func (s *Server) deferredTaskFunc(t *toolEntry, ttl time.Duration) CallFunc {
+	return func(ctx context.Context, req *Request) (*Response, error) {
 		resp, err := t.call(ctx, req)
 		var cont *taskContinuation
 		var run CallFunc
 		switch {
 		case err != nil && errors.As(err, &cont):
 			run = func(ctx context.Context, req *Request) (*Response, error) {
-				res, err := cont.fn(ctx)
-				if err != nil {
-					return nil, err
-				}
-				out := req.response()
-				*out = Response{Result: res}
-				return out, nil
+				return continueInline(ctx, req, nil, cont) // fn, on the task's context
 			}
 		case req.rs.sess.stateless || (req.rs.mrtr != nil && req.rs.mrtr.inputRequired() != nil):
 			return resp, err // answered directly (2026-07-28 allows it), or asking for input
@@ -832,5 +810,4 @@ func (s *Server) routeDeferredTask(req *Request, t *toolEntry) error {
 		*out = Response{Result: &taskCreated{rec: rec, modern: req.rs.sess.stateless}}
 		return out, nil
 	}
-	return nil
 }

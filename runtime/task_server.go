@@ -706,7 +706,7 @@ func (c *Caller) TaskID() string {
 
 // SetStatusMessage sets the statusMessage of the task whose handler runs (what tasks/get
 // shows the client: "fetching page 3 of 10", say). It does nothing when the handler does not
-// run as a task. A progress message (NotifyProgress) sets it too.
+// run as a task. The message of a progress notification (NotifyProgress) sets it too.
 func (c *Caller) SetStatusMessage(ctx context.Context, message string) error {
 	rs := c.state()
 	if rs == nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,6 +76,10 @@ type taskInput struct {
 
 // errTaskCancelled is the cause of a task context cancelled by tasks/cancel.
 var errTaskCancelled = errors.New("mcp: the task was cancelled")
+
+// errTaskSessionEnded is the cause of a task context cancelled because the session that owns
+// the task ended: no client can reach the task any more.
+var errTaskSessionEnded = errors.New("mcp: the session that owns the task ended")
 
 // taskStore returns the server's TaskStore: WithTaskStore's, else an in-memory one.
 func (s *Server) taskStore() TaskStore {
@@ -325,6 +330,21 @@ func (s *Server) startTask(ctx context.Context, req *Request, t *toolEntry, aske
 		tcancel = func(cause error) { prev(cause); stop() }
 	}
 	rt.cancel = tcancel
+	if strings.HasPrefix(rec.Owner, "s:") {
+		// A session's task is reachable through that session only: it ends with it. In a
+		// replica set, where a replica's copy of a session may end while the session lives,
+		// only a DELETE received by this replica ends it.
+		sess := rs.sess
+		stop := context.AfterFunc(sess.ctx, func() {
+			sess.mu.Lock()
+			gone := s.cluster == nil || sess.forget
+			sess.mu.Unlock()
+			if gone {
+				tcancel(errTaskSessionEnded)
+			}
+		})
+		rt.cancel = func(cause error) { stop(); tcancel(cause) }
+	}
 	// Running before it is stored: a record that is not terminal and has no handler here is
 	// an orphan to every reader (checkOrphan), tasks/list's included.
 	s.tasks.mu.Lock()
@@ -345,7 +365,7 @@ func (s *Server) startTask(ctx context.Context, req *Request, t *toolEntry, aske
 		s.tasks.mu.Lock()
 		delete(s.tasks.running, rec.ID)
 		s.tasks.mu.Unlock()
-		tcancel(nil)
+		rt.cancel(nil)
 		s.handlerDone()
 		if errors.Is(err, ErrTaskLimit) {
 			return nil, Errorf(CodeInvalidRequest, "too many tasks: %v; wait for some to finish or cancel them", err)
@@ -420,6 +440,14 @@ func (s *Server) finishTask(ctx context.Context, rt *runningTask, result json.Ra
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errTaskCancelled):
 		return // tasks/cancel stored the status already
+	case errors.Is(cause, errTaskSessionEnded):
+		// Nobody can reach the task: it is forgotten, and its room freed.
+		sctx, cancel := context.WithTimeout(s.baseCtxOrBackground(), storeTimeout)
+		defer cancel()
+		if err := s.taskStore().Delete(sctx, rt.id); err != nil {
+			s.log.Warn("mcp: could not delete the task of an ended session", "task", rt.id, "error", err)
+		}
+		return
 	case err == nil && len(result) > s.cfg.maxTaskResultBytes:
 		status, msg = TaskFailed, fmt.Sprintf("the tool's result of %d bytes exceeds the server's limit of %d bytes for a task's result", len(result), s.cfg.maxTaskResultBytes)
 		errJSON, _ = json.Marshal(NewError(CodeInternalError, msg))

@@ -790,3 +790,28 @@ func TestTasksModernLimits(t *testing.T) {
 	<-tt.started
 	close(tt.release)
 }
+
+// TestTasksEndWithTheirSession ends a session that owns a working task (no authentication):
+// nobody can reach the task any more, so its handler is cancelled and its room freed.
+func TestTasksEndWithTheirSession(t *testing.T) {
+	t.Parallel()
+	hs, tt := newTaskServer(t, runtime.WithMaxTasks(1))
+	a := newLegacyClient(t, hs.URL)
+	a.result("tools/call", map[string]any{"name": "slow", "task": map[string]any{}})
+	<-tt.started
+	b := newLegacyClient(t, hs.URL)
+	assert.Equal(t, int(runtime.CodeInvalidRequest), b.code("tools/call", map[string]any{"name": "slow", "task": map[string]any{}}), "the one task the server may hold is a's")
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodDelete, hs.URL, nil)
+	require.NoError(t, err)
+	req.Header.Set("Mcp-Session-Id", a.sid)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.True(t, waitFor(5*time.Second, func() bool { return tt.cancelled.Load() == 1 }), "the session's end cancels its task's handler")
+	assert.True(t, waitFor(5*time.Second, func() bool {
+		return b.code("tools/call", map[string]any{"name": "slow", "task": map[string]any{}}) == 0
+	}), "the ended session's task no longer holds the server's room")
+	<-tt.started
+	close(tt.release)
+}

@@ -815,3 +815,32 @@ func TestTasksEndWithTheirSession(t *testing.T) {
 	<-tt.started
 	close(tt.release)
 }
+
+// TestTasksOverStdio runs tasks over stdio (a session of 2025-11-25 on a message stream),
+// with the runtime's client's untyped calls: a task's result through tasks/result, and a
+// working task cancelled when the client goes away (the session ends with the connection).
+func TestTasksOverStdio(t *testing.T) {
+	t.Parallel()
+	srv := runtime.NewServer(runtime.Implementation{Name: "tasks"}, runtime.WithLogger(discardLogger()))
+	tt := addTaskTools(srv)
+	c, done := stdioPair(t, srv)
+	ctx := testCtx(t)
+	require.NoError(t, c.Connect(ctx))
+	call := func(method string, params map[string]any) map[string]any {
+		raw, err := c.Call(ctx, method, params)
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(raw, &m))
+		return m
+	}
+	id := call("tools/call", map[string]any{"name": "fail", "task": map[string]any{}})["task"].(map[string]any)["taskId"].(string)
+	res := call("tasks/result", map[string]any{"taskId": id})
+	assert.Equal(t, true, res["isError"])
+	assert.Equal(t, map[string]any{"taskId": id}, res["_meta"].(map[string]any)["io.modelcontextprotocol/related-task"])
+
+	call("tools/call", map[string]any{"name": "slow", "task": map[string]any{}})
+	<-tt.started
+	require.NoError(t, c.Close(ctx))
+	waitServer(t, done)
+	assert.EqualValues(t, 1, tt.cancelled.Load(), "the connection's end cancels its session's task")
+}

@@ -13,6 +13,8 @@
 //     0-<seq>, trimmed to about Options.MaxStreamEvents entries (XADD MAXLEN ~), kept for
 //     Options.EventTTL after their last event and forgotten with their session; a replay after
 //     a Last-Event-ID is an XRANGE;
+//   - tasks (tools run as tasks) are records of a TaskStore (tasks.go), shared by every
+//     replica; the handler runs on the replica that created the task;
 //   - the replicas talk over Pub/Sub (<prefix>bus for all, <prefix>bus:<replica> for one), and
 //     each live replica holds a lease key (<prefix>r:<replica>) that expires Options.Lease
 //     after the replica stops.
@@ -124,13 +126,15 @@ func (s *Store) Close() error { return s.rdb.Close() }
 func (s *Store) Client() redis.UniversalClient { return s.rdb }
 
 // ServerOptions returns the options that make a server a replica sharing its state through
-// this Store: runtime.WithSessionStore, runtime.WithEventStore and runtime.WithBus, and
-// runtime.WithSessionIdleTimeout matching Options.SessionTTL.
+// this Store: runtime.WithSessionStore, runtime.WithEventStore, runtime.WithBus and
+// runtime.WithTaskStore (its Tasks), and runtime.WithSessionIdleTimeout matching
+// Options.SessionTTL.
 func (s *Store) ServerOptions() []runtime.ServerOption {
 	return []runtime.ServerOption{
 		runtime.WithSessionStore(s),
 		runtime.WithEventStore(s),
 		runtime.WithBus(s),
+		runtime.WithTaskStore(s.Tasks()),
 		runtime.WithSessionIdleTimeout(s.opts.SessionTTL),
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -150,6 +151,28 @@ func serveReplica(redisURL string) error {
 		}
 		return text("done"), nil
 	})
+	// job runs as a task until gate args.a opens, and answers with its replica's ID (it counts
+	// the times its context was cancelled: GET /tasks-cancelled); forever runs as a task until
+	// its replica dies.
+	var jobsCancelled atomic.Int32
+	srv.AddTool(runtime.ToolSpec{Name: "job", TaskSupport: runtime.TaskOptional}, func(ctx context.Context, req *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		var args struct{ A string }
+		if err := json.Unmarshal(req.Arguments, &args); err != nil {
+			return nil, err
+		}
+		_ = runtime.CallerFrom(ctx).SetStatusMessage(ctx, "waiting for "+args.A)
+		select {
+		case <-gate(args.A):
+			return text("done by " + srv.ReplicaID()), nil
+		case <-ctx.Done():
+			jobsCancelled.Add(1)
+			return nil, ctx.Err()
+		}
+	})
+	srv.AddTool(runtime.ToolSpec{Name: "forever", TaskSupport: runtime.TaskRequired}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
 	srv.AddResource(runtime.Resource{URI: "res://a", Name: "a"}, func(_ context.Context, uri string) (*runtime.ReadResourceResult, error) {
 		return &runtime.ReadResourceResult{Contents: []runtime.ResourceContents{runtime.TextResource(uri, "text/plain", "a")}}, nil
 	})
@@ -162,6 +185,9 @@ func serveReplica(redisURL string) error {
 	mux.Handle("/mcp", srv)
 	mux.HandleFunc("/gate", func(w http.ResponseWriter, r *http.Request) {
 		close(gate(r.URL.Query().Get("name")))
+	})
+	mux.HandleFunc("/tasks-cancelled", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, jobsCancelled.Load())
 	})
 	mux.HandleFunc("/goroutines", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, goruntime.NumGoroutine())

@@ -37,9 +37,6 @@ const (
 	taskResultType = "task"
 )
 
-// defaultTaskPoll is how often a task is polled when the server suggests no interval.
-const defaultTaskPoll = time.Second
-
 // minTaskPoll bounds how often a task is polled, whatever interval the server suggests.
 const minTaskPoll = 10 * time.Millisecond
 
@@ -133,11 +130,11 @@ func (t *wireTask) pollEvery() time.Duration {
 	return max(d, minTaskPoll)
 }
 
-// taskAnswer returns the task a tools/call answer created, or nil when the answer is the
+// parseTaskAnswer returns the task a tools/call answer created, or nil when the answer is the
 // call's result: a flat CreateTaskResult with resultType "task" (2026-07-28), or a
 // CreateTaskResult whose task member holds the task (spec 2025-11-25, Tasks, "Creating
 // Tasks"). A plain tool result has neither, so both forms are recognised in both eras.
-func taskAnswer(raw json.RawMessage) (*wireTask, error) {
+func parseTaskAnswer(raw json.RawMessage) (*wireTask, error) {
 	if !bytes.Contains(raw, []byte(`"task`)) {
 		return nil, nil // neither "task" nor "taskId" anywhere: the common case, one scan
 	}
@@ -305,7 +302,7 @@ func (c *Client) retryAsTask(ctx context.Context, st *clientSession, r *Request,
 // settleTask turns the answer to a tools/call that may be a task into the call's result: a
 // task is waited for, unless the call started it for a handle (StartTypedTask).
 func (c *Client) settleTask(ctx context.Context, r *Request, co *callOptions, raw json.RawMessage) (json.RawMessage, error) {
-	t, err := taskAnswer(raw)
+	t, err := parseTaskAnswer(raw)
 	if err != nil {
 		return nil, fmt.Errorf("mcp tools/call %s: %w", r.Name, err)
 	}
@@ -500,7 +497,7 @@ func StartTypedTask[Res any, PRes interface {
 	}
 	raw := rawResult(resp)
 	h := newTaskHandle[Res, PRes](c, tool, "")
-	t, err := taskAnswer(raw)
+	t, err := parseTaskAnswer(raw)
 	if err != nil {
 		return nil, fmt.Errorf("mcp tools/call %s: %w", tool, err)
 	}

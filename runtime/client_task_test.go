@@ -54,7 +54,7 @@ type taskServer struct {
 	replies  chan json.RawMessage
 }
 
-func newTaskServer(t *testing.T, modern bool) *taskServer {
+func newScriptedTaskServer(t *testing.T, modern bool) *taskServer {
 	s := &taskServer{t: t, modern: modern, tasks: map[string]*scriptedTask{}, names: map[string]string{}, replies: make(chan json.RawMessage, 4)}
 	s.hs = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.hs.Close)
@@ -345,7 +345,7 @@ func answerCity(_ context.Context, p *runtime.ElicitParams) (*runtime.ElicitResu
 // (spec 2025-11-25, Tasks).
 func TestTaskStartWaitLegacy(t *testing.T) {
 	t.Parallel()
-	s := newTaskServer(t, false)
+	s := newScriptedTaskServer(t, false)
 	ctx := testCtx(t)
 	c := s.client(t)
 	h, err := runtime.StartTypedTask[mcpv1.TextContent](ctx, c, "slow", text("rain"), runtime.WithTaskTTL(90*time.Second))
@@ -390,7 +390,7 @@ func taskParam(t *testing.T, params json.RawMessage) string {
 // Tasks, Tool-Level Negotiation).
 func TestTaskPlainCallOfRequiredToolLegacy(t *testing.T) {
 	t.Parallel()
-	s := newTaskServer(t, false)
+	s := newScriptedTaskServer(t, false)
 	ctx := testCtx(t)
 	c := s.client(t)
 	out, err := runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "slow", text("snow"))
@@ -410,7 +410,7 @@ func TestTaskPlainCallOfRequiredToolLegacy(t *testing.T) {
 // allows one; a tool that forbids it answers at once, and the handle holds that result.
 func TestTaskOptionalAndForbiddenLegacy(t *testing.T) {
 	t.Parallel()
-	s := newTaskServer(t, false)
+	s := newScriptedTaskServer(t, false)
 	ctx := testCtx(t)
 	c := s.client(t)
 	h, err := runtime.StartTypedTask[mcpv1.TextContent](ctx, c, "opt", text("fog"))
@@ -438,7 +438,7 @@ func TestTaskOptionalAndForbiddenLegacy(t *testing.T) {
 // the task's result follows (spec 2025-11-25, Tasks, Input Required Status).
 func TestTaskInputRequiredLegacy(t *testing.T) {
 	t.Parallel()
-	s := newTaskServer(t, false)
+	s := newScriptedTaskServer(t, false)
 	ctx := testCtx(t)
 	c := s.client(t, runtime.WithElicitationHandler(answerCity))
 	h, err := runtime.StartTypedTask[mcpv1.TextContent](ctx, c, "ask", text("wind"))
@@ -452,7 +452,7 @@ func TestTaskInputRequiredLegacy(t *testing.T) {
 // says the task was cancelled, and a second Cancel is refused as the task has ended.
 func TestTaskCancelLegacy(t *testing.T) {
 	t.Parallel()
-	s := newTaskServer(t, false)
+	s := newScriptedTaskServer(t, false)
 	ctx := testCtx(t)
 	c := s.client(t)
 	h, err := runtime.StartTypedTask[mcpv1.TextContent](ctx, c, "slow", text("storm"))
@@ -469,7 +469,7 @@ func TestTaskCancelLegacy(t *testing.T) {
 func TestTaskFailedAndToolErrorLegacy(t *testing.T) {
 	t.Parallel()
 	for _, modern := range []bool{false, true} {
-		s := newTaskServer(t, modern)
+		s := newScriptedTaskServer(t, modern)
 		ctx := testCtx(t)
 		c := s.client(t)
 		_, err := s.client(t).ListTools(ctx, "") // boom and oops are unlisted: list the rest
@@ -501,7 +501,7 @@ func TestTaskFailedAndToolErrorLegacy(t *testing.T) {
 // tasks/ request names its task in Mcp-Name (the tasks extension).
 func TestTaskServerDirectedModern(t *testing.T) {
 	t.Parallel()
-	s := newTaskServer(t, true)
+	s := newScriptedTaskServer(t, true)
 	ctx := testCtx(t)
 	c := s.client(t, runtime.WithElicitationHandler(answerCity))
 	out, err := runtime.CallTypedTool[mcpv1.TextContent](ctx, c, "ask", text("frost"))
@@ -544,7 +544,7 @@ func extensionsOf(t *testing.T, caps json.RawMessage) string {
 // task; Cancel acks, and Wait then reports the cancellation by its code.
 func TestTaskCancelAndResumeModern(t *testing.T) {
 	t.Parallel()
-	s := newTaskServer(t, true)
+	s := newScriptedTaskServer(t, true)
 	ctx := testCtx(t)
 	h, err := runtime.StartTypedTask[mcpv1.TextContent](ctx, s.client(t), "slow", text("mist"))
 	require.NoError(t, err)
@@ -570,7 +570,7 @@ func TestTaskCancelAndResumeModern(t *testing.T) {
 // with CodeDeadlineExceeded.
 func TestTaskWaitBoundedByContext(t *testing.T) {
 	t.Parallel()
-	s := newTaskServer(t, true)
+	s := newScriptedTaskServer(t, true)
 	ctx := testCtx(t)
 	h, err := runtime.StartTypedTask[mcpv1.TextContent](ctx, s.client(t), "slow", text("ice"))
 	require.NoError(t, err)
@@ -589,7 +589,7 @@ func TestTaskWaitBoundedByContext(t *testing.T) {
 func TestRunTypedTask(t *testing.T) {
 	t.Parallel()
 	for _, modern := range []bool{false, true} {
-		s := newTaskServer(t, modern)
+		s := newScriptedTaskServer(t, modern)
 		ctx := testCtx(t)
 		out, err := runtime.RunTypedTask[mcpv1.TextContent](ctx, s.client(t), "slow", text("gale"))
 		require.NoError(t, err, "modern=%v", modern)

@@ -137,11 +137,13 @@ func (s *Server) onBusMessage(b []byte) {
 // busHandlers handles each kind of bus message; a kind not listed (from a newer replica) is
 // ignored.
 var busHandlers = map[string]func(*Server, *busMessage){
-	busBroadcast: (*Server).onBusBroadcast,
-	busResource:  func(s *Server, m *busMessage) { s.resourceUpdatedLocal(m.URI, true) },
-	busResponse:  (*Server).onBusResponse,
-	busEnded:     (*Server).onBusEnded,
-	busCancel:    (*Server).onBusCancel,
+	busBroadcast:  (*Server).onBusBroadcast,
+	busResource:   func(s *Server, m *busMessage) { s.resourceUpdatedLocal(m.URI, true) },
+	busResponse:   (*Server).onBusResponse,
+	busEnded:      (*Server).onBusEnded,
+	busCancel:     (*Server).onBusCancel,
+	busTaskCancel: (*Server).onBusTaskCancel,
+	busTaskInput:  (*Server).onBusTaskInput,
 }
 
 // onBusBroadcast sends a server-wide notification to the sessions whose GET stream this

@@ -33,6 +33,7 @@ type requestState struct {
 	enc    encodedResult // a typed tool's encoded answer (toolAnswer)
 	caller Caller        // what CallerFrom returns
 	mrtr   *mrtrState    // the input of a modern-era request that may ask for some (mrtr.go)
+	task   *runningTask  // the task whose handler this is, or nil (task_server.go)
 
 	mu           sync.Mutex
 	lastProgress float64
@@ -228,6 +229,9 @@ func (sess *session) logs(level LoggingLevel) bool {
 
 // send sends a notification on the request's stream, logging one that was not queued.
 func (rs *requestState) send(method string, params any) error {
+	if rs.task != nil {
+		return rs.task.notify(rs, method, params)
+	}
 	data, err := encodeRequest(nil, method, params)
 	if err != nil {
 		return err
@@ -314,6 +318,9 @@ func (c *Caller) Ping(ctx context.Context) error {
 // call sends the client a request of the handler's and decodes its answer into result: in the
 // modern era by replay of the handler (mrtr.go).
 func (rs *requestState) call(ctx context.Context, method string, params, result any) error {
+	if rs.task != nil {
+		return rs.task.ask(ctx, rs, method, params, result)
+	}
 	if rs.sess.stateless {
 		return rs.callModern(ctx, method, params, result)
 	}
@@ -338,8 +345,8 @@ func (c *Caller) CloseSSEStream() error {
 	if rs == nil {
 		return errNoRequest
 	}
-	if rs.sess.stateless {
-		return nil // spec 2026-07-28, Streamable HTTP: Last-Event-ID resumption is not supported
+	if rs.sess.stateless || rs.task != nil {
+		return nil // spec 2026-07-28, Streamable HTTP: Last-Event-ID resumption is not supported; a task has no stream
 	}
 	rs.st.kick()
 	return nil

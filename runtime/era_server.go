@@ -284,7 +284,7 @@ func (s *Server) checkModernHeaders(h http.Header, msg *wireMessage, p *modernPa
 	if msg.Method == methodToolsCall {
 		return s.checkToolHeaders(h, p)
 	}
-	return nil
+	return checkTaskNameHeader(h[headerName], msg) // task_methods.go
 }
 
 // checkToolHeaders checks a tools/call's Mcp-Param-* headers against the annotations of the
@@ -391,6 +391,8 @@ var modernMethods = map[string]bool{
 	methodResourcesList: true, methodResourceTemplates: true, methodResourcesRead: true,
 	methodPromptsList: true, methodPromptsGet: true,
 	methodComplete: true,
+	methodTasksGet: true, methodTasksUpdate: true, methodTasksCancel: true,
+	methodTasksResult: true, methodTasksList: true, // refused with -32601 by their handlers
 }
 
 // serveModern serves a POSTed message of the modern era.
@@ -468,7 +470,7 @@ func (s *Server) serveDiscover(w http.ResponseWriter, r *http.Request, mr *moder
 		info, _ := json.Marshal(s.impl)
 		return &Response{Result: &DiscoverResult{
 			SupportedVersions: s.supportedVersions(),
-			Capabilities:      s.capabilities(),
+			Capabilities:      s.discoverCapabilities(),
 			Instructions:      s.cfg.instructions,
 			CacheScope:        "public",
 			Meta:              map[string]json.RawMessage{metaServerInfo: info},

@@ -67,6 +67,7 @@ type handlerConfig struct {
 	interceptors []Interceptor
 	cache        *CacheHint                             // WithCacheHint
 	visible      func(context.Context, *TokenInfo) bool // WithVisibility
+	deferTask    bool                                   // DeferTask (task_server.go)
 }
 
 func newHandlerConfig(opts []HandlerOption) handlerConfig {
@@ -167,6 +168,15 @@ type serverConfig struct {
 	rateLimit    []RateLimitOption // WithRateLimit
 	listCache    CacheHint         // WithListCacheHint
 	listsByScope bool              // WithListsByScope
+	// Tasks (task_server.go).
+	taskStore          TaskStore // WithTaskStore
+	taskTTL            time.Duration
+	maxTaskTTL         time.Duration
+	taskPollInterval   time.Duration
+	maxTasks           int
+	maxTasksPerCaller  int
+	maxTaskBytes       int64
+	maxTaskResultBytes int
 }
 
 func defaultServerConfig() serverConfig {
@@ -191,6 +201,13 @@ func defaultServerConfig() serverConfig {
 		maxSessionState:      defaultMaxSessionState,
 		handshakeTimeout:     defaultHandshakeTimeout,
 		bodyReadTimeout:      defaultBodyReadTimeout,
+		taskTTL:              defaultTaskTTL,
+		maxTaskTTL:           defaultMaxTaskTTL,
+		taskPollInterval:     defaultTaskPoll,
+		maxTasks:             defaultMaxTasks,
+		maxTasksPerCaller:    defaultTasksPerUser,
+		maxTaskBytes:         defaultTaskBytes,
+		maxTaskResultBytes:   defaultTaskResult,
 	}
 }
 
@@ -463,3 +480,59 @@ type visibilityOption struct {
 }
 
 func (o visibilityOption) applyHandler(c *handlerConfig) { c.visible = o.visible }
+
+// The options of tasks: tool calls that outlive their request (task_server.go).
+
+// WithTaskStore sets where a Server keeps its tasks (default: a MemoryTaskStore of its own).
+// Replicas of a server share tasks through a shared store (the redis module's).
+func WithTaskStore(st TaskStore) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.taskStore = st })
+}
+
+// WithDefaultTaskTTL sets how long a task is kept after its creation when its client asks for no
+// TTL (default 1 hour; Unlimited: until the server stops, within WithMaxTaskTTL). Its handler
+// is cancelled when the TTL runs out, and the task is forgotten.
+func WithDefaultTaskTTL(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.taskTTL, d, unlimitedDuration) })
+}
+
+// WithMaxTaskTTL caps the TTL a client may ask for a task (default 24 hours; Unlimited: no
+// cap).
+func WithMaxTaskTTL(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxTaskTTL, d, unlimitedDuration) })
+}
+
+// WithTaskPollInterval sets the interval between polls a Server suggests to the clients of
+// its tasks (default 1 s). It is no limit and cannot be turned off: Unlimited, like zero,
+// means the default.
+func WithTaskPollInterval(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.taskPollInterval, d, c.taskPollInterval) })
+}
+
+// WithMaxTasks limits the live tasks of a Server, all callers together (default 1000;
+// Unlimited: no limit); a tools/call that would create one more is refused with a JSON-RPC
+// error (-32600) that says so. Finished tasks count until their TTL runs out.
+func WithMaxTasks(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxTasks, n, unlimitedCount) })
+}
+
+// WithMaxTasksPerCaller limits the live tasks of one caller: one authenticated identity, or
+// one session without authentication (default 100; Unlimited: no limit). Past it a tools/call
+// that would create a task is refused with a JSON-RPC error (-32600) that says so. Callers of
+// the 2026-07-28 era without authentication are no one caller: WithMaxTasks alone bounds
+// their tasks.
+func WithMaxTasksPerCaller(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxTasksPerCaller, n, unlimitedCount) })
+}
+
+// WithMaxTaskBytes limits the bytes the task store's records may take together, stored
+// results included (default 64 MiB; Unlimited: no limit); past it new tasks are refused.
+func WithMaxTaskBytes(n int64) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxTaskBytes, n, unlimitedBytes) })
+}
+
+// WithMaxTaskResultBytes limits the size of one task's stored result (default 4 MiB;
+// Unlimited: no limit); a larger result fails the task with an error that says so.
+func WithMaxTaskResultBytes(n int) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.maxTaskResultBytes, n, unlimitedCount) })
+}

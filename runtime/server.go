@@ -73,6 +73,7 @@ type Server struct {
 	retention retention // delivered streams whose stored events are forgotten later (retention.go)
 
 	limits *rateLimits // WithRateLimit and the tools' RateLimits (ratelimit.go)
+	tasks  taskRunner  // tool calls run as tasks (task_server.go)
 }
 
 // methodHandler handles one JSON-RPC request method.
@@ -128,6 +129,7 @@ func NewServer(impl Implementation, opts ...ServerOption) *Server {
 	}
 	s.limits = newRateLimits(cfg.rateLimit, cfg.logger)
 	s.call = chain(append(cfg.interceptors[:len(cfg.interceptors):len(cfg.interceptors)], s.limits.interceptor()), serveRequest)
+	s.addTaskMethods()
 	s.startCluster()
 	return s
 }
@@ -580,6 +582,9 @@ func (s *Server) capabilities() ServerCapabilities {
 	}
 	if s.cfg.completion != nil || s.hasCompleters() {
 		c.Completions = &struct{}{}
+	}
+	if s.taskCapable() {
+		c.Tasks = tasksCapability()
 	}
 	return c
 }

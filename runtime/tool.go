@@ -45,6 +45,10 @@ type toolEntry struct {
 	scopes []string
 	// listing is who sees the tool and its cache hint (cache_hint.go).
 	listing listing
+	// taskSupport says whether the tool runs as a task (ToolSpec.TaskSupport).
+	taskSupport TaskSupport
+	// deferTask: its handler decides when a call becomes a task (DeferTask, task_server.go).
+	deferTask bool
 }
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -83,12 +87,12 @@ func (s *Server) addTool(spec ToolSpec, e *toolEntry, opts []HandlerOption) {
 	if err != nil {
 		panic(fmt.Sprintf("mcp: tool %q: %v", spec.Name, err))
 	}
-	e.tool, e.encoded, e.scopes = t, enc, spec.Scopes
+	e.tool, e.encoded, e.scopes, e.taskSupport = t, enc, spec.Scopes, spec.TaskSupport
 	if len(spec.Scopes) > 0 {
 		s.scoped.Store(true)
 	}
 	hc := newHandlerConfig(opts)
-	e.call = s.limits.wrapTool(&spec, chain(hc.interceptors, e.call))
+	e.call, e.deferTask = s.limits.wrapTool(&spec, chain(hc.interceptors, e.call)), hc.deferTask
 	e.listing = newListing(&hc)
 	if spec.Cache != nil {
 		h := *spec.Cache
@@ -96,6 +100,9 @@ func (s *Server) addTool(spec ToolSpec, e *toolEntry, opts []HandlerOption) {
 	}
 	if !s.tools.add(spec.Name, e) {
 		panic(fmt.Sprintf("mcp: a tool named %q is already registered", spec.Name))
+	}
+	if e.taskSupport != TaskForbidden {
+		s.tasks.tools.Add(1)
 	}
 	s.broadcast(notifToolsListChanged, nil)
 }
@@ -108,6 +115,9 @@ func describeTool(spec *ToolSpec) Tool {
 		panic(fmt.Sprintf("mcp: invalid tool name %q: must match %s", spec.Name, toolNameRE))
 	}
 	t := Tool{Name: spec.Name, Title: spec.Title, Description: spec.Description, Annotations: spec.Annotations, Meta: spec.Meta}
+	if spec.TaskSupport != TaskForbidden {
+		t.Execution = &ToolExecution{TaskSupport: spec.TaskSupport.String()}
+	}
 	t.InputSchema = mustSchema(spec.Name, "input", spec.InputSchema, `{"type":"object"}`)
 	if spec.OutputSchema != "" {
 		t.OutputSchema = mustSchema(spec.Name, "output", spec.OutputSchema, "")
@@ -117,7 +127,11 @@ func describeTool(spec *ToolSpec) Tool {
 
 // RemoveTool removes a tool; it reports whether there was one.
 func (s *Server) RemoveTool(name string) bool {
+	t, _ := s.tools.get(name)
 	ok := s.tools.remove(name)
+	if ok && t != nil && t.taskSupport != TaskForbidden {
+		s.tasks.tools.Add(-1)
+	}
 	if ok {
 		s.broadcast(notifToolsListChanged, nil)
 	}
@@ -215,6 +229,9 @@ func (s *Server) routeCallTool(req *Request) {
 		req.Message = msg
 	}
 	req.serve = t.call
+	if err := s.routeTask(req, t); err != nil {
+		req.serve = failWith(err)
+	}
 }
 
 // callToolParams reads a tools/call's name and arguments (without _meta, which runHandler
@@ -259,6 +276,7 @@ func failWith(err error) CallFunc {
 // JSON-RPC error for an *Error or a cancelled request, a result with isError set for any other
 // error (as documented on ToolHandler), and a typed tool's message encoded without copies.
 func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (any, error) {
+	resp, err = continueInline(ctx, req, resp, err) // a ContinueAsTask where no task can be (task_server.go)
 	if err != nil {
 		return toolFailure(ctx, err)
 	}
@@ -266,6 +284,9 @@ func toolAnswer(ctx context.Context, req *Request, resp *Response, err error) (a
 	switch {
 	case resp == nil:
 	case resp.Result != nil:
+		if tc, ok := resp.Result.(*taskCreated); ok {
+			return tc, nil // a task was created: its CreateTaskResult (task_server.go)
+		}
 		tr, ok := resp.Result.(*CallToolResult)
 		if !ok {
 			return nil, Errorf(CodeInternalError, "tools/call answered with a %T result; want a *runtime.CallToolResult", resp.Result)

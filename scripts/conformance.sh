@@ -15,7 +15,7 @@
 # Then the scenarios the suite runs but never scores (extension, pending, added-after-release,
 # and the rest of the CLI's --suite all beyond the requirement sets) run the same way and are printed with
 # their results as REC rows, recorded in the results directory, but never fail the run (the
-# tasks-* extension scenarios need the tasks feature).
+# tasks-* extension scenarios among them: docs/conformance.md says which pass).
 #
 # Prints one row per scenario and a last line "N passed, M failed" counting the scored rows;
 # exits 1 unless every scored scenario passed, 2 when the harness itself cannot run.

@@ -397,13 +397,15 @@ func TestParamHeadersBothWays(t *testing.T) {
 
 // diagnostic reports whether a tool of the conformance server exists for the conformance
 // suite's 2026-07-28 diagnostics (multi round-trip inputs, a missing capability, parameter
-// headers, list changes), which the suite drives with the arguments and answers it expects:
+// headers, list changes, tasks), which the suite drives with the arguments and answers it expects:
 // this test calls the rest, the conformance surface that every client can call.
 func diagnostic(name string) bool {
 	switch name {
 	case "test_missing_capability", "test_streaming_elicitation", "test_logging_tool",
 		"test_trigger_tool_change", "test_trigger_prompt_change", "test_param_headers":
 		return true
+	case "greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input", "test_tool_with_task":
+		return true // the tasks-* scenarios' fixtures (examples/conformance/server/tasks.go)
 	}
 	return strings.HasPrefix(name, "test_input_required_result_")
 }

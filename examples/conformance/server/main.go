@@ -53,6 +53,7 @@ func newServer(log *slog.Logger) *runtime.Server {
 	conformancev1mcp.RegisterConformanceServiceHandler(srv, &tools{reconnectDelay: 300 * time.Millisecond, srv: srv})
 	addJSONSchemaTool(srv)
 	addParamHeaderTool(srv)
+	addTaskTools(srv)
 	return srv
 }
 

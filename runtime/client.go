@@ -77,8 +77,11 @@ type clientSession struct {
 	instructions            string
 	// modern: server/discover found a 2026-07-28 server; there is no session, and every
 	// request carries meta in its _meta and the headers that mirror its body (client_era.go).
-	modern      bool
-	meta        map[string]json.RawMessage
+	modern bool
+	meta   map[string]json.RawMessage
+	// tasksCaps is the client's capabilities with the tasks extension declared, encoded, for
+	// the modern requests that want or ask about a task (client_task.go).
+	tasksCaps   json.RawMessage
 	logLevel    atomic.Pointer[LoggingLevel] // SetLogLevel's, sent in _meta
 	toolHeaders sync.Map                     // tool name -> []paramHeader, from tools/list
 	// toolTasks is tool name -> TaskSupport, from tools/list; toolTasksListed says the

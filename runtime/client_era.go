@@ -210,7 +210,8 @@ func (c *Client) modernSession(version string) *clientSession {
 	st := &clientSession{modern: true, version: version, versionHeader: []string{version}}
 	v, _ := json.Marshal(version)
 	info, _ := json.Marshal(c.cfg.info)
-	caps, _ := json.Marshal(c.modernCapabilities()) // the tasks extension (client_task.go)
+	caps, _ := json.Marshal(c.modernCapabilities(false))
+	st.tasksCaps, _ = json.Marshal(c.modernCapabilities(true)) // for task requests (client_task.go)
 	st.meta = map[string]json.RawMessage{metaProtocolVersion: v, metaClientInfo: info, metaClientCaps: caps}
 	if c.cfg.onLog != nil || c.cfg.onNotification != nil {
 		// The session era's default: info and above, for a client that reads log messages

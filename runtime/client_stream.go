@@ -44,6 +44,10 @@ func (st *clientSession) paramsOf(r *Request) (json.RawMessage, error) {
 	if !st.modern {
 		return withMeta(r.Params, r.Meta)
 	}
+	if isTaskMethod(r.Method) {
+		// tasks/get, tasks/update, tasks/cancel: refused unless the extension is declared.
+		return withMeta(r.Params, st.modernMeta(st.withTasksDeclared(r.Meta)))
+	}
 	if r.Meta != nil || bytes.Contains(r.Params, []byte(`"_meta"`)) {
 		return withMeta(r.Params, st.modernMeta(r.Meta))
 	}

@@ -206,13 +206,34 @@ func withTaskParam(params json.RawMessage, ttl time.Duration) json.RawMessage {
 // exhaustive).
 func clientTasksCapability() *TasksCapability { return &TasksCapability{} }
 
-// modernCapabilities are the client's capabilities as the modern era's _meta carries them:
-// the tasks extension declared, in place of 2025-11-25's tasks member.
-func (c *Client) modernCapabilities() ClientCapabilities {
+// modernCapabilities are the client's capabilities as the modern era's _meta carries them,
+// with the tasks extension declared when tasks is set, in place of 2025-11-25's tasks member.
+// A request declares the extension only where it wants a task, or asks about one (Start...,
+// RunTypedTask, the tasks/ methods): the server decides per request whether a tool call
+// becomes a task (the tasks extension, Task Creation), and a plain call of a tool that may run
+// either way is then answered directly, with its progress on its own stream.
+func (c *Client) modernCapabilities(tasks bool) ClientCapabilities {
 	caps := c.capabilities()
 	caps.Tasks = nil
-	caps.Extensions = map[string]json.RawMessage{clientTasksExtension: json.RawMessage(`{}`)}
+	if tasks {
+		caps.Extensions = map[string]json.RawMessage{clientTasksExtension: json.RawMessage(`{}`)}
+	}
 	return caps
+}
+
+// withTasksDeclared returns meta (not changed) with the client's capabilities replaced by
+// those that declare the tasks extension, for a modern request that wants or asks about a
+// task.
+func (st *clientSession) withTasksDeclared(meta *RequestMeta) *RequestMeta {
+	out := &RequestMeta{Other: make(map[string]json.RawMessage, 1)}
+	if meta != nil {
+		out.ProgressToken = meta.ProgressToken
+		for k, v := range meta.Other {
+			out.Other[k] = v
+		}
+	}
+	out.Other[metaClientCaps] = st.tasksCaps
+	return out
 }
 
 // recordToolTasks keeps, for the current session, each listed tool's execution.taskSupport,
@@ -273,6 +294,9 @@ func (c *Client) prepareTaskCall(ctx context.Context, st *clientSession, r *Requ
 		return false
 	}
 	if st.modern {
+		if co.startTask {
+			r.Meta = st.withTasksDeclared(r.Meta)
+		}
 		return true // the server decides (the tasks extension, Task Creation)
 	}
 	if !st.capabilities.toolsCallTasks() {

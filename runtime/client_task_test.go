@@ -494,9 +494,9 @@ func TestTaskFailedAndToolErrorLegacy(t *testing.T) {
 	}
 }
 
-// TestTaskServerDirectedModern: in 2026-07-28 a client that declares the tasks extension (in
-// every request's clientCapabilities) gets a flat CreateTaskResult where the server decides;
-// a plain CallTypedTool waits for it, answering the task's input requests with its
+// TestTaskServerDirectedModern: in 2026-07-28 a server may answer a tools/call with a flat
+// CreateTaskResult where it decides; a plain CallTypedTool (which declares no tasks
+// extension, so a server that follows the extension answers it directly) still waits for one, answering the task's input requests with its
 // elicitation handler through tasks/update, and reads the result tasks/get inlines. Every
 // tasks/ request names its task in Mcp-Name (the tasks extension).
 func TestTaskServerDirectedModern(t *testing.T) {
@@ -513,14 +513,22 @@ func TestTaskServerDirectedModern(t *testing.T) {
 	s.mu.Lock()
 	assert.Equal(t, "task-1", s.names["tasks/get"])
 	assert.Equal(t, "task-1", s.names["tasks/update"])
-	for _, caps := range s.metaCaps {
-		assert.JSONEq(t, `{"io.modelcontextprotocol/tasks":{}}`, extensionsOf(t, caps))
+	require.Len(t, s.metaCaps, len(s.methods))
+	for i, caps := range s.metaCaps {
+		if strings.HasPrefix(s.methods[i], "tasks/") {
+			assert.JSONEq(t, `{"io.modelcontextprotocol/tasks":{}}`, extensionsOf(t, caps), "%s declares the extension", s.methods[i])
+		} else {
+			assert.NotContains(t, string(caps), "io.modelcontextprotocol/tasks", "a plain %s declares no tasks extension: the server answers it directly if it can", s.methods[i])
+		}
 	}
 	s.mu.Unlock()
 
-	// A result the server gives at once is the handle's result.
+	// A result the server gives at once is the handle's result. Start declares the extension.
 	h, err := runtime.StartTypedTask[mcpv1.TextContent](ctx, c, "opt", text("dew"))
 	require.NoError(t, err)
+	s.mu.Lock()
+	assert.JSONEq(t, `{"io.modelcontextprotocol/tasks":{}}`, extensionsOf(t, s.metaCaps[len(s.metaCaps)-1]), "Start's tools/call")
+	s.mu.Unlock()
 	assert.Empty(t, h.ID())
 	out, err = h.Wait(ctx)
 	require.NoError(t, err)

@@ -613,13 +613,18 @@ func (s *Server) modernAnswer(rs *requestState, result any, err error) (any, int
 
 // modernBody adds resultType (and, for cacheable results, the caching hints) to a response.
 func modernBody(method string, body []byte, id *ID) []byte {
+	return insertResultMembers(body, id, modernMembers(method))
+}
+
+// modernMembers are the members the 2026-07-28 era adds at the start of a result of method.
+func modernMembers(method string) string {
 	switch method {
 	case methodToolsList, methodPromptsList, methodResourcesList, methodResourceTemplates, methodResourcesRead:
 		// Cacheable results (spec 2026-07-28, Caching): immediately stale, as the lists change
 		// at run time, and private, as handlers may answer per caller.
-		return insertResultMembers(body, id, `"resultType":"complete","ttlMs":0,"cacheScope":"private"`)
+		return `"resultType":"complete","ttlMs":0,"cacheScope":"private"`
 	}
-	return insertResultType(body, id)
+	return `"resultType":"complete"`
 }
 
 // modernParams are the members of a modern request's params that the runtime reads before

@@ -735,6 +735,13 @@ func (s *Server) encodeFinal(ctx context.Context, sess *session, msg *wireMessag
 	if err != nil && ctx.Err() != nil && s.baseCtx.Err() != nil {
 		err = NewError(CodeInternalError, "request cancelled: the server is shutting down")
 	}
+	if sess.stateless && err == nil {
+		if er, ok := result.(*encodedResult); ok {
+			if body, pooled, ok := er.responseWith(msg.ID, modernMembers(msg.Method)); ok {
+				return body, pooled
+			}
+		}
+	}
 	body, pooled := s.encodeAnswer(msg, result, err)
 	if sess.stateless {
 		body = modernBody(msg.Method, body, msg.ID)

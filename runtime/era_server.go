@@ -114,6 +114,12 @@ type modernRequest struct {
 	inputResponses map[string]json.RawMessage
 	requestState   string
 	hasState       bool
+
+	// What serving the request makes, in the request's own allocation: its transient
+	// session (transientSession), its state, and its multi round-trip state (newMRTR).
+	sess session
+	rs   requestState
+	mrtr mrtrState
 }
 
 // modernError is a refusal of a modern request before any handler runs.
@@ -517,7 +523,8 @@ func statusOf(err error) int {
 // transientSession is the session-like state of one modern request, built from its _meta. It
 // is not in the session table: nothing outlives the request.
 func (s *Server) transientSession(mr *modernRequest) *session {
-	sess := &session{
+	sess := &mr.sess
+	*sess = session{
 		server:          s,
 		ctx:             s.baseCtx,
 		cancel:          func() {},
@@ -568,7 +575,8 @@ func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *
 	}
 	st := sess.newRequestStream()
 	st.attach() // writer generation 1 (runInline)
-	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context()), mrtr: in}
+	rs := &mr.rs
+	*rs = requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context()), mrtr: in}
 	rs.caller.rs = rs
 	// The request's values (what HTTP middleware stored) behind the handler's own context.
 	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}

@@ -23,15 +23,33 @@ import (
 func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, co *callOptions) (json.RawMessage, string, error) {
 	id := IntID(c.nextID.Add(1))
 	r.ID = id
-	params, err := st.paramsOf(r)
-	if err != nil {
-		return nil, "", fmt.Errorf("encode %s params: %w", r.Method, err)
-	}
-	body, err := encodeRequest(&id, r.Method, params)
+	body, err := st.encodeCall(&id, r)
 	if err != nil {
 		return nil, "", err
 	}
 	return c.tr.exchange(ctx, st, r, id, body, co)
+}
+
+// encodeCall encodes r as the request id, its params with r.Meta as their _meta, and in the
+// modern era the session's. The common modern request, with neither, has the session's _meta
+// written into the body as it is encoded, without a copy of the params in between.
+func (st *clientSession) encodeCall(id *ID, r *Request) ([]byte, error) {
+	if st.modern && r.Meta == nil && !bytes.Contains(r.Params, []byte(`"_meta"`)) {
+		mb, err := st.modernMetaJSON()
+		if err != nil {
+			return nil, fmt.Errorf("encode %s params: %w", r.Method, err)
+		}
+		p, err := metaCarrier(r.Params)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s params: %w", r.Method, err)
+		}
+		return encodeRequestMeta(id, r.Method, p, mb), nil
+	}
+	params, err := st.paramsOf(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s params: %w", r.Method, err)
+	}
+	return encodeRequest(id, r.Method, params)
 }
 
 // paramsOf is r.Params with r.Meta as their _meta, and in the modern era the session's

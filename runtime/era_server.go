@@ -84,11 +84,16 @@ func opensModern(r *http.Request, msg *wireMessage) bool {
 		// 2026-07-28, Streamable HTTP: 404 and -32601).
 		return hasMetaVersion(msg.Params)
 	}
-	if msg.Method == methodDiscover || hasMetaVersion(msg.Params) {
+	if msg.Method == methodDiscover {
 		return true
 	}
-	v := r.Header.Get(headerProtocolVersion)
-	return v != "" && !isSupportedVersion(v) && r.Header.Get(headerSessionID) == ""
+	// The headers first: a modern client sends its version in MCP-Protocol-Version (spec
+	// 2026-07-28, Streamable HTTP, Standard Request Headers), which decides without a scan
+	// of the params.
+	if v := r.Header.Get(headerProtocolVersion); v != "" && !isSupportedVersion(v) && r.Header.Get(headerSessionID) == "" {
+		return true
+	}
+	return hasMetaVersion(msg.Params)
 }
 
 // serveModernOther answers GET and DELETE for modern clients: 405, as the session era's
@@ -117,6 +122,8 @@ type modernRequest struct {
 
 	// What serving the request makes, in the request's own allocation: its transient
 	// session (transientSession), its state, and its multi round-trip state (newMRTR).
+	// checkModern leaves the request's decoded _meta in rs.meta, with rs.metaTaken, for
+	// serveModernRequest to keep.
 	sess session
 	rs   requestState
 	mrtr mrtrState
@@ -171,6 +178,9 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 		return nil, me
 	}
 	mr := newModernRequest(msg.Method, &p, version)
+	if m, e := requestMetaOf(p.Meta); e == nil {
+		mr.rs.meta, mr.rs.metaTaken = m, true // one that fails is left to takeMeta, which answers it
+	}
 	if me := s.decodeClientMeta(&meta, mr); me != nil {
 		return nil, me
 	}
@@ -576,11 +586,18 @@ func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *
 	st := sess.newRequestStream()
 	st.attach() // writer generation 1 (runInline)
 	rs := &mr.rs
+	meta, metaTaken := rs.meta, rs.metaTaken // checkModern's
 	*rs = requestState{sess: sess, st: st, id: msg.ID, header: r.Header, token: TokenInfoFrom(r.Context()), mrtr: in}
 	rs.caller.rs = rs
 	// The request's values (what HTTP middleware stored) behind the handler's own context.
 	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}
 	rs.cancel, rs.handler, rs.msg = cancel, h, msg
+	if metaTaken { // the _meta checkModern found: takeMeta need not look for it again
+		rs.meta, rs.metaTaken = meta, true
+		if meta != nil {
+			rs.progressToken = meta.ProgressToken
+		}
+	}
 	mode := modeAuto
 	if s.cfg.alwaysSSE {
 		mode = modeSSE

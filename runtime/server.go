@@ -711,6 +711,9 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 // takeMeta records the request's _meta in its state, with the progress token the handler
 // reports progress against, and returns the error that malformed _meta is answered with.
 func (rs *requestState) takeMeta(params json.RawMessage) *Error {
+	if rs.metaTaken {
+		return nil
+	}
 	meta, metaErr := requestMeta(params)
 	rs.meta = meta
 	if meta != nil {

@@ -29,17 +29,18 @@ type eventReader struct {
 	// seek is where, from pos, the search for the pending event's end goes on: the lines
 	// before it are complete and none is blank.
 	seek   int
-	max    int   // the largest event, in bytes; a longer one fails with bufio.ErrTooLong
-	err    error // what ended the input (io.EOF at its end), once a read returned it
-	bomOff bool  // the start of the stream was checked for a byte order mark
-	lastID string
+	max    int    // the largest event, in bytes; a longer one fails with bufio.ErrTooLong
+	err    error  // what ended the input (io.EOF at its end), once a read returned it
+	bomOff bool   // the start of the stream was checked for a byte order mark
+	lastID []byte // the last event ID, in idBuf unless longer (IDs change every event)
+	idBuf  [32]byte
 	data   []byte        // the data lines of an event that has more than one, joined
 	cur    *streamCursor // when not nil, takes the retry fields
 }
 
-// readEvent is one dispatched event. data is valid until the reader's next call.
+// readEvent is one dispatched event. lastID and data are valid until the reader's next call.
 type readEvent struct {
-	lastID string // the last event ID of the stream: this event's, or an earlier one's
+	lastID []byte // the last event ID of the stream: this event's, or an earlier one's
 	typ    string // the event's type: empty when it has none
 	data   []byte
 }
@@ -67,6 +68,7 @@ func (s *eventReader) reset(r io.Reader, max int, cur *streamCursor) {
 		buf = *eventBufs.Get().(*[]byte)
 	}
 	*s = eventReader{r: r, buf: buf, max: max, cur: cur, data: data[:0]}
+	s.lastID = s.idBuf[:0]
 }
 
 // release gives the reader's buffer back to the pool; s is not used after it.
@@ -227,9 +229,7 @@ func (s *eventReader) parseEvent(ev []byte) (readEvent, bool) {
 				break
 			}
 			dirty = true
-			if string(value) != s.lastID {
-				s.lastID = string(value)
-			}
+			s.lastID = append(s.lastID[:0], value...)
 		case "retry":
 			if ms, err := strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64); err == nil && ms >= 0 && s.cur != nil {
 				s.cur.retry = time.Duration(ms) * time.Millisecond

@@ -29,7 +29,7 @@ func eventsOf(r io.Reader, max int) ([][3]string, error) {
 		if err != nil {
 			return out, err
 		}
-		out = append(out, [3]string{ev.lastID, ev.typ, string(ev.data)})
+		out = append(out, [3]string{string(ev.lastID), ev.typ, string(ev.data)})
 	}
 }
 

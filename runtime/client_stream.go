@@ -224,7 +224,10 @@ func mediaType(ct string) string {
 
 // streamCursor tracks where a response stream is, for resumption.
 type streamCursor struct {
-	lastEventID string
+	// lastEventID is the ID of the stream's last event, copied into idBuf unless longer:
+	// it is read only when the stream is resumed.
+	lastEventID []byte
+	idBuf       [32]byte
 	retry       time.Duration
 	progressed  bool // an event with an ID arrived since the last (re)connection
 }
@@ -283,7 +286,7 @@ func (c *Client) unresumable(ctx context.Context, st *clientSession, method stri
 	if st != nil && st.modern {
 		return fmt.Errorf("the response stream ended before the response (MCP %s streams cannot be resumed): %w", st.version, err)
 	}
-	if cur.lastEventID == "" {
+	if len(cur.lastEventID) == 0 {
 		return fmt.Errorf("the response stream ended before the response, with no event ID to resume from: %w", err)
 	}
 	return nil
@@ -298,7 +301,7 @@ func (c *Client) resume(ctx context.Context, st *clientSession, method string, i
 		return nil, c.abandon(st, method, id, ctx)
 	}
 	bo.connected()
-	body, err := c.openResume(ctx, st, cur.lastEventID)
+	body, err := c.openResume(ctx, st, string(cur.lastEventID))
 	switch {
 	case err == nil:
 		return body, nil
@@ -501,9 +504,12 @@ func carriesMessage(typ string, data []byte) bool {
 }
 
 // observe records the ID of an event of the stream: where a resumption starts from.
-func (cur *streamCursor) observe(eventID string) {
-	if eventID != "" && eventID != cur.lastEventID {
-		cur.lastEventID = eventID
+func (cur *streamCursor) observe(eventID []byte) {
+	if len(eventID) > 0 && !bytes.Equal(eventID, cur.lastEventID) {
+		if cur.lastEventID == nil {
+			cur.lastEventID = cur.idBuf[:0]
+		}
+		cur.lastEventID = append(cur.lastEventID[:0], eventID...)
 		cur.progressed = true
 	}
 }

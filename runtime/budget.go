@@ -154,7 +154,11 @@ const maxProgressToken = 256
 // maxMetaBytes, one that is not an object, and a progressToken that is not a string or a number
 // (the MCP schema's ProgressToken) or is over maxProgressToken bytes are refused with -32602.
 func requestMeta(params json.RawMessage) (*RequestMeta, *Error) {
-	raw := findMeta(params)
+	return requestMetaOf(findMeta(params))
+}
+
+// requestMetaOf is requestMeta of params whose _meta is raw (nil for none).
+func requestMetaOf(raw json.RawMessage) (*RequestMeta, *Error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}

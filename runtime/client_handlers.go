@@ -232,7 +232,7 @@ func (c *Client) getStandalone(ctx context.Context, st *clientSession, cur *stre
 	}
 	c.setHeaders(req, st)
 	req.Header.Set("Accept", "text/event-stream")
-	setLastEventID(req, cur.lastEventID)
+	setLastEventID(req, string(cur.lastEventID))
 	resp, err = c.hc.Do(req)
 	if err != nil || resp.StatusCode == http.StatusOK {
 		return resp, false, err

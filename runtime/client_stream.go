@@ -13,11 +13,8 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"sync"
 	"time"
-
-	sse "github.com/tmaxmax/go-sse"
 )
 
 // roundTrip sends one request on the client's transport and reads its answer. It returns the
@@ -27,15 +24,33 @@ import (
 func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, co *callOptions) (json.RawMessage, string, error) {
 	id := IntID(c.nextID.Add(1))
 	r.ID = id
-	params, err := st.paramsOf(r)
-	if err != nil {
-		return nil, "", fmt.Errorf("encode %s params: %w", r.Method, err)
-	}
-	body, err := encodeRequest(&id, r.Method, params)
+	body, err := st.encodeCall(&id, r)
 	if err != nil {
 		return nil, "", err
 	}
 	return c.tr.exchange(ctx, st, r, id, body, co)
+}
+
+// encodeCall encodes r as the request id, its params with r.Meta as their _meta, and in the
+// modern era the session's. The common modern request, with neither, has the session's _meta
+// written into the body as it is encoded, without a copy of the params in between.
+func (st *clientSession) encodeCall(id *ID, r *Request) ([]byte, error) {
+	if st.modern && r.Meta == nil && !bytes.Contains(r.Params, []byte(`"_meta"`)) {
+		mb, err := st.modernMetaJSON()
+		if err != nil {
+			return nil, fmt.Errorf("encode %s params: %w", r.Method, err)
+		}
+		p, err := metaCarrier(r.Params)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s params: %w", r.Method, err)
+		}
+		return encodeRequestMeta(id, r.Method, p, mb), nil
+	}
+	params, err := st.paramsOf(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s params: %w", r.Method, err)
+	}
+	return encodeRequest(id, r.Method, params)
 }
 
 // paramsOf is r.Params with r.Meta as their _meta, and in the modern era the session's
@@ -214,7 +229,10 @@ func mediaType(ct string) string {
 
 // streamCursor tracks where a response stream is, for resumption.
 type streamCursor struct {
-	lastEventID string
+	// lastEventID is the ID of the stream's last event, copied into idBuf unless longer:
+	// it is read only when the stream is resumed.
+	lastEventID []byte
+	idBuf       [32]byte
 	retry       time.Duration
 	progressed  bool // an event with an ID arrived since the last (re)connection
 }
@@ -274,7 +292,7 @@ func (c *Client) unresumable(ctx context.Context, st *clientSession, method stri
 	if st != nil && st.modern {
 		return fmt.Errorf("the response stream ended before the response (MCP %s streams cannot be resumed): %w", st.version, err)
 	}
-	if cur.lastEventID == "" {
+	if len(cur.lastEventID) == 0 {
 		return fmt.Errorf("the response stream ended before the response, with no event ID to resume from: %w", err)
 	}
 	return nil
@@ -289,7 +307,7 @@ func (c *Client) resume(ctx context.Context, st *clientSession, method string, i
 		return nil, c.abandon(st, method, id, ctx)
 	}
 	bo.connected()
-	body, err := c.openResume(ctx, st, cur.lastEventID)
+	body, err := c.openResume(ctx, st, string(cur.lastEventID))
 	switch {
 	case err == nil:
 		return body, nil
@@ -436,7 +454,9 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 	if sr == nil {
 		sr = new(streamReader)
 	}
-	*sr = streamReader{r: body, cur: cur}
+	*sr = streamReader{r: body, events: sr.events}
+	sr.events.reset(sr, c.cfg.maxEventSize, cur)
+	defer sr.events.release()
 	closeBody := func() { body.Close() } // for ctx's end, and the drain's limits
 	unwatch := context.AfterFunc(ctx, closeBody)
 	resp, readErr := c.readUntilResponse(ctx, st, id, co, disp, sr)
@@ -457,16 +477,21 @@ func (c *Client) consume(ctx context.Context, st *clientSession, id *ID, body io
 // serving the server's requests and dispatching the notifications that come before it. It
 // returns a nil response, and the read's error, when the stream ends first.
 func (c *Client) readUntilResponse(ctx context.Context, st *clientSession, id *ID, co *callOptions, disp *dispatcher, sr *streamReader) (*wireMessage, error) {
-	// A push iterator, read on this goroutine: the events of a call's answer need no coroutine.
-	for ev, err := range sse.Read(sr, &sse.ReadConfig{MaxEventSize: c.cfg.maxEventSize}) {
+	for {
+		ev, err := sr.events.next()
 		if err != nil {
+			if err == io.EOF { //nolint:errorlint // the reader's own end, unwrapped
+				return nil, nil
+			}
 			return nil, err
 		}
-		sr.cur.observe(ev.LastEventID)
-		if !carriesMessage(ev.Type, ev.Data) {
+		sr.events.cur.observe(ev.lastID)
+		if !carriesMessage(ev.typ, ev.data) {
 			continue
 		}
-		m, rpcErr := decodeMessage([]byte(ev.Data))
+		// The message keeps slices of what it decodes from: a copy of the event, whose
+		// bytes the reader's buffer holds only until its next event.
+		m, rpcErr := decodeMessage(bytes.Clone(ev.data))
 		if rpcErr != nil {
 			disp.logs.log(ctx, c.cfg.logger, slog.LevelWarn, "mcp: ignoring malformed message on the response stream", "error", rpcErr.Message)
 			continue
@@ -475,20 +500,22 @@ func (c *Client) readUntilResponse(ctx context.Context, st *clientSession, id *I
 			return m, nil
 		}
 	}
-	return nil, nil
 }
 
 // carriesMessage reports whether an SSE event of type typ with data carries a JSON-RPC
 // message: a "message" event (the default type) with data (spec 2025-11-25, Streamable HTTP,
 // Sending Messages to the Server).
-func carriesMessage(typ, data string) bool {
-	return data != "" && (typ == "" || typ == "message")
+func carriesMessage(typ string, data []byte) bool {
+	return len(data) > 0 && (typ == "" || typ == "message")
 }
 
 // observe records the ID of an event of the stream: where a resumption starts from.
-func (cur *streamCursor) observe(eventID string) {
-	if eventID != "" && eventID != cur.lastEventID {
-		cur.lastEventID = eventID
+func (cur *streamCursor) observe(eventID []byte) {
+	if len(eventID) > 0 && !bytes.Equal(eventID, cur.lastEventID) {
+		if cur.lastEventID == nil {
+			cur.lastEventID = cur.idBuf[:0]
+		}
+		cur.lastEventID = append(cur.lastEventID[:0], eventID...)
 		cur.progressed = true
 	}
 }
@@ -547,7 +574,6 @@ func (c *Client) drain(body io.ReadCloser, sr *streamReader, closeBody func()) {
 	t := time.AfterFunc(c.cfg.drainTime, closeBody)
 	defer context.AfterFunc(c.baseCtx, closeBody)()
 	sr.limit = sr.n + c.cfg.drainBytes // checked on every read: comment lines count too
-	sr.cur = nil                       // the call is over: its cursor is no longer read
 	_, _ = io.Copy(io.Discard, sr)
 	t.Stop()
 	body.Close()
@@ -593,22 +619,17 @@ func cancelReason(err error) string {
 	return "cancelled by the client"
 }
 
-// streamReader counts the bytes of a stream and notices SSE retry: fields, which go-sse's
-// Read does not report.
+// streamReader counts the bytes of a stream, stops at the drain's limit, and holds the
+// reader of its events.
 type streamReader struct {
-	r     io.Reader
-	n     int64
-	limit int64 // when positive, no read goes past it; reads at it fail with errDrainLimit
-	eof   bool  // r returned io.EOF
-	// line is the start of the current line, up to 24 bytes, in lineBuf.
-	line    []byte
-	lineBuf [24]byte
-	long    bool          // the current line is longer than that
-	cur     *streamCursor // takes the retry: fields; nil once the call is over
+	r      io.Reader
+	n      int64
+	limit  int64 // when positive, no read goes past it; reads at it fail with errDrainLimit
+	eof    bool  // r returned io.EOF
+	events eventReader
 }
 
-// Read reads from the stream, within the drain limit when there is one, and follows the
-// lines it reads for retry: fields while the call is on.
+// Read reads from the stream, within the drain limit when there is one.
 func (s *streamReader) Read(p []byte) (int, error) {
 	if s.limit > 0 && s.n >= s.limit {
 		return 0, errDrainLimit
@@ -617,9 +638,6 @@ func (s *streamReader) Read(p []byte) (int, error) {
 	s.n += int64(n)
 	if err == io.EOF {
 		s.eof = true
-	}
-	if s.cur != nil {
-		s.watchRetry(p[:n])
 	}
 	return n, err
 }
@@ -630,47 +648,6 @@ func (s *streamReader) clip(p []byte) []byte {
 		return p[:rest]
 	}
 	return p
-}
-
-// watchRetry follows b, the next bytes of the stream, line by line, for retry: fields: they
-// set the cursor's reconnection delay (SSE, "retry" field).
-func (s *streamReader) watchRetry(b []byte) {
-	if s.line == nil {
-		s.line = s.lineBuf[:0]
-	}
-	for len(b) > 0 {
-		i := bytes.IndexAny(b, "\r\n")
-		if i < 0 {
-			s.keep(b)
-			return
-		}
-		s.keep(b[:i])
-		s.endLine()
-		b = b[i+1:]
-	}
-}
-
-// keep adds seg to the start of the current line that is kept, up to lineBuf's size; a
-// longer line is marked long, and is no retry: field.
-func (s *streamReader) keep(seg []byte) {
-	if s.long {
-		return
-	}
-	if len(s.line)+len(seg) > len(s.lineBuf) {
-		s.long = true
-		return
-	}
-	s.line = append(s.line, seg...)
-}
-
-// endLine ends the current line, taking its delay when it is a retry: field.
-func (s *streamReader) endLine() {
-	if !s.long && bytes.HasPrefix(s.line, []byte("retry:")) {
-		if ms, err := strconv.ParseInt(string(bytes.TrimSpace(s.line[6:])), 10, 64); err == nil && ms >= 0 {
-			s.cur.retry = time.Duration(ms) * time.Millisecond
-		}
-	}
-	s.line, s.long = s.line[:0], false
 }
 
 // dispatcher runs notification handlers in order, off the reading goroutine: a queue and at

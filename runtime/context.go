@@ -38,6 +38,7 @@ type requestState struct {
 	mu           sync.Mutex
 	lastProgress float64
 	sentProgress bool
+	metaTaken    bool // meta and progressToken are set: takeMeta has nothing to do
 }
 
 type requestStateKey struct{}

@@ -84,11 +84,16 @@ func opensModern(r *http.Request, msg *wireMessage) bool {
 		// 2026-07-28, Streamable HTTP: 404 and -32601).
 		return hasMetaVersion(msg.Params)
 	}
-	if msg.Method == methodDiscover || hasMetaVersion(msg.Params) {
+	if msg.Method == methodDiscover {
 		return true
 	}
-	v := r.Header.Get(headerProtocolVersion)
-	return v != "" && !isSupportedVersion(v) && r.Header.Get(headerSessionID) == ""
+	// The headers first: a modern client sends its version in MCP-Protocol-Version (spec
+	// 2026-07-28, Streamable HTTP, Standard Request Headers), which decides without a scan
+	// of the params.
+	if v := r.Header.Get(headerProtocolVersion); v != "" && !isSupportedVersion(v) && r.Header.Get(headerSessionID) == "" {
+		return true
+	}
+	return hasMetaVersion(msg.Params)
 }
 
 // serveModernOther answers GET and DELETE for modern clients: 405, as the session era's
@@ -114,6 +119,14 @@ type modernRequest struct {
 	inputResponses map[string]json.RawMessage
 	requestState   string
 	hasState       bool
+
+	// What serving the request makes, in the request's own allocation: its transient
+	// session (transientSession), its state, and its multi round-trip state (newMRTR).
+	// checkModern leaves the request's decoded _meta in rs.meta, with rs.metaTaken, for
+	// serveModernRequest to keep.
+	sess session
+	rs   requestState
+	mrtr mrtrState
 }
 
 // modernError is a refusal of a modern request before any handler runs.
@@ -165,6 +178,9 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 		return nil, me
 	}
 	mr := newModernRequest(msg.Method, &p, version)
+	if m, e := requestMetaOf(p.Meta); e == nil {
+		mr.rs.meta, mr.rs.metaTaken = m, true // one that fails is left to takeMeta, which answers it
+	}
 	if me := s.decodeClientMeta(&meta, mr); me != nil {
 		return nil, me
 	}
@@ -519,7 +535,8 @@ func statusOf(err error) int {
 // transientSession is the session-like state of one modern request, built from its _meta. It
 // is not in the session table: nothing outlives the request.
 func (s *Server) transientSession(mr *modernRequest) *session {
-	sess := &session{
+	sess := &mr.sess
+	*sess = session{
 		server:          s,
 		ctx:             s.baseCtx,
 		cancel:          func() {},
@@ -570,11 +587,19 @@ func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *
 	}
 	st := sess.newRequestStream()
 	st.attach() // writer generation 1 (runInline)
-	rs := &requestState{sess: sess, st: st, id: msg.ID, header: r.Header, remote: r.RemoteAddr, token: TokenInfoFrom(r.Context()), mrtr: in}
+	rs := &mr.rs
+	meta, metaTaken := rs.meta, rs.metaTaken // checkModern's
+	*rs = requestState{sess: sess, st: st, id: msg.ID, header: r.Header, remote: r.RemoteAddr, token: TokenInfoFrom(r.Context()), mrtr: in}
 	rs.caller.rs = rs
 	// The request's values (what HTTP middleware stored) behind the handler's own context.
 	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}
 	rs.cancel, rs.handler, rs.msg = cancel, h, msg
+	if metaTaken { // the _meta checkModern found: takeMeta need not look for it again
+		rs.meta, rs.metaTaken = meta, true
+		if meta != nil {
+			rs.progressToken = meta.ProgressToken
+		}
+	}
 	mode := modeAuto
 	if s.cfg.alwaysSSE {
 		mode = modeSSE
@@ -616,16 +641,26 @@ func (s *Server) modernAnswer(rs *requestState, result any, err error) (any, int
 // modernBody adds resultType (and, for cacheable results, the caching hints) to a response.
 func modernBody(method string, body []byte, id *ID) []byte {
 	switch method {
-	case methodToolsList, methodPromptsList, methodResourcesList, methodResourceTemplates, methodResourcesRead:
-		// Cacheable results (spec 2026-07-28, Caching). A list's handler put its hint first
-		// (withListHint, from WithListCacheHint and the registrations'); any other is
-		// immediately stale, and private, as handlers may answer per caller.
+	case methodToolsList, methodPromptsList, methodResourcesList, methodResourceTemplates:
+		// A list's handler put its hint first (withListHint, from WithListCacheHint and the
+		// registrations').
 		if n, ok := resultStart(body, id); ok && bytes.HasPrefix(body[n:], []byte(`"ttlMs":`)) {
 			return insertResultMembers(body, id, `"resultType":"complete"`)
 		}
-		return insertResultMembers(body, id, `"resultType":"complete","ttlMs":0,"cacheScope":"private"`)
 	}
-	return insertResultType(body, id)
+	return insertResultMembers(body, id, modernMembers(method))
+}
+
+// modernMembers are the members the 2026-07-28 era adds at the start of a result of method.
+func modernMembers(method string) string {
+	switch method {
+	case methodToolsList, methodPromptsList, methodResourcesList, methodResourceTemplates, methodResourcesRead:
+		// Cacheable results (spec 2026-07-28, Caching): unless a list's handler put its own
+		// hint first (modernBody), immediately stale, and private, as handlers may answer per
+		// caller.
+		return `"resultType":"complete","ttlMs":0,"cacheScope":"private"`
+	}
+	return `"resultType":"complete"`
 }
 
 // modernParams are the members of a modern request's params that the runtime reads before

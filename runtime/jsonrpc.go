@@ -242,6 +242,28 @@ func encodeRequest(id *ID, method string, params any) ([]byte, error) {
 	return append(buf, '}'), nil
 }
 
+// encodeRequestMeta is encodeRequest with params, a JSON object without a _meta member, and
+// mb as their _meta, spliced in as the body is written (spliceMeta's result, not copied).
+func encodeRequestMeta(id *ID, method string, params, mb []byte) []byte {
+	inner := bytes.TrimSpace(params[1 : len(params)-1])
+	buf := make([]byte, 0, len(inner)+len(mb)+len(method)+80)
+	buf = append(buf, `{"jsonrpc":"2.0"`...)
+	if id != nil && !id.IsZero() {
+		buf = append(buf, `,"id":`...)
+		buf = append(buf, id.raw...)
+	}
+	buf = append(buf, `,"method":`...)
+	buf = appendMethod(buf, method)
+	buf = append(buf, `,"params":{`...)
+	buf = append(buf, inner...)
+	if len(inner) > 0 {
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"_meta":`...)
+	buf = append(buf, mb...)
+	return append(buf, "}}"...)
+}
+
 // marshalParams encodes a request's params; json.RawMessage is already JSON and is taken as
 // it is, without a second validation pass.
 func marshalParams(method string, params any) ([]byte, error) {

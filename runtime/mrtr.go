@@ -178,7 +178,8 @@ func (p *requestStatePayload) bindsTo(method, name, who string) error {
 // newMRTR returns the input state of a modern request that may ask for input. A requestState
 // that fails verification is refused: it is attacker-controlled input.
 func (s *Server) newMRTR(msg *wireMessage, mr *modernRequest, name, who string) (*mrtrState, *modernError) {
-	m := &mrtrState{s: s, method: msg.Method, name: name, principal: who}
+	m := &mr.mrtr // in the request's allocation
+	*m = mrtrState{s: s, method: msg.Method, name: name, principal: who}
 	if mr.hasState {
 		answers, err := s.verifyState(mr.requestState, msg.Method, name, who)
 		if err != nil {

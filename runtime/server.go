@@ -721,6 +721,9 @@ func (s *Server) runHandler(ctx context.Context, cancel context.CancelFunc, rs *
 // takeMeta records the request's _meta in its state, with the progress token the handler
 // reports progress against, and returns the error that malformed _meta is answered with.
 func (rs *requestState) takeMeta(params json.RawMessage) *Error {
+	if rs.metaTaken {
+		return nil
+	}
 	meta, metaErr := requestMeta(params)
 	rs.meta = meta
 	if meta != nil {
@@ -744,6 +747,13 @@ func (rs *requestState) handlerContext(ctx context.Context) context.Context {
 func (s *Server) encodeFinal(ctx context.Context, sess *session, msg *wireMessage, result any, err error) ([]byte, *wireBuf) {
 	if err != nil && ctx.Err() != nil && s.baseCtx.Err() != nil {
 		err = NewError(CodeInternalError, "request cancelled: the server is shutting down")
+	}
+	if sess.stateless && err == nil {
+		if er, ok := result.(*encodedResult); ok {
+			if body, pooled, ok := er.responseWith(msg.ID, modernMembers(msg.Method)); ok {
+				return body, pooled
+			}
+		}
 	}
 	body, pooled := s.encodeAnswer(msg, result, err)
 	if sess.stateless {

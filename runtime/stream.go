@@ -770,6 +770,11 @@ func (s *Server) awaitEvents(ctx context.Context, w http.ResponseWriter, st *str
 			return false
 		}
 	}
+	if st.standalone {
+		// A standalone stream may wait for hours: its buffer goes back to the pool
+		// meanwhile, and the next event takes one from it again.
+		sw.putBuf()
+	}
 	select {
 	case <-st.wake:
 	case <-keepAlive:

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
 	"sync"
 	"sync/atomic"
@@ -72,8 +73,9 @@ func (wb *wireBuf) reusable() bool {
 
 // resultHeadroom is the room left in front of an encoded typed result for the JSON-RPC
 // envelope (`{"jsonrpc":"2.0","id":ID,"result":`), so that the response is written around the
-// result instead of copied: 32 bytes and the ID's, a UUID's fits.
-const resultHeadroom = 80
+// result instead of copied: 32 bytes and the ID's, a UUID's fits, with the 2026-07-28 era's
+// resultType member besides (responseWith).
+const resultHeadroom = 112
 
 // encodedResult is a typed tool's result encoded at off in buf, with room for the envelope
 // before it and, usually, for its closing brace after it; pooled is buf's pool handle.
@@ -106,6 +108,46 @@ func (r *encodedResult) response(id *ID) ([]byte, *wireBuf) {
 		return body, nil // the brace did not fit: a new buffer
 	}
 	return body, r.pooled
+}
+
+// responseWith is response with member (one or more JSON members) as the first of the result
+// object, written in front of the result as the envelope is: the 2026-07-28 era's resultType
+// (spec 2026-07-28, schema, Result) costs no copy of the answer. ok is false when the
+// envelope and member do not fit in front of the result, or the result is not an object or
+// starts with a resultType of its own: the caller then inserts the member into a copy.
+func (r *encodedResult) responseWith(id *ID, member string) (body []byte, pooled *wireBuf, ok bool) {
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":{`
+	res := r.buf[r.off:]
+	if len(res) < 2 || res[0] != '{' || bytes.HasPrefix(res[1:], []byte(`"resultType"`)) {
+		return nil, nil, false
+	}
+	idText := "null"
+	if id != nil && !id.IsZero() {
+		idText = id.raw
+	}
+	comma := 1
+	if res[1] == '}' {
+		comma = 0
+	}
+	// The prefix ends where the result's opening brace was: it writes that brace again.
+	n := len(head) + len(idText) + len(mid) + len(member) + comma
+	if n > r.off+1 {
+		return nil, nil, false
+	}
+	at := r.off + 1 - n
+	p := r.buf[at : r.off+1]
+	p = p[copy(p, head):]
+	p = p[copy(p, idText):]
+	p = p[copy(p, mid):]
+	p = p[copy(p, member):]
+	if comma == 1 {
+		p[0] = ','
+	}
+	body = append(r.buf[at:], '}')
+	if &body[0] != &r.buf[at] {
+		return body, nil, true // the brace did not fit: a new buffer
+	}
+	return body, r.pooled, true
 }
 
 // encoded returns the encodedResult a typed tool's answer is written into: the one kept in

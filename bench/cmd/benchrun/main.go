@@ -117,6 +117,7 @@ func main() {
 
 	startRedis(dir) // the replica rows' Redis and servers (replicas.go)
 	defineRows()
+	defineMemoryRows()
 	defineReplicaRows()
 	for _, s := range servers {
 		startServer(dir, s)
@@ -134,6 +135,7 @@ func main() {
 	for r := range *flagR {
 		logf("round %d of %d", r+1, *flagR)
 		oneRound(dir, r)
+		memoryRound(dir, r)
 		replicaRound(dir, r)
 	}
 	for _, s := range servers {
@@ -149,6 +151,7 @@ func main() {
 		goBench(dir, "redis.test", "rate limits")
 	}
 	printTable(time.Since(start))
+	printGoals()
 	if *flagO != "" {
 		check(writeRuns(*flagO))
 	}
@@ -189,6 +192,11 @@ func defineRows() {
 	// sections above do, and not the two ends of a round.
 	sec = "sequential echo, SDK client → server (peers: their own pairing)"
 	add("pair/floor", &row{section: sec, what: "p50 latency", pair: "plain net/http → floor (this section's)", kind: "lat"})
+	// The neutral client in the same rotation as our client's rows: the goal "our client
+	// within 1.2× the neutral client" (printGoals) compares measurements seconds apart.
+	for _, k := range []string{"protomcp", "protomcp-sse"} {
+		add("pair/load/"+k, &row{section: sec, what: "p50 latency", pair: "neutral client (load) → " + serverByKey(k).label, kind: "lat", floor: "pair/floor", peers: [2]string{"pair/gosdk/gosdk", "pair/mcpgo/mcpgo"}})
+	}
 	for _, c := range []string{"protomcp", "gosdk", "mcpgo"} {
 		for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
 			add("pair/"+c+"/"+k, &row{section: sec, what: "p50 latency", pair: clientLabel[c] + " client → " + serverByKey(k).label, kind: "lat", floor: "pair/floor", peers: [2]string{"pair/gosdk/gosdk", "pair/mcpgo/mcpgo"}})
@@ -276,11 +284,15 @@ func oneRound(dir string, r int) {
 		}
 		measure(dir, "conc/"+k, "load", "-url", serverByKey(k).url, "-d", d, "-c", c, "-warmup", "20")
 	}
-	for _, k := range rotate([]string{"protomcp", "protomcp-sse", "gosdk-stateless"}, r) {
-		measure(dir, "modern-seq/"+k, "load", "-modern", "-url", serverByKey(k).url, "-d", d)
-	}
-	for _, k := range rotate([]string{"protomcp", "protomcp-sse"}, r) {
-		measure(dir, "modern-pair/"+k, "pair", "-client", "protomcp", "-modern", "-url", serverByKey(k).url, "-d", d)
+	// The neutral client's and ours in one rotation, so that their ratio (printGoals)
+	// compares measurements seconds apart.
+	for _, k := range rotate([]string{"seq/protomcp", "seq/protomcp-sse", "seq/gosdk-stateless", "pair/protomcp", "pair/protomcp-sse"}, r) {
+		kind, srv, _ := strings.Cut(k, "/")
+		if kind == "seq" {
+			measure(dir, "modern-seq/"+srv, "load", "-modern", "-url", serverByKey(srv).url, "-d", d)
+			continue
+		}
+		measure(dir, "modern-pair/"+srv, "pair", "-client", "protomcp", "-modern", "-url", serverByKey(srv).url, "-d", d)
 	}
 	for _, k := range rotate([]string{"protomcp", "protomcp-sse", "gosdk-stateless"}, r) {
 		measure(dir, "modern-conc/"+k, "load", "-modern", "-url", serverByKey(k).url, "-d", d, "-c", c, "-warmup", "20")
@@ -291,11 +303,16 @@ func oneRound(dir string, r int) {
 	for _, cl := range rotate([]string{"protomcp", "gosdk", "mcpgo"}, r) {
 		ks := []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"}
 		if cl == "protomcp" {
-			ks = append(ks, "floor") // the section's floor, next to our client's rows
+			// The section's floor and the neutral client, next to our client's rows.
+			ks = append(ks, "floor", "load/protomcp", "load/protomcp-sse")
 		}
 		for _, k := range rotate(ks, r) {
 			if k == "floor" {
 				measure(dir, "pair/floor", "load", "-plain", "-url", serverByKey("floor").url, "-d", d)
+				continue
+			}
+			if srv, ok := strings.CutPrefix(k, "load/"); ok {
+				measure(dir, "pair/load/"+srv, "load", "-url", serverByKey(srv).url, "-d", d)
 				continue
 			}
 			measure(dir, "pair/"+cl+"/"+k, "pair", "-client", cl, "-url", serverByKey(k).url, "-d", d)
@@ -468,6 +485,8 @@ func figure(r *row, m metrics) float64 {
 		return m.P50
 	case "tput":
 		return m.PerSec
+	case "mem":
+		return m.BOp
 	default:
 		return m.NsOp
 	}
@@ -550,7 +569,10 @@ func printTable(took time.Duration) {
 			dials = max(dials, m.NewDials)
 		}
 		eh, nd := "—", "—"
-		if r.kind != "bench" {
+		if r.kind == "mem" && errs < 0 {
+			eh = "FAILED"
+		}
+		if r.kind != "bench" && r.kind != "mem" {
 			eh = fmt.Sprintf("%d / %d", errs, hangs)
 			if errs < 0 {
 				eh = "FAILED"
@@ -627,4 +649,40 @@ func writeRuns(path string) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)
+}
+
+// goal is one of the figures that issue 30 asks of the Streamable HTTP transport, read from
+// two rows measured side by side: the median of the per-round ratios of row to ref (or, with
+// no ref, row's own median figure, in bytes).
+type goal struct {
+	what, row, ref, target string
+}
+
+var goals = []goal{
+	{"64 callers, SSE answers: calls/s × the floor's", "conc/protomcp-sse", "conc/floor", "≥ 0.9×"},
+	{"MCP 2026-07-28, 64 callers: calls/s × the floor's", "modern-conc/protomcp", "conc/floor", "≥ 0.9×"},
+	{"our client, SSE answers: p50 × the neutral client's, same server", "pair/protomcp/protomcp-sse", "pair/load/protomcp-sse", "≤ 1.2×"},
+	{"our client, MCP 2026-07-28: p50 × the neutral client's, same server", "modern-pair/protomcp", "modern-seq/protomcp", "≤ 1.2×"},
+	{"resident memory per session with an open GET stream, weather server", "mem/weather", "", "≤ 24 KB"},
+	{"… × the floor's (net/http holding the same GET connections)", "mem/weather", "mem/floor", "—"},
+}
+
+// printGoals prints the goals' figures, each from rows measured side by side.
+func printGoals() {
+	fmt.Println()
+	fmt.Println("| goal | figure [lowest–highest round] | target |")
+	fmt.Println("|---|---:|---:|")
+	for _, g := range goals {
+		r := byKey[g.row]
+		if r == nil || len(r.runs) == 0 {
+			continue
+		}
+		fig := ""
+		if g.ref == "" {
+			fig = fmt.Sprintf("%.1f KB", col(r, func(m metrics) float64 { return m.BOp })/1024)
+		} else {
+			fig = ratio(r, g.ref)
+		}
+		fmt.Printf("| %s | %s | %s |\n", g.what, fig, g.target)
+	}
 }

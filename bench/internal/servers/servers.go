@@ -120,6 +120,15 @@ type floorResponse struct {
 // structuredContent and its text mirror), with no protocol around it.
 func Floor() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			// The floor of a standalone GET stream (benchrun's memory rows): an SSE
+			// response that stays open, and nothing else, until the client goes.
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4<<20))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)

@@ -1,0 +1,67 @@
+package runtime_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/protomcp/protomcp/runtime"
+)
+
+// A 2026-07-28 request's _meta reaches its handler as a session-era request's does (its
+// progress token, its other members), though the server reads it once for both the request's
+// checks and the handler; a progressToken of the wrong type is refused with -32602, as in the
+// session era (spec 2026-07-28, Request Metadata; the schema's ProgressToken).
+func TestModernRequestMetaReachesHandler(t *testing.T) {
+	t.Parallel()
+	srv := runtime.NewServer(runtime.Implementation{Name: "meta", Version: "0"}, runtime.WithLogger(discardLogger()))
+	seen := make(chan *runtime.RequestMeta, 4)
+	srv.AddTool(runtime.ToolSpec{Name: "meta", InputSchema: objSchema}, func(ctx context.Context, req *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		seen <- req.Meta
+		return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent("ok")}}, nil
+	})
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	post := func(meta string) (int, string) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"meta","arguments":{},"_meta":{` + meta +
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}}}}`
+		req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, hs.URL, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "meta")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+
+	status, body := post(`"progressToken":"p-7","trace":"abc",`)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Contains(t, body, `"resultType":"complete"`)
+	select {
+	case m := <-seen:
+		require.NotNil(t, m, "the handler's RequestMeta")
+		assert.JSONEq(t, `"p-7"`, string(m.ProgressToken))
+		assert.JSONEq(t, `"abc"`, string(m.Other["trace"]))
+		assert.JSONEq(t, `"2026-07-28"`, string(m.Other["io.modelcontextprotocol/protocolVersion"]))
+	default:
+		require.Fail(t, "the handler did not run")
+	}
+
+	status, body = post(`"progressToken":{"a":1},`)
+	assert.Equal(t, http.StatusOK, status, body)
+	assert.Contains(t, body, `"code":-32602`)
+	assert.Contains(t, body, "progressToken must be a string or a number")
+	assert.Empty(t, seen, "the handler of a refused request ran")
+}

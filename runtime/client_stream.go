@@ -33,9 +33,10 @@ func (c *Client) roundTrip(ctx context.Context, st *clientSession, r *Request, c
 
 // encodeCall encodes r as the request id, its params with r.Meta as their _meta, and in the
 // modern era the session's. The common modern request, with neither, has the session's _meta
-// written into the body as it is encoded, without a copy of the params in between.
+// written into the body as it is encoded, without a copy of the params in between; the
+// tasks/ methods declare the tasks extension (paramsOf).
 func (st *clientSession) encodeCall(id *ID, r *Request) ([]byte, error) {
-	if st.modern && r.Meta == nil && !bytes.Contains(r.Params, []byte(`"_meta"`)) {
+	if st.modern && r.Meta == nil && !isTaskMethod(r.Method) && !bytes.Contains(r.Params, []byte(`"_meta"`)) {
 		mb, err := st.modernMetaJSON()
 		if err != nil {
 			return nil, fmt.Errorf("encode %s params: %w", r.Method, err)

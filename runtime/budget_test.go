@@ -374,7 +374,9 @@ func (e *hardenEnv) tableSize() int {
 // sessions at work (here: one with its GET stream open) are never evicted.
 func TestBudgetSessionTable(t *testing.T) {
 	const max = 20
-	e := newHardenEnv(t, WithMaxSessions(max), WithHandshakeTimeout(200*time.Millisecond))
+	// No grace period: one client's flood here churns through its own half-open sessions
+	// (TestHostileSessionFlood covers the grace period and other clients' newcomers).
+	e := newHardenEnv(t, WithMaxSessions(max), WithHandshakeTimeout(200*time.Millisecond), withEvictionGrace(0))
 	live := e.initialize()
 	get, err := e.openSSE(e.ctx(), http.MethodGet, live, "", nil)
 	require.NoError(t, err)

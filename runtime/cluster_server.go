@@ -324,13 +324,14 @@ func (s *Server) loadShared(w http.ResponseWriter, r *http.Request, id string, s
 		sess.applyState(state)
 		return sess, true
 	}
-	return s.adoptShared(w, id, state)
+	return s.adoptShared(w, id, state, holderOf(TokenInfoFrom(r.Context()), r.RemoteAddr))
 }
 
 // adoptShared makes this replica's copy of a stored session that another replica started (or
 // this one, before it forgot it), evicting a session of its own when the table is full; it
-// answers the error itself when there is no room.
-func (s *Server) adoptShared(w http.ResponseWriter, id string, state *SessionState) (*session, bool) {
+// answers the error itself when there is no room. h is the holder of the request that brought
+// it (sessions.go).
+func (s *Server) adoptShared(w http.ResponseWriter, id string, state *SessionState, h holder) (*session, bool) {
 	s.mu.Lock()
 	if sess := s.sessions[id]; sess != nil {
 		s.mu.Unlock()
@@ -339,7 +340,7 @@ func (s *Server) adoptShared(w http.ResponseWriter, id string, state *SessionSta
 	}
 	var evicted *session
 	if len(s.sessions) >= s.cfg.maxSessions {
-		evicted = s.evictLocked()
+		evicted = s.evictLocked(h)
 	}
 	if len(s.sessions) >= s.cfg.maxSessions {
 		s.mu.Unlock()
@@ -348,6 +349,7 @@ func (s *Server) adoptShared(w http.ResponseWriter, id string, state *SessionSta
 	}
 	sess := s.newSession(&InitializeParams{}, state.ProtocolVersion)
 	sess.id = id
+	sess.holder = h
 	sess.established.Store(true)
 	sess.applyState(state)
 	s.sessions[id] = sess

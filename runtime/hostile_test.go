@@ -11,13 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
@@ -811,5 +815,212 @@ func checkHostile(t *testing.T, tc hostileCase, r *hardenResp) {
 			require.Fail(t, fmt.Sprintf("want a result, got error %d %s", r.msg.Error.Code, r.msg.Error.Message))
 		}
 		require.Containsf(t, string(r.msg.Result), tc.msg, "result %s does not contain %q", truncate(string(r.msg.Result), 300), tc.msg)
+	}
+}
+
+// withEvictionGrace sets the grace period of new sessions in a full session table.
+func withEvictionGrace(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.evictionGrace = d })
+}
+
+// floodClient is an HTTP client whose connections come from addr, another loopback address
+// than the test's clients': the server sees another holder (sessions.go).
+func floodClient(addr string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(addr)}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 16}}
+}
+
+// floodPost POSTs body with hc, on session sid when not empty, and returns the status and
+// the session ID answered.
+func floodPost(ctx context.Context, hc *http.Client, url, sid, body string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set(headerSessionID, sid)
+		req.Header.Set(headerProtocolVersion, LatestProtocolVersion)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, resp.Header.Get(headerSessionID), nil
+}
+
+// delayTransport delays every request by delay before sending it.
+type delayTransport struct {
+	rt    http.RoundTripper
+	delay time.Duration
+}
+
+func (d delayTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t := time.NewTimer(d.delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+	return d.rt.RoundTrip(r)
+}
+
+// A flood of fully initialized sessions at the session cap (initialize, then
+// notifications/initialized, then one request, in a loop, from one address) does not lock
+// other clients out: the flood churns through its own sessions, and a newcomer's session is
+// safe while its handshake completes. Our client, from another address, connects and calls
+// a tool while the flood runs.
+func TestHostileSessionFlood(t *testing.T) {
+	const max, attempts = 30, 40
+	e := newHardenEnv(t, WithMaxSessions(max))
+	leaks := goleak.IgnoreCurrent()
+	attacker := floodClient("127.0.0.2")
+	defer attacker.CloseIdleConnections()
+	ctx, stop := context.WithCancel(e.ctx())
+	defer stop()
+	initBody := req("1", "initialize", `{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}`)
+	var (
+		wg      sync.WaitGroup
+		started atomic.Int64 // sessions the flood started
+	)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				status, sid, err := floodPost(ctx, attacker, e.url, "", initBody)
+				if err != nil || status != http.StatusOK {
+					continue
+				}
+				started.Add(1)
+				_, _, _ = floodPost(ctx, attacker, e.url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+				_, _, _ = floodPost(ctx, attacker, e.url, sid, req("2", "tools/list", `{}`))
+			}
+		}()
+	}
+	require.True(t, waitFor(10*time.Second, func() bool { return e.tableSize() >= max }), "the flood did not fill the session table")
+	// The newcomers are farther away than the flood: each of their requests takes 20 ms more
+	// to arrive, as across a network, so that their half-open sessions are older than the
+	// flood's when it needs room.
+	distant := delayTransport{rt: DefaultTransport(), delay: 20 * time.Millisecond}
+	before := started.Load()
+	ok := 0
+	var failures []string
+	for i := range attempts {
+		c := NewClient(e.url, WithEra(EraLegacy), WithHTTPClient(&http.Client{Transport: distant}))
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := c.CallTool(cctx, "echo", json.RawMessage(`{"n":`+strconv.Itoa(i)+`}`))
+		cancel()
+		if err == nil {
+			ok++
+		} else {
+			failures = append(failures, err.Error())
+		}
+		_ = c.Close(context.Background())
+	}
+	during := started.Load() - before
+	stop()
+	wg.Wait()
+	require.GreaterOrEqualf(t, ok*100, attempts*95, "%d of %d newcomers connected during the flood; failures: %q", ok, attempts, failures)
+	require.Positivef(t, during, "the flood started no session while the newcomers connected: it did not run alongside them")
+	t.Logf("%d of %d newcomers connected while the flood started %d sessions", ok, attempts, during)
+	e.mustWork(e.sid) // the established session of the test's own address, idle in between
+	attacker.CloseIdleConnections()
+	distant.rt.(*http.Transport).CloseIdleConnections()
+	goleak.VerifyNone(t, leaks)
+}
+
+// The eviction policy, step by step: at the cap, a newcomer of the holder with the most
+// sessions churns through its own sessions past their grace period, never another holder's
+// half-open session however old; a newcomer of a lighter holder evicts the heaviest holder's,
+// even young ones; and a holder's own young sessions are safe from its newcomers.
+func TestSessionEvictionPolicy(t *testing.T) {
+	srv := NewServer(Implementation{Name: "evict", Version: "1"}, WithMaxSessions(4), withEvictionGrace(time.Hour))
+	defer func() { _ = srv.Shutdown(context.Background()) }()
+	flood, alice := holder{addr: "10.0.0.2"}, holder{addr: "10.0.0.1"}
+	add := func(h holder) *session {
+		return srv.addSession(&InitializeParams{ClientInfo: Implementation{Name: "c"}}, LatestProtocolVersion, nil, h, nil)
+	}
+	has := func(sess *session) bool {
+		srv.mu.RLock()
+		defer srv.mu.RUnlock()
+		return srv.sessions[sess.id] == sess
+	}
+	a := add(alice) // half-open, the oldest
+	var fs []*session
+	for range 3 {
+		fs = append(fs, add(flood))
+	}
+	// The table is full of young sessions: the flood's newcomer may not end its own, nor
+	// alice's, which holds fewer.
+	require.True(t, add(flood) == nil, "a flood's newcomer got a session in a table of young ones")
+	require.True(t, has(a), "the flood evicted another holder's half-open session")
+	// Past their grace period, the flood's sessions are what its newcomers evict: the oldest
+	// half-open one first; alice's, older still, stays.
+	for _, f := range fs {
+		f.created -= int64(2 * time.Hour)
+	}
+	a.created -= int64(3 * time.Hour)
+	f4 := add(flood)
+	require.NotNil(t, f4, "the flood's newcomer found no session of its own to evict")
+	require.True(t, has(a), "the flood evicted another holder's half-open session")
+	require.False(t, has(fs[0]), "the flood's oldest session was not the one evicted")
+	// A newcomer of a lighter holder evicts the heaviest holder's, even a young one (f4).
+	for _, f := range fs[1:] {
+		f.established.Store(true)
+	}
+	b := add(holder{addr: "10.0.0.3"})
+	require.NotNil(t, b, "a newcomer of another holder was refused")
+	require.True(t, has(a), "alice's session was evicted for a newcomer")
+	require.True(t, !has(f4) || !has(fs[1]) || !has(fs[2]), "no session of the flood was evicted")
+	for _, sess := range []*session{a, b, fs[1], fs[2], f4} {
+		sess.end()
+	}
+}
+
+// Our client tries the handshake once more when the server ended the new session before its
+// notifications/initialized arrived (404), as a full session table may; not twice.
+func TestClientHandshakeRetry(t *testing.T) {
+	for _, evictions := range []int{1, 2} {
+		e := newHardenEnv(t)
+		var mu sync.Mutex
+		inits, left := 0, evictions
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			mu.Lock()
+			if bytes.Contains(body, []byte(`"initialize"`)) {
+				inits++
+			}
+			evict := left > 0 && bytes.Contains(body, []byte(`notifications/initialized`))
+			if evict {
+				left--
+			}
+			mu.Unlock()
+			if evict {
+				http.Error(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"session not found"}}`, http.StatusNotFound)
+				return
+			}
+			e.srv.ServeHTTP(w, r)
+		})
+		hs := httptest.NewServer(h)
+		c := NewClient(hs.URL, WithEra(EraLegacy))
+		err := c.Connect(e.ctx())
+		_ = c.Close(context.Background())
+		hs.Close()
+		mu.Lock()
+		n := inits
+		mu.Unlock()
+		if evictions == 1 {
+			require.NoError(t, err, "the handshake was not tried again after one eviction")
+			require.Equal(t, 2, n, "initializes sent")
+		} else {
+			require.Error(t, err, "the handshake was tried more than twice")
+			require.Equal(t, 2, n, "initializes sent")
+		}
 	}
 }

@@ -393,7 +393,7 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not carry an Mcp-Session-Id: this session is already initialized; DELETE it or start a new one without the header")))
 		return
 	}
-	sess, body, status := s.initialize(r.Context(), msg, r.Header, TokenInfoFrom(r.Context()), nil)
+	sess, body, status := s.initialize(r.Context(), msg, r.Header, TokenInfoFrom(r.Context()), r.RemoteAddr, nil)
 	if sess != nil {
 		w.Header().Set(headerSessionID, sess.id)
 	}
@@ -403,9 +403,9 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 // initialize serves an initialize request (spec 2025-11-25, Lifecycle, Initialization)
 // whatever transport carried it: it runs the server's interceptors around the start of a
 // session, and returns the session (nil when none started) with the encoded answer and its
-// HTTP status. header and token are what the transport knows of the request (nil on stdio);
-// line writes the session's messages on a message-stream transport (nil on HTTP).
-func (s *Server) initialize(ctx context.Context, msg *wireMessage, header http.Header, token *TokenInfo, line *lineWriter) (*session, []byte, int) {
+// HTTP status. header, token and peer (the remote address) are what the transport knows of
+// the request (nil, nil and "" on stdio); line writes the session's messages on a message-stream transport (nil on HTTP).
+func (s *Server) initialize(ctx context.Context, msg *wireMessage, header http.Header, token *TokenInfo, peer string, line *lineWriter) (*session, []byte, int) {
 	meta, metaErr := requestMeta(msg.Params)
 	if metaErr != nil {
 		return nil, encodeResponse(msg.ID, nil, metaErr), http.StatusBadRequest
@@ -413,7 +413,7 @@ func (s *Server) initialize(ctx context.Context, msg *wireMessage, header http.H
 	var sess *session
 	req := &Request{Method: methodInitialize, ID: *msg.ID, Params: msg.Params, Meta: meta, Header: header}
 	req.serve = func(_ context.Context, req *Request) (resp *Response, err error) {
-		sess, resp, err = s.startSession(ctx, req, token, line)
+		sess, resp, err = s.startSession(ctx, req, token, peer, line)
 		return resp, err
 	}
 	resp, err := s.callInitialize(ctx, req)
@@ -446,9 +446,10 @@ func (s *Server) initializeFailed(msg *wireMessage, sess *session, err error) ([
 }
 
 // startSession is the innermost CallFunc of initialize: it negotiates the version, makes room
-// in the session table (or refuses), and starts the session, owned by token's identity and
-// written to by line when a message-stream transport carries it.
-func (s *Server) startSession(ctx context.Context, req *Request, token *TokenInfo, line *lineWriter) (*session, *Response, error) {
+// in the session table (or refuses), and starts the session, owned by token's identity, held
+// by that identity or else by peer's address (sessions.go), and written to by line when a
+// message-stream transport carries it.
+func (s *Server) startSession(ctx context.Context, req *Request, token *TokenInfo, peer string, line *lineWriter) (*session, *Response, error) {
 	p, rpcErr := s.decodeInitialize(req.Params)
 	if rpcErr != nil {
 		return nil, nil, &statusError{status: http.StatusBadRequest, err: rpcErr}
@@ -457,7 +458,7 @@ func (s *Server) startSession(ctx context.Context, req *Request, token *TokenInf
 	if !isSupportedVersion(version) {
 		version = LatestProtocolVersion // counter-offer (Lifecycle, Version Negotiation)
 	}
-	sess := s.addSession(p, version, token, line)
+	sess := s.addSession(p, version, token, holderOf(token, peer), line)
 	if sess == nil {
 		return nil, nil, &statusError{status: http.StatusServiceUnavailable, err: NewError(CodeInternalError, "too many sessions; try again later")}
 	}
@@ -476,20 +477,21 @@ func (s *Server) startSession(ctx context.Context, req *Request, token *TokenInf
 	}}, nil
 }
 
-// addSession starts a session in the table, owned by token's identity and written to by line
-// on a message-stream transport, evicting one when the table is full (the table's policy
+// addSession starts a session in the table, owned by token's identity, held by h, and written
+// to by line on a message-stream transport, evicting one when the table is full (the table's policy
 // under pressure, sessions.go). It returns nil when there is still no room for it, or for its
 // client's state in the server's budget.
-func (s *Server) addSession(p *InitializeParams, version string, token *TokenInfo, line *lineWriter) *session {
+func (s *Server) addSession(p *InitializeParams, version string, token *TokenInfo, h holder, line *lineWriter) *session {
 	s.mu.Lock()
 	var evicted *session
 	if len(s.sessions) >= s.cfg.maxSessions {
-		evicted = s.evictLocked()
+		evicted = s.evictLocked(h)
 	}
 	var sess *session
 	if s.roomLocked(stateSize(&p.ClientInfo)) {
 		sess = s.newSession(p, version)
 		sess.owner = token.identity()
+		sess.holder = h
 		if line != nil {
 			sess.line = line
 			// Its standalone stream is the connection itself, always there: the session

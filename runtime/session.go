@@ -45,6 +45,7 @@ type session struct {
 	ended           bool
 	forget          bool     // in a replica set, end deletes the shared events (DELETE)
 	owner           identity // who started the session (TokenInfo.identity)
+	holder          holder   // whom the session table charges it to (sessions.go); set once
 	// stateless marks the transient session of one modern-era request (era_server.go): it is
 	// in no session table, and it stores no events.
 	stateless bool

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1023,4 +1024,222 @@ func TestClientHandshakeRetry(t *testing.T) {
 			require.Equal(t, 2, n, "initializes sent")
 		}
 	}
+}
+
+// session returns the server's session sid.
+func (e *hardenEnv) session(sid string) *session {
+	e.srv.mu.RLock()
+	defer e.srv.mu.RUnlock()
+	return e.srv.sessions[sid]
+}
+
+// bigAnswer calls echo with an argument of n bytes on session sid, SSE answers being on, reads
+// its answer whole, and returns its priming event's ID: resuming from it replays the answer,
+// an event of about n bytes, from the event store once the stream has ended.
+func (e *hardenEnv) bigAnswer(sid string, n int) string {
+	e.t.Helper()
+	r, err := e.send(e.ctx(), http.MethodPost, sid, toolCall(strconv.Itoa(e.id()), "echo", `{"s":"`+strings.Repeat("a", n)+`"}`), nil)
+	require.NoError(e.t, err)
+	require.Equalf(e.t, http.StatusOK, r.status, "echo: %s", dump(r))
+	first, _, _ := bytes.Cut(r.body, []byte("\n"))
+	id, ok := strings.CutPrefix(string(first), "id: ")
+	require.Truef(e.t, ok, "the answer does not start with a priming event: %.100q", r.body)
+	return id
+}
+
+// resumeUnread sends GET with Last-Event-ID last on session sid with hc and returns the
+// response once its headers are in, its body unread.
+func (e *hardenEnv) resumeUnread(ctx context.Context, hc *http.Client, sid, last string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(headerSessionID, sid)
+	req.Header.Set(headerProtocolVersion, LatestProtocolVersion)
+	req.Header.Set(headerLastEventID, last)
+	return hc.Do(req)
+}
+
+// Resumptions of a stream that ended do not pin memory each: 60 GETs resuming a finished
+// stream whose answer is one 8 MiB event, none of them reading, share one replay (the newest
+// takes over and the others' connections are closed), the replay is charged to the session's
+// budget while it holds the event, and a resumption that finally reads gets the whole event,
+// once. Memory is measured by the budgets' own counters and the event store's.
+func TestHostileReplayPinning(t *testing.T) {
+	const size, resumers = 8 << 20, 60
+	store := NewMemoryEventStore(0)
+	e := newHardenEnv(t, WithSSEResponses(), WithMaxBodyBytes(10<<20), WithEventStore(store))
+	leaks := goleak.IgnoreCurrent()
+	last := e.bigAnswer(e.sid, size)
+	sess := e.session(e.sid)
+	require.NotNil(t, sess)
+	base := sess.held.Load()
+
+	var (
+		stop                                   = make(chan struct{})
+		sampled                                sync.WaitGroup
+		peakHeld, peakServer, peakStore, peakN atomic.Int64
+	)
+	sampled.Add(1)
+	go func() { // the peaks of what the session, the server and the store hold
+		defer sampled.Done()
+		for {
+			peakHeld.Store(max(peakHeld.Load(), sess.held.Load()-base))
+			peakServer.Store(max(peakServer.Load(), e.srv.held.Load()))
+			store.mu.Lock()
+			peakStore.Store(max(peakStore.Load(), int64(store.total)))
+			store.mu.Unlock()
+			sess.mu.Lock()
+			peakN.Store(max(peakN.Load(), int64(len(sess.replays))))
+			sess.mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	tr := &http.Transport{MaxIdleConnsPerHost: resumers, DialContext: smallWindowDialer().DialContext}
+	hc := &http.Client{Transport: tr}
+	ctx := e.ctx()
+	resps := make([]*http.Response, resumers)
+	var wg sync.WaitGroup
+	for i := range resumers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// An error: a newer resumption took the stream over before this one's
+			// headers went out, and its connection was closed.
+			if r, err := e.resumeUnread(ctx, hc, e.sid, last); err == nil {
+				resps[i] = r
+			}
+		}()
+	}
+	wg.Wait()
+	refused := 0
+	for _, r := range resps {
+		if r == nil {
+			continue
+		}
+		switch r.StatusCode {
+		case http.StatusOK:
+		case http.StatusTooManyRequests: // overlapping takeovers: each charged the event
+			b, _ := io.ReadAll(r.Body)
+			r.Body.Close()
+			assert.Containsf(t, string(b), "resumption refused: this session holds", "a refused resumption's message")
+			refused++
+		default:
+			assert.Failf(t, "resumption answered", "%s", r.Status)
+		}
+	}
+	// One more resumption, which reads: it takes over, and gets the event whole, once.
+	r, err := e.resumeUnread(ctx, hc, e.sid, last)
+	require.NoError(t, err)
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	require.NoError(t, err)
+	data := sseData(body)
+	require.Lenf(t, data, 1, "events replayed to the resumption that read")
+	require.Greater(t, len(data[0]), size, "the replayed event was cut")
+	// The 60 that did not read lost the stream to a newer resumption: their connections were
+	// closed mid-event, so reading them now gets what the kernel's buffers held (less than the
+	// event) and ends, where replays of their own would each deliver the whole event.
+	for i, r := range resps {
+		if r == nil || r.StatusCode != http.StatusOK {
+			continue
+		}
+		done := make(chan []byte, 1)
+		go func() { b, _ := io.ReadAll(r.Body); done <- b }()
+		select {
+		case b := <-done:
+			for _, d := range sseData(b) { // a cut event's data line is in it, unfinished
+				assert.Lessf(t, len(d), size, "resumption %d, taken over, still got the whole event", i)
+			}
+		case <-time.After(10 * time.Second):
+			require.Failf(t, "a replay still runs", "resumption %d was not taken over", i)
+		}
+		r.Body.Close()
+	}
+	close(stop)
+	sampled.Wait()
+	t.Logf("peaks: session %d bytes, server %d, store %d, replays %d; %d of %d resumptions refused", peakHeld.Load(), peakServer.Load(), peakStore.Load(), peakN.Load(), refused, resumers)
+	assert.LessOrEqual(t, peakHeld.Load(), int64(defaultSessionBudget), "the session's replays went over its budget")
+	assert.LessOrEqual(t, peakHeld.Load(), int64(size+2*sseChunk), "replays held more than one event at a time")
+	assert.LessOrEqual(t, peakStore.Load(), int64(16<<20), "the event store went over its bound")
+	assert.LessOrEqual(t, peakN.Load(), int64(1), "replays of one stream at once")
+	require.True(t, waitFor(5*time.Second, func() bool { return sess.held.Load() == base }), "the replays' bytes were not released: %d held", sess.held.Load()-base)
+	tr.CloseIdleConnections()
+	goleak.VerifyNone(t, leaks)
+}
+
+// smallWindowDialer dials connections whose receive buffer is 64 KiB, without the kernel's
+// autotuning: a client that does not read then holds no more than that in its kernel, as
+// across a network, where on loopback the kernel would read megabytes for it.
+func smallWindowDialer() *net.Dialer {
+	return &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+}
+
+// A resumption whose replay would take the session over its memory budget is refused with 429
+// and a message that says what to do, before anything is written; the replay that holds the
+// budget is not disturbed, and once it is read, resuming works again.
+func TestHostileReplayRefused(t *testing.T) {
+	const size = 6 << 20
+	e := newHardenEnv(t, WithSSEResponses(), WithMaxBodyBytes(8<<20), WithSessionBudget(10<<20),
+		WithEventStore(NewMemoryEventStore(32<<20)))
+	first, second := e.bigAnswer(e.sid, size), e.bigAnswer(e.sid, size)
+	tr := &http.Transport{DialContext: smallWindowDialer().DialContext}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	pinned, err := e.resumeUnread(e.ctx(), hc, e.sid, first) // not read: its replay holds 6 MiB
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, pinned.StatusCode)
+	r, err := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{headerLastEventID: second})
+	require.NoError(t, err)
+	checkHostile(t, hostileCase{status: 429, code: CodeInvalidRequest, msg: "resumption refused: this session holds"}, r)
+	require.Contains(t, string(r.body), "close the resumptions it no longer reads")
+	require.Equal(t, "1", r.header.Get("Retry-After"))
+	b, err := io.ReadAll(pinned.Body) // read at last: the replay ends and lets go
+	pinned.Body.Close()
+	require.NoError(t, err)
+	require.Len(t, sseData(b), 1)
+	r, err = e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{headerLastEventID: second})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.status, "resuming once the budget has room")
+	require.Len(t, r.events, 1)
+}
+
+// maxWriteRecorder records an HTTP response and the size of its largest write.
+type maxWriteRecorder struct {
+	*httptest.ResponseRecorder
+	largest int
+}
+
+func (m *maxWriteRecorder) Write(p []byte) (int, error) {
+	m.largest = max(m.largest, len(p))
+	return m.ResponseRecorder.Write(p)
+}
+
+// A large event goes out sseChunk bytes at a time, straight from the caller's copy: the
+// writer's buffer never holds it whole, and the bytes on the wire are those of event.
+func TestSSEWriterChunksLargeEvents(t *testing.T) {
+	data := bytes.Repeat([]byte("x"), 5*sseChunk+123)
+	rec := &maxWriteRecorder{ResponseRecorder: httptest.NewRecorder()}
+	sw := newSSEWriter(context.Background(), rec, time.Minute)
+	sw.header()
+	require.NoError(t, sw.eventChunked("7", 3, data))
+	sw.event("7", 4, []byte("small"))
+	require.NoError(t, sw.flush(true))
+	require.LessOrEqual(t, rec.largest, sseChunk, "the largest write")
+	require.LessOrEqual(t, cap(sw.buf), 4*sseChunk, "the writer's buffer")
+	want := "event: message\nid: 7_3\ndata: " + string(data) + "\n\nevent: message\nid: 7_4\ndata: small\n\n"
+	require.Equal(t, want, rec.Body.String())
 }

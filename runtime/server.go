@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -957,6 +958,19 @@ func (s *Server) replayAndFollow(w http.ResponseWriter, r *http.Request, sess *s
 		// The newest connection wins: the client resumes because it lost the old one, which
 		// the server may not have noticed yet. The old one is closed.
 		my = st.takeover(sw)
+	} else {
+		// So it does for a stream that ended: one replay of it at a time, which starts
+		// once the one it replaces let go of its events (their bytes are charged).
+		mine, prev := sess.claimReplay(streamID, sw)
+		defer sess.releaseReplay(streamID, mine)
+		if prev != nil {
+			t := time.NewTimer(s.cfg.writeTimeout + time.Second)
+			select { // even when itself taken over: the next one waits for it, and so for prev
+			case <-prev.done:
+			case <-t.C:
+			}
+			t.Stop()
+		}
 	}
 	sw.header()
 	replayed, ok := s.replay(w, sess, st, my, streamID, seq, sw)
@@ -1007,17 +1021,55 @@ func (s *Server) replay(w http.ResponseWriter, sess *session, st *stream, my uin
 		return 0, true
 	}
 	replayed := 0
+	var charged int64 // bytes of events the replay holds, charged to the budgets
+	defer func() { sess.release(charged) }()
 	err := store.Replay(sw.ctx, sess.id, streamID, seq, func(n uint64, data []byte) error {
-		sw.event(streamID, n, data)
+		size := int64(len(data))
+		if !sess.reserve(size, false) {
+			return refuseReplay(sess, size)
+		}
+		charged += size
+		var err error
+		switch {
+		case len(data) > sseChunk:
+			err = sw.eventChunked(streamID, n, data)
+		case len(sw.buf)+len(data) >= sseChunk:
+			sw.event(streamID, n, data)
+			err = sw.flush(false)
+		default:
+			sw.event(streamID, n, data) // held in sw.buf, and charged, until the next write
+			sw.replayedThrough = n
+			replayed++
+			return nil
+		}
+		sess.release(charged) // written: the replay holds them no more
+		charged = 0
 		sw.replayedThrough = n
 		replayed++
-		if len(sw.buf) >= sseChunk {
-			return sw.flush(false)
-		}
-		return nil
+		return err
 	})
 	return replayed, s.replayEnded(w, sess, st, my, streamID, sw, err)
 }
+
+// replayRefusal stops a replay whose next event, of size bytes, would take the session or the
+// server over its memory budget: a replay holds each event until it is written, and a client
+// that resumes without reading would otherwise pin them all.
+type replayRefusal struct {
+	size   int64
+	status int // 429 when the session's own budget is spent (it can make room), else 503
+	msg    string
+}
+
+// refuseReplay returns the refusal of the next event of size bytes of a replay on sess.
+func refuseReplay(sess *session, size int64) *replayRefusal {
+	cfg := &sess.server.cfg
+	if held := sess.held.Load(); held+size > cfg.sessionBudget {
+		return &replayRefusal{size: size, status: http.StatusTooManyRequests, msg: fmt.Sprintf("resumption refused: this session holds %d bytes of its %d-byte memory budget (events queued for it, or replays it has not read) and the next stored event is %d bytes; read the session's open streams, or close the resumptions it no longer reads, then resume again", held, cfg.sessionBudget, size)}
+	}
+	return &replayRefusal{size: size, status: http.StatusServiceUnavailable, msg: fmt.Sprintf("resumption refused: the server's memory budget (%d bytes, all sessions) has no room for the next stored event of %d bytes; resume again shortly", cfg.serverBudget, size)}
+}
+
+func (e *replayRefusal) Error() string { return e.msg }
 
 // replayEnded decides whether the response goes on after a replay that returned err: not
 // when part of it went out before it failed (the client resumes again from what it got), nor
@@ -1028,6 +1080,24 @@ func (s *Server) replayEnded(w http.ResponseWriter, sess *session, st *stream, m
 		return true
 	}
 	evicted := errors.Is(err, ErrEventsEvicted)
+	if sw.ctx.Err() != nil {
+		// A newer resumption took the stream over (abort), or the client went away:
+		// nothing more goes out on this connection.
+		if st != nil {
+			st.detach(my)
+		}
+		return false
+	}
+	var refused *replayRefusal
+	if errors.As(err, &refused) && !sw.sent {
+		if st != nil {
+			st.detach(my)
+		}
+		s.log.Info("mcp: resumption refused for lack of budget", "session", sess.id, "stream", streamID, "event_bytes", refused.size)
+		w.Header().Set("Retry-After", "1")
+		s.writeJSON(w, refused.status, encodeResponse(nil, nil, NewError(CodeInvalidRequest, refused.msg)))
+		return false
+	}
 	if !sw.sent && !evicted {
 		s.log.Warn("mcp: replay failed", "session", sess.id, "stream", streamID, "error", err)
 		return true

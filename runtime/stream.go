@@ -591,6 +591,31 @@ func (sw *sseWriter) event(streamID string, seq uint64, data []byte) {
 	sw.buf = append(sw.buf, "\n\n"...)
 }
 
+// eventChunked writes one message event whose data is over sseChunk bytes straight from data,
+// sseChunk bytes at a time, after what is buffered: a large event (a replayed one shared with
+// the event store, or a queued response) is never copied whole into the writer's buffer. Its
+// closing blank line stays buffered, for the next write.
+func (sw *sseWriter) eventChunked(streamID string, seq uint64, data []byte) error {
+	sw.event(streamID, seq, nil) // the event's head, "data: " last
+	sw.buf = sw.buf[:len(sw.buf)-2]
+	if err := sw.armWrite(); err != nil {
+		return err
+	}
+	sw.sent = true
+	_, err := sw.w.Write(sw.buf)
+	sw.buf = recycle(sw.buf)
+	for off := 0; err == nil && off < len(data); off += sseChunk {
+		if err = sw.armWrite(); err == nil {
+			_, err = sw.w.Write(data[off:min(off+sseChunk, len(data))])
+		}
+	}
+	if sw.buf == nil {
+		sw.getBuf()
+	}
+	sw.buf = append(sw.buf, "\n\n"...)
+	return err
+}
+
 // flush writes the buffered bytes and, unless last, flushes them to the network. The last
 // write of a stream is not flushed: net/http then sends it together with the end of the
 // chunked body, so that a client that stops reading at the response event still finds the
@@ -850,10 +875,17 @@ func isLoneResponse(evs []streamEvent) bool {
 // resume), and reports whether the stream's response is among them.
 func appendEvents(st *stream, sw *sseWriter, evs []streamEvent) (final bool, err error) {
 	for i, ev := range evs {
-		if ev.data != nil && ev.seq > sw.replayedThrough {
+		switch {
+		case ev.data == nil || ev.seq <= sw.replayedThrough:
+		case len(ev.data) > sseChunk:
+			if err := sw.eventChunked(st.id, ev.seq, ev.data); err != nil {
+				ev.pooled.release()
+				return final, err
+			}
+		default:
 			sw.event(st.id, ev.seq, ev.data)
 		}
-		// In sw.buf now; the store, if any, holds a copy (take).
+		// Written, or in sw.buf now; the store, if any, holds a copy (take).
 		ev.pooled.release()
 		final = final || ev.final
 		if len(sw.buf) >= sseChunk && i < len(evs)-1 {

@@ -193,6 +193,24 @@ func addHardenTools(s *Server, ctl *hardenCtl) {
 		b, _ := json.Marshal(map[string]any{"tag": a.Tag, "items": items})
 		return &CallToolResult{Content: []Content{TextContent(string(b))}, StructuredContent: b}, nil
 	})
+	s.AddTool(ToolSpec{Name: "logflood", Description: "sends n log notifications of size bytes whatever happens to them, then reports on ctl.started", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		var a streamArgs
+		if err := json.Unmarshal(req.Arguments, &a); err != nil {
+			return ErrorResult(err.Error()), nil
+		}
+		filler := strings.Repeat("x", a.Size)
+		failed := 0
+		for i := 0; i < a.N; i++ {
+			if CallerFrom(ctx).Log(ctx, LevelWarning, "flood", map[string]any{"i": i, "filler": filler}) != nil {
+				failed++
+			}
+		}
+		select {
+		case ctl.started <- a.Tag:
+		case <-ctx.Done():
+		}
+		return &CallToolResult{Content: []Content{TextContent(fmt.Sprintf("%d of %d failed", failed, a.N))}}, nil
+	})
 	s.AddTool(ToolSpec{Name: "fail", Description: "a raw handler that returns a plain error", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		return nil, errors.New("the disk is full")
 	})
@@ -888,7 +906,7 @@ func TestHostileSessionFlood(t *testing.T) {
 		wg      sync.WaitGroup
 		started atomic.Int64 // sessions the flood started
 	)
-	for range 16 {
+	for range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -1242,4 +1260,64 @@ func TestSSEWriterChunksLargeEvents(t *testing.T) {
 	require.LessOrEqual(t, cap(sw.buf), 4*sseChunk, "the writer's buffer")
 	want := "event: message\nid: 7_3\ndata: " + string(data) + "\n\nevent: message\nid: 7_4\ndata: small\n\n"
 	require.Equal(t, want, rec.Body.String())
+}
+
+// A handler that sends 4,000 log notifications of 64 KiB to a client that never reads: what
+// the session holds stays within its budget (the sends past it fail), not a count of events,
+// and once the connection dies the queue's bytes are released at once (the queue moves to the
+// event store, within the store's bound, for a resumption, until the retention period ends).
+// Memory is measured by the budget's and the store's own counters.
+func TestHostileLogFloodToStuckClient(t *testing.T) {
+	const n, size, budget = 4000, 64 << 10, 16 << 20
+	store := NewMemoryEventStore(0)
+	e := newHardenEnv(t, WithSessionBudget(budget), WithEventStore(store), WithEventRetention(time.Second))
+	leaks := goleak.IgnoreCurrent()
+	sess := e.session(e.sid)
+	base := sess.held.Load()
+	var (
+		stop                 = make(chan struct{})
+		sampled              sync.WaitGroup
+		peakHeld, peakStored atomic.Int64
+	)
+	sampled.Add(1)
+	go func() {
+		defer sampled.Done()
+		for {
+			peakHeld.Store(max(peakHeld.Load(), sess.held.Load()-base))
+			store.mu.Lock()
+			peakStored.Store(max(peakStored.Load(), int64(store.total)))
+			store.mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	conn, err := smallWindowDialer().Dial("tcp", e.hs.Listener.Addr().String())
+	require.NoError(t, err)
+	body := toolCall("1", "logflood", fmt.Sprintf(`{"n":%d,"size":%d,"tag":"flood"}`, n, size))
+	_, err = fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\n%s: %s\r\nContent-Length: %d\r\n\r\n%s",
+		e.hs.Listener.Addr(), headerSessionID, e.sid, headerProtocolVersion, LatestProtocolVersion, len(body), body)
+	require.NoError(t, err)
+	select { // the handler sent them all (most failed: the budget is spent)
+	case <-e.ctl.started:
+	case <-time.After(2 * time.Minute):
+		require.Fail(t, "the flooding handler did not finish")
+	}
+	held := sess.held.Load() - base
+	require.NoError(t, conn.Close()) // the client goes away without reading
+	require.Truef(t, waitFor(10*time.Second, func() bool { return sess.held.Load() == base }), "the queued bytes were not released when the connection died: %d held", sess.held.Load()-base)
+	require.Truef(t, waitFor(10*time.Second, func() bool {
+		store.mu.Lock()
+		defer store.mu.Unlock()
+		return store.total == 0
+	}), "the stream's stored events were not forgotten after the retention period")
+	close(stop)
+	sampled.Wait()
+	t.Logf("peaks: session %d KiB, event store %d KiB; %d KiB held when the handler returned", peakHeld.Load()>>10, peakStored.Load()>>10, held>>10)
+	require.LessOrEqualf(t, peakHeld.Load(), int64(budget+size), "the session held %d bytes, over its budget", peakHeld.Load())
+	require.LessOrEqualf(t, peakStored.Load(), int64(16<<20), "the event store held %d bytes, over its bound", peakStored.Load())
+	e.mustWork(e.sid)
+	goleak.VerifyNone(t, leaks)
 }

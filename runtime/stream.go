@@ -791,7 +791,7 @@ func (s *Server) startResponse(st *stream, sw *sseWriter, mode streamMode) bool 
 func (s *Server) awaitEvents(ctx context.Context, w http.ResponseWriter, st *stream, my uint64, sw *sseWriter, keepAlive <-chan time.Time) bool {
 	if len(sw.buf) > 0 {
 		if err := sw.flush(false); err != nil {
-			st.endInlineResponse(w, my, false)
+			s.clientGone(w, st, my, err)
 			return false
 		}
 	}
@@ -807,7 +807,9 @@ func (s *Server) awaitEvents(ctx context.Context, w http.ResponseWriter, st *str
 		// closed here, as in those other exits: the Streamable HTTP transport carries a
 		// stream on one connection at a time (MCP spec 2025-11-25, Basic, Transports,
 		// Streamable HTTP, Resumability and Redelivery), and that handler's goroutine,
-		// which would otherwise end the response, runs on.
+		// which would otherwise end the response, runs on. What is queued goes to the
+		// event store (spill), unless the stream was taken over.
+		s.spill(st, my)
 		st.endInlineResponse(w, my, false)
 		return false
 	}
@@ -898,10 +900,43 @@ func appendEvents(st *stream, sw *sseWriter, evs []streamEvent) (final bool, err
 }
 
 // clientGone ends the writer of generation my, whose client went away: the events stay for
-// it to resume.
+// it to resume, in the event store (spill).
 func (s *Server) clientGone(w http.ResponseWriter, st *stream, my uint64, err error) {
 	s.log.Debug("mcp: client went away mid-stream; events kept for resumption", "session", st.sess.id, "stream", st.id, "error", err)
+	s.spill(st, my)
 	st.endInlineResponse(w, my, false)
+}
+
+// spill moves the queue of a request stream whose connection (the writer of generation my)
+// died into the event store: the session's budget, which the queue is charged to, is released
+// at once, and what is kept for a resumption is bounded by the store's own limits (its oldest
+// events are forgotten first, and a resumption from before them gets 404, never a stream with
+// a gap). What the handler sends afterwards is queued as before, within the budget, for the
+// client to resume. Without a store, in a replica set (whose request streams are stored as
+// they are queued) and in the stateless era (no resumption), the queue stays as it is.
+func (s *Server) spill(st *stream, my uint64) {
+	store := s.cfg.eventStore
+	if store == nil || st.standalone || st.sess.stateless || s.cluster != nil || st.sess.line != nil {
+		return
+	}
+	st.mu.Lock()
+	if st.owner != my || st.closed {
+		st.mu.Unlock()
+		return // taken over: the queue is the new writer's
+	}
+	evs := st.queue
+	st.queue = nil
+	st.releaseQueueLocked()
+	st.storeLocked(store, evs)
+	final := false
+	for _, ev := range evs {
+		ev.pooled.release() // stored as a copy
+		final = final || ev.final
+	}
+	st.mu.Unlock()
+	if final {
+		s.streamDelivered(st) // all there is, in the store: the stream is over
+	}
 }
 
 // endKicked ends a kicked writer's response (CloseSSEStream): the priming event or a retry

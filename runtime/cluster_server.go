@@ -626,11 +626,15 @@ func (f *remoteFollower) replay() (final bool, err error) {
 	rctx, cancel := context.WithTimeout(f.ctx, storeTimeout)
 	defer cancel()
 	err = f.c.events.Replay(rctx, f.sess.id, f.streamID, f.after, func(n uint64, data []byte) error {
-		f.sw.event(f.streamID, n, data)
-		f.after = n
 		if isResponse(data) {
 			final = true
 		}
+		if len(data) > sseChunk { // in pieces, from the stored copy
+			f.after = n
+			return f.sw.eventChunked(f.streamID, n, data)
+		}
+		f.sw.event(f.streamID, n, data)
+		f.after = n
 		if len(f.sw.buf) >= sseChunk {
 			return f.sw.flush(false)
 		}

@@ -1305,6 +1305,9 @@ func TestHostileLogFloodToStuckClient(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		require.Fail(t, "the flooding handler did not finish")
 	}
+	// Its response is queued too (what a handler sends after the connection died would wait
+	// in the queue, within the budget, for a resumption).
+	require.True(t, waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }), "the handler never returned")
 	held := sess.held.Load() - base
 	require.NoError(t, conn.Close()) // the client goes away without reading
 	require.Truef(t, waitFor(10*time.Second, func() bool { return sess.held.Load() == base }), "the queued bytes were not released when the connection died: %d held", sess.held.Load()-base)

@@ -405,7 +405,8 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 // whatever transport carried it: it runs the server's interceptors around the start of a
 // session, and returns the session (nil when none started) with the encoded answer and its
 // HTTP status. header, token and peer (the remote address) are what the transport knows of
-// the request (nil, nil and "" on stdio); line writes the session's messages on a message-stream transport (nil on HTTP).
+// the request (nil, nil and "" on stdio); line writes the session's messages on a
+// message-stream transport (nil on HTTP).
 func (s *Server) initialize(ctx context.Context, msg *wireMessage, header http.Header, token *TokenInfo, peer string, line *lineWriter) (*session, []byte, int) {
 	meta, metaErr := requestMeta(msg.Params)
 	if metaErr != nil {
@@ -479,9 +480,9 @@ func (s *Server) startSession(ctx context.Context, req *Request, token *TokenInf
 }
 
 // addSession starts a session in the table, owned by token's identity, held by h, and written
-// to by line on a message-stream transport, evicting one when the table is full (the table's policy
-// under pressure, sessions.go). It returns nil when there is still no room for it, or for its
-// client's state in the server's budget.
+// to by line on a message-stream transport, evicting one when the table is full (the table's
+// policy under pressure, sessions.go). It returns nil when there is still no room for it, or
+// for its client's state in the server's budget.
 func (s *Server) addSession(p *InitializeParams, version string, token *TokenInfo, h holder, line *lineWriter) *session {
 	s.mu.Lock()
 	var evicted *session

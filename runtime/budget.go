@@ -18,7 +18,8 @@ import (
 //     subscriptionOverhead), within WithMaxSessionState as well;
 //   - the params of its requests in flight, until their handlers return;
 //   - the events queued on its streams for a client that has not read them yet, until a writer
-//     takes them (a stream with no connection keeps them for the client to resume).
+//     takes them (a stream whose connection died moves them to the event store: spill);
+//   - the stored events a resumption is replaying, until they are written (replay).
 //
 // The event store has bounds of its own (see NewMemoryEventStore).
 

@@ -127,9 +127,9 @@ func checkGrowth(t *testing.T, what string, before, limit int64) {
 	require.Falsef(t, grown > limit, "%s: the heap grew by %d KiB, over the %d KiB allowed", what, grown>>10, limit>>10)
 }
 
-// Resuming a stream replays its stored events event by event, a chunk at a time: GETs with
-// Last-Event-ID that never read their answer cost a small constant each, not a copy of
-// everything stored.
+// Resuming a stream replays its stored events event by event, a chunk at a time, one replay
+// per stream: GETs with Last-Event-ID that never read their answer cost a small constant, not a
+// copy of everything stored each.
 func TestBudgetReplayIsStreamed(t *testing.T) {
 	e, tap := newTappedEnv(t, WithEventStore(NewMemoryEventStore(32<<20)), WithEventRetention(time.Minute))
 	// 8 MiB of events on one stream, delivered and kept in the store for resumption.
@@ -152,22 +152,27 @@ func TestBudgetReplayIsStreamed(t *testing.T) {
 	for range gets {
 		e.stuckGET(e.sid, map[string]string{"Last-Event-ID": streamID + "_0"})
 	}
-	// Every GET has started writing its replay (and is blocked on a client that does not read).
+	// The newest resumption of the stream replays it (and is blocked on a client that does
+	// not read); the older ones lost the stream to it and their connections were closed.
 	require.True(t, waitFor(10*time.Second, func() bool {
 		conns := tap.since(seen)
 		if len(conns) < gets {
 			return false
 		}
+		writing, closed := 0, 0
 		for _, c := range conns {
-			if c.written.Load() == 0 {
-				return false
+			switch {
+			case c.closed.Load():
+				closed++
+			case c.written.Load() > 0:
+				writing++
 			}
 		}
-		return true
-	}), "the resuming GETs were not answered")
-	// Each holds at most a chunk and one event: 8 of them well under 4 MiB, where one
-	// buffer of the whole replay each would be 64 MiB.
-	checkGrowth(t, "8 stuck replays of an 8 MiB stream", before, 4<<20)
+		return writing == 1 && closed == gets-1
+	}), "the resuming GETs were not answered, or not taken over")
+	// The replay holds at most a chunk and one event: well under 4 MiB, where one buffer of
+	// the whole replay for each GET would be 64 MiB.
+	checkGrowth(t, "8 stuck resumptions of an 8 MiB stream", before, 4<<20)
 	e.mustWork(e.sid)
 }
 
@@ -374,7 +379,9 @@ func (e *hardenEnv) tableSize() int {
 // sessions at work (here: one with its GET stream open) are never evicted.
 func TestBudgetSessionTable(t *testing.T) {
 	const max = 20
-	e := newHardenEnv(t, WithMaxSessions(max), WithHandshakeTimeout(200*time.Millisecond))
+	// No grace period: one client's flood here churns through its own half-open sessions
+	// (TestHostileSessionFlood covers the grace period and other clients' newcomers).
+	e := newHardenEnv(t, WithMaxSessions(max), WithHandshakeTimeout(200*time.Millisecond), withEvictionGrace(0))
 	live := e.initialize()
 	get, err := e.openSSE(e.ctx(), http.MethodGet, live, "", nil)
 	require.NoError(t, err)

@@ -260,8 +260,23 @@ func (c *Client) capabilities() ClientCapabilities {
 
 // initialize opens a session of the 2025-11-25 era (spec 2025-11-25, Lifecycle,
 // Initialization): initialize, a check of the version and session ID the server answers
-// with, then notifications/initialized.
+// with, then notifications/initialized. When the server answers notifications/initialized
+// with 404, it ended the new session before the handshake completed (a full session table
+// evicts half-open sessions): the handshake is tried once more with a new session (spec
+// 2025-11-25, Basic, Transports, Session Management: a client that gets 404 for its session
+// starts a new one).
 func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
+	st, evicted, err := c.handshake(ctx)
+	if evicted {
+		c.cfg.logger.Debug("mcp: the server ended the new session before the handshake completed; initializing again", "error", err)
+		st, _, err = c.handshake(ctx)
+	}
+	return st, err
+}
+
+// handshake is one attempt of initialize; evicted reports that notifications/initialized got
+// 404.
+func (c *Client) handshake(ctx context.Context) (st *clientSession, evicted bool, err error) {
 	version := c.cfg.protocolVersion
 	if isModernVersion(version) {
 		version = LatestProtocolVersion // falling back from a modern one
@@ -270,30 +285,30 @@ func (c *Client) initialize(ctx context.Context) (*clientSession, error) {
 	pre := &clientSession{} // no ID, no version header yet
 	pb, err := json.Marshal(params)
 	if err != nil {
-		return nil, fmt.Errorf("mcp initialize: %w", err)
+		return nil, false, fmt.Errorf("mcp initialize: %w", err)
 	}
 	req := &Request{Method: methodInitialize, Params: pb, IsClient: true, initSession: pre}
 	resp, err := c.send(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("mcp initialize: %w", err)
+		return nil, false, fmt.Errorf("mcp initialize: %w", err)
 	}
 	raw, sid := rawResult(resp), req.SessionID
 	var res InitializeResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("mcp initialize: decode result: %w", err)
+		return nil, false, fmt.Errorf("mcp initialize: decode result: %w", err)
 	}
 	if !validSessionID(sid) {
-		return nil, fmt.Errorf("mcp initialize: the server sent an invalid session ID %q: it must be visible ASCII (0x21 to 0x7E), at most %d bytes", truncate(sid, 64), maxSessionIDLength)
+		return nil, false, fmt.Errorf("mcp initialize: the server sent an invalid session ID %q: it must be visible ASCII (0x21 to 0x7E), at most %d bytes", truncate(sid, 64), maxSessionIDLength)
 	}
-	st := newInitializedSession(sid, &res)
+	st = newInitializedSession(sid, &res)
 	if !isSupportedVersion(res.ProtocolVersion) {
 		c.deleteSession(st)
-		return nil, fmt.Errorf("mcp initialize: server offered protocol version %q, which this client does not support (supported: %s)", res.ProtocolVersion, strings.Join(supportedVersions, ", "))
+		return nil, false, fmt.Errorf("mcp initialize: server offered protocol version %q, which this client does not support (supported: %s)", res.ProtocolVersion, strings.Join(supportedVersions, ", "))
 	}
 	if err := c.notify(ctx, st, notifInitialized, nil); err != nil {
-		return nil, fmt.Errorf("mcp initialize: notifications/initialized: %w", err)
+		return nil, isNotFound(err), fmt.Errorf("mcp initialize: notifications/initialized: %w", err)
 	}
-	return st, nil
+	return st, false, nil
 }
 
 // newInitializedSession is the session that initialize's answer opened: its ID sid (none

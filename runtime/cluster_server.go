@@ -326,13 +326,14 @@ func (s *Server) loadShared(w http.ResponseWriter, r *http.Request, id string, s
 		sess.applyState(state)
 		return sess, true
 	}
-	return s.adoptShared(w, id, state)
+	return s.adoptShared(w, id, state, holderOf(TokenInfoFrom(r.Context()), r.RemoteAddr))
 }
 
 // adoptShared makes this replica's copy of a stored session that another replica started (or
 // this one, before it forgot it), evicting a session of its own when the table is full; it
-// answers the error itself when there is no room.
-func (s *Server) adoptShared(w http.ResponseWriter, id string, state *SessionState) (*session, bool) {
+// answers the error itself when there is no room. h is the holder of the request that brought
+// it (sessions.go).
+func (s *Server) adoptShared(w http.ResponseWriter, id string, state *SessionState, h holder) (*session, bool) {
 	s.mu.Lock()
 	if sess := s.sessions[id]; sess != nil {
 		s.mu.Unlock()
@@ -341,7 +342,7 @@ func (s *Server) adoptShared(w http.ResponseWriter, id string, state *SessionSta
 	}
 	var evicted *session
 	if len(s.sessions) >= s.cfg.maxSessions {
-		evicted = s.evictLocked()
+		evicted = s.evictLocked(h)
 	}
 	if len(s.sessions) >= s.cfg.maxSessions {
 		s.mu.Unlock()
@@ -350,6 +351,7 @@ func (s *Server) adoptShared(w http.ResponseWriter, id string, state *SessionSta
 	}
 	sess := s.newSession(&InitializeParams{}, state.ProtocolVersion)
 	sess.id = id
+	sess.holder = h
 	sess.established.Store(true)
 	sess.applyState(state)
 	s.sessions[id] = sess
@@ -626,11 +628,15 @@ func (f *remoteFollower) replay() (final bool, err error) {
 	rctx, cancel := context.WithTimeout(f.ctx, storeTimeout)
 	defer cancel()
 	err = f.c.events.Replay(rctx, f.sess.id, f.streamID, f.after, func(n uint64, data []byte) error {
-		f.sw.event(f.streamID, n, data)
-		f.after = n
 		if isResponse(data) {
 			final = true
 		}
+		if len(data) > sseChunk { // in pieces, from the stored copy
+			f.after = n
+			return f.sw.eventChunked(f.streamID, n, data)
+		}
+		f.sw.event(f.streamID, n, data)
+		f.after = n
 		if len(f.sw.buf) >= sseChunk {
 			return f.sw.flush(false)
 		}

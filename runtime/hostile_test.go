@@ -11,13 +11,18 @@ import (
 	"github.com/stretchr/testify/require"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
@@ -187,6 +192,24 @@ func addHardenTools(s *Server, ctl *hardenCtl) {
 		}
 		b, _ := json.Marshal(map[string]any{"tag": a.Tag, "items": items})
 		return &CallToolResult{Content: []Content{TextContent(string(b))}, StructuredContent: b}, nil
+	})
+	s.AddTool(ToolSpec{Name: "logflood", Description: "sends n log notifications of size bytes whatever happens to them, then reports on ctl.started", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		var a streamArgs
+		if err := json.Unmarshal(req.Arguments, &a); err != nil {
+			return ErrorResult(err.Error()), nil
+		}
+		filler := strings.Repeat("x", a.Size)
+		failed := 0
+		for i := 0; i < a.N; i++ {
+			if CallerFrom(ctx).Log(ctx, LevelWarning, "flood", map[string]any{"i": i, "filler": filler}) != nil {
+				failed++
+			}
+		}
+		select {
+		case ctl.started <- a.Tag:
+		case <-ctx.Done():
+		}
+		return &CallToolResult{Content: []Content{TextContent(fmt.Sprintf("%d of %d failed", failed, a.N))}}, nil
 	})
 	s.AddTool(ToolSpec{Name: "fail", Description: "a raw handler that returns a plain error", InputSchema: obj}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		return nil, errors.New("the disk is full")
@@ -812,4 +835,492 @@ func checkHostile(t *testing.T, tc hostileCase, r *hardenResp) {
 		}
 		require.Containsf(t, string(r.msg.Result), tc.msg, "result %s does not contain %q", truncate(string(r.msg.Result), 300), tc.msg)
 	}
+}
+
+// withEvictionGrace sets the grace period of new sessions in a full session table.
+func withEvictionGrace(d time.Duration) ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.evictionGrace = d })
+}
+
+// floodClient is an HTTP client whose connections come from addr, another loopback address
+// than the test's clients': the server sees another holder (sessions.go).
+func floodClient(addr string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(addr)}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 16}}
+}
+
+// floodPost POSTs body with hc, on session sid when not empty, and returns the status and
+// the session ID answered.
+func floodPost(ctx context.Context, hc *http.Client, url, sid, body string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set(headerSessionID, sid)
+		req.Header.Set(headerProtocolVersion, LatestProtocolVersion)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, resp.Header.Get(headerSessionID), nil
+}
+
+// delayTransport delays every request by delay before sending it.
+type delayTransport struct {
+	rt    http.RoundTripper
+	delay time.Duration
+}
+
+func (d delayTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t := time.NewTimer(d.delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+	return d.rt.RoundTrip(r)
+}
+
+// A flood of fully initialized sessions at the session cap (initialize, then
+// notifications/initialized, then one request, in a loop, from one address) does not lock
+// other clients out: the flood churns through its own sessions, and a newcomer's session is
+// safe while its handshake completes. Our client, from another address, connects and calls
+// a tool while the flood runs.
+func TestHostileSessionFlood(t *testing.T) {
+	const max, attempts = 30, 40
+	e := newHardenEnv(t, WithMaxSessions(max))
+	leaks := goleak.IgnoreCurrent()
+	attacker := floodClient("127.0.0.2")
+	defer attacker.CloseIdleConnections()
+	ctx, stop := context.WithCancel(e.ctx())
+	defer stop()
+	initBody := req("1", "initialize", `{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}`)
+	var (
+		wg      sync.WaitGroup
+		started atomic.Int64 // sessions the flood started
+	)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				status, sid, err := floodPost(ctx, attacker, e.url, "", initBody)
+				if err != nil || status != http.StatusOK {
+					continue
+				}
+				started.Add(1)
+				_, _, _ = floodPost(ctx, attacker, e.url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+				_, _, _ = floodPost(ctx, attacker, e.url, sid, req("2", "tools/list", `{}`))
+			}
+		}()
+	}
+	require.True(t, waitFor(10*time.Second, func() bool { return e.tableSize() >= max }), "the flood did not fill the session table")
+	// The newcomers are farther away than the flood: each of their requests takes 20 ms more
+	// to arrive, as across a network, so that their half-open sessions are older than the
+	// flood's when it needs room.
+	distant := delayTransport{rt: DefaultTransport(), delay: 20 * time.Millisecond}
+	before := started.Load()
+	ok := 0
+	var failures []string
+	for i := range attempts {
+		c := NewClient(e.url, WithEra(EraLegacy), WithHTTPClient(&http.Client{Transport: distant}))
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := c.CallTool(cctx, "echo", json.RawMessage(`{"n":`+strconv.Itoa(i)+`}`))
+		cancel()
+		if err == nil {
+			ok++
+		} else {
+			failures = append(failures, err.Error())
+		}
+		_ = c.Close(context.Background())
+	}
+	during := started.Load() - before
+	stop()
+	wg.Wait()
+	require.GreaterOrEqualf(t, ok*100, attempts*95, "%d of %d newcomers connected during the flood; failures: %q", ok, attempts, failures)
+	require.Positivef(t, during, "the flood started no session while the newcomers connected: it did not run alongside them")
+	t.Logf("%d of %d newcomers connected while the flood started %d sessions", ok, attempts, during)
+	e.mustWork(e.sid) // the established session of the test's own address, idle in between
+	attacker.CloseIdleConnections()
+	distant.rt.(*http.Transport).CloseIdleConnections()
+	goleak.VerifyNone(t, leaks)
+}
+
+// The eviction policy, step by step: at the cap, a newcomer of the holder with the most
+// sessions churns through its own sessions past their grace period, never another holder's
+// half-open session however old; a newcomer of a lighter holder evicts the heaviest holder's,
+// even young ones; and a holder's own young sessions are safe from its newcomers.
+func TestSessionEvictionPolicy(t *testing.T) {
+	srv := NewServer(Implementation{Name: "evict", Version: "1"}, WithMaxSessions(4), withEvictionGrace(time.Hour))
+	defer func() { _ = srv.Shutdown(context.Background()) }()
+	flood, alice := holder{addr: "10.0.0.2"}, holder{addr: "10.0.0.1"}
+	add := func(h holder) *session {
+		return srv.addSession(&InitializeParams{ClientInfo: Implementation{Name: "c"}}, LatestProtocolVersion, nil, h, nil)
+	}
+	has := func(sess *session) bool {
+		srv.mu.RLock()
+		defer srv.mu.RUnlock()
+		return srv.sessions[sess.id] == sess
+	}
+	a := add(alice) // half-open, the oldest
+	var fs []*session
+	for range 3 {
+		fs = append(fs, add(flood))
+	}
+	// The table is full of young sessions: the flood's newcomer may not end its own, nor
+	// alice's, which holds fewer.
+	require.True(t, add(flood) == nil, "a flood's newcomer got a session in a table of young ones")
+	require.True(t, has(a), "the flood evicted another holder's half-open session")
+	// Past their grace period, the flood's sessions are what its newcomers evict: the oldest
+	// half-open one first; alice's, older still, stays.
+	for _, f := range fs {
+		f.created -= int64(2 * time.Hour)
+	}
+	a.created -= int64(3 * time.Hour)
+	f4 := add(flood)
+	require.NotNil(t, f4, "the flood's newcomer found no session of its own to evict")
+	require.True(t, has(a), "the flood evicted another holder's half-open session")
+	require.False(t, has(fs[0]), "the flood's oldest session was not the one evicted")
+	// A newcomer of a lighter holder evicts the heaviest holder's, even a young one (f4).
+	for _, f := range fs[1:] {
+		f.established.Store(true)
+	}
+	b := add(holder{addr: "10.0.0.3"})
+	require.NotNil(t, b, "a newcomer of another holder was refused")
+	require.True(t, has(a), "alice's session was evicted for a newcomer")
+	require.True(t, !has(f4) || !has(fs[1]) || !has(fs[2]), "no session of the flood was evicted")
+	for _, sess := range []*session{a, b, fs[1], fs[2], f4} {
+		sess.end()
+	}
+}
+
+// Our client tries the handshake once more when the server ended the new session before its
+// notifications/initialized arrived (404), as a full session table may; not twice.
+func TestClientHandshakeRetry(t *testing.T) {
+	for _, evictions := range []int{1, 2} {
+		e := newHardenEnv(t)
+		var mu sync.Mutex
+		inits, left := 0, evictions
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			mu.Lock()
+			if bytes.Contains(body, []byte(`"initialize"`)) {
+				inits++
+			}
+			evict := left > 0 && bytes.Contains(body, []byte(`notifications/initialized`))
+			if evict {
+				left--
+			}
+			mu.Unlock()
+			if evict {
+				http.Error(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"session not found"}}`, http.StatusNotFound)
+				return
+			}
+			e.srv.ServeHTTP(w, r)
+		})
+		hs := httptest.NewServer(h)
+		c := NewClient(hs.URL, WithEra(EraLegacy))
+		err := c.Connect(e.ctx())
+		_ = c.Close(context.Background())
+		hs.Close()
+		mu.Lock()
+		n := inits
+		mu.Unlock()
+		if evictions == 1 {
+			require.NoError(t, err, "the handshake was not tried again after one eviction")
+			require.Equal(t, 2, n, "initializes sent")
+		} else {
+			require.Error(t, err, "the handshake was tried more than twice")
+			require.Equal(t, 2, n, "initializes sent")
+		}
+	}
+}
+
+// session returns the server's session sid.
+func (e *hardenEnv) session(sid string) *session {
+	e.srv.mu.RLock()
+	defer e.srv.mu.RUnlock()
+	return e.srv.sessions[sid]
+}
+
+// bigAnswer calls echo with an argument of n bytes on session sid, SSE answers being on, reads
+// its answer whole, and returns its priming event's ID: resuming from it replays the answer,
+// an event of about n bytes, from the event store once the stream has ended.
+func (e *hardenEnv) bigAnswer(sid string, n int) string {
+	e.t.Helper()
+	r, err := e.send(e.ctx(), http.MethodPost, sid, toolCall(strconv.Itoa(e.id()), "echo", `{"s":"`+strings.Repeat("a", n)+`"}`), nil)
+	require.NoError(e.t, err)
+	require.Equalf(e.t, http.StatusOK, r.status, "echo: %s", dump(r))
+	first, _, _ := bytes.Cut(r.body, []byte("\n"))
+	id, ok := strings.CutPrefix(string(first), "id: ")
+	require.Truef(e.t, ok, "the answer does not start with a priming event: %.100q", r.body)
+	return id
+}
+
+// resumeUnread sends GET with Last-Event-ID last on session sid with hc and returns the
+// response once its headers are in, its body unread.
+func (e *hardenEnv) resumeUnread(ctx context.Context, hc *http.Client, sid, last string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(headerSessionID, sid)
+	req.Header.Set(headerProtocolVersion, LatestProtocolVersion)
+	req.Header.Set(headerLastEventID, last)
+	return hc.Do(req)
+}
+
+// Resumptions of a stream that ended do not pin memory each: 60 GETs resuming a finished
+// stream whose answer is one 8 MiB event, none of them reading, share one replay (the newest
+// takes over and the others' connections are closed), the replay is charged to the session's
+// budget while it holds the event, and a resumption that finally reads gets the whole event,
+// once. Memory is measured by the budgets' own counters and the event store's.
+func TestHostileReplayPinning(t *testing.T) {
+	const size, resumers = 8 << 20, 60
+	store := NewMemoryEventStore(0)
+	e := newHardenEnv(t, WithSSEResponses(), WithMaxBodyBytes(10<<20), WithEventStore(store))
+	leaks := goleak.IgnoreCurrent()
+	last := e.bigAnswer(e.sid, size)
+	sess := e.session(e.sid)
+	require.NotNil(t, sess)
+	base := sess.held.Load()
+
+	var (
+		stop                                   = make(chan struct{})
+		sampled                                sync.WaitGroup
+		peakHeld, peakServer, peakStore, peakN atomic.Int64
+	)
+	sampled.Add(1)
+	go func() { // the peaks of what the session, the server and the store hold
+		defer sampled.Done()
+		for {
+			peakHeld.Store(max(peakHeld.Load(), sess.held.Load()-base))
+			peakServer.Store(max(peakServer.Load(), e.srv.held.Load()))
+			store.mu.Lock()
+			peakStore.Store(max(peakStore.Load(), int64(store.total)))
+			store.mu.Unlock()
+			sess.mu.Lock()
+			peakN.Store(max(peakN.Load(), int64(len(sess.replays))))
+			sess.mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	tr := &http.Transport{MaxIdleConnsPerHost: resumers, DialContext: smallWindowDialer().DialContext}
+	hc := &http.Client{Transport: tr}
+	ctx := e.ctx()
+	resps := make([]*http.Response, resumers)
+	var wg sync.WaitGroup
+	for i := range resumers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// An error: a newer resumption took the stream over before this one's
+			// headers went out, and its connection was closed.
+			if r, err := e.resumeUnread(ctx, hc, e.sid, last); err == nil {
+				resps[i] = r
+			}
+		}()
+	}
+	wg.Wait()
+	refused := 0
+	for _, r := range resps {
+		if r == nil {
+			continue
+		}
+		switch r.StatusCode {
+		case http.StatusOK:
+		case http.StatusTooManyRequests: // overlapping takeovers: each charged the event
+			b, _ := io.ReadAll(r.Body)
+			r.Body.Close()
+			assert.Containsf(t, string(b), "resumption refused: this session holds", "a refused resumption's message")
+			refused++
+		default:
+			assert.Failf(t, "resumption answered", "%s", r.Status)
+		}
+	}
+	// One more resumption, which reads: it takes over, and gets the event whole, once.
+	r, err := e.resumeUnread(ctx, hc, e.sid, last)
+	require.NoError(t, err)
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	require.NoError(t, err)
+	data := sseData(body)
+	require.Lenf(t, data, 1, "events replayed to the resumption that read")
+	require.Greater(t, len(data[0]), size, "the replayed event was cut")
+	// The 60 that did not read lost the stream to a newer resumption: their connections were
+	// closed mid-event, so reading them now gets what the kernel's buffers held (less than the
+	// event) and ends, where replays of their own would each deliver the whole event.
+	for i, r := range resps {
+		if r == nil || r.StatusCode != http.StatusOK {
+			continue
+		}
+		done := make(chan []byte, 1)
+		go func() { b, _ := io.ReadAll(r.Body); done <- b }()
+		select {
+		case b := <-done:
+			for _, d := range sseData(b) { // a cut event's data line is in it, unfinished
+				assert.Lessf(t, len(d), size, "resumption %d, taken over, still got the whole event", i)
+			}
+		case <-time.After(10 * time.Second):
+			require.Failf(t, "a replay still runs", "resumption %d was not taken over", i)
+		}
+		r.Body.Close()
+	}
+	close(stop)
+	sampled.Wait()
+	t.Logf("peaks: session %d bytes, server %d, store %d, replays %d; %d of %d resumptions refused", peakHeld.Load(), peakServer.Load(), peakStore.Load(), peakN.Load(), refused, resumers)
+	assert.LessOrEqual(t, peakHeld.Load(), int64(defaultSessionBudget), "the session's replays went over its budget")
+	assert.LessOrEqual(t, peakHeld.Load(), int64(size+2*sseChunk), "replays held more than one event at a time")
+	assert.LessOrEqual(t, peakStore.Load(), int64(16<<20), "the event store went over its bound")
+	assert.LessOrEqual(t, peakN.Load(), int64(1), "replays of one stream at once")
+	require.True(t, waitFor(5*time.Second, func() bool { return sess.held.Load() == base }), "the replays' bytes were not released: %d held", sess.held.Load()-base)
+	tr.CloseIdleConnections()
+	goleak.VerifyNone(t, leaks)
+}
+
+// smallWindowDialer dials connections whose receive buffer is 64 KiB, without the kernel's
+// autotuning: a client that does not read then holds no more than that in its kernel, as
+// across a network, where on loopback the kernel would read megabytes for it.
+func smallWindowDialer() *net.Dialer {
+	return &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+}
+
+// A resumption whose replay would take the session over its memory budget is refused with 429
+// and a message that says what to do, before anything is written; the replay that holds the
+// budget is not disturbed, and once it is read, resuming works again.
+func TestHostileReplayRefused(t *testing.T) {
+	const size = 6 << 20
+	e := newHardenEnv(t, WithSSEResponses(), WithMaxBodyBytes(8<<20), WithSessionBudget(10<<20),
+		WithEventStore(NewMemoryEventStore(32<<20)))
+	first, second := e.bigAnswer(e.sid, size), e.bigAnswer(e.sid, size)
+	tr := &http.Transport{DialContext: smallWindowDialer().DialContext}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	pinned, err := e.resumeUnread(e.ctx(), hc, e.sid, first) // not read: its replay holds 6 MiB
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, pinned.StatusCode)
+	r, err := e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{headerLastEventID: second})
+	require.NoError(t, err)
+	checkHostile(t, hostileCase{status: 429, code: CodeInvalidRequest, msg: "resumption refused: this session holds"}, r)
+	require.Contains(t, string(r.body), "close the resumptions it no longer reads")
+	require.Equal(t, "1", r.header.Get("Retry-After"))
+	b, err := io.ReadAll(pinned.Body) // read at last: the replay ends and lets go
+	pinned.Body.Close()
+	require.NoError(t, err)
+	require.Len(t, sseData(b), 1)
+	r, err = e.send(e.ctx(), http.MethodGet, e.sid, "", map[string]string{headerLastEventID: second})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.status, "resuming once the budget has room")
+	require.Len(t, r.events, 1)
+}
+
+// maxWriteRecorder records an HTTP response and the size of its largest write.
+type maxWriteRecorder struct {
+	*httptest.ResponseRecorder
+	largest int
+}
+
+func (m *maxWriteRecorder) Write(p []byte) (int, error) {
+	m.largest = max(m.largest, len(p))
+	return m.ResponseRecorder.Write(p)
+}
+
+// A large event goes out sseChunk bytes at a time, straight from the caller's copy: the
+// writer's buffer never holds it whole, and the bytes on the wire are those of event.
+func TestSSEWriterChunksLargeEvents(t *testing.T) {
+	data := bytes.Repeat([]byte("x"), 5*sseChunk+123)
+	rec := &maxWriteRecorder{ResponseRecorder: httptest.NewRecorder()}
+	sw := newSSEWriter(context.Background(), rec, time.Minute)
+	sw.header()
+	require.NoError(t, sw.eventChunked("7", 3, data))
+	sw.event("7", 4, []byte("small"))
+	require.NoError(t, sw.flush(true))
+	require.LessOrEqual(t, rec.largest, sseChunk, "the largest write")
+	require.LessOrEqual(t, cap(sw.buf), 4*sseChunk, "the writer's buffer")
+	want := "event: message\nid: 7_3\ndata: " + string(data) + "\n\nevent: message\nid: 7_4\ndata: small\n\n"
+	require.Equal(t, want, rec.Body.String())
+}
+
+// A handler that sends 4,000 log notifications of 64 KiB to a client that never reads: what
+// the session holds stays within its budget (the sends past it fail), not a count of events,
+// and once the connection dies the queue's bytes are released at once (the queue moves to the
+// event store, within the store's bound, for a resumption, until the retention period ends).
+// Memory is measured by the budget's and the store's own counters.
+func TestHostileLogFloodToStuckClient(t *testing.T) {
+	const n, size, budget = 4000, 64 << 10, 16 << 20
+	store := NewMemoryEventStore(0)
+	e := newHardenEnv(t, WithSessionBudget(budget), WithEventStore(store), WithEventRetention(time.Second))
+	leaks := goleak.IgnoreCurrent()
+	sess := e.session(e.sid)
+	base := sess.held.Load()
+	var (
+		stop                 = make(chan struct{})
+		sampled              sync.WaitGroup
+		peakHeld, peakStored atomic.Int64
+	)
+	sampled.Add(1)
+	go func() {
+		defer sampled.Done()
+		for {
+			peakHeld.Store(max(peakHeld.Load(), sess.held.Load()-base))
+			store.mu.Lock()
+			peakStored.Store(max(peakStored.Load(), int64(store.total)))
+			store.mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	conn, err := smallWindowDialer().Dial("tcp", e.hs.Listener.Addr().String())
+	require.NoError(t, err)
+	body := toolCall("1", "logflood", fmt.Sprintf(`{"n":%d,"size":%d,"tag":"flood"}`, n, size))
+	_, err = fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\n%s: %s\r\nContent-Length: %d\r\n\r\n%s",
+		e.hs.Listener.Addr(), headerSessionID, e.sid, headerProtocolVersion, LatestProtocolVersion, len(body), body)
+	require.NoError(t, err)
+	select { // the handler sent them all (most failed: the budget is spent)
+	case <-e.ctl.started:
+	case <-time.After(2 * time.Minute):
+		require.Fail(t, "the flooding handler did not finish")
+	}
+	// Its response is queued too (what a handler sends after the connection died would wait
+	// in the queue, within the budget, for a resumption).
+	require.True(t, waitFor(10*time.Second, func() bool { return e.runningHandlers() == 0 }), "the handler never returned")
+	held := sess.held.Load() - base
+	require.NoError(t, conn.Close()) // the client goes away without reading
+	require.Truef(t, waitFor(10*time.Second, func() bool { return sess.held.Load() == base }), "the queued bytes were not released when the connection died: %d held", sess.held.Load()-base)
+	require.Truef(t, waitFor(10*time.Second, func() bool {
+		store.mu.Lock()
+		defer store.mu.Unlock()
+		return store.total == 0
+	}), "the stream's stored events were not forgotten after the retention period")
+	close(stop)
+	sampled.Wait()
+	t.Logf("peaks: session %d KiB, event store %d KiB; %d KiB held when the handler returned", peakHeld.Load()>>10, peakStored.Load()>>10, held>>10)
+	require.LessOrEqualf(t, peakHeld.Load(), int64(budget+size), "the session held %d bytes, over its budget", peakHeld.Load())
+	require.LessOrEqualf(t, peakStored.Load(), int64(16<<20), "the event store held %d bytes, over its bound", peakStored.Load())
+	e.mustWork(e.sid)
+	goleak.VerifyNone(t, leaks)
 }

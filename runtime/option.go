@@ -157,6 +157,7 @@ type serverConfig struct {
 	maxSessionState      int64
 	subscribe            SubscribeHandler
 	handshakeTimeout     time.Duration
+	evictionGrace        time.Duration // sessions.go
 	bodyReadTimeout      time.Duration
 	auth                 *serverAuth  // WithTokenVerifier
 	era                  Era          // WithEra
@@ -200,6 +201,7 @@ func defaultServerConfig() serverConfig {
 		serverBudget:         defaultServerBudget,
 		maxSessionState:      defaultMaxSessionState,
 		handshakeTimeout:     defaultHandshakeTimeout,
+		evictionGrace:        defaultEvictionGrace,
 		bodyReadTimeout:      defaultBodyReadTimeout,
 		taskTTL:              defaultTaskTTL,
 		maxTaskTTL:           defaultMaxTaskTTL,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -399,7 +400,7 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not carry an Mcp-Session-Id: this session is already initialized; DELETE it or start a new one without the header")))
 		return
 	}
-	sess, body, status := s.initialize(r.Context(), msg, r.Header, TokenInfoFrom(r.Context()), nil)
+	sess, body, status := s.initialize(r.Context(), msg, r.Header, TokenInfoFrom(r.Context()), r.RemoteAddr, nil)
 	if sess != nil {
 		w.Header().Set(headerSessionID, sess.id)
 	}
@@ -409,9 +410,10 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 // initialize serves an initialize request (spec 2025-11-25, Lifecycle, Initialization)
 // whatever transport carried it: it runs the server's interceptors around the start of a
 // session, and returns the session (nil when none started) with the encoded answer and its
-// HTTP status. header and token are what the transport knows of the request (nil on stdio);
-// line writes the session's messages on a message-stream transport (nil on HTTP).
-func (s *Server) initialize(ctx context.Context, msg *wireMessage, header http.Header, token *TokenInfo, line *lineWriter) (*session, []byte, int) {
+// HTTP status. header, token and peer (the remote address) are what the transport knows of
+// the request (nil, nil and "" on stdio); line writes the session's messages on a
+// message-stream transport (nil on HTTP).
+func (s *Server) initialize(ctx context.Context, msg *wireMessage, header http.Header, token *TokenInfo, peer string, line *lineWriter) (*session, []byte, int) {
 	meta, metaErr := requestMeta(msg.Params)
 	if metaErr != nil {
 		return nil, encodeResponse(msg.ID, nil, metaErr), http.StatusBadRequest
@@ -419,7 +421,7 @@ func (s *Server) initialize(ctx context.Context, msg *wireMessage, header http.H
 	var sess *session
 	req := &Request{Method: methodInitialize, ID: *msg.ID, Params: msg.Params, Meta: meta, Header: header}
 	req.serve = func(_ context.Context, req *Request) (resp *Response, err error) {
-		sess, resp, err = s.startSession(ctx, req, token, line)
+		sess, resp, err = s.startSession(ctx, req, token, peer, line)
 		return resp, err
 	}
 	resp, err := s.callInitialize(ctx, req)
@@ -452,9 +454,10 @@ func (s *Server) initializeFailed(msg *wireMessage, sess *session, err error) ([
 }
 
 // startSession is the innermost CallFunc of initialize: it negotiates the version, makes room
-// in the session table (or refuses), and starts the session, owned by token's identity and
-// written to by line when a message-stream transport carries it.
-func (s *Server) startSession(ctx context.Context, req *Request, token *TokenInfo, line *lineWriter) (*session, *Response, error) {
+// in the session table (or refuses), and starts the session, owned by token's identity, held
+// by that identity or else by peer's address (sessions.go), and written to by line when a
+// message-stream transport carries it.
+func (s *Server) startSession(ctx context.Context, req *Request, token *TokenInfo, peer string, line *lineWriter) (*session, *Response, error) {
 	p, rpcErr := s.decodeInitialize(req.Params)
 	if rpcErr != nil {
 		return nil, nil, &statusError{status: http.StatusBadRequest, err: rpcErr}
@@ -463,7 +466,7 @@ func (s *Server) startSession(ctx context.Context, req *Request, token *TokenInf
 	if !isSupportedVersion(version) {
 		version = LatestProtocolVersion // counter-offer (Lifecycle, Version Negotiation)
 	}
-	sess := s.addSession(p, version, token, line)
+	sess := s.addSession(p, version, token, holderOf(token, peer), line)
 	if sess == nil {
 		return nil, nil, &statusError{status: http.StatusServiceUnavailable, err: NewError(CodeInternalError, "too many sessions; try again later")}
 	}
@@ -482,20 +485,21 @@ func (s *Server) startSession(ctx context.Context, req *Request, token *TokenInf
 	}}, nil
 }
 
-// addSession starts a session in the table, owned by token's identity and written to by line
-// on a message-stream transport, evicting one when the table is full (the table's policy
-// under pressure, sessions.go). It returns nil when there is still no room for it, or for its
-// client's state in the server's budget.
-func (s *Server) addSession(p *InitializeParams, version string, token *TokenInfo, line *lineWriter) *session {
+// addSession starts a session in the table, owned by token's identity, held by h, and written
+// to by line on a message-stream transport, evicting one when the table is full (the table's
+// policy under pressure, sessions.go). It returns nil when there is still no room for it, or
+// for its client's state in the server's budget.
+func (s *Server) addSession(p *InitializeParams, version string, token *TokenInfo, h holder, line *lineWriter) *session {
 	s.mu.Lock()
 	var evicted *session
 	if len(s.sessions) >= s.cfg.maxSessions {
-		evicted = s.evictLocked()
+		evicted = s.evictLocked(h)
 	}
 	var sess *session
 	if s.roomLocked(stateSize(&p.ClientInfo)) {
 		sess = s.newSession(p, version)
 		sess.owner = token.identity()
+		sess.holder = h
 		if line != nil {
 			sess.line = line
 			// Its standalone stream is the connection itself, always there: the session
@@ -975,6 +979,19 @@ func (s *Server) replayAndFollow(w http.ResponseWriter, r *http.Request, sess *s
 		// The newest connection wins: the client resumes because it lost the old one, which
 		// the server may not have noticed yet. The old one is closed.
 		my = st.takeover(sw)
+	} else {
+		// So it does for a stream that ended: one replay of it at a time, which starts
+		// once the one it replaces let go of its events (their bytes are charged).
+		mine, prev := sess.claimReplay(streamID, sw)
+		defer sess.releaseReplay(streamID, mine)
+		if prev != nil {
+			t := time.NewTimer(s.cfg.writeTimeout + time.Second)
+			select { // even when itself taken over: the next one waits for it, and so for prev
+			case <-prev.done:
+			case <-t.C:
+			}
+			t.Stop()
+		}
 	}
 	sw.header()
 	replayed, ok := s.replay(w, sess, st, my, streamID, seq, sw)
@@ -1025,17 +1042,55 @@ func (s *Server) replay(w http.ResponseWriter, sess *session, st *stream, my uin
 		return 0, true
 	}
 	replayed := 0
+	var charged int64 // bytes of events the replay holds, charged to the budgets
+	defer func() { sess.release(charged) }()
 	err := store.Replay(sw.ctx, sess.id, streamID, seq, func(n uint64, data []byte) error {
-		sw.event(streamID, n, data)
+		size := int64(len(data))
+		if !sess.reserve(size, false) {
+			return refuseReplay(sess, size)
+		}
+		charged += size
+		var err error
+		switch {
+		case len(data) > sseChunk:
+			err = sw.eventChunked(streamID, n, data)
+		case len(sw.buf)+len(data) >= sseChunk:
+			sw.event(streamID, n, data)
+			err = sw.flush(false)
+		default:
+			sw.event(streamID, n, data) // held in sw.buf, and charged, until the next write
+			sw.replayedThrough = n
+			replayed++
+			return nil
+		}
+		sess.release(charged) // written: the replay holds them no more
+		charged = 0
 		sw.replayedThrough = n
 		replayed++
-		if len(sw.buf) >= sseChunk {
-			return sw.flush(false)
-		}
-		return nil
+		return err
 	})
 	return replayed, s.replayEnded(w, sess, st, my, streamID, sw, err)
 }
+
+// replayRefusal stops a replay whose next event, of size bytes, would take the session or the
+// server over its memory budget: a replay holds each event until it is written, and a client
+// that resumes without reading would otherwise pin them all.
+type replayRefusal struct {
+	size   int64
+	status int // 429 when the session's own budget is spent (it can make room), else 503
+	msg    string
+}
+
+// refuseReplay returns the refusal of the next event of size bytes of a replay on sess.
+func refuseReplay(sess *session, size int64) *replayRefusal {
+	cfg := &sess.server.cfg
+	if held := sess.held.Load(); held+size > cfg.sessionBudget {
+		return &replayRefusal{size: size, status: http.StatusTooManyRequests, msg: fmt.Sprintf("resumption refused: this session holds %d bytes of its %d-byte memory budget (events queued for it, or replays it has not read) and the next stored event is %d bytes; read the session's open streams, or close the resumptions it no longer reads, then resume again", held, cfg.sessionBudget, size)}
+	}
+	return &replayRefusal{size: size, status: http.StatusServiceUnavailable, msg: fmt.Sprintf("resumption refused: the server's memory budget (%d bytes, all sessions) has no room for the next stored event of %d bytes; resume again shortly", cfg.serverBudget, size)}
+}
+
+func (e *replayRefusal) Error() string { return e.msg }
 
 // replayEnded decides whether the response goes on after a replay that returned err: not
 // when part of it went out before it failed (the client resumes again from what it got), nor
@@ -1046,6 +1101,24 @@ func (s *Server) replayEnded(w http.ResponseWriter, sess *session, st *stream, m
 		return true
 	}
 	evicted := errors.Is(err, ErrEventsEvicted)
+	if sw.ctx.Err() != nil {
+		// A newer resumption took the stream over (abort), or the client went away:
+		// nothing more goes out on this connection.
+		if st != nil {
+			st.detach(my)
+		}
+		return false
+	}
+	var refused *replayRefusal
+	if errors.As(err, &refused) && !sw.sent {
+		if st != nil {
+			st.detach(my)
+		}
+		s.log.Info("mcp: resumption refused for lack of budget", "session", sess.id, "stream", streamID, "event_bytes", refused.size)
+		w.Header().Set("Retry-After", "1")
+		s.writeJSON(w, refused.status, encodeResponse(nil, nil, NewError(CodeInvalidRequest, refused.msg)))
+		return false
+	}
 	if !sw.sent && !evicted {
 		s.peerWarn("mcp: replay failed", "session", sess.id, "stream", streamID, "error", err)
 		return true

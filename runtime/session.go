@@ -43,8 +43,12 @@ type session struct {
 	subscriptions   map[string]bool
 	state           int64 // bytes of clientInfo and subscriptions, charged to held
 	ended           bool
-	forget          bool     // in a replica set, end deletes the shared events (DELETE)
-	owner           identity // who started the session (TokenInfo.identity)
+	forget          bool // in a replica set, end deletes the shared events (DELETE)
+	// replays holds the writer replaying each stream that ended, from the event store: a
+	// newer resumption of the stream takes over from it (claimReplay).
+	replays map[string]*replayClaim
+	owner   identity // who started the session (TokenInfo.identity)
+	holder  holder   // whom the session table charges it to (sessions.go); set once
 	// stateless marks the transient session of one modern-era request (era_server.go): it is
 	// in no session table, and it stores no events.
 	stateless bool
@@ -110,6 +114,41 @@ func (sess *session) newRequestStream() *stream {
 	}
 	sess.streams[st.id] = st
 	return st
+}
+
+// replayClaim is the replay of a stream that ended, on one connection.
+type replayClaim struct {
+	sw   *sseWriter
+	done chan struct{} // closed once the replay let go of what it held
+}
+
+// claimReplay makes sw the writer of the replay of the ended stream id, aborting the one it
+// replaces, which it returns (nil when none): as for a live stream, the newest resumption wins
+// (spec 2025-11-25, Basic, Transports, Streamable HTTP, Resumability and Redelivery), so that
+// resumptions of one stream that are not read hold one replay's memory, not one each.
+func (sess *session) claimReplay(id string, sw *sseWriter) (mine, prev *replayClaim) {
+	mine = &replayClaim{sw: sw, done: make(chan struct{})}
+	sess.mu.Lock()
+	if sess.replays == nil {
+		sess.replays = make(map[string]*replayClaim)
+	}
+	prev = sess.replays[id]
+	sess.replays[id] = mine
+	sess.mu.Unlock()
+	if prev != nil {
+		prev.sw.abort()
+	}
+	return mine, prev
+}
+
+// releaseReplay ends the replay c of id, and forgets it unless another took over.
+func (sess *session) releaseReplay(id string, c *replayClaim) {
+	sess.mu.Lock()
+	if sess.replays[id] == c {
+		delete(sess.replays, id)
+	}
+	sess.mu.Unlock()
+	close(c.done)
 }
 
 func (sess *session) removeStream(id string) {

@@ -347,7 +347,7 @@ func (c *lineConn) initialize(msg *wireMessage) {
 		return
 	default:
 	}
-	sess, body, _ := c.srv.initialize(c.ctx, msg, nil, nil, c.w)
+	sess, body, _ := c.srv.initialize(c.ctx, msg, nil, nil, "", c.w)
 	c.sess = sess
 	c.reply(body)
 }

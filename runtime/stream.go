@@ -591,6 +591,31 @@ func (sw *sseWriter) event(streamID string, seq uint64, data []byte) {
 	sw.buf = append(sw.buf, "\n\n"...)
 }
 
+// eventChunked writes one message event whose data is over sseChunk bytes straight from data,
+// sseChunk bytes at a time, after what is buffered: a large event (a replayed one shared with
+// the event store, or a queued response) is never copied whole into the writer's buffer. Its
+// closing blank line stays buffered, for the next write.
+func (sw *sseWriter) eventChunked(streamID string, seq uint64, data []byte) error {
+	sw.event(streamID, seq, nil) // the event's head, "data: " last
+	sw.buf = sw.buf[:len(sw.buf)-2]
+	if err := sw.armWrite(); err != nil {
+		return err
+	}
+	sw.sent = true
+	_, err := sw.w.Write(sw.buf)
+	sw.buf = recycle(sw.buf)
+	for off := 0; err == nil && off < len(data); off += sseChunk {
+		if err = sw.armWrite(); err == nil {
+			_, err = sw.w.Write(data[off:min(off+sseChunk, len(data))])
+		}
+	}
+	if sw.buf == nil {
+		sw.getBuf()
+	}
+	sw.buf = append(sw.buf, "\n\n"...)
+	return err
+}
+
 // flush writes the buffered bytes and, unless last, flushes them to the network. The last
 // write of a stream is not flushed: net/http then sends it together with the end of the
 // chunked body, so that a client that stops reading at the response event still finds the
@@ -766,7 +791,7 @@ func (s *Server) startResponse(st *stream, sw *sseWriter, mode streamMode) bool 
 func (s *Server) awaitEvents(ctx context.Context, w http.ResponseWriter, st *stream, my uint64, sw *sseWriter, keepAlive <-chan time.Time) bool {
 	if len(sw.buf) > 0 {
 		if err := sw.flush(false); err != nil {
-			st.endInlineResponse(w, my, false)
+			s.clientGone(w, st, my, err)
 			return false
 		}
 	}
@@ -787,7 +812,9 @@ func (s *Server) awaitEvents(ctx context.Context, w http.ResponseWriter, st *str
 		// closed here, as in those other exits: the Streamable HTTP transport carries a
 		// stream on one connection at a time (MCP spec 2025-11-25, Basic, Transports,
 		// Streamable HTTP, Resumability and Redelivery), and that handler's goroutine,
-		// which would otherwise end the response, runs on.
+		// which would otherwise end the response, runs on. What is queued goes to the
+		// event store (spill), unless the stream was taken over.
+		s.spill(st, my)
 		st.endInlineResponse(w, my, false)
 		return false
 	}
@@ -855,10 +882,17 @@ func isLoneResponse(evs []streamEvent) bool {
 // resume), and reports whether the stream's response is among them.
 func appendEvents(st *stream, sw *sseWriter, evs []streamEvent) (final bool, err error) {
 	for i, ev := range evs {
-		if ev.data != nil && ev.seq > sw.replayedThrough {
+		switch {
+		case ev.data == nil || ev.seq <= sw.replayedThrough:
+		case len(ev.data) > sseChunk:
+			if err := sw.eventChunked(st.id, ev.seq, ev.data); err != nil {
+				ev.pooled.release()
+				return final, err
+			}
+		default:
 			sw.event(st.id, ev.seq, ev.data)
 		}
-		// In sw.buf now; the store, if any, holds a copy (take).
+		// Written, or in sw.buf now; the store, if any, holds a copy (take).
 		ev.pooled.release()
 		final = final || ev.final
 		if len(sw.buf) >= sseChunk && i < len(evs)-1 {
@@ -871,10 +905,43 @@ func appendEvents(st *stream, sw *sseWriter, evs []streamEvent) (final bool, err
 }
 
 // clientGone ends the writer of generation my, whose client went away: the events stay for
-// it to resume.
+// it to resume, in the event store (spill).
 func (s *Server) clientGone(w http.ResponseWriter, st *stream, my uint64, err error) {
 	s.peerDebug("mcp: client went away mid-stream; events kept for resumption", "session", st.sess.id, "stream", st.id, "error", err)
+	s.spill(st, my)
 	st.endInlineResponse(w, my, false)
+}
+
+// spill moves the queue of a request stream whose connection (the writer of generation my)
+// died into the event store: the session's budget, which the queue is charged to, is released
+// at once, and what is kept for a resumption is bounded by the store's own limits (its oldest
+// events are forgotten first, and a resumption from before them gets 404, never a stream with
+// a gap). What the handler sends afterwards is queued as before, within the budget, for the
+// client to resume. Without a store, in a replica set (whose request streams are stored as
+// they are queued) and in the stateless era (no resumption), the queue stays as it is.
+func (s *Server) spill(st *stream, my uint64) {
+	store := s.cfg.eventStore
+	if store == nil || st.standalone || st.sess.stateless || s.cluster != nil || st.sess.line != nil {
+		return
+	}
+	st.mu.Lock()
+	if st.owner != my || st.closed {
+		st.mu.Unlock()
+		return // taken over: the queue is the new writer's
+	}
+	evs := st.queue
+	st.queue = nil
+	st.releaseQueueLocked()
+	st.storeLocked(store, evs)
+	final := false
+	for _, ev := range evs {
+		ev.pooled.release() // stored as a copy
+		final = final || ev.final
+	}
+	st.mu.Unlock()
+	if final {
+		s.streamDelivered(st) // all there is, in the store: the stream is over
+	}
 }
 
 // endKicked ends a kicked writer's response (CloseSSEStream): the priming event or a retry

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -309,9 +310,13 @@ func mustRate(opt string, r Rate) {
 }
 
 // CallerKey names the caller of a request for its rate limits: the access token's subject
-// (with its issuer) when the request carries one, else the MCP session, else the client's
-// network address (its host, without the port), so that anonymous callers of the stateless
-// 2026-07-28 era are limited too. Over stdio, with no token and no address, it is "stdio".
+// (with its issuer) when the request carries one, else the client's network address, so that
+// anonymous callers of the stateless 2026-07-28 era are limited too. An anonymous caller is
+// not named by its MCP session: sessions cost a client nothing (initialize is never limited),
+// and one named by its session could open a new one whenever its quota ran out. An address is
+// its host without the port; an IPv6 address is its /64 prefix, the block a single host is
+// usually given, since a client varies the low 64 bits at will. Without a token or an address
+// (an in-memory connection), the caller is its session; over stdio, the one client, "stdio".
 func CallerKey(ctx context.Context, req *Request) string {
 	var tok *TokenInfo
 	var remote string
@@ -323,15 +328,31 @@ func CallerKey(ctx context.Context, req *Request) string {
 	switch {
 	case tok != nil && tok.Subject != "":
 		return "sub:" + tok.Issuer + " " + tok.Subject
+	case remote != "":
+		return "addr:" + addrKey(remote)
 	case req.SessionID != "":
 		return "session:" + req.SessionID
-	case remote != "":
-		if host, _, err := net.SplitHostPort(remote); err == nil {
-			return "addr:" + host
-		}
-		return "addr:" + remote
 	}
 	return "stdio"
+}
+
+// addrKey names a client by its network address ("host:port"): its host, an IPv6 host by
+// its /64 prefix (an IPv4-mapped one as IPv4).
+func addrKey(remote string) string {
+	host := remote
+	if h, _, err := net.SplitHostPort(remote); err == nil {
+		host = h
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, _ := ip.Prefix(64)
+	return p.String()
 }
 
 // rateLimits is a server's rate limiting: its configuration, the store of its buckets and

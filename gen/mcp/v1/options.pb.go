@@ -55,9 +55,8 @@ type ToolOptions struct {
 	// before the handler runs (MCP Authorization, Scope Challenge Handling).
 	Scopes []string `protobuf:"bytes,9,rep,name=scopes,proto3" json:"scopes,omitempty"`
 	// Limits each caller's calls of this tool: one token bucket per caller (the access token's
-	// subject, else the MCP session, else the client's address). Over the limit a call is
-	// answered at once with a tool error that says when to retry. The server's code may
-	// replace it (runtime.LimitTool).
+	// subject, else the client's address). Over the limit a call is answered at once with a
+	// tool error that says when to retry. The server's code may replace it (runtime.LimitTool).
 	RateLimit     *RateLimit `protobuf:"bytes,13,opt,name=rate_limit,json=rateLimit,proto3" json:"rate_limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -362,11 +362,13 @@ type rateLimits struct {
 	local *MemoryLimiter // the store when none is given, and FailLocal's fallback
 	log   *slog.Logger
 	// failing is set while the store fails, so that the outage and the recovery are logged
-	// once each; meanwhile only one call in probeInterval (the first after retryAt, in unix
-	// nanoseconds) asks the store, the others go straight to the fallback, so that an
-	// unresponsive store does not add its timeout to every call.
+	// once each; meanwhile only one call in probeInterval (the first after retryAt, in
+	// nanoseconds since epoch on the monotonic clock, so that a step of the wall clock
+	// cannot postpone the next probe) asks the store, the others go straight to the
+	// fallback, so that an unresponsive store does not add its timeout to every call.
 	failing atomic.Bool
 	retryAt atomic.Int64
+	epoch   time.Time
 }
 
 // probeInterval is how often a server asks a failing Limiter whether it is back.
@@ -374,7 +376,7 @@ const probeInterval = time.Second
 
 // newRateLimits returns the rate limiting that opts configure.
 func newRateLimits(opts []RateLimitOption, log *slog.Logger) *rateLimits {
-	l := &rateLimits{local: NewMemoryLimiter(), log: log}
+	l := &rateLimits{local: NewMemoryLimiter(), log: log, epoch: time.Now()}
 	for _, o := range opts {
 		o.applyRateLimit(&l.cfg)
 	}
@@ -496,7 +498,7 @@ func (l *rateLimits) take(ctx context.Context, key string, r Rate) (ok bool, wai
 			}
 			return ok, wait, false
 		}
-		l.retryAt.Store(time.Now().Add(probeInterval).UnixNano())
+		l.retryAt.Store(int64(l.since() + probeInterval))
 		if l.failing.CompareAndSwap(false, true) {
 			l.log.Warn("mcp: rate limiter failed; until it recovers, "+l.cfg.failure.String(), "error", err)
 		}
@@ -513,9 +515,13 @@ func (l *rateLimits) take(ctx context.Context, key string, r Rate) (ok bool, wai
 
 // probe reports whether this call, while the store fails, is the one that asks it again.
 func (l *rateLimits) probe() bool {
-	at := l.retryAt.Load()
-	return time.Now().UnixNano() >= at && l.retryAt.CompareAndSwap(at, time.Now().Add(probeInterval).UnixNano())
+	at, now := l.retryAt.Load(), int64(l.since())
+	return now >= at && l.retryAt.CompareAndSwap(at, now+int64(probeInterval))
 }
+
+// since is the time since epoch, on the monotonic clock (time.Time.UnixNano would read the
+// wall clock, which NTP may step back by hours while the store is down).
+func (l *rateLimits) since() time.Duration { return time.Since(l.epoch) }
 
 // String says what the server does on a failure of its Limiter.
 func (f LimiterFailure) String() string {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -237,6 +238,7 @@ type rateLimitConfig struct {
 	caller   func(context.Context, *Request) string
 	tools    *Rate           // every tool call of a caller: LimitTools
 	requests *Rate           // every request of a caller: LimitRequests
+	sessions *Rate           // new HTTP sessions of a caller: LimitSessions
 	tool     map[string]Rate // by tool name: LimitTool
 	service  map[string]Rate // by service full name: LimitService
 }
@@ -281,6 +283,20 @@ func LimitService(service string, r Rate) RateLimitOption {
 func LimitRequests(r Rate) RateLimitOption {
 	mustRate("LimitRequests", r)
 	return rateLimitOptionFunc(func(c *rateLimitConfig) { c.requests = &r })
+}
+
+// LimitSessions limits each caller's new 2025-11-25 sessions over HTTP (initialize requests
+// POSTed without a session) to r (bucket "sessions"; the caller is named as for the other
+// limits, by the token's subject, else the client's address). Over it the transport refuses
+// the initialize before any session is made: HTTP 429 Too Many Requests with Retry-After
+// (RFC 6585, section 4; RFC 9110, section 10.2.3), and the JSON-RPC error CodeRateLimited,
+// with the same seconds in its data, as its JSON body, as when the session table is full.
+// It bounds the session state one caller can make the server keep. Every other refusal is a
+// JSON-RPC answer to the request, status 200 (spec 2025-11-25, Transports, Streamable HTTP,
+// Sending Messages to the Server: a request is answered with JSON or an SSE stream).
+func LimitSessions(r Rate) RateLimitOption {
+	mustRate("LimitSessions", r)
+	return rateLimitOptionFunc(func(c *rateLimitConfig) { c.sessions = &r })
 }
 
 // RateLimitStore keeps the buckets in l instead of the server's memory: the redis module's
@@ -485,6 +501,25 @@ func (l *rateLimits) interceptor() Interceptor {
 			return next(ctx, req)
 		}
 	})
+}
+
+// admitSession takes a token from the caller's LimitSessions bucket for an initialize POSTed
+// without a session by r, and returns nil, or the refusal and the seconds to wait when the
+// caller is over the limit.
+func (l *rateLimits) admitSession(r *http.Request, msg *wireMessage) (int, error) {
+	if l.cfg.sessions == nil {
+		return 0, nil
+	}
+	ctx := r.Context()
+	req := &Request{Method: methodInitialize, ID: *msg.ID, Params: msg.Params, Header: r.Header,
+		rs: &requestState{header: r.Header, remote: r.RemoteAddr, token: TokenInfoFrom(ctx)}}
+	b := bucket{"sessions", *l.cfg.sessions}
+	ok, wait, down := l.take(ctx, b.name+"|"+l.cfg.caller(ctx, req), b.rate)
+	if ok {
+		return 0, nil
+	}
+	_, err := l.refuse(req, b, wait, down)
+	return retrySeconds(wait), err
 }
 
 // take takes a token from the bucket key, doing what cfg.failure says when the store fails;

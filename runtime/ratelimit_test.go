@@ -9,10 +9,12 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -266,6 +268,44 @@ func TestRateLimitStoreFailure(t *testing.T) {
 			assert.Equal(t, 5, allowed(t, c, "t", 5), "the store answers again")
 		})
 	}
+}
+
+// TestRateLimitSessions proves LimitSessions: a caller's initialize requests over the limit
+// are refused by the transport, before any session is made, with HTTP 429, Retry-After and a
+// JSON-RPC error -32029 whose data holds the same seconds; our client surfaces the hint; a
+// caller with a token has its own bucket; existing sessions go on working.
+func TestRateLimitSessions(t *testing.T) {
+	t.Parallel()
+	e := newLimitEnv(t, runtime.WithRateLimit(runtime.LimitSessions(runtime.Rate{Calls: 2, Period: time.Hour})))
+	e.addTool("t", "")
+	a := e.client(t, runtime.EraLegacy, "")
+	e.client(t, runtime.EraLegacy, "")
+	const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, e.hs.URL, strings.NewReader(initBody))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "the third session of an hour: %s", body)
+	assert.Equal(t, "1800", resp.Header.Get("Retry-After"), "the next token is half an hour away")
+	assert.Empty(t, resp.Header.Get("Mcp-Session-Id"), "no session was made")
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-32029,"message":"rate limit exceeded (sessions: 2/1h0m0s per caller); retry after 1800 seconds","data":{"retryAfter":1800}}}`, string(body))
+
+	c := runtime.NewClient(e.hs.URL, runtime.WithEra(runtime.EraLegacy), runtime.WithLogger(discardLogger()))
+	err = c.Connect(testCtx(t))
+	require.Error(t, err, "our client's third session")
+	wait, ok := runtime.RetryAfter(nil, err)
+	assert.True(t, ok, "the client surfaces the hint: %v", err)
+	assert.Equal(t, 1800*time.Second, wait)
+
+	e.client(t, runtime.EraLegacy, "frank") // a caller with a token: its own bucket
+	res, err := a.CallTool(testCtx(t), "t", nil)
+	require.NoError(t, err)
+	assert.False(t, res.IsError, "an existing session goes on working")
 }
 
 // TestParseRate reads the -rate-limit flag's syntax.

@@ -123,8 +123,13 @@ type MemoryLimiter struct {
 
 	mu      sync.Mutex
 	buckets map[string]*memBucket
-	sweepAt int // sweep the full buckets out when there are this many
+	sweepAt int       // sweep the full buckets out when there are this many
+	swept   time.Time // when they were last swept: at least once a sweepEvery
 }
+
+// sweepEvery is how often, at least, a MemoryLimiter forgets its full buckets, so that the
+// buckets of callers who have gone are forgotten even when no new caller comes.
+const sweepEvery = time.Minute
 
 type memBucket struct {
 	tokens float64
@@ -146,6 +151,11 @@ func (m *MemoryLimiter) Take(_ context.Context, key string, rate Rate, cost int)
 	capacity, perSec := float64(rate.Capacity()), rate.PerSecond()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.swept.IsZero() {
+		m.swept = now
+	} else if len(m.buckets) > 0 && now.Sub(m.swept) >= sweepEvery {
+		m.sweep(now)
+	}
 	b := m.buckets[key]
 	if b == nil {
 		if len(m.buckets) >= m.sweepAt {
@@ -177,7 +187,8 @@ func takeTokens(tokens *float64, capacity, perSec, cost float64) (bool, time.Dur
 }
 
 // sweep forgets the buckets that are full by now (a new one would be the same), and sets
-// the next sweep at twice the buckets left, so that sweeping costs O(1) a call on average.
+// the next sweep at twice the buckets left, or sweepEvery from now, whichever comes first, so
+// that sweeping costs O(1) a call on average.
 func (m *MemoryLimiter) sweep(now time.Time) {
 	for k, b := range m.buckets {
 		if !now.Before(b.full) {
@@ -185,6 +196,7 @@ func (m *MemoryLimiter) sweep(now time.Time) {
 		}
 	}
 	m.sweepAt = max(1024, 2*len(m.buckets))
+	m.swept = now
 }
 
 // Len returns how many buckets the limiter holds.

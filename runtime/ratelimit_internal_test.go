@@ -148,3 +148,26 @@ func TestCallerKeyAddresses(t *testing.T) {
 	assert.Equal(t, "session:s1", key("", "s1", nil), "without an address, the session")
 	assert.Equal(t, "stdio", key("", "", nil), "without an address or a session")
 }
+
+// TestMemoryLimiterForgetsWithoutNewCallers proves the buckets of a crowd that has gone are
+// forgotten even when no new caller comes to trigger a sweep: the callers who stay are
+// enough, so that memory does not stay at the crowd's peak.
+func TestMemoryLimiterForgetsWithoutNewCallers(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_000_000, 0)
+	m := NewMemoryLimiter()
+	m.now = func() time.Time { return now }
+	ctx := context.Background()
+	r := PerMinute(10)
+	for i := range 5000 {
+		_, _, err := m.Take(ctx, "crowd-"+strconv.Itoa(i), r, 1)
+		require.NoError(t, err)
+	}
+	require.Greater(t, m.Len(), 2000, "the crowd's buckets, refilling")
+	now = now.Add(time.Hour) // the crowd has gone; one caller stays
+	for range 3 {
+		_, _, err := m.Take(ctx, "regular", r, 1)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 1, m.Len(), "an hour later only the regular caller's bucket is kept")
+}

@@ -99,7 +99,8 @@ type RateLimit struct {
 	// Bucket names the bucket: tools whose limits name the same bucket share it. Empty means
 	// the tool's own, "tool/<name>"; a service's is "service/<full name>".
 	Bucket string
-	// Rate is the bucket's rate.
+	// Rate is the bucket's rate: its Calls and Period must be positive (registering the
+	// tool panics otherwise).
 	Rate Rate
 }
 
@@ -425,7 +426,8 @@ type bucket struct {
 
 // forTool returns the buckets a call of the tool spec takes from, narrowest first (the
 // tool's own, its service's, then LimitTools), so that a call refused by a narrow bucket
-// spends nothing from the broader ones; code's options replace the proto's rates.
+// spends nothing from the broader ones; code's options replace the proto's rates. It panics
+// on an invalid rate in spec.RateLimits, as AddTool does on other errors of a spec.
 func (l *rateLimits) forTool(spec *ToolSpec) []bucket {
 	own, svcName := "tool/"+spec.Name, ""
 	if rpc, ok := spec.Meta[RPCMetaKey].(string); ok {
@@ -445,9 +447,12 @@ func (l *rateLimits) forTool(spec *ToolSpec) []bucket {
 		if name == "" {
 			name = own
 		}
-		if rl.Rate.valid() {
-			set(name, rl.Rate)
+		if !rl.Rate.valid() {
+			// A rate with no calls or no period would be no limit at all: say so at
+			// registration rather than serve the tool unlimited.
+			panic(fmt.Sprintf("mcp: tool %q: invalid rate limit %+v: Calls and Period must be positive", spec.Name, rl.Rate))
 		}
+		set(name, rl.Rate)
 	}
 	if r, ok := l.cfg.tool[spec.Name]; ok {
 		set(own, r)

@@ -9,6 +9,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -306,6 +307,21 @@ func TestRateLimitSessions(t *testing.T) {
 	res, err := a.CallTool(testCtx(t), "t", nil)
 	require.NoError(t, err)
 	assert.False(t, res.IsError, "an existing session goes on working")
+}
+
+// TestRateLimitInvalidRatePanics proves a tool whose RateLimits hold a rate that limits
+// nothing (no period, no calls) is refused at registration, rather than served unlimited.
+func TestRateLimitInvalidRatePanics(t *testing.T) {
+	t.Parallel()
+	srv := runtime.NewServer(runtime.Implementation{Name: "ratelimit-test"}, runtime.WithLogger(discardLogger()))
+	handler := func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		return textResult("ok"), nil
+	}
+	for _, r := range []runtime.Rate{{Calls: 10}, {Period: time.Minute}, {Calls: 1, Period: time.Minute, Burst: -1}} {
+		assert.PanicsWithValue(t, "mcp: tool \"t\": invalid rate limit "+fmt.Sprintf("%+v", r)+": Calls and Period must be positive", func() {
+			srv.AddTool(runtime.ToolSpec{Name: "t", RateLimits: []runtime.RateLimit{{Rate: r}}}, handler)
+		}, "%+v", r)
+	}
 }
 
 // TestParseRate reads the -rate-limit flag's syntax.

@@ -550,6 +550,13 @@ func (l *rateLimits) take(ctx context.Context, key string, r Rate) (ok bool, wai
 			}
 			return ok, wait, false
 		}
+		if ctx.Err() != nil {
+			// The call's own context ended (its client cancelled it or went away): the store
+			// did not fail, and a client must not be able to switch the server to its
+			// failure mode by cancelling. Nobody waits for this answer: decide locally.
+			ok, wait, _ = l.local.Take(ctx, key, r, 1)
+			return ok, wait, false
+		}
 		l.retryAt.Store(int64(l.since() + probeInterval))
 		if l.failing.CompareAndSwap(false, true) {
 			l.log.Warn("mcp: rate limiter failed; until it recovers, "+l.cfg.failure.String(), "error", err)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -170,4 +171,35 @@ func TestMemoryLimiterForgetsWithoutNewCallers(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.Equal(t, 1, m.Len(), "an hour later only the regular caller's bucket is kept")
+}
+
+// ctxLimiter is a store that answers at once, or the context's error once it has ended, as
+// go-redis does; asked counts the questions.
+type ctxLimiter struct{ asked atomic.Int64 }
+
+func (c *ctxLimiter) Take(ctx context.Context, _ string, _ Rate, _ int) (bool, time.Duration, error) {
+	c.asked.Add(1)
+	if err := ctx.Err(); err != nil {
+		return false, 0, err
+	}
+	return true, 0, nil
+}
+
+// TestRateLimitCanceledCallIsNoStoreFailure proves a call whose own context has ended (the
+// client cancelled it, or went away) does not make the server believe its store failed:
+// otherwise any client could, by cancelling calls, turn a whole replica to its failure mode
+// (every caller refused, under FailClosed) and keep it there.
+func TestRateLimitCanceledCallIsNoStoreFailure(t *testing.T) {
+	t.Parallel()
+	store := &ctxLimiter{}
+	l := newRateLimits([]RateLimitOption{RateLimitStore(store), RateLimitOnFailure(FailClosed)}, slog.New(slog.DiscardHandler))
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := PerMinute(10)
+	l.take(canceled, "k", r)
+	assert.False(t, l.failing.Load(), "a cancelled call is not the store's failure")
+	ok, _, down := l.take(context.Background(), "k", r)
+	assert.True(t, ok, "the next call is the store's to decide")
+	assert.False(t, down, "and not refused as if the store were down")
+	assert.Equal(t, int64(2), store.asked.Load(), "the store was asked both times")
 }

@@ -69,7 +69,8 @@ func ParseRate(s string) (Rate, error) {
 	return Rate{Calls: calls, Period: period}, nil
 }
 
-// String writes the rate as ParseRate reads it ("60/1m0s"), with its burst when it has one.
+// String writes the rate as "60/1m0s", which ParseRate reads back, followed by " burst N"
+// when its burst differs from its calls (ParseRate has no syntax for a burst).
 func (r Rate) String() string {
 	s := strconv.Itoa(r.Calls) + "/" + r.Period.String()
 	if r.Burst > 0 && r.Burst != r.Calls {

@@ -203,3 +203,13 @@ func TestRateLimitCanceledCallIsNoStoreFailure(t *testing.T) {
 	assert.False(t, down, "and not refused as if the store were down")
 	assert.Equal(t, int64(2), store.asked.Load(), "the store was asked both times")
 }
+
+// TestRateString proves String writes what ParseRate reads back, and a burst after it.
+func TestRateString(t *testing.T) {
+	t.Parallel()
+	r := Rate{Calls: 60, Period: time.Minute}
+	back, err := ParseRate(r.String())
+	require.NoError(t, err)
+	assert.Equal(t, r, back)
+	assert.Equal(t, "10/1m0s burst 20", Rate{Calls: 10, Period: time.Minute, Burst: 20}.String())
+}

@@ -324,6 +324,31 @@ func TestRateLimitInvalidRatePanics(t *testing.T) {
 	}
 }
 
+// TestRateLimitStdio proves limits hold over stdio, where a caller has no token and no
+// address: the one client is one caller, refused with the same tool error and JSON-RPC
+// error as over HTTP.
+func TestRateLimitStdio(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	srv := runtime.NewServer(runtime.Implementation{Name: "ratelimit-test"}, runtime.WithLogger(discardLogger()),
+		runtime.WithRateLimit(runtime.LimitRequests(runtime.Rate{Calls: 4, Period: time.Hour})))
+	srv.AddTool(runtime.ToolSpec{Name: "t", RateLimits: []runtime.RateLimit{{Rate: runtime.PerMinute(2)}}},
+		func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+			calls.Add(1)
+			return textResult("ok"), nil
+		})
+	c, done := stdioPair(t, srv)
+	require.NoError(t, c.Connect(testCtx(t)))
+	assert.Equal(t, 2, allowed(t, c, "t", 3), "the tool's bucket of 2")
+	_, err := c.ListTools(testCtx(t), "")
+	require.NoError(t, err, "the fourth request")
+	_, err = c.ListTools(testCtx(t), "")
+	assert.Equal(t, runtime.CodeRateLimited, runtime.CodeOf(err), "the fifth request, over LimitRequests: %v", err)
+	assert.Equal(t, int64(2), calls.Load(), "the handler ran for the allowed calls only")
+	require.NoError(t, c.Close(testCtx(t)))
+	waitServer(t, done)
+}
+
 // TestParseRate reads the -rate-limit flag's syntax.
 func TestParseRate(t *testing.T) {
 	t.Parallel()

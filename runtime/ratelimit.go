@@ -227,10 +227,13 @@ const (
 )
 
 // CodeRateLimited is the JSON-RPC error code of a request refused by a rate limit (a tools/call
-// is answered with a tool execution error instead). It lies in the range JSON-RPC 2.0 leaves
-// to implementations (-32099..-32000), unused by MCP; the error's data holds
-// {"retryAfter": seconds}.
-const CodeRateLimited Code = -32029
+// is answered with a tool execution error instead); the error's data holds
+// {"retryAfter": seconds}. It lies outside the range JSON-RPC 2.0 reserves (-32768..-32000),
+// where the spec asks new codes for purposes it does not define to be (spec 2026-07-28, Basic,
+// Error Codes: -32020..-32099 are the MCP specification's own, and an implementation must not
+// emit one it does not define; -32000..-32019 are legacy), and outside the local codes
+// (-32899..-32800); 429 recalls HTTP's Too Many Requests.
+const CodeRateLimited Code = -31429
 
 // RetryAfterMetaKey is the key, in the _meta of a tool result refused by a rate limit, of the
 // seconds to wait before calling again (an integer, at least 1). A JSON-RPC error refused by

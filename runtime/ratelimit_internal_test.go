@@ -213,3 +213,15 @@ func TestRateString(t *testing.T) {
 	assert.Equal(t, r, back)
 	assert.Equal(t, "10/1m0s burst 20", Rate{Calls: 10, Period: time.Minute, Burst: 20}.String())
 }
+
+// TestCodeRateLimitedOutsideReservedRange proves the rate limit's JSON-RPC code is one an
+// implementation may send: outside the range JSON-RPC reserves (-32768..-32000), whose
+// -32020..-32099 the MCP specification keeps for codes it defines (spec 2026-07-28, Basic,
+// Error Codes), and outside the local codes, which never go on the wire.
+func TestCodeRateLimitedOutsideReservedRange(t *testing.T) {
+	t.Parallel()
+	c := int(CodeRateLimited)
+	assert.False(t, c >= -32768 && c <= -32000, "%d lies in JSON-RPC's reserved range", c)
+	assert.False(t, c >= -32899 && c <= -32800, "%d is a local code", c)
+	assert.Equal(t, "rate_limited", CodeRateLimited.String())
+}

@@ -273,7 +273,7 @@ func TestRateLimitStoreFailure(t *testing.T) {
 
 // TestRateLimitSessions proves LimitSessions: a caller's initialize requests over the limit
 // are refused by the transport, before any session is made, with HTTP 429, Retry-After and a
-// JSON-RPC error -32029 whose data holds the same seconds; our client surfaces the hint; a
+// JSON-RPC error -31429 whose data holds the same seconds; our client surfaces the hint; a
 // caller with a token has its own bucket; existing sessions go on working.
 func TestRateLimitSessions(t *testing.T) {
 	t.Parallel()
@@ -294,7 +294,7 @@ func TestRateLimitSessions(t *testing.T) {
 	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "the third session of an hour: %s", body)
 	assert.Equal(t, "1800", resp.Header.Get("Retry-After"), "the next token is half an hour away")
 	assert.Empty(t, resp.Header.Get("Mcp-Session-Id"), "no session was made")
-	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-32029,"message":"rate limit exceeded (sessions: 2/1h0m0s per caller); retry after 1800 seconds","data":{"retryAfter":1800}}}`, string(body))
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-31429,"message":"rate limit exceeded (sessions: 2/1h0m0s per caller); retry after 1800 seconds","data":{"retryAfter":1800}}}`, string(body))
 
 	c := runtime.NewClient(e.hs.URL, runtime.WithEra(runtime.EraLegacy), runtime.WithLogger(discardLogger()))
 	err = c.Connect(testCtx(t))

@@ -28,6 +28,7 @@ type Limiter struct {
 	rdb     redis.UniversalClient
 	prefix  string
 	timeout time.Duration
+	bounded bool // rdb's reads and writes time out after timeout
 }
 
 var _ runtime.Limiter = (*Limiter)(nil)
@@ -49,7 +50,16 @@ func NewLimiter(rdb redis.UniversalClient, opts LimiterOptions) *Limiter {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 250 * time.Millisecond
 	}
-	return &Limiter{rdb: rdb, prefix: opts.Prefix, timeout: opts.Timeout}
+	// go-redis bounds its socket reads by its own ReadTimeout, not by a context's deadline
+	// (unless the client was built with ContextTimeoutEnabled): a Redis that accepts but never
+	// answers would hold every Take for the ReadTimeout (seconds), not for Timeout. A
+	// *redis.Client is cloned with Timeout as its read and write timeouts (the clone shares
+	// the pool); other clients' commands are abandoned at the deadline (Take).
+	l := &Limiter{rdb: rdb, prefix: opts.Prefix, timeout: opts.Timeout}
+	if c, ok := rdb.(*redis.Client); ok {
+		l.rdb, l.bounded = c.WithTimeout(opts.Timeout), true
+	}
+	return l
 }
 
 // Limiter returns a Limiter on the store's Redis client, with the store's key prefix.
@@ -95,7 +105,7 @@ func (l *Limiter) Take(ctx context.Context, key string, rate runtime.Rate, cost 
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	res, err := takeScript.Run(ctx, l.rdb, []string{l.prefix + "rl:" + key}, rate.Capacity(), rate.PerSecond(), cost).Int64Slice()
+	res, err := l.run(ctx, key, rate, cost)
 	if err != nil {
 		return false, 0, fmt.Errorf("redismcp: rate limit %q: %w", key, err)
 	}
@@ -103,4 +113,29 @@ func (l *Limiter) Take(ctx context.Context, key string, rate runtime.Rate, cost 
 		return false, 0, fmt.Errorf("redismcp: rate limit %q: the script answered %v", key, res)
 	}
 	return res[0] == 1, time.Duration(res[1]) * time.Microsecond, nil
+}
+
+// run runs takeScript, returning when ctx ends even if Redis has not answered: the command
+// of a client whose reads are not bounded by Timeout finishes in the background, within the
+// client's own ReadTimeout.
+func (l *Limiter) run(ctx context.Context, key string, rate runtime.Rate, cost int) ([]int64, error) {
+	keys := []string{l.prefix + "rl:" + key}
+	if l.bounded {
+		return takeScript.Run(ctx, l.rdb, keys, rate.Capacity(), rate.PerSecond(), cost).Int64Slice()
+	}
+	type answer struct {
+		res []int64
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := takeScript.Run(ctx, l.rdb, keys, rate.Capacity(), rate.PerSecond(), cost).Int64Slice()
+		done <- answer{res, err}
+	}()
+	select {
+	case a := <-done:
+		return a.res, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

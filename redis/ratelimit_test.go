@@ -3,6 +3,8 @@ package redismcp_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -185,4 +187,62 @@ func TestReplicaSetRateLimit(t *testing.T) {
 	// Every replica must be back on Redis, not on its local buckets: those still hold what
 	// the outage left, so the quota holds exactly only if all three use Redis.
 	within("one quota again once Redis returned", burst(4*limitedQuota), limitedQuota)
+}
+
+// TestLimiterRedisHangs proves a Limiter's Timeout bounds each Take when Redis accepts the
+// connection but never answers (a hung or partitioned Redis), whatever the client's own read
+// timeout: go-redis leaves a context's deadline out of its socket reads unless the client
+// was built with ContextTimeoutEnabled, so the deadline alone would not bound the wait.
+func TestLimiterRedisHangs(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held sync.WaitGroup
+	conns := make(chan net.Conn, 16)
+	held.Add(1)
+	go func() { // accept, read, never answer
+		defer held.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns <- c
+			go func() { _, _ = io.Copy(io.Discard, c) }()
+		}
+	}()
+	defer func() {
+		ln.Close()
+		held.Wait()
+		close(conns)
+		for c := range conns {
+			c.Close()
+		}
+	}()
+	// A *redis.Client, and a client of another kind (a ring of one shard).
+	clients := map[string]redis.UniversalClient{
+		"client": redis.NewClient(&redis.Options{Addr: ln.Addr().String(), ReadTimeout: time.Minute, MaxRetries: -1}),
+		"ring": redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": ln.Addr().String()},
+			ReadTimeout: time.Minute, MaxRetries: -1}),
+	}
+	for name, rdb := range clients {
+		defer rdb.Close()
+		l := redismcp.NewLimiter(rdb, redismcp.LimiterOptions{Timeout: 100 * time.Millisecond})
+		done := make(chan error, 1)
+		go func() {
+			_, _, err := l.Take(context.Background(), "k", runtime.PerMinute(10), 1)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Fatalf("%s: Take succeeded against a Redis that never answers", name)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: Take still waiting for a Redis that never answers, its Timeout long past", name)
+		}
+	}
 }

@@ -416,8 +416,8 @@ func WithMaxSessionState(n int64) ServerOption {
 }
 
 // WithRateLimit configures the server's rate limits (ratelimit.go): limits given in code
-// (LimitTools, LimitTool, LimitService, LimitRequests), where the buckets are kept
-// (RateLimitStore; the server's memory by default), what happens when that store fails
+// (LimitTools, LimitTool, LimitService, LimitRequests, LimitSessions), where the buckets are
+// kept (RateLimitStore; the server's memory by default), what happens when that store fails
 // (RateLimitOnFailure) and how callers are named (RateLimitCaller). Tools' own limits
 // (ToolSpec.RateLimits, from proto options) apply without it, in memory. Several
 // WithRateLimit options add up, the later ones overriding the earlier.

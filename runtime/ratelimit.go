@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,7 +69,8 @@ func ParseRate(s string) (Rate, error) {
 	return Rate{Calls: calls, Period: period}, nil
 }
 
-// String writes the rate as ParseRate reads it ("60/1m0s"), with its burst when it has one.
+// String writes the rate as "60/1m0s", which ParseRate reads back, followed by " burst N"
+// when its burst differs from its calls (ParseRate has no syntax for a burst).
 func (r Rate) String() string {
 	s := strconv.Itoa(r.Calls) + "/" + r.Period.String()
 	if r.Burst > 0 && r.Burst != r.Calls {
@@ -97,7 +100,8 @@ type RateLimit struct {
 	// Bucket names the bucket: tools whose limits name the same bucket share it. Empty means
 	// the tool's own, "tool/<name>"; a service's is "service/<full name>".
 	Bucket string
-	// Rate is the bucket's rate.
+	// Rate is the bucket's rate: its Calls and Period must be positive (registering the
+	// tool panics otherwise).
 	Rate Rate
 }
 
@@ -121,8 +125,13 @@ type MemoryLimiter struct {
 
 	mu      sync.Mutex
 	buckets map[string]*memBucket
-	sweepAt int // sweep the full buckets out when there are this many
+	sweepAt int       // sweep the full buckets out when there are this many
+	swept   time.Time // when they were last swept: at least once a sweepEvery
 }
+
+// sweepEvery is how often, at least, a MemoryLimiter forgets its full buckets, so that the
+// buckets of callers who have gone are forgotten even when no new caller comes.
+const sweepEvery = time.Minute
 
 type memBucket struct {
 	tokens float64
@@ -144,6 +153,11 @@ func (m *MemoryLimiter) Take(_ context.Context, key string, rate Rate, cost int)
 	capacity, perSec := float64(rate.Capacity()), rate.PerSecond()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.swept.IsZero() {
+		m.swept = now
+	} else if len(m.buckets) > 0 && now.Sub(m.swept) >= sweepEvery {
+		m.sweep(now)
+	}
 	b := m.buckets[key]
 	if b == nil {
 		if len(m.buckets) >= m.sweepAt {
@@ -175,7 +189,8 @@ func takeTokens(tokens *float64, capacity, perSec, cost float64) (bool, time.Dur
 }
 
 // sweep forgets the buckets that are full by now (a new one would be the same), and sets
-// the next sweep at twice the buckets left, so that sweeping costs O(1) a call on average.
+// the next sweep at twice the buckets left, or sweepEvery from now, whichever comes first, so
+// that sweeping costs O(1) a call on average.
 func (m *MemoryLimiter) sweep(now time.Time) {
 	for k, b := range m.buckets {
 		if !now.Before(b.full) {
@@ -183,6 +198,7 @@ func (m *MemoryLimiter) sweep(now time.Time) {
 		}
 	}
 	m.sweepAt = max(1024, 2*len(m.buckets))
+	m.swept = now
 }
 
 // Len returns how many buckets the limiter holds.
@@ -211,10 +227,13 @@ const (
 )
 
 // CodeRateLimited is the JSON-RPC error code of a request refused by a rate limit (a tools/call
-// is answered with a tool execution error instead). It lies in the range JSON-RPC 2.0 leaves
-// to implementations (-32099..-32000), unused by MCP; the error's data holds
-// {"retryAfter": seconds}.
-const CodeRateLimited Code = -32029
+// is answered with a tool execution error instead); the error's data holds
+// {"retryAfter": seconds}. It lies outside the range JSON-RPC 2.0 reserves (-32768..-32000),
+// where the spec asks new codes for purposes it does not define to be (spec 2026-07-28, Basic,
+// Error Codes: -32020..-32099 are the MCP specification's own, and an implementation must not
+// emit one it does not define; -32000..-32019 are legacy), and outside the local codes
+// (-32899..-32800); 429 recalls HTTP's Too Many Requests.
+const CodeRateLimited Code = -31429
 
 // RetryAfterMetaKey is the key, in the _meta of a tool result refused by a rate limit, of the
 // seconds to wait before calling again (an integer, at least 1). A JSON-RPC error refused by
@@ -236,6 +255,7 @@ type rateLimitConfig struct {
 	caller   func(context.Context, *Request) string
 	tools    *Rate           // every tool call of a caller: LimitTools
 	requests *Rate           // every request of a caller: LimitRequests
+	sessions *Rate           // new HTTP sessions of a caller: LimitSessions
 	tool     map[string]Rate // by tool name: LimitTool
 	service  map[string]Rate // by service full name: LimitService
 }
@@ -282,6 +302,20 @@ func LimitRequests(r Rate) RateLimitOption {
 	return rateLimitOptionFunc(func(c *rateLimitConfig) { c.requests = &r })
 }
 
+// LimitSessions limits each caller's new 2025-11-25 sessions over HTTP (initialize requests
+// POSTed without a session) to r (bucket "sessions"; the caller is named as for the other
+// limits, by the token's subject, else the client's address). Over it the transport refuses
+// the initialize before any session is made: HTTP 429 Too Many Requests with Retry-After
+// (RFC 6585, section 4; RFC 9110, section 10.2.3), and the JSON-RPC error CodeRateLimited,
+// with the same seconds in its data, as its JSON body, as when the session table is full.
+// It bounds the session state one caller can make the server keep. Every other refusal is a
+// JSON-RPC answer to the request, status 200 (spec 2025-11-25, Transports, Streamable HTTP,
+// Sending Messages to the Server: a request is answered with JSON or an SSE stream).
+func LimitSessions(r Rate) RateLimitOption {
+	mustRate("LimitSessions", r)
+	return rateLimitOptionFunc(func(c *rateLimitConfig) { c.sessions = &r })
+}
+
 // RateLimitStore keeps the buckets in l instead of the server's memory: the redis module's
 // limiter gives the replicas of a set one quota.
 func RateLimitStore(l Limiter) RateLimitOption {
@@ -309,9 +343,13 @@ func mustRate(opt string, r Rate) {
 }
 
 // CallerKey names the caller of a request for its rate limits: the access token's subject
-// (with its issuer) when the request carries one, else the MCP session, else the client's
-// network address (its host, without the port), so that anonymous callers of the stateless
-// 2026-07-28 era are limited too. Over stdio, with no token and no address, it is "stdio".
+// (with its issuer) when the request carries one, else the client's network address, so that
+// anonymous callers of the stateless 2026-07-28 era are limited too. An anonymous caller is
+// not named by its MCP session: sessions cost a client nothing (initialize is never limited),
+// and one named by its session could open a new one whenever its quota ran out. An address is
+// its host without the port; an IPv6 address is its /64 prefix, the block a single host is
+// usually given, since a client varies the low 64 bits at will. Without a token or an address
+// (an in-memory connection), the caller is its session; over stdio, the one client, "stdio".
 func CallerKey(ctx context.Context, req *Request) string {
 	var tok *TokenInfo
 	var remote string
@@ -323,15 +361,31 @@ func CallerKey(ctx context.Context, req *Request) string {
 	switch {
 	case tok != nil && tok.Subject != "":
 		return "sub:" + tok.Issuer + " " + tok.Subject
+	case remote != "":
+		return "addr:" + addrKey(remote)
 	case req.SessionID != "":
 		return "session:" + req.SessionID
-	case remote != "":
-		if host, _, err := net.SplitHostPort(remote); err == nil {
-			return "addr:" + host
-		}
-		return "addr:" + remote
 	}
 	return "stdio"
+}
+
+// addrKey names a client by its network address ("host:port"): its host, an IPv6 host by
+// its /64 prefix (an IPv4-mapped one as IPv4).
+func addrKey(remote string) string {
+	host := remote
+	if h, _, err := net.SplitHostPort(remote); err == nil {
+		host = h
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, _ := ip.Prefix(64)
+	return p.String()
 }
 
 // rateLimits is a server's rate limiting: its configuration, the store of its buckets and
@@ -341,11 +395,13 @@ type rateLimits struct {
 	local *MemoryLimiter // the store when none is given, and FailLocal's fallback
 	log   *slog.Logger
 	// failing is set while the store fails, so that the outage and the recovery are logged
-	// once each; meanwhile only one call in probeInterval (the first after retryAt, in unix
-	// nanoseconds) asks the store, the others go straight to the fallback, so that an
-	// unresponsive store does not add its timeout to every call.
+	// once each; meanwhile only one call in probeInterval (the first after retryAt, in
+	// nanoseconds since epoch on the monotonic clock, so that a step of the wall clock
+	// cannot postpone the next probe) asks the store, the others go straight to the
+	// fallback, so that an unresponsive store does not add its timeout to every call.
 	failing atomic.Bool
 	retryAt atomic.Int64
+	epoch   time.Time
 }
 
 // probeInterval is how often a server asks a failing Limiter whether it is back.
@@ -353,7 +409,7 @@ const probeInterval = time.Second
 
 // newRateLimits returns the rate limiting that opts configure.
 func newRateLimits(opts []RateLimitOption, log *slog.Logger) *rateLimits {
-	l := &rateLimits{local: NewMemoryLimiter(), log: log}
+	l := &rateLimits{local: NewMemoryLimiter(), log: log, epoch: time.Now()}
 	for _, o := range opts {
 		o.applyRateLimit(&l.cfg)
 	}
@@ -374,7 +430,8 @@ type bucket struct {
 
 // forTool returns the buckets a call of the tool spec takes from, narrowest first (the
 // tool's own, its service's, then LimitTools), so that a call refused by a narrow bucket
-// spends nothing from the broader ones; code's options replace the proto's rates.
+// spends nothing from the broader ones; code's options replace the proto's rates. It panics
+// on an invalid rate in spec.RateLimits, as AddTool does on other errors of a spec.
 func (l *rateLimits) forTool(spec *ToolSpec) []bucket {
 	own, svcName := "tool/"+spec.Name, ""
 	if rpc, ok := spec.Meta[RPCMetaKey].(string); ok {
@@ -394,9 +451,12 @@ func (l *rateLimits) forTool(spec *ToolSpec) []bucket {
 		if name == "" {
 			name = own
 		}
-		if rl.Rate.valid() {
-			set(name, rl.Rate)
+		if !rl.Rate.valid() {
+			// A rate with no calls or no period would be no limit at all: say so at
+			// registration rather than serve the tool unlimited.
+			panic(fmt.Sprintf("mcp: tool %q: invalid rate limit %+v: Calls and Period must be positive", spec.Name, rl.Rate))
 		}
+		set(name, rl.Rate)
 	}
 	if r, ok := l.cfg.tool[spec.Name]; ok {
 		set(own, r)
@@ -464,6 +524,25 @@ func (l *rateLimits) interceptor() Interceptor {
 	})
 }
 
+// admitSession takes a token from the caller's LimitSessions bucket for an initialize POSTed
+// without a session by r, and returns nil, or the refusal and the seconds to wait when the
+// caller is over the limit.
+func (l *rateLimits) admitSession(r *http.Request, msg *wireMessage) (int, error) {
+	if l.cfg.sessions == nil {
+		return 0, nil
+	}
+	ctx := r.Context()
+	req := &Request{Method: methodInitialize, ID: *msg.ID, Params: msg.Params, Header: r.Header,
+		rs: &requestState{header: r.Header, remote: r.RemoteAddr, token: TokenInfoFrom(ctx)}}
+	b := bucket{"sessions", *l.cfg.sessions}
+	ok, wait, down := l.take(ctx, b.name+"|"+l.cfg.caller(ctx, req), b.rate)
+	if ok {
+		return 0, nil
+	}
+	_, err := l.refuse(req, b, wait, down)
+	return retrySeconds(wait), err
+}
+
 // take takes a token from the bucket key, doing what cfg.failure says when the store fails;
 // down reports a refusal because the store failed (FailClosed).
 func (l *rateLimits) take(ctx context.Context, key string, r Rate) (ok bool, wait time.Duration, down bool) {
@@ -475,7 +554,14 @@ func (l *rateLimits) take(ctx context.Context, key string, r Rate) (ok bool, wai
 			}
 			return ok, wait, false
 		}
-		l.retryAt.Store(time.Now().Add(probeInterval).UnixNano())
+		if ctx.Err() != nil {
+			// The call's own context ended (its client cancelled it or went away): the store
+			// did not fail, and a client must not be able to switch the server to its
+			// failure mode by cancelling. Nobody waits for this answer: decide locally.
+			ok, wait, _ = l.local.Take(ctx, key, r, 1)
+			return ok, wait, false
+		}
+		l.retryAt.Store(int64(l.since() + probeInterval))
 		if l.failing.CompareAndSwap(false, true) {
 			l.log.Warn("mcp: rate limiter failed; until it recovers, "+l.cfg.failure.String(), "error", err)
 		}
@@ -492,9 +578,13 @@ func (l *rateLimits) take(ctx context.Context, key string, r Rate) (ok bool, wai
 
 // probe reports whether this call, while the store fails, is the one that asks it again.
 func (l *rateLimits) probe() bool {
-	at := l.retryAt.Load()
-	return time.Now().UnixNano() >= at && l.retryAt.CompareAndSwap(at, time.Now().Add(probeInterval).UnixNano())
+	at, now := l.retryAt.Load(), int64(l.since())
+	return now >= at && l.retryAt.CompareAndSwap(at, now+int64(probeInterval))
 }
+
+// since is the time since epoch, on the monotonic clock (time.Time.UnixNano would read the
+// wall clock, which NTP may step back by hours while the store is down).
+func (l *rateLimits) since() time.Duration { return time.Since(l.epoch) }
 
 // String says what the server does on a failure of its Limiter.
 func (f LimiterFailure) String() string {

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -70,18 +71,18 @@ func TestMemoryLimiterForgetsFullBuckets(t *testing.T) {
 		_, _, err := m.Take(ctx, "caller-"+strconv.Itoa(i), r, 1)
 		require.NoError(t, err)
 	}
-	assert.LessOrEqual(t, m.Len(), 2000, "buckets")
-	assert.Greater(t, m.Len(), 1000, "buckets of callers active within the period are kept")
+	assert.Equal(t, 2000, m.Len(), "buckets of callers active within the period are all kept")
 	now = now.Add(time.Minute)
 	for i := range 1100 {
 		_, _, _ = m.Take(ctx, "later-"+strconv.Itoa(i), r, 1)
 	}
-	assert.Less(t, m.Len(), 2000, "the refilled buckets were forgotten")
+	assert.Equal(t, 1100, m.Len(), "the refilled buckets were forgotten, the new ones kept")
 }
 
 // TestCallerKeyPrecedence proves how a caller is named: the token's subject (with its
-// issuer) before the session, the session before the address, the address without its port
-// (one caller for all its connections), and "stdio" when nothing names it.
+// issuer) before the address, the address before the session (a session is free to open),
+// the address without its port (one caller for all its connections), the session without an
+// address, and "stdio" when nothing names it.
 func TestCallerKeyPrecedence(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -92,10 +93,10 @@ func TestCallerKeyPrecedence(t *testing.T) {
 		want string
 	}{
 		{"token", Request{SessionID: "s1", rs: &requestState{token: tok, remote: "10.0.0.1:5555"}}, "sub:https://as alice"},
-		{"session", Request{SessionID: "s1", rs: &requestState{remote: "10.0.0.1:5555"}}, "session:s1"},
+		{"address before session", Request{SessionID: "s1", rs: &requestState{remote: "10.0.0.1:5555"}}, "addr:10.0.0.1"},
 		{"token without subject", Request{SessionID: "s1", rs: &requestState{token: &TokenInfo{ClientID: "c"}}}, "session:s1"},
 		{"address", Request{rs: &requestState{remote: "10.0.0.1:5555"}}, "addr:10.0.0.1"},
-		{"IPv6 address", Request{rs: &requestState{remote: "[::1]:5555"}}, "addr:::1"},
+		{"IPv6 address", Request{rs: &requestState{remote: "[::1]:5555"}}, "addr:::/64"},
 		{"stdio", Request{rs: &requestState{}}, "stdio"},
 	}
 	for _, tc := range cases {
@@ -125,4 +126,101 @@ func TestMemoryLimiterConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, int64(100), allowed.Load(), "calls allowed out of 800 against a bucket of 100")
+}
+
+// TestCallerKeyAddresses proves an anonymous caller is its address whatever its sessions and
+// ports, and an IPv6 client its /64, so that varying the low bits of its address does not
+// give it a new quota.
+func TestCallerKeyAddresses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	key := func(remote, session string, tok *TokenInfo) string {
+		return CallerKey(ctx, &Request{SessionID: session, rs: &requestState{remote: remote, token: tok}})
+	}
+	alice := &TokenInfo{Issuer: "https://issuer.test", Subject: "alice"}
+	assert.Equal(t, "sub:https://issuer.test alice", key("192.0.2.1:1000", "s1", alice), "the subject first")
+	assert.Equal(t, key("192.0.2.1:1000", "s1", nil), key("192.0.2.1:2000", "s2", nil), "one address, two sessions and ports: one caller")
+	assert.NotEqual(t, key("192.0.2.1:1000", "", nil), key("192.0.2.2:1000", "", nil), "two IPv4 addresses: two callers")
+	assert.Equal(t, key("[2001:db8:1:2::1]:1000", "", nil), key("[2001:db8:1:2:ffff:eeee:dddd:cccc]:2000", "", nil), "one IPv6 /64: one caller")
+	assert.NotEqual(t, key("[2001:db8:1:2::1]:1000", "", nil), key("[2001:db8:1:3::1]:1000", "", nil), "two IPv6 /64s: two callers")
+	assert.Equal(t, key("192.0.2.1:1000", "", nil), key("[::ffff:192.0.2.1]:1000", "", nil), "an IPv4-mapped address is its IPv4")
+	assert.Equal(t, "addr:not-an-ip", key("not-an-ip", "", nil), "an address net/http did not write is kept as it is")
+	assert.Equal(t, "session:s1", key("", "s1", nil), "without an address, the session")
+	assert.Equal(t, "stdio", key("", "", nil), "without an address or a session")
+}
+
+// TestMemoryLimiterForgetsWithoutNewCallers proves the buckets of a crowd that has gone are
+// forgotten even when no new caller comes to trigger a sweep: the callers who stay are
+// enough, so that memory does not stay at the crowd's peak.
+func TestMemoryLimiterForgetsWithoutNewCallers(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_000_000, 0)
+	m := NewMemoryLimiter()
+	m.now = func() time.Time { return now }
+	ctx := context.Background()
+	r := PerMinute(10)
+	for i := range 5000 {
+		_, _, err := m.Take(ctx, "crowd-"+strconv.Itoa(i), r, 1)
+		require.NoError(t, err)
+	}
+	require.Greater(t, m.Len(), 2000, "the crowd's buckets, refilling")
+	now = now.Add(time.Hour) // the crowd has gone; one caller stays
+	for range 3 {
+		_, _, err := m.Take(ctx, "regular", r, 1)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 1, m.Len(), "an hour later only the regular caller's bucket is kept")
+}
+
+// ctxLimiter is a store that answers at once, or the context's error once it has ended, as
+// go-redis does; asked counts the questions.
+type ctxLimiter struct{ asked atomic.Int64 }
+
+func (c *ctxLimiter) Take(ctx context.Context, _ string, _ Rate, _ int) (bool, time.Duration, error) {
+	c.asked.Add(1)
+	if err := ctx.Err(); err != nil {
+		return false, 0, err
+	}
+	return true, 0, nil
+}
+
+// TestRateLimitCanceledCallIsNoStoreFailure proves a call whose own context has ended (the
+// client cancelled it, or went away) does not make the server believe its store failed:
+// otherwise any client could, by cancelling calls, turn a whole replica to its failure mode
+// (every caller refused, under FailClosed) and keep it there.
+func TestRateLimitCanceledCallIsNoStoreFailure(t *testing.T) {
+	t.Parallel()
+	store := &ctxLimiter{}
+	l := newRateLimits([]RateLimitOption{RateLimitStore(store), RateLimitOnFailure(FailClosed)}, slog.New(slog.DiscardHandler))
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := PerMinute(10)
+	l.take(canceled, "k", r)
+	assert.False(t, l.failing.Load(), "a cancelled call is not the store's failure")
+	ok, _, down := l.take(context.Background(), "k", r)
+	assert.True(t, ok, "the next call is the store's to decide")
+	assert.False(t, down, "and not refused as if the store were down")
+	assert.Equal(t, int64(2), store.asked.Load(), "the store was asked both times")
+}
+
+// TestRateString proves String writes what ParseRate reads back, and a burst after it.
+func TestRateString(t *testing.T) {
+	t.Parallel()
+	r := Rate{Calls: 60, Period: time.Minute}
+	back, err := ParseRate(r.String())
+	require.NoError(t, err)
+	assert.Equal(t, r, back)
+	assert.Equal(t, "10/1m0s burst 20", Rate{Calls: 10, Period: time.Minute, Burst: 20}.String())
+}
+
+// TestCodeRateLimitedOutsideReservedRange proves the rate limit's JSON-RPC code is one an
+// implementation may send: outside the range JSON-RPC reserves (-32768..-32000), whose
+// -32020..-32099 the MCP specification keeps for codes it defines (spec 2026-07-28, Basic,
+// Error Codes), and outside the local codes, which never go on the wire.
+func TestCodeRateLimitedOutsideReservedRange(t *testing.T) {
+	t.Parallel()
+	c := int(CodeRateLimited)
+	assert.False(t, c >= -32768 && c <= -32000, "%d lies in JSON-RPC's reserved range", c)
+	assert.False(t, c >= -32899 && c <= -32800, "%d is a local code", c)
+	assert.Equal(t, "rate_limited", CodeRateLimited.String())
 }

@@ -2,17 +2,20 @@ package runtime_test
 
 // Tests of rate limits on a real server and client over loopback, in both eras: a bucket per
 // caller, per tool and per service, from ToolSpec (what proto options generate) and from
-// code; the caller named by the token's subject, else the session, else the address; the
+// code; the caller named by the token's subject, else the client's address; the
 // answers over the limit (a tool error with a retry hint, a JSON-RPC error with the hint in
 // its data), given at once; and what a failing Limiter leads to.
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -121,10 +124,10 @@ func assertToolRefusal(t *testing.T, res *runtime.CallToolResult) {
 }
 
 // TestRateLimitPerCaller proves a tool's bucket is per caller: one caller's calls over the
-// limit are refused while another's still run. In the 2025-11-25 era two anonymous clients
-// are two sessions, two callers; in 2026-07-28, with no session, anonymous callers are named
-// by their address (both here are 127.0.0.1: one caller), and callers with tokens by their
-// subject.
+// limit are refused while another's still run. Anonymous callers are named by their address
+// in both eras (both clients here are 127.0.0.1: one caller), so that a 2025-11-25 client
+// cannot escape its quota by opening a new session (initialize is never limited); callers
+// with tokens are named by their subject.
 func TestRateLimitPerCaller(t *testing.T) {
 	t.Parallel()
 	limitEras(t, func(t *testing.T, era runtime.Era) {
@@ -132,22 +135,14 @@ func TestRateLimitPerCaller(t *testing.T) {
 		e.addTool("limited", "", runtime.RateLimit{Rate: runtime.PerMinute(3)})
 		a, b := e.client(t, era, ""), e.client(t, era, "")
 		assert.Equal(t, 3, allowed(t, a, "limited", 5), "first anonymous caller")
-		if era == runtime.EraLegacy {
-			assert.Equal(t, 3, allowed(t, b, "limited", 5), "second session: its own bucket")
-		} else {
-			assert.Equal(t, 0, allowed(t, b, "limited", 2), "second anonymous client, same address: the same bucket")
-		}
+		assert.Equal(t, 0, allowed(t, b, "limited", 2), "second anonymous client (a new session), same address: the same bucket")
 		alice, bob := e.client(t, era, "alice"), e.client(t, era, "bob")
 		assert.Equal(t, 3, allowed(t, alice, "limited", 4), "alice")
 		assert.Equal(t, 3, allowed(t, bob, "limited", 4), "bob: his own bucket")
 		// Another session of alice's shares her bucket: the subject comes before the session.
 		alice2 := e.client(t, era, "alice")
 		assert.Equal(t, 0, allowed(t, alice2, "limited", 2), "alice, another client")
-		want := int64(9)
-		if era == runtime.EraLegacy {
-			want = 12
-		}
-		assert.Equal(t, want, e.calls.Load(), "the handler ran for the allowed calls only")
+		assert.Equal(t, int64(9), e.calls.Load(), "the handler ran for the allowed calls only")
 	})
 }
 
@@ -274,6 +269,84 @@ func TestRateLimitStoreFailure(t *testing.T) {
 			assert.Equal(t, 5, allowed(t, c, "t", 5), "the store answers again")
 		})
 	}
+}
+
+// TestRateLimitSessions proves LimitSessions: a caller's initialize requests over the limit
+// are refused by the transport, before any session is made, with HTTP 429, Retry-After and a
+// JSON-RPC error -31429 whose data holds the same seconds; our client surfaces the hint; a
+// caller with a token has its own bucket; existing sessions go on working.
+func TestRateLimitSessions(t *testing.T) {
+	t.Parallel()
+	e := newLimitEnv(t, runtime.WithRateLimit(runtime.LimitSessions(runtime.Rate{Calls: 2, Period: time.Hour})))
+	e.addTool("t", "")
+	a := e.client(t, runtime.EraLegacy, "")
+	e.client(t, runtime.EraLegacy, "")
+	const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, e.hs.URL, strings.NewReader(initBody))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "the third session of an hour: %s", body)
+	assert.Equal(t, "1800", resp.Header.Get("Retry-After"), "the next token is half an hour away")
+	assert.Empty(t, resp.Header.Get("Mcp-Session-Id"), "no session was made")
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-31429,"message":"rate limit exceeded (sessions: 2/1h0m0s per caller); retry after 1800 seconds","data":{"retryAfter":1800}}}`, string(body))
+
+	c := runtime.NewClient(e.hs.URL, runtime.WithEra(runtime.EraLegacy), runtime.WithLogger(discardLogger()))
+	err = c.Connect(testCtx(t))
+	require.Error(t, err, "our client's third session")
+	wait, ok := runtime.RetryAfter(nil, err)
+	assert.True(t, ok, "the client surfaces the hint: %v", err)
+	assert.Equal(t, 1800*time.Second, wait)
+
+	e.client(t, runtime.EraLegacy, "frank") // a caller with a token: its own bucket
+	res, err := a.CallTool(testCtx(t), "t", nil)
+	require.NoError(t, err)
+	assert.False(t, res.IsError, "an existing session goes on working")
+}
+
+// TestRateLimitInvalidRatePanics proves a tool whose RateLimits hold a rate that limits
+// nothing (no period, no calls) is refused at registration, rather than served unlimited.
+func TestRateLimitInvalidRatePanics(t *testing.T) {
+	t.Parallel()
+	srv := runtime.NewServer(runtime.Implementation{Name: "ratelimit-test"}, runtime.WithLogger(discardLogger()))
+	handler := func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		return textResult("ok"), nil
+	}
+	for _, r := range []runtime.Rate{{Calls: 10}, {Period: time.Minute}, {Calls: 1, Period: time.Minute, Burst: -1}} {
+		assert.PanicsWithValue(t, "mcp: tool \"t\": invalid rate limit "+fmt.Sprintf("%+v", r)+": Calls and Period must be positive", func() {
+			srv.AddTool(runtime.ToolSpec{Name: "t", RateLimits: []runtime.RateLimit{{Rate: r}}}, handler)
+		}, "%+v", r)
+	}
+}
+
+// TestRateLimitStdio proves limits hold over stdio, where a caller has no token and no
+// address: the one client is one caller, refused with the same tool error and JSON-RPC
+// error as over HTTP.
+func TestRateLimitStdio(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	srv := runtime.NewServer(runtime.Implementation{Name: "ratelimit-test"}, runtime.WithLogger(discardLogger()),
+		runtime.WithRateLimit(runtime.LimitRequests(runtime.Rate{Calls: 4, Period: time.Hour})))
+	srv.AddTool(runtime.ToolSpec{Name: "t", RateLimits: []runtime.RateLimit{{Rate: runtime.PerMinute(2)}}},
+		func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+			calls.Add(1)
+			return textResult("ok"), nil
+		})
+	c, done := stdioPair(t, srv)
+	require.NoError(t, c.Connect(testCtx(t)))
+	assert.Equal(t, 2, allowed(t, c, "t", 3), "the tool's bucket of 2")
+	_, err := c.ListTools(testCtx(t), "")
+	require.NoError(t, err, "the fourth request")
+	_, err = c.ListTools(testCtx(t), "")
+	assert.Equal(t, runtime.CodeRateLimited, runtime.CodeOf(err), "the fifth request, over LimitRequests: %v", err)
+	assert.Equal(t, int64(2), calls.Load(), "the handler ran for the allowed calls only")
+	require.NoError(t, c.Close(testCtx(t)))
+	waitServer(t, done)
 }
 
 // TestParseRate reads the -rate-limit flag's syntax.

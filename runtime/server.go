@@ -400,6 +400,11 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not carry an Mcp-Session-Id: this session is already initialized; DELETE it or start a new one without the header")))
 		return
 	}
+	if secs, err := s.limits.admitSession(r, msg); err != nil {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		s.writeJSON(w, http.StatusTooManyRequests, encodeResponse(msg.ID, nil, toRPCError(err)))
+		return
+	}
 	sess, body, status := s.initialize(r.Context(), msg, r.Header, TokenInfoFrom(r.Context()), r.RemoteAddr, nil)
 	if sess != nil {
 		w.Header().Set(headerSessionID, sess.id)

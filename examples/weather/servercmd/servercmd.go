@@ -65,7 +65,7 @@ func Main(ext Extension) {
 	flag.StringVar(&auth.audience, "auth-audience", "", "the audience tokens must name: this server's resource URI (default: the server's URL)")
 	flag.StringVar(&auth.scopes, "auth-scopes", "", "space-separated scopes every request needs")
 	var limit []runtime.ServerOption
-	flag.Func("rate-limit", "limit each caller's tool calls, all tools together, to N/m (N a minute; also N/s, N/h); a caller is the token's subject, else the session, else the client's address", func(v string) error {
+	flag.Func("rate-limit", "limit each caller's tool calls, all tools together, to N/m (N a minute; also N/s, N/h); a caller is the token's subject, else the client's address", func(v string) error {
 		r, err := runtime.ParseRate(v)
 		if err != nil {
 			return err

@@ -343,13 +343,15 @@ func mustRate(opt string, r Rate) {
 }
 
 // CallerKey names the caller of a request for its rate limits: the access token's subject
-// (with its issuer) when the request carries one, else the client's network address, so that
-// anonymous callers of the stateless 2026-07-28 era are limited too. An anonymous caller is
-// not named by its MCP session: sessions cost a client nothing (initialize is never limited),
-// and one named by its session could open a new one whenever its quota ran out. An address is
-// its host without the port; an IPv6 address is its /64 prefix, the block a single host is
-// usually given, since a client varies the low 64 bits at will. Without a token or an address
-// (an in-memory connection), the caller is its session; over stdio, the one client, "stdio".
+// (with its issuer) when the request carries one, else its 2025-11-25 session, else the
+// client's network address, so that anonymous callers of the stateless 2026-07-28 era are
+// limited too; over stdio, the one client, "stdio". Anonymous clients behind one proxy or
+// NAT are thus told apart by their sessions; but a session costs a client one initialize,
+// so an anonymous caller that opens a new session when its quota runs out gets a new one:
+// bound that with LimitSessions (new sessions per address) or name callers by address with
+// RateLimitCaller. An address is its host without the port; an IPv6 address is its /64
+// prefix, the block a single host is usually given, since a client varies the low 64 bits
+// at will.
 func CallerKey(ctx context.Context, req *Request) string {
 	var tok *TokenInfo
 	var remote string
@@ -361,10 +363,10 @@ func CallerKey(ctx context.Context, req *Request) string {
 	switch {
 	case tok != nil && tok.Subject != "":
 		return "sub:" + tok.Issuer + " " + tok.Subject
-	case remote != "":
-		return "addr:" + addrKey(remote)
 	case req.SessionID != "":
 		return "session:" + req.SessionID
+	case remote != "":
+		return "addr:" + addrKey(remote)
 	}
 	return "stdio"
 }

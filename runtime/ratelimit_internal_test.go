@@ -93,7 +93,7 @@ func TestCallerKeyPrecedence(t *testing.T) {
 		want string
 	}{
 		{"token", Request{SessionID: "s1", rs: &requestState{token: tok, remote: "10.0.0.1:5555"}}, "sub:https://as alice"},
-		{"address before session", Request{SessionID: "s1", rs: &requestState{remote: "10.0.0.1:5555"}}, "addr:10.0.0.1"},
+		{"session before address", Request{SessionID: "s1", rs: &requestState{remote: "10.0.0.1:5555"}}, "session:s1"},
 		{"token without subject", Request{SessionID: "s1", rs: &requestState{token: &TokenInfo{ClientID: "c"}}}, "session:s1"},
 		{"address", Request{rs: &requestState{remote: "10.0.0.1:5555"}}, "addr:10.0.0.1"},
 		{"IPv6 address", Request{rs: &requestState{remote: "[::1]:5555"}}, "addr:::/64"},
@@ -128,9 +128,9 @@ func TestMemoryLimiterConcurrent(t *testing.T) {
 	assert.Equal(t, int64(100), allowed.Load(), "calls allowed out of 800 against a bucket of 100")
 }
 
-// TestCallerKeyAddresses proves an anonymous caller is its address whatever its sessions and
-// ports, and an IPv6 client its /64, so that varying the low bits of its address does not
-// give it a new quota.
+// TestCallerKeyAddresses proves the order of a caller's names (subject, session, address),
+// and that a caller without a session is its address whatever its ports, an IPv6 client its
+// /64, so that varying the low bits of its address does not give it a new quota.
 func TestCallerKeyAddresses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -139,13 +139,13 @@ func TestCallerKeyAddresses(t *testing.T) {
 	}
 	alice := &TokenInfo{Issuer: "https://issuer.test", Subject: "alice"}
 	assert.Equal(t, "sub:https://issuer.test alice", key("192.0.2.1:1000", "s1", alice), "the subject first")
-	assert.Equal(t, key("192.0.2.1:1000", "s1", nil), key("192.0.2.1:2000", "s2", nil), "one address, two sessions and ports: one caller")
+	assert.Equal(t, "session:s1", key("192.0.2.1:1000", "s1", nil), "no subject: the session")
+	assert.Equal(t, key("192.0.2.1:1000", "", nil), key("192.0.2.1:2000", "", nil), "no session, one address, two ports: one caller")
 	assert.NotEqual(t, key("192.0.2.1:1000", "", nil), key("192.0.2.2:1000", "", nil), "two IPv4 addresses: two callers")
 	assert.Equal(t, key("[2001:db8:1:2::1]:1000", "", nil), key("[2001:db8:1:2:ffff:eeee:dddd:cccc]:2000", "", nil), "one IPv6 /64: one caller")
 	assert.NotEqual(t, key("[2001:db8:1:2::1]:1000", "", nil), key("[2001:db8:1:3::1]:1000", "", nil), "two IPv6 /64s: two callers")
 	assert.Equal(t, key("192.0.2.1:1000", "", nil), key("[::ffff:192.0.2.1]:1000", "", nil), "an IPv4-mapped address is its IPv4")
 	assert.Equal(t, "addr:not-an-ip", key("not-an-ip", "", nil), "an address net/http did not write is kept as it is")
-	assert.Equal(t, "session:s1", key("", "s1", nil), "without an address, the session")
 	assert.Equal(t, "stdio", key("", "", nil), "without an address or a session")
 }
 

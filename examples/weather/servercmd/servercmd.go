@@ -7,8 +7,10 @@
 //	go run ./examples/weather/server -addr 127.0.0.1:8081 -path /mcp
 //	go run ./examples/weather/server -stdio
 //
-// With -rate-limit N/m, each caller may call the tools N times a minute, all tools together
-// (per replica; the redis module's variant, with -redis, gives the replicas one quota).
+// With -rate-limit N/m, each caller may call the tools N times a minute, all tools together,
+// and open N sessions a minute, so that an anonymous caller cannot renew its quota with a new
+// session (per replica; the redis module's variant, with -redis, gives the replicas one
+// quota).
 //
 // With -auth-issuer, it is an OAuth 2.1 protected resource: every request needs a JWT access
 // token from that issuer whose audience is -auth-audience (by default the server's URL), and
@@ -65,12 +67,12 @@ func Main(ext Extension) {
 	flag.StringVar(&auth.audience, "auth-audience", "", "the audience tokens must name: this server's resource URI (default: the server's URL)")
 	flag.StringVar(&auth.scopes, "auth-scopes", "", "space-separated scopes every request needs")
 	var limit []runtime.ServerOption
-	flag.Func("rate-limit", "limit each caller's tool calls, all tools together, to N/m (N a minute; also N/s, N/h); a caller is the token's subject, else the client's address", func(v string) error {
+	flag.Func("rate-limit", "limit each caller's tool calls, all tools together, to N/m (N a minute; also N/s, N/h); a caller is the token's subject, else the session, else the client's address; new sessions are limited to N/m per address too", func(v string) error {
 		r, err := runtime.ParseRate(v)
 		if err != nil {
 			return err
 		}
-		limit = []runtime.ServerOption{runtime.WithRateLimit(runtime.LimitTools(r))}
+		limit = []runtime.ServerOption{runtime.WithRateLimit(runtime.LimitTools(r), runtime.LimitSessions(r))}
 		return nil
 	})
 	flag.Parse()

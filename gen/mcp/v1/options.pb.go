@@ -171,8 +171,9 @@ type ToolOptions struct {
 	// without it (TASK_SUPPORT_REQUIRED unless set otherwise here).
 	TaskSupport TaskSupport `protobuf:"varint,10,opt,name=task_support,json=taskSupport,proto3,enum=mcp.v1.TaskSupport" json:"task_support,omitempty"`
 	// Limits each caller's calls of this tool: one token bucket per caller (the access token's
-	// subject, else the client's address). Over the limit a call is answered at once with a
-	// tool error that says when to retry. The server's code may replace it (runtime.LimitTool).
+	// subject, else the MCP session, else the client's address). Over the limit a call is
+	// answered at once with a tool error that says when to retry. The server's code may
+	// replace it (runtime.LimitTool).
 	RateLimit *RateLimit `protobuf:"bytes,13,opt,name=rate_limit,json=rateLimit,proto3" json:"rate_limit,omitempty"`
 	// How long, in milliseconds, a client may consider a tools/list page that lists this tool
 	// fresh (MCP 2026-07-28, Caching: ttlMs); a page is fresh for the shortest TTL of its tools.

@@ -7,6 +7,11 @@
 // same tools. They need Node.js 20 or newer and npm on PATH; the first run installs the npm
 // packages into ts/node_modules with npm ci.
 //
+// Tasks (spec 2025-11-25, Tasks) are tested both ways too: the SDK's experimental tasks client
+// (ts/tasks-client.mjs: callToolStream, getTask, getTaskResult, listTasks, cancelTask) drives
+// the weather example's task tool on the Go server, and the Go client drives the task tools of
+// the everything server and of the SDK's interactive task example.
+//
 // The schema tests check what real clients make of the generated schemas: MCP Inspector's CLI
 // (@modelcontextprotocol/inspector, `tools/list --strict`) on the weather, contract and
 // conformance servers, and Ajv in strict mode as draft-07 (ts/schemas.mjs) on every schema and

@@ -2,22 +2,31 @@ package interop
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/protomcp/protomcp/examples/weather"
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
+	weatherv1 "github.com/protomcp/protomcp/gen/weather/v1"
+	"github.com/protomcp/protomcp/gen/weather/v1/weatherv1mcp"
 	"github.com/protomcp/protomcp/runtime"
 )
 
@@ -240,4 +249,163 @@ func startTSTaskExample(t *testing.T) string {
 		t.Fatalf("simpleTaskInteractive did not listen within 30s\nstdout:\n%s\nstderr:\n%s", out.String(), stderr.String())
 	}
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}
+
+// tasksClientSummary is what ts/tasks-client.mjs prints on stdout.
+type tasksClientSummary struct {
+	OK                  bool            `json:"ok"`
+	SDKVersion          string          `json:"sdkVersion"`
+	ProtocolVersion     string          `json:"protocolVersion"`
+	TaskSupport         string          `json:"taskSupport"`
+	TaskID              string          `json:"taskId"`
+	Created             *tsTask         `json:"created"`
+	Statuses            []string        `json:"statuses"`
+	StatusNotifications []string        `json:"statusNotifications"`
+	Progress            []string        `json:"progress"`
+	Messages            []string        `json:"messages"`
+	Result              json.RawMessage `json:"result"`
+	ResultAgain         json.RawMessage `json:"resultAgain"`
+	FinalTask           *tsTask         `json:"finalTask"`
+	Listed              bool            `json:"listed"`
+	CancelResult        *tsTask         `json:"cancelResult"`
+	StreamError         string          `json:"streamError"`
+	Checks              int             `json:"checks"`
+	Error               string          `json:"error"`
+}
+
+// tsTask is a Task as the TypeScript SDK parsed it (spec 2025-11-25, Tasks).
+type tsTask struct {
+	TaskID        string   `json:"taskId"`
+	Status        string   `json:"status"`
+	TTL           *float64 `json:"ttl"`
+	PollInterval  *float64 `json:"pollInterval"`
+	StatusMessage string   `json:"statusMessage"`
+}
+
+// runTasksClientMJS runs ts/tasks-client.mjs MODE URL and returns the summary it prints last.
+func runTasksClientMJS(t *testing.T, dir, mode, url string) tasksClientSummary {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nodePath(t), "tasks-client.mjs", mode, url)
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Environ(), "INTEROP_DEADLINE_MS=60000")
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("node tasks-client.mjs did not finish in time\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var sum tasksClientSummary
+	if jerr := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); jerr != nil {
+		t.Fatalf("tasks-client.mjs summary: %v (exit: %v)\nstdout:\n%s\nstderr:\n%s", jerr, err, stdout.String(), stderr.String())
+	}
+	t.Logf("tasks-client.mjs %s summary: %s", mode, lines[len(lines)-1])
+	if err != nil || !sum.OK || sum.Error != "" {
+		t.Fatalf("tasks-client.mjs %s: %v: %s\nstderr:\n%s", mode, err, sum.Error, stderr.String())
+	}
+	return sum
+}
+
+// startWeatherServer serves the weather example over Streamable HTTP on a loopback port, with a
+// climate report that takes step per year, and shuts it down when the test ends.
+func startWeatherServer(t *testing.T, step time.Duration) string {
+	t.Helper()
+	srv := runtime.NewServer(runtime.Implementation{Name: "weather", Version: runtime.Version},
+		runtime.WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))))
+	weatherv1mcp.RegisterWeatherServiceHandler(srv, &weather.Service{Now: func() time.Time { return fixedNow }, ReportStep: step})
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		hs.Close()
+	})
+	return hs.URL
+}
+
+// The TypeScript SDK's experimental tasks client (client.experimental.tasks) drives the weather
+// example's task tool, get_climate_report (execution.taskSupport "optional"), on the Go server
+// over Streamable HTTP (spec 2025-11-25, Tasks): callToolStream creates the task, polls it with
+// tasks/get through working to completed and collects a result equal to the Go handler's, with
+// a progress notification per year; getTaskResult, getTask and listTasks agree. Cancelled
+// while it works, tasks/cancel answers cancelled, and so does tasks/get after it.
+func TestTypeScriptTaskClientAgainstGoServer(t *testing.T) {
+	t.Parallel()
+	dir := ensureNodeModules(t)
+	wantSDK := lockedVersion(t, sdkPackage)
+
+	t.Run("complete", func(t *testing.T) {
+		t.Parallel()
+		const step = 300 * time.Millisecond // 4 years: long enough to be polled working
+		sum := runTasksClientMJS(t, dir, "complete", startWeatherServer(t, step))
+		if sum.SDKVersion != wantSDK {
+			t.Errorf("client ran SDK %s, package-lock.json pins %s", sum.SDKVersion, wantSDK)
+		}
+		if sum.ProtocolVersion != "2025-11-25" {
+			t.Errorf("negotiated %q, want 2025-11-25", sum.ProtocolVersion)
+		}
+		if sum.Created == nil || sum.Created.Status != "working" || sum.Created.PollInterval == nil || sum.Created.TTL == nil {
+			t.Errorf("CreateTaskResult's task: %+v", sum.Created)
+		}
+
+		direct := &weather.Service{Now: func() time.Time { return fixedNow }, ReportStep: time.Millisecond}
+		years := int32(4)
+		want, err := direct.GetClimateReport(context.Background(), &weatherv1.GetClimateReportRequest{City: "Tokyo", Years: &years})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, raw := range map[string]json.RawMessage{"callToolStream": sum.Result, "getTaskResult": sum.ResultAgain} {
+			var res struct {
+				StructuredContent json.RawMessage `json:"structuredContent"`
+				IsError           bool            `json:"isError"`
+			}
+			if err := json.Unmarshal(raw, &res); err != nil {
+				t.Fatalf("%s result: %v", name, err)
+			}
+			got := &weatherv1.GetClimateReportResponse{}
+			if err := protojson.Unmarshal(res.StructuredContent, got); err != nil {
+				t.Fatalf("%s structuredContent %s: %v", name, res.StructuredContent, err)
+			}
+			if res.IsError || !proto.Equal(got, want) {
+				t.Errorf("%s collected (isError %v)\n%v\nwant\n%v", name, res.IsError, got, want)
+			}
+		}
+		// The progress token of the task-augmented tools/call stays valid for the task's life
+		// (spec 2025-11-25, Tasks, Progress): the SDK keeps its handler and sees every year.
+		if want := []string{"1/4 analysed 2024", "2/4 analysed 2023", "3/4 analysed 2022", "4/4 analysed 2021"}; !slices.Equal(sum.Progress, want) {
+			t.Errorf("progress seen by the TS client = %q, want %q", sum.Progress, want)
+		}
+		if sum.FinalTask == nil || sum.FinalTask.Status != "completed" || !sum.Listed {
+			t.Errorf("after the result: getTask %+v, listed %v", sum.FinalTask, sum.Listed)
+		}
+		// Each progress message becomes the task's status message, which the server announces
+		// with notifications/tasks/status on the GET stream (spec 2025-11-25, Tasks, Task
+		// Status Notification); the SDK surfaces those to a notification handler.
+		for _, year := range []string{"2024", "2023", "2022", "2021"} {
+			if !slices.Contains(sum.StatusNotifications, "working analysed "+year) {
+				t.Errorf("status notifications %q lack %q", sum.StatusNotifications, "working analysed "+year)
+			}
+		}
+		t.Logf("statuses polled: %v; status notifications: %v", sum.Statuses, sum.StatusNotifications)
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		t.Parallel()
+		// A report that would take ten hours: it ends only by being cancelled.
+		sum := runTasksClientMJS(t, dir, "cancel", startWeatherServer(t, time.Hour))
+		if sum.CancelResult == nil || sum.CancelResult.Status != "cancelled" || sum.CancelResult.TaskID != sum.TaskID {
+			t.Errorf("tasks/cancel answered %+v", sum.CancelResult)
+		}
+		if sum.FinalTask == nil || sum.FinalTask.Status != "cancelled" {
+			t.Errorf("tasks/get after tasks/cancel: %+v", sum.FinalTask)
+		}
+		if len(sum.Result) > 0 && string(sum.Result) != "null" {
+			t.Errorf("a cancelled task gave a result: %s", sum.Result)
+		}
+	})
 }

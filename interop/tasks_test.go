@@ -269,8 +269,15 @@ type tasksClientSummary struct {
 	Listed              bool            `json:"listed"`
 	CancelResult        *tsTask         `json:"cancelResult"`
 	StreamError         string          `json:"streamError"`
-	Checks              int             `json:"checks"`
-	Error               string          `json:"error"`
+	ToolErrorStatus     *tsTask         `json:"toolErrorStatus"`
+	ToolError           *struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	} `json:"toolError"`
+	Checks int    `json:"checks"`
+	Error  string `json:"error"`
 }
 
 // tsTask is a Task as the TypeScript SDK parsed it (spec 2025-11-25, Tasks).
@@ -332,8 +339,9 @@ func startWeatherServer(t *testing.T, step time.Duration) string {
 // example's task tool, get_climate_report (execution.taskSupport "optional"), on the Go server
 // over Streamable HTTP (spec 2025-11-25, Tasks): callToolStream creates the task, polls it with
 // tasks/get through working to completed and collects a result equal to the Go handler's, with
-// a progress notification per year; getTaskResult, getTask and listTasks agree. Cancelled
-// while it works, tasks/cancel answers cancelled, and so does tasks/get after it.
+// a progress notification per year; getTaskResult, getTask and listTasks agree. A handler's
+// error ends its task failed, with the tool error as its result. Cancelled while it works,
+// tasks/cancel answers cancelled, and so does tasks/get after it.
 func TestTypeScriptTaskClientAgainstGoServer(t *testing.T) {
 	t.Parallel()
 	dir := ensureNodeModules(t)
@@ -390,6 +398,14 @@ func TestTypeScriptTaskClientAgainstGoServer(t *testing.T) {
 			if !slices.Contains(sum.StatusNotifications, "working analysed "+year) {
 				t.Errorf("status notifications %q lack %q", sum.StatusNotifications, "working analysed "+year)
 			}
+		}
+		// A handler's error: the task ends failed with a status message, and tasks/result
+		// returns the tool error (spec 2025-11-25, Tasks, "Task Execution Errors").
+		if sum.ToolErrorStatus == nil || sum.ToolErrorStatus.Status != "failed" || sum.ToolErrorStatus.StatusMessage == "" {
+			t.Errorf("tasks/get of the failed task: %+v", sum.ToolErrorStatus)
+		}
+		if te := sum.ToolError; te == nil || !te.IsError || len(te.Content) != 1 || te.Content[0].Text != "city is empty" {
+			t.Errorf("tasks/result of the failed task: %+v", te)
 		}
 		t.Logf("statuses polled: %v; status notifications: %v", sum.Statuses, sum.StatusNotifications)
 	})

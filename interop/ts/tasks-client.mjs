@@ -8,7 +8,9 @@
 // tasks/result. The progress notifications (the progress token stays valid for the task's
 // life) and notifications/tasks/status seen on the way are recorded, and the result is then
 // fetched again with getTaskResult, and the task looked up with getTask and listTasks. The Go
-// test compares the result with what the Go handler returns.
+// test compares the result with what the Go handler returns. Then a call whose handler fails
+// (an empty city) is started with an explicit TTL: its task ends failed, and getTaskResult
+// returns the tool error.
 //
 // MODE "cancel": the task is cancelled with tasks/cancel once it is seen working; the stream
 // ends with an error, and getTask then reports the status cancelled.
@@ -45,6 +47,9 @@ const summary = {
   listed: false, // listTasks returned the task
   cancelResult: null, // what tasks/cancel returned
   streamError: null, // the error the stream ended with, if any
+  toolErrorTask: null, // "complete": the task of a call whose handler fails
+  toolErrorStatus: null, // tasks/get after it ended
+  toolError: null, // its result, through getTaskResult
   checks: 0,
   error: null,
 };
@@ -134,6 +139,26 @@ async function complete(client) {
   const listed = await tasks.listTasks();
   summary.listed = listed.tasks.some((t) => t.taskId === summary.taskId);
   check(summary.listed, `tasks/list does not list ${summary.taskId}`);
+
+  // A handler's error is a tool error, a result with isError: the task ends failed, with a
+  // status message, and tasks/result returns that result (spec 2025-11-25, Tasks, "Task
+  // Execution Errors"). The task's TTL is the one asked for.
+  const failing = tasks.callToolStream({ name: TOOL, arguments: { city: ' ' } }, CallToolResultSchema, {
+    task: { ttl: 120_000 },
+    timeout: DEADLINE_MS,
+  });
+  let failedWith = null;
+  for await (const msg of failing) {
+    if (msg.type === 'taskCreated') summary.toolErrorTask = msg.task;
+    if (msg.type === 'result') check(false, `a failed task's stream yielded a result: ${JSON.stringify(msg.result)}`);
+    if (msg.type === 'error') failedWith = String(msg.error?.message ?? msg.error);
+  }
+  check(summary.toolErrorTask?.ttl === 120_000, `task with ttl 120000: ${JSON.stringify(summary.toolErrorTask)}`);
+  check(/failed/.test(failedWith ?? ''), `the failed task's stream ended with ${failedWith}`);
+  summary.toolErrorStatus = await tasks.getTask(summary.toolErrorTask.taskId);
+  check(summary.toolErrorStatus.status === 'failed', `tool error task ended ${summary.toolErrorStatus.status}`);
+  summary.toolError = await tasks.getTaskResult(summary.toolErrorTask.taskId, CallToolResultSchema);
+  check(summary.toolError.isError === true, `tool error result ${JSON.stringify(summary.toolError)}`);
 }
 
 async function cancel(client) {

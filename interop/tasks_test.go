@@ -270,14 +270,17 @@ type tasksClientSummary struct {
 	CancelResult        *tsTask         `json:"cancelResult"`
 	StreamError         string          `json:"streamError"`
 	ToolErrorStatus     *tsTask         `json:"toolErrorStatus"`
-	ToolError           *struct {
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	} `json:"toolError"`
-	Checks int    `json:"checks"`
-	Error  string `json:"error"`
+	ToolError           *tsToolResult   `json:"toolError"`
+	Checks              int             `json:"checks"`
+	Error               string          `json:"error"`
+}
+
+// tsToolResult is the text content and isError of a CallToolResult.
+type tsToolResult struct {
+	Content []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+	IsError bool `json:"isError"`
 }
 
 // tsTask is a Task as the TypeScript SDK parsed it (spec 2025-11-25, Tasks).
@@ -318,10 +321,10 @@ func runTasksClientMJS(t *testing.T, dir, mode, url string) tasksClientSummary {
 
 // startWeatherServer serves the weather example over Streamable HTTP on a loopback port, with a
 // climate report that takes step per year, and shuts it down when the test ends.
-func startWeatherServer(t *testing.T, step time.Duration) string {
+func startWeatherServer(t *testing.T, step time.Duration, opts ...runtime.ServerOption) string {
 	t.Helper()
-	srv := runtime.NewServer(runtime.Implementation{Name: "weather", Version: runtime.Version},
-		runtime.WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))))
+	opts = append([]runtime.ServerOption{runtime.WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil)))}, opts...)
+	srv := runtime.NewServer(runtime.Implementation{Name: "weather", Version: runtime.Version}, opts...)
 	weatherv1mcp.RegisterWeatherServiceHandler(srv, &weather.Service{Now: func() time.Time { return fixedNow }, ReportStep: step})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() {
@@ -347,68 +350,74 @@ func TestTypeScriptTaskClientAgainstGoServer(t *testing.T) {
 	dir := ensureNodeModules(t)
 	wantSDK := lockedVersion(t, sdkPackage)
 
-	t.Run("complete", func(t *testing.T) {
-		t.Parallel()
-		const step = 300 * time.Millisecond // 4 years: long enough to be polled working
-		sum := runTasksClientMJS(t, dir, "complete", startWeatherServer(t, step))
-		if sum.SDKVersion != wantSDK {
-			t.Errorf("client ran SDK %s, package-lock.json pins %s", sum.SDKVersion, wantSDK)
-		}
-		if sum.ProtocolVersion != "2025-11-25" {
-			t.Errorf("negotiated %q, want 2025-11-25", sum.ProtocolVersion)
-		}
-		if sum.Created == nil || sum.Created.Status != "working" || sum.Created.PollInterval == nil || sum.Created.TTL == nil {
-			t.Errorf("CreateTaskResult's task: %+v", sum.Created)
-		}
+	// Each answer as JSON where it can be, and each as an SSE stream (WithSSEResponses).
+	for _, tc := range []struct {
+		name string
+		opts []runtime.ServerOption
+	}{{"complete", nil}, {"complete-sse", []runtime.ServerOption{runtime.WithSSEResponses()}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			const step = 300 * time.Millisecond // 4 years: long enough to be polled working
+			sum := runTasksClientMJS(t, dir, "complete", startWeatherServer(t, step, tc.opts...))
+			if sum.SDKVersion != wantSDK {
+				t.Errorf("client ran SDK %s, package-lock.json pins %s", sum.SDKVersion, wantSDK)
+			}
+			if sum.ProtocolVersion != "2025-11-25" {
+				t.Errorf("negotiated %q, want 2025-11-25", sum.ProtocolVersion)
+			}
+			if sum.Created == nil || sum.Created.Status != "working" || sum.Created.PollInterval == nil || sum.Created.TTL == nil {
+				t.Errorf("CreateTaskResult's task: %+v", sum.Created)
+			}
 
-		direct := &weather.Service{Now: func() time.Time { return fixedNow }, ReportStep: time.Millisecond}
-		years := int32(4)
-		want, err := direct.GetClimateReport(context.Background(), &weatherv1.GetClimateReportRequest{City: "Tokyo", Years: &years})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, raw := range map[string]json.RawMessage{"callToolStream": sum.Result, "getTaskResult": sum.ResultAgain} {
-			var res struct {
-				StructuredContent json.RawMessage `json:"structuredContent"`
-				IsError           bool            `json:"isError"`
+			direct := &weather.Service{Now: func() time.Time { return fixedNow }, ReportStep: time.Millisecond}
+			years := int32(4)
+			want, err := direct.GetClimateReport(context.Background(), &weatherv1.GetClimateReportRequest{City: "Tokyo", Years: &years})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if err := json.Unmarshal(raw, &res); err != nil {
-				t.Fatalf("%s result: %v", name, err)
+			for name, raw := range map[string]json.RawMessage{"callToolStream": sum.Result, "getTaskResult": sum.ResultAgain} {
+				var res struct {
+					StructuredContent json.RawMessage `json:"structuredContent"`
+					IsError           bool            `json:"isError"`
+				}
+				if err := json.Unmarshal(raw, &res); err != nil {
+					t.Fatalf("%s result: %v", name, err)
+				}
+				got := &weatherv1.GetClimateReportResponse{}
+				if err := protojson.Unmarshal(res.StructuredContent, got); err != nil {
+					t.Fatalf("%s structuredContent %s: %v", name, res.StructuredContent, err)
+				}
+				if res.IsError || !proto.Equal(got, want) {
+					t.Errorf("%s collected (isError %v)\n%v\nwant\n%v", name, res.IsError, got, want)
+				}
 			}
-			got := &weatherv1.GetClimateReportResponse{}
-			if err := protojson.Unmarshal(res.StructuredContent, got); err != nil {
-				t.Fatalf("%s structuredContent %s: %v", name, res.StructuredContent, err)
+			// The progress token of the task-augmented tools/call stays valid for the task's life
+			// (spec 2025-11-25, Tasks, Progress): the SDK keeps its handler and sees every year.
+			if want := []string{"1/4 analysed 2024", "2/4 analysed 2023", "3/4 analysed 2022", "4/4 analysed 2021"}; !slices.Equal(sum.Progress, want) {
+				t.Errorf("progress seen by the TS client = %q, want %q", sum.Progress, want)
 			}
-			if res.IsError || !proto.Equal(got, want) {
-				t.Errorf("%s collected (isError %v)\n%v\nwant\n%v", name, res.IsError, got, want)
+			if sum.FinalTask == nil || sum.FinalTask.Status != "completed" || !sum.Listed {
+				t.Errorf("after the result: getTask %+v, listed %v", sum.FinalTask, sum.Listed)
 			}
-		}
-		// The progress token of the task-augmented tools/call stays valid for the task's life
-		// (spec 2025-11-25, Tasks, Progress): the SDK keeps its handler and sees every year.
-		if want := []string{"1/4 analysed 2024", "2/4 analysed 2023", "3/4 analysed 2022", "4/4 analysed 2021"}; !slices.Equal(sum.Progress, want) {
-			t.Errorf("progress seen by the TS client = %q, want %q", sum.Progress, want)
-		}
-		if sum.FinalTask == nil || sum.FinalTask.Status != "completed" || !sum.Listed {
-			t.Errorf("after the result: getTask %+v, listed %v", sum.FinalTask, sum.Listed)
-		}
-		// Each progress message becomes the task's status message, which the server announces
-		// with notifications/tasks/status on the GET stream (spec 2025-11-25, Tasks, Task
-		// Status Notification); the SDK surfaces those to a notification handler.
-		for _, year := range []string{"2024", "2023", "2022", "2021"} {
-			if !slices.Contains(sum.StatusNotifications, "working analysed "+year) {
-				t.Errorf("status notifications %q lack %q", sum.StatusNotifications, "working analysed "+year)
+			// Each progress message becomes the task's status message, which the server announces
+			// with notifications/tasks/status on the GET stream (spec 2025-11-25, Tasks, Task
+			// Status Notification); the SDK surfaces those to a notification handler.
+			for _, year := range []string{"2024", "2023", "2022", "2021"} {
+				if !slices.Contains(sum.StatusNotifications, "working analysed "+year) {
+					t.Errorf("status notifications %q lack %q", sum.StatusNotifications, "working analysed "+year)
+				}
 			}
-		}
-		// A handler's error: the task ends failed with a status message, and tasks/result
-		// returns the tool error (spec 2025-11-25, Tasks, "Task Execution Errors").
-		if sum.ToolErrorStatus == nil || sum.ToolErrorStatus.Status != "failed" || sum.ToolErrorStatus.StatusMessage == "" {
-			t.Errorf("tasks/get of the failed task: %+v", sum.ToolErrorStatus)
-		}
-		if te := sum.ToolError; te == nil || !te.IsError || len(te.Content) != 1 || te.Content[0].Text != "city is empty" {
-			t.Errorf("tasks/result of the failed task: %+v", te)
-		}
-		t.Logf("statuses polled: %v; status notifications: %v", sum.Statuses, sum.StatusNotifications)
-	})
+			// A handler's error: the task ends failed with a status message, and tasks/result
+			// returns the tool error (spec 2025-11-25, Tasks, "Task Execution Errors").
+			if sum.ToolErrorStatus == nil || sum.ToolErrorStatus.Status != "failed" || sum.ToolErrorStatus.StatusMessage == "" {
+				t.Errorf("tasks/get of the failed task: %+v", sum.ToolErrorStatus)
+			}
+			if te := sum.ToolError; te == nil || !te.IsError || len(te.Content) != 1 || te.Content[0].Text != "city is empty" {
+				t.Errorf("tasks/result of the failed task: %+v", te)
+			}
+			t.Logf("statuses polled: %v; status notifications: %v", sum.Statuses, sum.StatusNotifications)
+		})
+	}
 
 	t.Run("cancel", func(t *testing.T) {
 		t.Parallel()

@@ -185,45 +185,20 @@ func (s *eventReader) parseEvent(ev []byte) (readEvent, bool) {
 	var data []byte
 	lines, dirty := 0, false
 	for len(ev) > 0 {
-		i := bytes.IndexAny(ev, "\r\n")
-		line := ev[:i]
-		if ev[i] == '\r' && i+1 < len(ev) && ev[i+1] == '\n' {
-			i++
-		}
-		ev = ev[i+1:]
+		var line []byte
+		line, ev = nextEventLine(ev)
 		if len(line) == 0 || line[0] == ':' {
 			continue // the blank line that ends the event, or a comment
 		}
-		name, value := line, line[len(line):]
-		if c := bytes.IndexByte(line, ':'); c >= 0 {
-			name, value = line[:c], line[c+1:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
-		}
+		name, value := splitEventField(line)
 		switch string(name) {
 		case "data":
 			dirty = true
-			switch lines++; lines {
-			case 1:
-				data = value
-			case 2:
-				s.data = append(append(append(s.data[:0], data...), '\n'), value...)
-				data = s.data
-			default:
-				s.data = append(append(s.data, '\n'), value...)
-				data = s.data
-			}
+			lines++
+			data = s.appendData(lines, data, value)
 		case "event":
 			dirty = true
-			switch string(value) {
-			case "":
-				out.typ = ""
-			case "message":
-				out.typ = "message"
-			default:
-				out.typ = string(value)
-			}
+			out.typ = eventType(value)
 		case "id":
 			if bytes.IndexByte(value, 0) >= 0 {
 				break
@@ -231,11 +206,66 @@ func (s *eventReader) parseEvent(ev []byte) (readEvent, bool) {
 			dirty = true
 			s.lastID = append(s.lastID[:0], value...)
 		case "retry":
-			if ms, err := strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64); err == nil && ms >= 0 && s.cur != nil {
-				s.cur.retry = time.Duration(ms) * time.Millisecond
-			}
+			s.setRetry(value)
 		}
 	}
 	out.lastID, out.data = s.lastID, data
 	return out, dirty
+}
+
+// nextEventLine cuts the first line, ended by CR, LF or CRLF, from ev, which ends with a line
+// end.
+func nextEventLine(ev []byte) (line, rest []byte) {
+	i := bytes.IndexAny(ev, "\r\n")
+	line = ev[:i]
+	if ev[i] == '\r' && i+1 < len(ev) && ev[i+1] == '\n' {
+		i++
+	}
+	return line, ev[i+1:]
+}
+
+// splitEventField splits a field line at its first colon, dropping one space after it; a line
+// without a colon is a field name with an empty value.
+func splitEventField(line []byte) (name, value []byte) {
+	c := bytes.IndexByte(line, ':')
+	if c < 0 {
+		return line, line[len(line):]
+	}
+	name, value = line[:c], line[c+1:]
+	if len(value) > 0 && value[0] == ' ' {
+		value = value[1:]
+	}
+	return name, value
+}
+
+// appendData adds the value of an event's nth data field to its data so far: the first is used
+// in place, the next ones are joined with newlines in the reader's buffer.
+func (s *eventReader) appendData(n int, data, value []byte) []byte {
+	switch n {
+	case 1:
+		return value
+	case 2:
+		s.data = append(append(append(s.data[:0], data...), '\n'), value...)
+	default:
+		s.data = append(append(s.data, '\n'), value...)
+	}
+	return s.data
+}
+
+// eventType is an event field's value as a string, without allocating for the common ones.
+func eventType(value []byte) string {
+	switch string(value) {
+	case "":
+		return ""
+	case "message":
+		return "message"
+	}
+	return string(value)
+}
+
+// setRetry applies a retry field: a reconnection delay in milliseconds for the current stream.
+func (s *eventReader) setRetry(value []byte) {
+	if ms, err := strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64); err == nil && ms >= 0 && s.cur != nil {
+		s.cur.retry = time.Duration(ms) * time.Millisecond
+	}
 }

@@ -287,7 +287,7 @@ func (s *Server) handleTasksResult(ctx context.Context, rs *requestState, params
 // interval, within a second, when another replica runs it.
 func (s *Server) awaitTaskChange(ctx, askCtx context.Context, rs *requestState, rec *TaskRecord, asking *sync.WaitGroup) error {
 	var wake <-chan struct{}
-	var tick <-chan time.Time
+	var tick, expiry <-chan time.Time
 	if rt := s.runningTaskOf(rec.ID); rt != nil {
 		wake = rt.changes()
 		s.askForTask(askCtx, rs, rt, asking)
@@ -296,9 +296,18 @@ func (s *Server) awaitTaskChange(ctx, askCtx context.Context, rs *requestState, 
 		defer t.Stop()
 		tick = t.C
 	}
+	if rec.TTL > 0 {
+		// The record is forgotten when its TTL runs out, whether or not its handler
+		// returns then: look again at that moment (no sooner than 50 ms from now, lest a
+		// store that keeps an expired record a while make this loop spin).
+		t := time.NewTimer(max(time.Until(rec.CreatedAt.Add(rec.TTL))+time.Millisecond, 50*time.Millisecond))
+		defer t.Stop()
+		expiry = t.C
+	}
 	select {
 	case <-wake:
 	case <-tick:
+	case <-expiry:
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -374,6 +374,9 @@ func (s *Server) runTask(rt *runningTask, trs *requestState, t *toolEntry, run C
 		delete(s.tasks.running, rt.id)
 		s.tasks.mu.Unlock()
 		rt.cancel(nil)
+		// Whoever waits on the task looks again: a handler that ends without storing an
+		// outcome (its TTL ran out) changes the task too, which is now gone.
+		rt.signal()
 	}()
 	ctx := &trs.ctx
 	result, err := s.callTaskHandler(ctx, trs, t, run)

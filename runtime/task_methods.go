@@ -347,6 +347,13 @@ func (s *Server) askForTask(ctx context.Context, rs *requestState, rt *runningTa
 		go func() {
 			defer asking.Done()
 			raw, err := rs.sess.request(ctx, rs.st, in.method, json.RawMessage(withRelatedTask(in.params, rt.id)))
+			var refused *Error
+			if errors.As(err, &refused) {
+				// The client answered with an error (it declines to elicit, say): the
+				// handler gets it, as it would outside a task, rather than waiting on.
+				rt.replyInput(key, taskReply{err: refused})
+				return
+			}
 			if err != nil {
 				rt.mu.Lock()
 				in.claimed = false

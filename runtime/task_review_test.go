@@ -1,11 +1,17 @@
 package runtime_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/protomcp/protomcp/runtime"
@@ -64,4 +70,59 @@ func newTaskServerWith(t *testing.T, add func(*runtime.Server), opts ...runtime.
 		hs.Close()
 	})
 	return hs, tt
+}
+
+// readRefusing reads the SSE response of a request, answering each request the server sends
+// on it with a JSON-RPC error, and returns the response.
+func (c *rawClient) readRefusing(resp *http.Response) rpcReply {
+	defer resp.Body.Close()
+	require.Equal(c.t, "text/event-stream", resp.Header.Get("Content-Type"))
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || data == "" {
+			continue
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			rpcReply
+		}
+		require.NoError(c.t, json.Unmarshal([]byte(data), &m))
+		switch {
+		case m.Method != "" && len(m.ID) > 0:
+			out := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32600,"message":"the user is away"}}`, m.ID)
+			r := c.send([]byte(out), nil)
+			r.Body.Close()
+		case m.Method == "":
+			return m.rpcReply
+		}
+	}
+	require.Fail(c.t, "the stream ended without a response", "%v", sc.Err())
+	return rpcReply{}
+}
+
+// TestTasksLegacyInputRefused proves that a client's error answer to a task's elicitation,
+// asked on the tasks/result stream, reaches the handler as it would outside a task, and the
+// task ends, rather than the handler and tasks/result waiting on an answer that never comes
+// (spec 2025-11-25, Tasks, Input Required Status).
+func TestTasksLegacyInputRefused(t *testing.T) {
+	t.Parallel()
+	hs, _ := newTaskServer(t)
+	c := newLegacyClient(t, hs.URL)
+	id := c.result("tools/call", map[string]any{"name": "ask", "task": map[string]any{}})["task"].(map[string]any)["taskId"].(string)
+	c.waitStatus(id, runtime.TaskInputRequired)
+	done := make(chan rpcReply, 1)
+	go func() {
+		done <- c.readRefusing(c.send(c.body("tasks/result", map[string]any{"taskId": id}), nil))
+	}()
+	select {
+	case r := <-done:
+		require.NotNil(t, r.Error, "the handler's Elicit failed, and so did the task")
+		assert.Contains(t, r.Error.Message, "the user is away")
+	case <-time.After(5 * time.Second):
+		require.FailNow(t, "tasks/result still blocks 5 s after the client refused the task's elicitation")
+	}
+	assert.Equal(t, "failed", c.result("tasks/get", map[string]any{"taskId": id})["status"])
 }

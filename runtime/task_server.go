@@ -70,8 +70,15 @@ type runningTask struct {
 type taskInput struct {
 	method  string
 	params  json.RawMessage
-	answer  chan json.RawMessage // buffered: one answer
+	answer  chan taskReply // buffered: one answer
 	claimed bool                 // (2025-11-25) being asked on a tasks/result stream
+}
+
+// taskReply is the client's answer to a task's input request: its result, or the JSON-RPC
+// error it answered with.
+type taskReply struct {
+	result json.RawMessage
+	err    error
 }
 
 // errTaskCancelled is the cause of a task context cancelled by tasks/cancel.
@@ -597,7 +604,7 @@ func (rt *runningTask) ask(ctx context.Context, rs *requestState, method string,
 	}
 	s := rs.sess.server
 	key, _ := ctx.Value(inputKeyCtx{}).(string)
-	in := &taskInput{method: method, params: pb, answer: make(chan json.RawMessage, 1)}
+	in := &taskInput{method: method, params: pb, answer: make(chan taskReply, 1)}
 	rt.mu.Lock()
 	if key == "" || rt.inputs[key] != nil {
 		rt.seq++
@@ -616,7 +623,10 @@ func (rt *runningTask) ask(ctx context.Context, rs *requestState, method string,
 	defer cancel()
 	select {
 	case ans := <-in.answer:
-		if err := json.Unmarshal(ans, result); err != nil {
+		if ans.err != nil {
+			return fmt.Errorf("mcp: %s of task %s: %w", method, rt.id, ans.err)
+		}
+		if err := json.Unmarshal(ans.result, result); err != nil {
 			return fmt.Errorf("mcp: decode %s result: %w", method, err)
 		}
 		return nil
@@ -659,6 +669,12 @@ func (s *Server) publishInputs(rt *runningTask) {
 // answerInput delivers the client's answer to input request key of a task this replica
 // runs; it reports whether the task had such a request.
 func (rt *runningTask) answerInput(key string, answer json.RawMessage) bool {
+	return rt.replyInput(key, taskReply{result: answer})
+}
+
+// replyInput delivers the client's reply (an answer or an error) to input request key of a
+// task this replica runs; it reports whether the task had such a request.
+func (rt *runningTask) replyInput(key string, answer taskReply) bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	in := rt.inputs[key]

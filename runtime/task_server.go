@@ -71,7 +71,7 @@ type taskInput struct {
 	method  string
 	params  json.RawMessage
 	answer  chan taskReply // buffered: one answer
-	claimed bool                 // (2025-11-25) being asked on a tasks/result stream
+	claimed bool           // (2025-11-25) being asked on a tasks/result stream
 }
 
 // taskReply is the client's answer to a task's input request: its result, or the JSON-RPC

@@ -388,7 +388,7 @@ func (c *Client) awaitTask(ctx context.Context, tool string, t *wireTask) (json.
 			}
 			return c.taskResult(ctx, tool, t.TaskID)
 		case TaskFailed:
-			return nil, c.taskFailed(ctx, st, tool, t)
+			return c.taskFailed(ctx, st, tool, t)
 		case TaskCancelled:
 			return nil, taskCancelled(tool, t)
 		case TaskInputRequired:
@@ -434,22 +434,29 @@ func (c *Client) taskResult(ctx context.Context, tool, id string) (json.RawMessa
 	return raw, nil
 }
 
-// taskFailed is the error of the task t that failed: its inlined error (2026-07-28), else the
-// one tasks/result returns (2025-11-25), else one made of its status message.
-func (c *Client) taskFailed(ctx context.Context, st *clientSession, tool string, t *wireTask) error {
+// taskFailed is the outcome of the task t that failed: its inlined error (2026-07-28), else
+// what tasks/result returns (2025-11-25): the JSON-RPC error of the call, or the tool's
+// result with isError set, which fails a task in that era (spec 2025-11-25, Tasks, Task
+// Status Lifecycle) and is returned as the call's result, for the caller to see the tool's
+// error; else an error made of its status message.
+func (c *Client) taskFailed(ctx context.Context, st *clientSession, tool string, t *wireTask) (json.RawMessage, error) {
 	if t.Error != nil {
-		return fmt.Errorf("mcp tools/call %s: task %s failed: %w", tool, t.TaskID, t.Error)
+		return nil, fmt.Errorf("mcp tools/call %s: task %s failed: %w", tool, t.TaskID, t.Error)
 	}
 	if !st.modern {
-		if _, err := c.taskResult(ctx, tool, t.TaskID); err != nil {
-			return err
+		raw, err := c.taskResult(ctx, tool, t.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		if isErrorResult(raw) {
+			return raw, nil
 		}
 	}
 	msg := t.StatusMessage
 	if msg == "" {
 		msg = "no reason given"
 	}
-	return fmt.Errorf("mcp tools/call %s: task %s failed: %w", tool, t.TaskID, NewError(CodeInternalError, msg))
+	return nil, fmt.Errorf("mcp tools/call %s: task %s failed: %w", tool, t.TaskID, NewError(CodeInternalError, msg))
 }
 
 // taskCancelled is the error of the task t that was cancelled.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 	"github.com/protomcp/protomcp/runtime"
 )
 
@@ -125,4 +127,32 @@ func TestTasksLegacyInputRefused(t *testing.T) {
 		require.FailNow(t, "tasks/result still blocks 5 s after the client refused the task's elicitation")
 	}
 	assert.Equal(t, "failed", c.result("tasks/get", map[string]any{"taskId": id})["status"])
+}
+
+// TestTaskToolErrorBothEras proves that a typed task tool's tool error reaches the typed
+// client as a *ToolError with the tool's content in both eras, against the real server: in
+// 2025-11-25 such a task is failed and tasks/result carries the CallToolResult with isError
+// (spec 2025-11-25, Tasks, Task Status Lifecycle), in 2026-07-28 it completes with it.
+func TestTaskToolErrorBothEras(t *testing.T) {
+	t.Parallel()
+	s := runtime.NewServer(runtime.Implementation{Name: "tasks"}, runtime.WithLogger(discardLogger()))
+	runtime.AddTypedTool(s, runtime.ToolSpec{Name: "oops", TaskSupport: runtime.TaskRequired},
+		func(context.Context, *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+			return nil, errors.New("no such city")
+		})
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+		hs.Close()
+	})
+	for _, era := range []runtime.Era{runtime.EraLegacy, runtime.EraModern} {
+		c := runtime.NewClient(hs.URL, runtime.WithEra(era), runtime.WithLogger(discardLogger()))
+		t.Cleanup(func() { _ = c.Close(context.Background()) })
+		_, err := runtime.RunTypedTask[mcpv1.TextContent](testCtx(t), c, "oops", &mcpv1.TextContent{Text: "x"})
+		var te *runtime.ToolError
+		require.ErrorAsf(t, err, &te, "era %v", era)
+		assert.Contains(t, te.Result.Text(), "no such city")
+	}
 }

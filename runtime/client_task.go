@@ -37,8 +37,10 @@ const (
 	taskResultType = "task"
 )
 
-// minTaskPoll bounds how often a task is polled, whatever interval the server suggests.
-const minTaskPoll = 10 * time.Millisecond
+// minTaskPoll bounds how often a task is polled, whatever interval the server suggests: a
+// server that suggests a millisecond does not get a thousand tasks/get a second from each
+// waiting client.
+const minTaskPoll = 100 * time.Millisecond
 
 // isTaskMethod reports whether method is one of the tasks/ methods that name a task, whose
 // taskId the modern era mirrors into Mcp-Name (the tasks extension, Streamable HTTP: Routing
@@ -406,6 +408,11 @@ func (c *Client) awaitTask(ctx context.Context, tool string, t *wireTask) (json.
 				return raw, err
 			}
 			// The call's bound ended before the task did: poll on.
+		case TaskWorking:
+		default:
+			// Not a status of the spec's lifecycle (spec 2025-11-25, Tasks, Task Status):
+			// polling on would wait for a change that may never come.
+			return nil, fmt.Errorf("mcp tools/call %s: task %s: the server reported the status %q, which is none of the spec's", tool, t.TaskID, truncate(string(t.Status), 64))
 		}
 		if !sleep(ctx, t.pollEvery()) {
 			return nil, fmt.Errorf("mcp tools/call %s: waiting for task %s: %w", tool, t.TaskID, ctxErr(ctx))

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -155,4 +157,72 @@ func TestTaskToolErrorBothEras(t *testing.T) {
 		require.ErrorAsf(t, err, &te, "era %v", era)
 		assert.Contains(t, te.Result.Text(), "no such city")
 	}
+}
+
+// rewriteTasksGet wraps h so that the bodies of its answers to tasks/get are rewritten by
+// edit, counting those requests in n: a server that sends what the test wants.
+func rewriteTasksGet(h http.Handler, n *atomic.Int32, edit func(string) string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") != "tasks/get" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		n.Add(1)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		_, _ = io.WriteString(w, edit(rec.Body.String()))
+	})
+}
+
+// TestTaskWaitGarbageServer proves that Wait neither polls forever a task whose status the
+// server reports as something the spec does not define, nor polls faster than the client's
+// floor when the server suggests an absurdly short interval.
+func TestTaskWaitGarbageServer(t *testing.T) {
+	t.Parallel()
+	s := runtime.NewServer(runtime.Implementation{Name: "tasks", Version: "1"}, runtime.WithLogger(discardLogger()))
+	tt := addTaskTools(s)
+	t.Cleanup(func() { close(tt.release) })
+	var gets atomic.Int32
+	var bogus atomic.Bool
+	hs := httptest.NewServer(rewriteTasksGet(s, &gets, func(b string) string {
+		b = strings.Replace(b, `"pollIntervalMs":1000`, `"pollIntervalMs":1`, 1)
+		if bogus.Load() {
+			b = strings.Replace(b, `"status":"working"`, `"status":"sleeping"`, 1)
+		}
+		return b
+	}))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+		hs.Close()
+	})
+	c := runtime.NewClient(hs.URL, runtime.WithEra(runtime.EraModern), runtime.WithLogger(discardLogger()))
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+
+	h, err := runtime.StartTypedTask[mcpv1.TextContent](testCtx(t), c, "slow", &mcpv1.TextContent{})
+	require.NoError(t, err)
+	require.NotEmpty(t, h.ID())
+	info, err := h.Status(testCtx(t)) // the handle now holds the 1 ms interval
+	require.NoError(t, err)
+	require.Equal(t, time.Millisecond, info.PollInterval)
+	gets.Store(0)
+	ctx, cancel := context.WithTimeout(testCtx(t), time.Second)
+	defer cancel()
+	_, err = h.Wait(ctx)
+	require.Equal(t, runtime.CodeDeadlineExceeded, runtime.CodeOf(err), "%v", err)
+	assert.LessOrEqual(t, gets.Load(), int32(15), "a second of Wait polls at most ~10 times, whatever the server suggests")
+
+	bogus.Store(true)
+	ctx, cancel = context.WithTimeout(testCtx(t), 5*time.Second)
+	defer cancel()
+	_, err = h.Wait(ctx)
+	require.Error(t, err)
+	assert.NotEqual(t, runtime.CodeDeadlineExceeded, runtime.CodeOf(err), "a status outside the spec ends Wait at once: %v", err)
+	assert.Contains(t, err.Error(), "sleeping")
 }

@@ -78,12 +78,14 @@ func (s *Server) lookupTask(ctx context.Context, rs *requestState, method string
 	return s.checkOrphan(ctx, rec), &p, nil
 }
 
-// checkOrphan ends a task whose handler no longer runs anywhere: its replica's lease on the
-// Bus lapsed, or (without a replica set, or on its own replica) no handler of this process
-// runs it, as after a restart with a shared store. It is reported failed rather than
-// working forever.
+// checkOrphan ends a task whose handler no longer runs anywhere in a replica set: its
+// replica's lease on the Bus lapsed, or on its own replica no handler runs it, as after a
+// restart under the same WithReplicaID. It is reported failed rather than working forever.
+// Outside a replica set nothing is known of who runs a task: every server writes the same
+// empty Replica, and a store shared by servers that are not a replica set holds tasks that
+// others run; the TTL ends those of a server that died.
 func (s *Server) checkOrphan(ctx context.Context, rec *TaskRecord) *TaskRecord {
-	if rec.Status.Terminal() {
+	if rec.Status.Terminal() || s.cluster == nil {
 		return rec
 	}
 	var why string
@@ -93,7 +95,7 @@ func (s *Server) checkOrphan(ctx context.Context, rec *TaskRecord) *TaskRecord {
 			return rec
 		}
 		why = "the task's handler is no longer running: its server restarted"
-	case s.cluster != nil && s.cluster.bus != nil:
+	case s.cluster.bus != nil:
 		actx, cancel := context.WithTimeout(ctx, storeTimeout)
 		alive, err := s.cluster.bus.Alive(actx, rec.Replica)
 		cancel()

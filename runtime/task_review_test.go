@@ -226,3 +226,20 @@ func TestTaskWaitGarbageServer(t *testing.T) {
 	assert.NotEqual(t, runtime.CodeDeadlineExceeded, runtime.CodeOf(err), "a status outside the spec ends Wait at once: %v", err)
 	assert.Contains(t, err.Error(), "sleeping")
 }
+
+// TestTasksSharedStoreWithoutReplicaSet proves that two servers sharing a TaskStore without
+// being a replica set (no Bus) do not fail each other's running tasks: a task started through
+// A and polled through B stays working, and completes.
+func TestTasksSharedStoreWithoutReplicaSet(t *testing.T) {
+	t.Parallel()
+	store := runtime.NewMemoryTaskStore()
+	a, tt := newTaskServer(t, runtime.WithTaskStore(store))
+	b, _ := newTaskServer(t, runtime.WithTaskStore(store))
+	id := newModernClient(t, a.URL, true).result("tools/call", map[string]any{"name": "slow"})["taskId"].(string)
+	<-tt.started
+	cb := newModernClient(t, b.URL, true)
+	got := cb.result("tasks/get", map[string]any{"taskId": id})
+	assert.Equal(t, "working", got["status"], "B sees A's task as A runs it: %v", got)
+	close(tt.release)
+	cb.waitStatus(id, runtime.TaskCompleted)
+}

@@ -243,3 +243,37 @@ func TestTasksSharedStoreWithoutReplicaSet(t *testing.T) {
 	close(tt.release)
 	cb.waitStatus(id, runtime.TaskCompleted)
 }
+
+// TestTasksRelatedTaskMetaMerged proves that tasks/result's answer carries the related-task
+// _meta (spec 2025-11-25, Tasks, Associating Task-Related Messages: all responses related
+// to a task MUST include it) also when the tool's result has a _meta of its own, kept
+// beside it, or a nested "_meta" somewhere in its content.
+func TestTasksRelatedTaskMetaMerged(t *testing.T) {
+	t.Parallel()
+	hs, _ := newTaskServerWith(t, func(s *runtime.Server) {
+		s.AddTool(runtime.ToolSpec{Name: "meta", Description: "a result with _meta", TaskSupport: runtime.TaskOptional}, func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+			r := textResult("top")
+			r.Meta = map[string]any{"app/trace": "t-1"}
+			return r, nil
+		})
+		s.AddTool(runtime.ToolSpec{Name: "nested", Description: "a nested _meta", TaskSupport: runtime.TaskOptional}, func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+			r := textResult("nested")
+			r.StructuredContent = json.RawMessage(`{"_meta":{"x":1}}`)
+			return r, nil
+		})
+	})
+	c := newLegacyClient(t, hs.URL)
+	for _, tool := range []string{"meta", "nested"} {
+		id := c.result("tools/call", map[string]any{"name": tool, "task": map[string]any{}})["task"].(map[string]any)["taskId"].(string)
+		r := c.call("tasks/result", map[string]any{"taskId": id})
+		require.Nil(t, r.Error)
+		var res struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		require.NoError(t, json.Unmarshal(r.Result, &res))
+		assert.JSONEqf(t, `{"taskId":"`+id+`"}`, string(res.Meta["io.modelcontextprotocol/related-task"]), "%s: %s", tool, r.Result)
+		if tool == "meta" {
+			assert.JSONEq(t, `"t-1"`, string(res.Meta["app/trace"]), "the tool's own _meta is kept")
+		}
+	}
+}

@@ -570,14 +570,18 @@ func (rt *runningTask) notify(rs *requestState, method string, params any) error
 	return rt.sess.notify(method, json.RawMessage(withRelatedTask(b, rt.id)))
 }
 
-// withRelatedTask adds the related-task _meta to a message's params (spec 2025-11-25, Tasks,
-// Associating Task-Related Messages), unless they carry a _meta of their own.
+// withRelatedTask adds the related-task _meta to a message's params or result (spec
+// 2025-11-25, Tasks, Associating Task-Related Messages: all of a task's messages MUST carry
+// it), beside the members of a _meta it has already.
 func withRelatedTask(params []byte, id string) []byte {
 	p := trimSpace(params)
-	if len(p) < 2 || p[0] != '{' || bytes.Contains(p, []byte(`"_meta"`)) {
+	if len(p) < 2 || p[0] != '{' {
 		return params
 	}
 	idJSON, _ := json.Marshal(id)
+	if bytes.Contains(p, []byte(`"_meta"`)) {
+		return mergeRelatedTask(params, idJSON)
+	}
 	out := make([]byte, 0, len(p)+80)
 	out = append(out, `{"_meta":{"`+metaRelatedTask+`":{"taskId":`...)
 	out = append(out, idJSON...)
@@ -586,6 +590,32 @@ func withRelatedTask(params []byte, id string) []byte {
 		out = append(out, ',')
 	}
 	return append(out, p[1:]...)
+}
+
+// mergeRelatedTask is withRelatedTask for a message that may have a _meta of its own (or a
+// "_meta" nested in its content): the related-task key joins the top-level _meta's members.
+// A message that is not a JSON object, or whose _meta is not one, is returned as it is.
+func mergeRelatedTask(msg, idJSON []byte) []byte {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(msg, &top) != nil || top == nil {
+		return msg
+	}
+	meta := map[string]json.RawMessage{}
+	if m, ok := top["_meta"]; ok && string(trimSpace(m)) != "null" {
+		if json.Unmarshal(m, &meta) != nil || meta == nil {
+			return msg
+		}
+	}
+	meta[metaRelatedTask] = json.RawMessage(`{"taskId":` + string(idJSON) + `}`)
+	var err error
+	if top["_meta"], err = json.Marshal(meta); err != nil {
+		return msg
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return msg
+	}
+	return out
 }
 
 // ask is requestState.call for a task's handler: the request waits among the task's input

@@ -277,3 +277,42 @@ func TestTasksRelatedTaskMetaMerged(t *testing.T) {
 		}
 	}
 }
+
+// TestTasksModernInputKeyReused proves that a task whose handler asks twice under the same
+// input key (WithInputKey, asking again after an answer it did not like) gets both answers
+// through tasks/update, in 2026-07-28: each request has a key of its own, so the client,
+// which answers each key once, does not take the second for the first.
+func TestTasksModernInputKeyReused(t *testing.T) {
+	t.Parallel()
+	s := runtime.NewServer(runtime.Implementation{Name: "tasks"}, runtime.WithLogger(discardLogger()))
+	runtime.AddTypedTool(s, runtime.ToolSpec{Name: "twice", TaskSupport: runtime.TaskRequired},
+		func(ctx context.Context, _ *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+			var names []string
+			for range 2 {
+				res, err := runtime.CallerFrom(ctx).Elicit(runtime.WithInputKey(ctx, "name"), &runtime.ElicitParams{Message: "your name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+				if err != nil {
+					return nil, err
+				}
+				names = append(names, fmt.Sprint(res.Content["name"]))
+			}
+			return &mcpv1.TextContent{Text: strings.Join(names, ",")}, nil
+		})
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+		hs.Close()
+	})
+	var n atomic.Int32
+	c := runtime.NewClient(hs.URL, runtime.WithEra(runtime.EraModern), runtime.WithLogger(discardLogger()),
+		runtime.WithElicitationHandler(func(context.Context, *runtime.ElicitParams) (*runtime.ElicitResult, error) {
+			return &runtime.ElicitResult{Action: "accept", Content: map[string]any{"name": fmt.Sprint("n", n.Add(1))}}, nil
+		}))
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	ctx, cancel := context.WithTimeout(testCtx(t), 10*time.Second)
+	defer cancel()
+	got, err := runtime.RunTypedTask[mcpv1.TextContent](ctx, c, "twice", &mcpv1.TextContent{})
+	require.NoError(t, err)
+	assert.Equal(t, "n1,n2", got.GetText())
+}

@@ -63,6 +63,7 @@ type runningTask struct {
 
 	mu     sync.Mutex
 	inputs map[string]*taskInput // the handler's pending input requests, by key
+	used   map[string]bool       // every key the task's input requests had: none is reused
 	seq    int                   // numbers the keys the runtime makes
 }
 
@@ -636,10 +637,16 @@ func (rt *runningTask) ask(ctx context.Context, rs *requestState, method string,
 	key, _ := ctx.Value(inputKeyCtx{}).(string)
 	in := &taskInput{method: method, params: pb, answer: make(chan taskReply, 1)}
 	rt.mu.Lock()
-	if key == "" || rt.inputs[key] != nil {
+	// A key names one request for the task's life: a client answers each key once, and
+	// would take a second request under an answered key for the first.
+	for key == "" || rt.used[key] {
 		rt.seq++
 		key = "input-" + strconv.Itoa(rt.seq)
 	}
+	if rt.used == nil {
+		rt.used = make(map[string]bool)
+	}
+	rt.used[key] = true
 	rt.inputs[key] = in
 	rt.mu.Unlock()
 	s.publishInputs(rt)

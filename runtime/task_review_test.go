@@ -316,3 +316,17 @@ func TestTasksModernInputKeyReused(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "n1,n2", got.GetText())
 }
+
+// TestTasksHugeTTLClamped proves that a ttl too large for a time.Duration is clamped to the
+// server's maximum rather than wrapped around (18446744073710 ms wraps to under a
+// millisecond: the task would expire at once).
+func TestTasksHugeTTLClamped(t *testing.T) {
+	t.Parallel()
+	hs, tt := newTaskServer(t)
+	defer close(tt.release)
+	c := newLegacyClient(t, hs.URL)
+	for _, ttl := range []int64{18446744073710, 9223372036854775807} {
+		task := c.result("tools/call", map[string]any{"name": "slow", "task": map[string]any{"ttl": ttl}})["task"].(map[string]any)
+		assert.EqualValues(t, (24 * time.Hour).Milliseconds(), task["ttl"], "ttl %d: the server's maximum", ttl)
+	}
+}

@@ -208,7 +208,8 @@ func taskWanted(req *Request, t *toolEntry) (bool, time.Duration, error) {
 	}
 	var ttl time.Duration
 	if tp.TTL != nil && *tp.TTL > 0 {
-		ttl = time.Duration(*tp.TTL) * time.Millisecond
+		// Clamped before the conversion, which would wrap around (taskTTL caps it anyway).
+		ttl = time.Duration(min(*tp.TTL, int64(unlimitedDuration/time.Millisecond))) * time.Millisecond
 	}
 	return true, ttl, nil
 }

@@ -330,3 +330,39 @@ func TestTasksHugeTTLClamped(t *testing.T) {
 		assert.EqualValues(t, (24 * time.Hour).Milliseconds(), task["ttl"], "ttl %d: the server's maximum", ttl)
 	}
 }
+
+// flakyTaskStore is a MemoryTaskStore whose backend fails the first failures writes of a
+// terminal status, as a shared store does while it is briefly unreachable.
+type flakyTaskStore struct {
+	*runtime.MemoryTaskStore
+	failures atomic.Int32
+}
+
+var errStoreDown = errors.New("the store is briefly unreachable")
+
+func (f *flakyTaskStore) Update(ctx context.Context, id string, fn func(*runtime.TaskRecord) error) (*runtime.TaskRecord, error) {
+	return f.MemoryTaskStore.Update(ctx, id, func(r *runtime.TaskRecord) error {
+		if err := fn(r); err != nil {
+			return err
+		}
+		if r.Status.Terminal() && f.failures.Add(-1) >= 0 {
+			return errStoreDown
+		}
+		return nil
+	})
+}
+
+// TestTasksOutcomeStoredDespiteStoreHiccup proves that a task's outcome is stored although
+// the store failed the first write of it: the task completes, rather than staying working
+// (with nothing running it) until its TTL.
+func TestTasksOutcomeStoredDespiteStoreHiccup(t *testing.T) {
+	t.Parallel()
+	store := &flakyTaskStore{MemoryTaskStore: runtime.NewMemoryTaskStore()}
+	store.failures.Store(1)
+	hs, tt := newTaskServer(t, runtime.WithTaskStore(store))
+	c := newModernClient(t, hs.URL, true)
+	id := c.result("tools/call", map[string]any{"name": "slow"})["taskId"].(string)
+	<-tt.started
+	close(tt.release)
+	c.waitStatus(id, runtime.TaskCompleted)
+}

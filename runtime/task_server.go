@@ -467,12 +467,35 @@ func (s *Server) finishTask(ctx context.Context, rt *runningTask, result json.Ra
 			return nil
 		}
 	}
-	if _, err := s.updateTask(rt, outcome(status, msg, result, errJSON)); errors.Is(err, ErrTaskLimit) {
+	err = s.storeOutcome(rt, outcome(status, msg, result, errJSON))
+	if errors.Is(err, ErrTaskLimit) {
 		// The result does not fit in the store's budget: the task fails, saying so.
 		msg = fmt.Sprintf("the tool's result of %d bytes does not fit in the server's budget for tasks: %v", len(result), err)
 		errJSON, _ = json.Marshal(NewError(CodeInternalError, msg))
-		_, _ = s.updateTask(rt, outcome(TaskFailed, msg, nil, errJSON))
+		_ = s.storeOutcome(rt, outcome(TaskFailed, msg, nil, errJSON))
 	}
+}
+
+// outcomeAttempts is how many times a task's outcome is written before it is given up: a
+// store that is briefly unreachable must not leave the task working, with nothing running
+// it, until its TTL.
+const outcomeAttempts = 4
+
+// storeOutcome writes a task's outcome with fn, again (after 100 ms, 200 ms, 400 ms) while
+// the store fails for another reason than the task's state or the store's budget.
+func (s *Server) storeOutcome(rt *runningTask, fn func(*TaskRecord) error) error {
+	var err error
+	for i := range outcomeAttempts {
+		if i > 0 {
+			time.Sleep(100 * time.Millisecond << (i - 1))
+		}
+		_, err = s.updateTask(rt, fn)
+		if err == nil || errors.Is(err, errTaskTerminal) || errors.Is(err, ErrTaskNotFound) || errors.Is(err, ErrTaskLimit) {
+			return err
+		}
+	}
+	s.log.Error("mcp: a task's outcome could not be stored: it stays as last stored until its TTL", "task", rt.id, "error", err)
+	return err
 }
 
 // isErrorResult reports whether a CallToolResult's JSON has isError true.

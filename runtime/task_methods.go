@@ -431,12 +431,14 @@ func taskHead(r *TaskRecord) []byte {
 	return append(b, '"')
 }
 
-// appendTTL appends a TTL in milliseconds, null for none.
+// appendTTL appends a TTL in milliseconds, null for none; a TTL under a millisecond is 1,
+// for the wire's TTL is null or a positive integer (extension io.modelcontextprotocol/tasks,
+// ttlMs).
 func appendTTL(b []byte, ttl time.Duration) []byte {
 	if ttl <= 0 {
 		return append(b, "null"...)
 	}
-	return strconv.AppendInt(b, ttl.Milliseconds(), 10)
+	return strconv.AppendInt(b, max(ttl.Milliseconds(), 1), 10)
 }
 
 // checkTaskNameHeader checks the Mcp-Name header of a tasks/get, tasks/update or

@@ -366,3 +366,13 @@ func TestTasksOutcomeStoredDespiteStoreHiccup(t *testing.T) {
 	close(tt.release)
 	c.waitStatus(id, runtime.TaskCompleted)
 }
+
+// TestTasksSubMillisecondTTL proves that a TTL under a millisecond is sent as 1, a positive
+// integer as the tasks extension requires of ttlMs (null or positive), never as 0.
+func TestTasksSubMillisecondTTL(t *testing.T) {
+	t.Parallel()
+	hs, tt := newTaskServer(t, runtime.WithDefaultTaskTTL(500*time.Microsecond))
+	defer close(tt.release)
+	created := newModernClient(t, hs.URL, true).result("tools/call", map[string]any{"name": "slow"})
+	assert.EqualValues(t, 1, created["ttlMs"])
+}

@@ -586,8 +586,11 @@ func (h *TaskHandle[Res]) ID() string { return h.id }
 // Status asks the server for the task's state (tasks/get). A call answered without a task is
 // completed.
 func (h *TaskHandle[Res]) Status(ctx context.Context) (*TaskInfo, error) {
-	if h.id == "" {
+	if h.direct != nil {
 		return &TaskInfo{Status: TaskCompleted}, nil
+	}
+	if h.id == "" {
+		return nil, fmt.Errorf("mcp tools/call %s: %w", h.tool, NewError(CodeInvalidParams, "the handle names no task: it was resumed from an empty task ID"))
 	}
 	t, err := h.c.getTask(ctx, h.id)
 	if err != nil {

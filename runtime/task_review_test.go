@@ -376,3 +376,16 @@ func TestTasksSubMillisecondTTL(t *testing.T) {
 	created := newModernClient(t, hs.URL, true).result("tools/call", map[string]any{"name": "slow"})
 	assert.EqualValues(t, 1, created["ttlMs"])
 }
+
+// TestTaskResumeEmptyID proves that a handle resumed from an empty task ID does not report
+// a completed task: there is no task, and Status says so.
+func TestTaskResumeEmptyID(t *testing.T) {
+	t.Parallel()
+	hs, _ := newTaskServer(t)
+	c := runtime.NewClient(hs.URL, runtime.WithEra(runtime.EraModern), runtime.WithLogger(discardLogger()))
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	h := runtime.ResumeTypedTask[mcpv1.TextContent](c, "slow", "")
+	_, err := h.Status(testCtx(t))
+	require.Error(t, err)
+	assert.Equal(t, runtime.CodeInvalidParams, runtime.CodeOf(err), "%v", err)
+}

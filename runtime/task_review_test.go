@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 	"github.com/protomcp/protomcp/runtime"
@@ -388,4 +390,48 @@ func TestTaskResumeEmptyID(t *testing.T) {
 	_, err := h.Status(testCtx(t))
 	require.Error(t, err)
 	assert.Equal(t, runtime.CodeInvalidParams, runtime.CodeOf(err), "%v", err)
+}
+
+// TestTasksNoLeakAfterShutdown leaves tasks in every state (working with a TTL, waiting for
+// input with a tasks/result open on it, cancelled, completed, in both eras), shuts the
+// server down, and checks that no goroutine of theirs (handler, timer, asking) is left.
+func TestTasksNoLeakAfterShutdown(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	s := runtime.NewServer(runtime.Implementation{Name: "tasks"}, runtime.WithLogger(discardLogger()))
+	tt := addTaskTools(s)
+	hs := httptest.NewServer(s)
+	l := newLegacyClient(t, hs.URL)
+	m := newModernClient(t, hs.URL, true)
+	l.result("tools/call", map[string]any{"name": "slow", "task": map[string]any{"ttl": 60000}})
+	<-tt.started
+	m.result("tools/call", map[string]any{"name": "slow"})
+	<-tt.started
+	cancelled := l.result("tools/call", map[string]any{"name": "slow", "task": map[string]any{}})["task"].(map[string]any)["taskId"].(string)
+	<-tt.started
+	l.result("tasks/cancel", map[string]any{"taskId": cancelled})
+	l.result("tools/call", map[string]any{"name": "must", "task": map[string]any{}})
+	asking := l.result("tools/call", map[string]any{"name": "ask", "task": map[string]any{}})["task"].(map[string]any)["taskId"].(string)
+	l.waitStatus(asking, runtime.TaskInputRequired)
+	mi := m.result("tools/call", map[string]any{"name": "ask"})["taskId"].(string)
+	m.waitStatus(mi, runtime.TaskInputRequired)
+	// A tasks/result open on the asking task, whose client never answers.
+	ctx, cancel := context.WithCancel(testCtx(t))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL, bytes.NewReader(l.body("tasks/result", map[string]any{"taskId": asking})))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", l.sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+
+	sctx, scancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer scancel()
+	_ = s.Shutdown(sctx)
+	cancel()
+	resp.Body.Close()
+	hs.CloseClientConnections()
+	hs.Close()
+	http.DefaultClient.CloseIdleConnections()
+	goleak.VerifyNone(t, before)
 }

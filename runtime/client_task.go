@@ -314,9 +314,22 @@ func (c *Client) prepareTaskCall(ctx context.Context, st *clientSession, r *Requ
 
 // retryAsTask reports whether a tools/call that failed with err on st is to be sent again as
 // a task: a 2025-11-25 server refuses a plain call of a tool that requires one with Method
-// not found (spec 2025-11-25, Tasks, Tool-Level Negotiation), and tools/list says which.
+// not found (spec 2025-11-25, Tasks, Tool-Level Negotiation), and tools/list says which; a
+// 2026-07-28 server refuses it with -32021 naming the tasks extension, which r then declares
+// (the tasks extension, Task Creation).
 func (c *Client) retryAsTask(ctx context.Context, st *clientSession, r *Request, err error) bool {
-	if st.modern || r.Method != methodToolsCall || CodeOf(err) != CodeMethodNotFound || !st.capabilities.toolsCallTasks() {
+	if r.Method != methodToolsCall {
+		return false
+	}
+	if st.modern {
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeMissingClientCapability || !bytes.Contains(e.Data, []byte(`"`+clientTasksExtension+`"`)) {
+			return false
+		}
+		r.Meta = st.withTasksDeclared(r.Meta)
+		return true
+	}
+	if CodeOf(err) != CodeMethodNotFound || !st.capabilities.toolsCallTasks() {
 		return false
 	}
 	if _, known := st.toolTasks.Load(r.Name); known {

@@ -435,3 +435,19 @@ func TestTasksNoLeakAfterShutdown(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 	goleak.VerifyNone(t, before)
 }
+
+// TestTasksPlainCallOfRequiredTool proves that a plain CallTool of a tool that runs only as a
+// task starts the task and waits for its result in both eras: in 2025-11-25 with params.task
+// (tools/list says the tool requires it), in 2026-07-28 by declaring the tasks extension when
+// the server refuses the call for lack of it (-32021 naming the extension).
+func TestTasksPlainCallOfRequiredTool(t *testing.T) {
+	t.Parallel()
+	hs, _ := newTaskServer(t)
+	for _, era := range []runtime.Era{runtime.EraLegacy, runtime.EraModern} {
+		c := runtime.NewClient(hs.URL, runtime.WithEra(era), runtime.WithLogger(discardLogger()))
+		t.Cleanup(func() { _ = c.Close(context.Background()) })
+		res, err := c.CallTool(testCtx(t), "must", nil)
+		require.NoErrorf(t, err, "era %v", era)
+		assert.Equal(t, "must", res.Text())
+	}
+}

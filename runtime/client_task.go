@@ -380,8 +380,14 @@ func (c *Client) getTask(ctx context.Context, id string) (*wireTask, error) {
 	if err := json.Unmarshal(raw, &t); err != nil {
 		return nil, fmt.Errorf("mcp %s: decode result: %w", taskMethodGet, err)
 	}
-	if t.TaskID == "" {
+	switch t.TaskID {
+	case "":
 		t.TaskID = id
+	case id:
+	default:
+		// Following it would poll, and return the result of, a task the caller never asked
+		// about.
+		return nil, fmt.Errorf("mcp %s: the server answered about task %q, not %q", taskMethodGet, truncate(t.TaskID, 64), truncate(id, 64))
 	}
 	return &t, nil
 }

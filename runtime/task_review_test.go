@@ -188,7 +188,6 @@ func TestTaskWaitGarbageServer(t *testing.T) {
 	t.Parallel()
 	s := runtime.NewServer(runtime.Implementation{Name: "tasks", Version: "1"}, runtime.WithLogger(discardLogger()))
 	tt := addTaskTools(s)
-	t.Cleanup(func() { close(tt.release) })
 	var gets atomic.Int32
 	var bogus atomic.Bool
 	hs := httptest.NewServer(rewriteTasksGet(s, &gets, func(b string) string {
@@ -204,6 +203,7 @@ func TestTaskWaitGarbageServer(t *testing.T) {
 		_ = s.Shutdown(ctx)
 		hs.Close()
 	})
+	t.Cleanup(func() { close(tt.release) }) // before Shutdown waits for the handler
 	c := runtime.NewClient(hs.URL, runtime.WithEra(runtime.EraModern), runtime.WithLogger(discardLogger()))
 	t.Cleanup(func() { _ = c.Close(context.Background()) })
 
@@ -450,4 +450,43 @@ func TestTasksPlainCallOfRequiredTool(t *testing.T) {
 		require.NoErrorf(t, err, "era %v", era)
 		assert.Equal(t, "must", res.Text())
 	}
+}
+
+// TestTaskWaitOtherTaskID proves that a tasks/get answer about another task than the one
+// asked is refused, rather than followed: Wait would otherwise poll, and return the result
+// of, whatever task the server named.
+func TestTaskWaitOtherTaskID(t *testing.T) {
+	t.Parallel()
+	s := runtime.NewServer(runtime.Implementation{Name: "tasks", Version: "1"}, runtime.WithLogger(discardLogger()))
+	tt := addTaskTools(s)
+	var gets atomic.Int32
+	var other atomic.Value
+	hs := httptest.NewServer(rewriteTasksGet(s, &gets, func(b string) string {
+		var m struct {
+			Result struct {
+				TaskID string `json:"taskId"`
+			} `json:"result"`
+		}
+		_ = json.Unmarshal([]byte(b), &m)
+		if o, _ := other.Load().(string); o != "" && m.Result.TaskID != "" {
+			b = strings.Replace(b, m.Result.TaskID, o, 1)
+		}
+		return b
+	}))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+		hs.Close()
+	})
+	t.Cleanup(func() { close(tt.release) }) // before Shutdown waits for the handler
+	c := runtime.NewClient(hs.URL, runtime.WithEra(runtime.EraModern), runtime.WithLogger(discardLogger()))
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	h, err := runtime.StartTypedTask[mcpv1.TextContent](testCtx(t), c, "slow", &mcpv1.TextContent{})
+	require.NoError(t, err)
+	<-tt.started
+	other.Store("someone-elses-task")
+	_, err = h.Status(testCtx(t))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "someone-elses-task")
 }

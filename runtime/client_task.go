@@ -42,6 +42,11 @@ const (
 // waiting client.
 const minTaskPoll = 100 * time.Millisecond
 
+// maxTaskPoll bounds how long the client waits between polls, whatever interval the server
+// suggests: a server that suggests years (or sends garbage) does not keep Wait asleep long
+// after the task ended.
+const maxTaskPoll = time.Minute
+
 // isTaskMethod reports whether method is one of the tasks/ methods that name a task, whose
 // taskId the modern era mirrors into Mcp-Name (the tasks extension, Streamable HTTP: Routing
 // Headers).
@@ -129,7 +134,7 @@ func (t *wireTask) pollEvery() time.Duration {
 	if d == 0 {
 		return defaultTaskPoll
 	}
-	return max(d, minTaskPoll)
+	return min(max(d, minTaskPoll), maxTaskPoll)
 }
 
 // parseTaskAnswer returns the task a tools/call answer created, or nil when the answer is the

@@ -360,6 +360,9 @@ func (s *Server) askForTask(ctx context.Context, rs *requestState, rt *runningTa
 				rt.mu.Lock()
 				in.claimed = false
 				rt.mu.Unlock()
+				// Another tasks/result waiting on the task asks it instead (this stream
+				// dropped, say): wake them.
+				rt.signal()
 				return
 			}
 			rt.answerInput(key, raw)

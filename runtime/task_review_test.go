@@ -490,3 +490,48 @@ func TestTaskWaitOtherTaskID(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "someone-elses-task")
 }
+
+// TestTasksLegacyInputAskedAgainAfterDrop proves that a task's input request asked on a
+// tasks/result stream whose client went away without answering is asked again, once the
+// request's bound (WithCallerRequestTimeout) ends, on another tasks/result stream already
+// waiting on the task, rather than never (the task would sit in input_required until its
+// TTL).
+func TestTasksLegacyInputAskedAgainAfterDrop(t *testing.T) {
+	t.Parallel()
+	hs, _ := newTaskServer(t, runtime.WithHandlerTimeout(runtime.Unlimited), runtime.WithCallerRequestTimeout(300*time.Millisecond))
+	c := newLegacyClient(t, hs.URL)
+	id := c.result("tools/call", map[string]any{"name": "ask", "task": map[string]any{}})["task"].(map[string]any)["taskId"].(string)
+	c.waitStatus(id, runtime.TaskInputRequired)
+
+	// Stream A: receives the elicitation, then drops without answering.
+	actx, drop := context.WithCancel(testCtx(t))
+	defer drop()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, hs.URL, bytes.NewReader(c.body("tasks/result", map[string]any{"taskId": id})))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	a, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	sc := bufio.NewScanner(a.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), "elicitation/create") {
+	}
+
+	// Stream B: waits on the task while A holds the request, then answers it once A drops.
+	c.answer = func(string, json.RawMessage) any {
+		return map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}
+	}
+	done := make(chan rpcReply, 1)
+	go func() { done <- c.call("tasks/result", map[string]any{"taskId": id}) }()
+	time.Sleep(100 * time.Millisecond) // B is waiting on the task (nothing to assert: a pause)
+	drop()
+	a.Body.Close()
+	select {
+	case r := <-done:
+		require.Nil(t, r.Error)
+		assert.Contains(t, string(r.Result), "Hello, Ada!")
+	case <-time.After(5 * time.Second):
+		require.FailNow(t, "the input request was never asked again after its stream dropped")
+	}
+}

@@ -360,9 +360,12 @@ func (s *Server) askForTask(ctx context.Context, rs *requestState, rt *runningTa
 				rt.mu.Lock()
 				in.claimed = false
 				rt.mu.Unlock()
-				// Another tasks/result waiting on the task asks it instead (this stream
-				// dropped, say): wake them.
-				rt.signal()
+				// Another tasks/result waiting on the task asks it instead (this one ended,
+				// or its client did not answer in time): wake them. Not after a send that
+				// failed at once, which waking would repeat in a loop.
+				if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+					rt.signal()
+				}
 				return
 			}
 			rt.answerInput(key, raw)

@@ -19,7 +19,7 @@ import (
 //   - a task is a string (<prefix>t:<id>) holding its record as JSON, expiring with the
 //     task's TTL (kept until deleted when it has none);
 //   - <prefix>to:<owner> is a sorted set of its owner's task IDs by creation time, for
-//     tasks/list and the per-caller cap;
+//     tasks/list and the per-caller cap, expiring with the owner's last task;
 //   - <prefix>tall is a sorted set of every task ID by expiry time, for the total cap.
 //
 // Updates are optimistic (WATCH, MULTI), retried when another replica wrote first. The
@@ -41,7 +41,10 @@ func (ts *TaskStore) allKey() string               { return ts.prefix + "tall" }
 
 // createTaskScript stores a new task unless a cap is reached: it forgets the expired IDs of
 // the total index, counts the owner's live tasks (dropping the IDs of expired ones from the
-// owner's index), and sets the record with its TTL.
+// owner's index; without a per-owner cap, as for anonymous callers, it checks the index's
+// eight oldest IDs only), and sets the record with its TTL. The owner's index expires with
+// the last of its tasks, so that the index of an owner that is gone (a session that ended)
+// does not outlive its tasks.
 // KEYS: record, owner index, total index. ARGV: record JSON, created ms, expiry ms (0: none),
 // TTL ms (0: none), per-owner cap, total cap (0: none), now ms, task key prefix, id.
 var createTaskScript = redis.NewScript(`
@@ -58,14 +61,27 @@ if per > 0 then
   if n >= per then return -2 end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return -3 end
-if tonumber(ARGV[4]) > 0 then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
+if per <= 0 then
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, 7)) do
+    if redis.call('EXISTS', ARGV[8] .. id) == 0 then redis.call('ZREM', KEYS[2], id) end
+  end
+end
+local existed = redis.call('EXISTS', KEYS[2]) == 1
+local ttl = tonumber(ARGV[4])
+if ttl > 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[9])
 else
   redis.call('SET', KEYS[1], ARGV[1])
   redis.call('ZADD', KEYS[3], '+inf', ARGV[9])
 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[9])
+if ttl <= 0 then
+  redis.call('PERSIST', KEYS[2])
+else
+  local left = redis.call('PTTL', KEYS[2])
+  if not existed or (left >= 0 and left < ttl) then redis.call('PEXPIRE', KEYS[2], ttl) end
+end
 return 1
 `)
 

@@ -248,3 +248,40 @@ func TestReplicaSetTasks(t *testing.T) {
 		t.Fatalf("tasks/result of the failed task: %v; want the error saying its replica stopped", err)
 	}
 }
+
+// TestStoreTasksOwnerIndexBounded proves that the owners' indexes do not outlive their
+// tasks: the index of an owner whose tasks all expired (a session that ended) expires with
+// them, and the index of anonymous callers (no per-owner cap, never listed) sheds the IDs of
+// expired tasks as new ones come, rather than growing with every task ever created.
+func TestStoreTasksOwnerIndexBounded(t *testing.T) {
+	st, rdb := newStore(t, redismcp.Options{})
+	ts := st.Tasks()
+	ctx := context.Background()
+	create := func(id, owner string, ttl time.Duration) {
+		t.Helper()
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		r := &runtime.TaskRecord{ID: id, Owner: owner, Tool: "t", Status: runtime.TaskWorking, CreatedAt: now, LastUpdatedAt: now, TTL: ttl}
+		if err := ts.Create(ctx, r, runtime.TaskLimits{Total: 1000}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("s1", "s:gone", 100*time.Millisecond)
+	create("s2", "s:gone", 200*time.Millisecond)
+	if ttl := rdb.PTTL(ctx, "mcp:to:s:gone").Val(); ttl <= 100*time.Millisecond || ttl > 200*time.Millisecond {
+		t.Fatalf("the owner's index expires in %v; want with its last task, in 200 ms", ttl)
+	}
+	create("keep", "", time.Minute) // the anonymous index lives on: callers keep coming
+	for i := range 40 {
+		create(fmt.Sprint("old", i), "", 50*time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := rdb.Exists(ctx, "mcp:to:s:gone").Val(); n != 0 {
+		t.Fatal("the index of an owner whose tasks all expired is still in Redis")
+	}
+	for i := range 40 {
+		create(fmt.Sprint("new", i), "", time.Minute)
+	}
+	if n := rdb.ZCard(ctx, "mcp:to:").Val(); n != 41 {
+		t.Fatalf("the anonymous index holds %d IDs; want the 41 live tasks only", n)
+	}
+}

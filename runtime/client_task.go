@@ -37,8 +37,15 @@ const (
 	taskResultType = "task"
 )
 
-// minTaskPoll bounds how often a task is polled, whatever interval the server suggests.
-const minTaskPoll = 10 * time.Millisecond
+// minTaskPoll bounds how often a task is polled, whatever interval the server suggests: a
+// server that suggests a millisecond does not get a thousand tasks/get a second from each
+// waiting client.
+const minTaskPoll = 100 * time.Millisecond
+
+// maxTaskPoll bounds how long the client waits between polls, whatever interval the server
+// suggests: a server that suggests years (or sends garbage) does not keep Wait asleep long
+// after the task ended.
+const maxTaskPoll = time.Minute
 
 // isTaskMethod reports whether method is one of the tasks/ methods that name a task, whose
 // taskId the modern era mirrors into Mcp-Name (the tasks extension, Streamable HTTP: Routing
@@ -127,7 +134,7 @@ func (t *wireTask) pollEvery() time.Duration {
 	if d == 0 {
 		return defaultTaskPoll
 	}
-	return max(d, minTaskPoll)
+	return min(max(d, minTaskPoll), maxTaskPoll)
 }
 
 // parseTaskAnswer returns the task a tools/call answer created, or nil when the answer is the
@@ -312,9 +319,22 @@ func (c *Client) prepareTaskCall(ctx context.Context, st *clientSession, r *Requ
 
 // retryAsTask reports whether a tools/call that failed with err on st is to be sent again as
 // a task: a 2025-11-25 server refuses a plain call of a tool that requires one with Method
-// not found (spec 2025-11-25, Tasks, Tool-Level Negotiation), and tools/list says which.
+// not found (spec 2025-11-25, Tasks, Tool-Level Negotiation), and tools/list says which; a
+// 2026-07-28 server refuses it with -32021 naming the tasks extension, which r then declares
+// (the tasks extension, Task Creation).
 func (c *Client) retryAsTask(ctx context.Context, st *clientSession, r *Request, err error) bool {
-	if st.modern || r.Method != methodToolsCall || CodeOf(err) != CodeMethodNotFound || !st.capabilities.toolsCallTasks() {
+	if r.Method != methodToolsCall {
+		return false
+	}
+	if st.modern {
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeMissingClientCapability || !bytes.Contains(e.Data, []byte(`"`+clientTasksExtension+`"`)) {
+			return false
+		}
+		r.Meta = st.withTasksDeclared(r.Meta)
+		return true
+	}
+	if CodeOf(err) != CodeMethodNotFound || !st.capabilities.toolsCallTasks() {
 		return false
 	}
 	if _, known := st.toolTasks.Load(r.Name); known {
@@ -365,8 +385,14 @@ func (c *Client) getTask(ctx context.Context, id string) (*wireTask, error) {
 	if err := json.Unmarshal(raw, &t); err != nil {
 		return nil, fmt.Errorf("mcp %s: decode result: %w", taskMethodGet, err)
 	}
-	if t.TaskID == "" {
+	switch t.TaskID {
+	case "":
 		t.TaskID = id
+	case id:
+	default:
+		// Following it would poll, and return the result of, a task the caller never asked
+		// about.
+		return nil, fmt.Errorf("mcp %s: the server answered about task %q, not %q", taskMethodGet, truncate(t.TaskID, 64), truncate(id, 64))
 	}
 	return &t, nil
 }
@@ -388,7 +414,7 @@ func (c *Client) awaitTask(ctx context.Context, tool string, t *wireTask) (json.
 			}
 			return c.taskResult(ctx, tool, t.TaskID)
 		case TaskFailed:
-			return nil, c.taskFailed(ctx, st, tool, t)
+			return c.taskFailed(ctx, st, tool, t)
 		case TaskCancelled:
 			return nil, taskCancelled(tool, t)
 		case TaskInputRequired:
@@ -406,6 +432,11 @@ func (c *Client) awaitTask(ctx context.Context, tool string, t *wireTask) (json.
 				return raw, err
 			}
 			// The call's bound ended before the task did: poll on.
+		case TaskWorking:
+		default:
+			// Not a status of the spec's lifecycle (spec 2025-11-25, Tasks, Task Status):
+			// polling on would wait for a change that may never come.
+			return nil, fmt.Errorf("mcp tools/call %s: task %s: the server reported the status %q, which is none of the spec's", tool, t.TaskID, truncate(string(t.Status), 64))
 		}
 		if !sleep(ctx, t.pollEvery()) {
 			return nil, fmt.Errorf("mcp tools/call %s: waiting for task %s: %w", tool, t.TaskID, ctxErr(ctx))
@@ -434,22 +465,29 @@ func (c *Client) taskResult(ctx context.Context, tool, id string) (json.RawMessa
 	return raw, nil
 }
 
-// taskFailed is the error of the task t that failed: its inlined error (2026-07-28), else the
-// one tasks/result returns (2025-11-25), else one made of its status message.
-func (c *Client) taskFailed(ctx context.Context, st *clientSession, tool string, t *wireTask) error {
+// taskFailed is the outcome of the task t that failed: its inlined error (2026-07-28), else
+// what tasks/result returns (2025-11-25): the JSON-RPC error of the call, or the tool's
+// result with isError set, which fails a task in that era (spec 2025-11-25, Tasks, Task
+// Status Lifecycle) and is returned as the call's result, for the caller to see the tool's
+// error; else an error made of its status message.
+func (c *Client) taskFailed(ctx context.Context, st *clientSession, tool string, t *wireTask) (json.RawMessage, error) {
 	if t.Error != nil {
-		return fmt.Errorf("mcp tools/call %s: task %s failed: %w", tool, t.TaskID, t.Error)
+		return nil, fmt.Errorf("mcp tools/call %s: task %s failed: %w", tool, t.TaskID, t.Error)
 	}
 	if !st.modern {
-		if _, err := c.taskResult(ctx, tool, t.TaskID); err != nil {
-			return err
+		raw, err := c.taskResult(ctx, tool, t.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		if isErrorResult(raw) {
+			return raw, nil
 		}
 	}
 	msg := t.StatusMessage
 	if msg == "" {
 		msg = "no reason given"
 	}
-	return fmt.Errorf("mcp tools/call %s: task %s failed: %w", tool, t.TaskID, NewError(CodeInternalError, msg))
+	return nil, fmt.Errorf("mcp tools/call %s: task %s failed: %w", tool, t.TaskID, NewError(CodeInternalError, msg))
 }
 
 // taskCancelled is the error of the task t that was cancelled.
@@ -572,8 +610,11 @@ func (h *TaskHandle[Res]) ID() string { return h.id }
 // Status asks the server for the task's state (tasks/get). A call answered without a task is
 // completed.
 func (h *TaskHandle[Res]) Status(ctx context.Context) (*TaskInfo, error) {
-	if h.id == "" {
+	if h.direct != nil {
 		return &TaskInfo{Status: TaskCompleted}, nil
+	}
+	if h.id == "" {
+		return nil, fmt.Errorf("mcp tools/call %s: %w", h.tool, NewError(CodeInvalidParams, "the handle names no task: it was resumed from an empty task ID"))
 	}
 	t, err := h.c.getTask(ctx, h.id)
 	if err != nil {

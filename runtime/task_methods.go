@@ -78,12 +78,14 @@ func (s *Server) lookupTask(ctx context.Context, rs *requestState, method string
 	return s.checkOrphan(ctx, rec), &p, nil
 }
 
-// checkOrphan ends a task whose handler no longer runs anywhere: its replica's lease on the
-// Bus lapsed, or (without a replica set, or on its own replica) no handler of this process
-// runs it, as after a restart with a shared store. It is reported failed rather than
-// working forever.
+// checkOrphan ends a task whose handler no longer runs anywhere in a replica set: its
+// replica's lease on the Bus lapsed, or on its own replica no handler runs it, as after a
+// restart under the same WithReplicaID. It is reported failed rather than working forever.
+// Outside a replica set nothing is known of who runs a task: every server writes the same
+// empty Replica, and a store shared by servers that are not a replica set holds tasks that
+// others run; the TTL ends those of a server that died.
 func (s *Server) checkOrphan(ctx context.Context, rec *TaskRecord) *TaskRecord {
-	if rec.Status.Terminal() {
+	if rec.Status.Terminal() || s.cluster == nil {
 		return rec
 	}
 	var why string
@@ -93,7 +95,7 @@ func (s *Server) checkOrphan(ctx context.Context, rec *TaskRecord) *TaskRecord {
 			return rec
 		}
 		why = "the task's handler is no longer running: its server restarted"
-	case s.cluster != nil && s.cluster.bus != nil:
+	case s.cluster.bus != nil:
 		actx, cancel := context.WithTimeout(ctx, storeTimeout)
 		alive, err := s.cluster.bus.Alive(actx, rec.Replica)
 		cancel()
@@ -287,7 +289,7 @@ func (s *Server) handleTasksResult(ctx context.Context, rs *requestState, params
 // interval, within a second, when another replica runs it.
 func (s *Server) awaitTaskChange(ctx, askCtx context.Context, rs *requestState, rec *TaskRecord, asking *sync.WaitGroup) error {
 	var wake <-chan struct{}
-	var tick <-chan time.Time
+	var tick, expiry <-chan time.Time
 	if rt := s.runningTaskOf(rec.ID); rt != nil {
 		wake = rt.changes()
 		s.askForTask(askCtx, rs, rt, asking)
@@ -296,9 +298,18 @@ func (s *Server) awaitTaskChange(ctx, askCtx context.Context, rs *requestState, 
 		defer t.Stop()
 		tick = t.C
 	}
+	if rec.TTL > 0 {
+		// The record is forgotten when its TTL runs out, whether or not its handler
+		// returns then: look again at that moment (no sooner than 50 ms from now, lest a
+		// store that keeps an expired record a while make this loop spin).
+		t := time.NewTimer(max(time.Until(rec.CreatedAt.Add(rec.TTL))+time.Millisecond, 50*time.Millisecond))
+		defer t.Stop()
+		expiry = t.C
+	}
 	select {
 	case <-wake:
 	case <-tick:
+	case <-expiry:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -338,10 +349,23 @@ func (s *Server) askForTask(ctx context.Context, rs *requestState, rt *runningTa
 		go func() {
 			defer asking.Done()
 			raw, err := rs.sess.request(ctx, rs.st, in.method, json.RawMessage(withRelatedTask(in.params, rt.id)))
+			var refused *Error
+			if errors.As(err, &refused) {
+				// The client answered with an error (it declines to elicit, say): the
+				// handler gets it, as it would outside a task, rather than waiting on.
+				rt.replyInput(key, taskReply{err: refused})
+				return
+			}
 			if err != nil {
 				rt.mu.Lock()
 				in.claimed = false
 				rt.mu.Unlock()
+				// Another tasks/result waiting on the task asks it instead (this one ended,
+				// or its client did not answer in time): wake them. Not after a send that
+				// failed at once, which waking would repeat in a loop.
+				if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+					rt.signal()
+				}
 				return
 			}
 			rt.answerInput(key, raw)
@@ -413,12 +437,14 @@ func taskHead(r *TaskRecord) []byte {
 	return append(b, '"')
 }
 
-// appendTTL appends a TTL in milliseconds, null for none.
+// appendTTL appends a TTL in milliseconds, null for none; a TTL under a millisecond is 1,
+// for the wire's TTL is null or a positive integer (extension io.modelcontextprotocol/tasks,
+// ttlMs).
 func appendTTL(b []byte, ttl time.Duration) []byte {
 	if ttl <= 0 {
 		return append(b, "null"...)
 	}
-	return strconv.AppendInt(b, ttl.Milliseconds(), 10)
+	return strconv.AppendInt(b, max(ttl.Milliseconds(), 1), 10)
 }
 
 // checkTaskNameHeader checks the Mcp-Name header of a tasks/get, tasks/update or

@@ -63,6 +63,7 @@ type runningTask struct {
 
 	mu     sync.Mutex
 	inputs map[string]*taskInput // the handler's pending input requests, by key
+	used   map[string]bool       // every key the task's input requests had: none is reused
 	seq    int                   // numbers the keys the runtime makes
 }
 
@@ -70,8 +71,15 @@ type runningTask struct {
 type taskInput struct {
 	method  string
 	params  json.RawMessage
-	answer  chan json.RawMessage // buffered: one answer
-	claimed bool                 // (2025-11-25) being asked on a tasks/result stream
+	answer  chan taskReply // buffered: one answer
+	claimed bool           // (2025-11-25) being asked on a tasks/result stream
+}
+
+// taskReply is the client's answer to a task's input request: its result, or the JSON-RPC
+// error it answered with.
+type taskReply struct {
+	result json.RawMessage
+	err    error
 }
 
 // errTaskCancelled is the cause of a task context cancelled by tasks/cancel.
@@ -200,7 +208,8 @@ func taskWanted(req *Request, t *toolEntry) (bool, time.Duration, error) {
 	}
 	var ttl time.Duration
 	if tp.TTL != nil && *tp.TTL > 0 {
-		ttl = time.Duration(*tp.TTL) * time.Millisecond
+		// Clamped before the conversion, which would wrap around (taskTTL caps it anyway).
+		ttl = time.Duration(min(*tp.TTL, int64(unlimitedDuration/time.Millisecond))) * time.Millisecond
 	}
 	return true, ttl, nil
 }
@@ -374,6 +383,9 @@ func (s *Server) runTask(rt *runningTask, trs *requestState, t *toolEntry, run C
 		delete(s.tasks.running, rt.id)
 		s.tasks.mu.Unlock()
 		rt.cancel(nil)
+		// Whoever waits on the task looks again: a handler that ends without storing an
+		// outcome (its TTL ran out) changes the task too, which is now gone.
+		rt.signal()
 	}()
 	ctx := &trs.ctx
 	result, err := s.callTaskHandler(ctx, trs, t, run)
@@ -455,12 +467,35 @@ func (s *Server) finishTask(ctx context.Context, rt *runningTask, result json.Ra
 			return nil
 		}
 	}
-	if _, err := s.updateTask(rt, outcome(status, msg, result, errJSON)); errors.Is(err, ErrTaskLimit) {
+	err = s.storeOutcome(rt, outcome(status, msg, result, errJSON))
+	if errors.Is(err, ErrTaskLimit) {
 		// The result does not fit in the store's budget: the task fails, saying so.
 		msg = fmt.Sprintf("the tool's result of %d bytes does not fit in the server's budget for tasks: %v", len(result), err)
 		errJSON, _ = json.Marshal(NewError(CodeInternalError, msg))
-		_, _ = s.updateTask(rt, outcome(TaskFailed, msg, nil, errJSON))
+		_ = s.storeOutcome(rt, outcome(TaskFailed, msg, nil, errJSON))
 	}
+}
+
+// outcomeAttempts is how many times a task's outcome is written before it is given up: a
+// store that is briefly unreachable must not leave the task working, with nothing running
+// it, until its TTL.
+const outcomeAttempts = 4
+
+// storeOutcome writes a task's outcome with fn, again (after 100 ms, 200 ms, 400 ms) while
+// the store fails for another reason than the task's state or the store's budget.
+func (s *Server) storeOutcome(rt *runningTask, fn func(*TaskRecord) error) error {
+	var err error
+	for i := range outcomeAttempts {
+		if i > 0 {
+			time.Sleep(100 * time.Millisecond << (i - 1))
+		}
+		_, err = s.updateTask(rt, fn)
+		if err == nil || errors.Is(err, errTaskTerminal) || errors.Is(err, ErrTaskNotFound) || errors.Is(err, ErrTaskLimit) {
+			return err
+		}
+	}
+	s.log.Error("mcp: a task's outcome could not be stored: it stays as last stored until its TTL", "task", rt.id, "error", err)
+	return err
 }
 
 // isErrorResult reports whether a CallToolResult's JSON has isError true.
@@ -560,14 +595,18 @@ func (rt *runningTask) notify(rs *requestState, method string, params any) error
 	return rt.sess.notify(method, json.RawMessage(withRelatedTask(b, rt.id)))
 }
 
-// withRelatedTask adds the related-task _meta to a message's params (spec 2025-11-25, Tasks,
-// Associating Task-Related Messages), unless they carry a _meta of their own.
+// withRelatedTask adds the related-task _meta to a message's params or result (spec
+// 2025-11-25, Tasks, Associating Task-Related Messages: all of a task's messages MUST carry
+// it), beside the members of a _meta it has already.
 func withRelatedTask(params []byte, id string) []byte {
 	p := trimSpace(params)
-	if len(p) < 2 || p[0] != '{' || bytes.Contains(p, []byte(`"_meta"`)) {
+	if len(p) < 2 || p[0] != '{' {
 		return params
 	}
 	idJSON, _ := json.Marshal(id)
+	if bytes.Contains(p, []byte(`"_meta"`)) {
+		return mergeRelatedTask(params, idJSON)
+	}
 	out := make([]byte, 0, len(p)+80)
 	out = append(out, `{"_meta":{"`+metaRelatedTask+`":{"taskId":`...)
 	out = append(out, idJSON...)
@@ -576,6 +615,32 @@ func withRelatedTask(params []byte, id string) []byte {
 		out = append(out, ',')
 	}
 	return append(out, p[1:]...)
+}
+
+// mergeRelatedTask is withRelatedTask for a message that may have a _meta of its own (or a
+// "_meta" nested in its content): the related-task key joins the top-level _meta's members.
+// A message that is not a JSON object, or whose _meta is not one, is returned as it is.
+func mergeRelatedTask(msg, idJSON []byte) []byte {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(msg, &top) != nil || top == nil {
+		return msg
+	}
+	meta := map[string]json.RawMessage{}
+	if m, ok := top["_meta"]; ok && string(trimSpace(m)) != "null" {
+		if json.Unmarshal(m, &meta) != nil || meta == nil {
+			return msg
+		}
+	}
+	meta[metaRelatedTask] = json.RawMessage(`{"taskId":` + string(idJSON) + `}`)
+	var err error
+	if top["_meta"], err = json.Marshal(meta); err != nil {
+		return msg
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return msg
+	}
+	return out
 }
 
 // ask is requestState.call for a task's handler: the request waits among the task's input
@@ -594,12 +659,18 @@ func (rt *runningTask) ask(ctx context.Context, rs *requestState, method string,
 	}
 	s := rs.sess.server
 	key, _ := ctx.Value(inputKeyCtx{}).(string)
-	in := &taskInput{method: method, params: pb, answer: make(chan json.RawMessage, 1)}
+	in := &taskInput{method: method, params: pb, answer: make(chan taskReply, 1)}
 	rt.mu.Lock()
-	if key == "" || rt.inputs[key] != nil {
+	// A key names one request for the task's life: a client answers each key once, and
+	// would take a second request under an answered key for the first.
+	for key == "" || rt.used[key] {
 		rt.seq++
 		key = "input-" + strconv.Itoa(rt.seq)
 	}
+	if rt.used == nil {
+		rt.used = make(map[string]bool)
+	}
+	rt.used[key] = true
 	rt.inputs[key] = in
 	rt.mu.Unlock()
 	s.publishInputs(rt)
@@ -613,7 +684,10 @@ func (rt *runningTask) ask(ctx context.Context, rs *requestState, method string,
 	defer cancel()
 	select {
 	case ans := <-in.answer:
-		if err := json.Unmarshal(ans, result); err != nil {
+		if ans.err != nil {
+			return fmt.Errorf("mcp: %s of task %s: %w", method, rt.id, ans.err)
+		}
+		if err := json.Unmarshal(ans.result, result); err != nil {
 			return fmt.Errorf("mcp: decode %s result: %w", method, err)
 		}
 		return nil
@@ -656,6 +730,12 @@ func (s *Server) publishInputs(rt *runningTask) {
 // answerInput delivers the client's answer to input request key of a task this replica
 // runs; it reports whether the task had such a request.
 func (rt *runningTask) answerInput(key string, answer json.RawMessage) bool {
+	return rt.replyInput(key, taskReply{result: answer})
+}
+
+// replyInput delivers the client's reply (an answer or an error) to input request key of a
+// task this replica runs; it reports whether the task had such a request.
+func (rt *runningTask) replyInput(key string, answer taskReply) bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	in := rt.inputs[key]

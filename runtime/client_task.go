@@ -418,20 +418,9 @@ func (c *Client) awaitTask(ctx context.Context, tool string, t *wireTask) (json.
 		case TaskCancelled:
 			return nil, taskCancelled(tool, t)
 		case TaskInputRequired:
-			if st.modern {
-				if err := c.updateTask(ctx, t, answered); err != nil {
-					return nil, fmt.Errorf("mcp tools/call %s: task %s: %w", tool, t.TaskID, err)
-				}
-				break
-			}
-			// The server's requests arrive on the tasks/result stream, which the client's
-			// handlers answer; tasks/result ends with the task (spec 2025-11-25, Tasks,
-			// Input Required Status).
-			raw, err := c.taskResult(ctx, tool, t.TaskID)
-			if err == nil || ctx.Err() != nil || CodeOf(err) != CodeDeadlineExceeded {
+			if raw, done, err := c.taskInput(ctx, st, tool, t, answered); done {
 				return raw, err
 			}
-			// The call's bound ended before the task did: poll on.
 		case TaskWorking:
 		default:
 			// Not a status of the spec's lifecycle (spec 2025-11-25, Tasks, Task Status):
@@ -445,6 +434,25 @@ func (c *Client) awaitTask(ctx context.Context, tool string, t *wireTask) (json.
 			return nil, err
 		}
 	}
+}
+
+// taskInput answers the input the task t of the tool asks for, and reports done when the
+// call's outcome is known (its result, or an error). In 2026-07-28 the client's handlers
+// answer t's input requests through tasks/update; in 2025-11-25 the server's requests arrive
+// on the tasks/result stream, which the client's handlers answer, and tasks/result ends with
+// the task (spec 2025-11-25, Tasks, Input Required Status), unless the call's bound ends first.
+func (c *Client) taskInput(ctx context.Context, st *clientSession, tool string, t *wireTask, answered map[string]bool) (json.RawMessage, bool, error) {
+	if st.modern {
+		if err := c.updateTask(ctx, t, answered); err != nil {
+			return nil, true, fmt.Errorf("mcp tools/call %s: task %s: %w", tool, t.TaskID, err)
+		}
+		return nil, false, nil
+	}
+	raw, err := c.taskResult(ctx, tool, t.TaskID)
+	if err == nil || ctx.Err() != nil || CodeOf(err) != CodeDeadlineExceeded {
+		return raw, true, err
+	}
+	return nil, false, nil // the call's bound ended before the task did: poll on
 }
 
 // ctxErr is ctx's error as a JSON-RPC coded one: a deadline is CodeDeadlineExceeded.

@@ -228,13 +228,7 @@ func encodeRequest(id *ID, method string, params any) ([]byte, error) {
 		return nil, err
 	}
 	buf := make([]byte, 0, len(raw)+len(method)+64)
-	buf = append(buf, `{"jsonrpc":"2.0"`...)
-	if id != nil && !id.IsZero() {
-		buf = append(buf, `,"id":`...)
-		buf = append(buf, id.raw...)
-	}
-	buf = append(buf, `,"method":`...)
-	buf = appendMethod(buf, method)
+	buf = appendRequestHead(buf, id, method)
 	if raw != nil && string(raw) != "null" {
 		buf = append(buf, `,"params":`...)
 		buf = append(buf, raw...)
@@ -242,18 +236,24 @@ func encodeRequest(id *ID, method string, params any) ([]byte, error) {
 	return append(buf, '}'), nil
 }
 
-// encodeRequestMeta is encodeRequest with params, a JSON object without a _meta member, and
-// mb as their _meta, spliced in as the body is written (spliceMeta's result, not copied).
-func encodeRequestMeta(id *ID, method string, params, mb []byte) []byte {
-	inner := bytes.TrimSpace(params[1 : len(params)-1])
-	buf := make([]byte, 0, len(inner)+len(mb)+len(method)+80)
+// appendRequestHead appends a request's envelope up to its method: jsonrpc, the id (none for
+// a notification) and the method, leaving the object open for its params.
+func appendRequestHead(buf []byte, id *ID, method string) []byte {
 	buf = append(buf, `{"jsonrpc":"2.0"`...)
 	if id != nil && !id.IsZero() {
 		buf = append(buf, `,"id":`...)
 		buf = append(buf, id.raw...)
 	}
 	buf = append(buf, `,"method":`...)
-	buf = appendMethod(buf, method)
+	return appendMethod(buf, method)
+}
+
+// encodeRequestMeta is encodeRequest with params, a JSON object without a _meta member, and
+// mb as their _meta, spliced in as the body is written (spliceMeta's result, not copied).
+func encodeRequestMeta(id *ID, method string, params, mb []byte) []byte {
+	inner := bytes.TrimSpace(params[1 : len(params)-1])
+	buf := make([]byte, 0, len(inner)+len(mb)+len(method)+80)
+	buf = appendRequestHead(buf, id, method)
 	buf = append(buf, `,"params":{`...)
 	buf = append(buf, inner...)
 	if len(inner) > 0 {

@@ -151,6 +151,7 @@ type serverConfig struct {
 	pageSize             int
 	completion           CompletionHandler
 	keepAlive            time.Duration
+	noHijack             bool // WithoutStreamHijack
 	writeTimeout         time.Duration
 	sessionBudget        int64
 	serverBudget         int64
@@ -379,6 +380,20 @@ func WithPageSize(n int) ServerOption {
 // so that proxies do not cut them (default off; Unlimited: off).
 func WithKeepAlive(d time.Duration) ServerOption {
 	return serverOptionFunc(func(c *serverConfig) { setLimit(&c.keepAlive, d, 0) })
+}
+
+// WithoutStreamHijack keeps a session's GET stream on net/http's handler goroutine, as any
+// handler, for as long as it is open. By default, on HTTP/1.x, the server takes the stream's
+// connection over (http.Hijacker) once the GET is accepted: the handler returns, net/http
+// frees the connection's buffers and goroutine, and the stream costs a few KB instead of
+// about 24 (docs/benchmarks.md). Middleware then sees the GET end at once with status 200,
+// http.Server.Shutdown no longer waits for the stream (Server.Shutdown ends it), and the
+// connection closes when the stream ends. Use this option when middleware must see the
+// stream's whole life (access logs, metrics of open streams). HTTP/2 streams, and writers
+// that do not expose the connection (Unwrap, as http.ResponseController looks), always stay
+// on the handler's goroutine.
+func WithoutStreamHijack() ServerOption {
+	return serverOptionFunc(func(c *serverConfig) { c.noHijack = true })
 }
 
 // WithWriteTimeout bounds each write to a client (default 1 minute; Unlimited: no bound). A

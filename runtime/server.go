@@ -60,6 +60,8 @@ type Server struct {
 	routes  map[string]func(*Request)
 	call    CallFunc // the server's interceptors around the request's own CallFunc
 	workers workers.Pool
+	// hijacked tracks the GET streams that own their connections (hijack.go).
+	hijacked hijackedStreams
 	// clientMeta caches the decoding of the client capabilities and info of modern requests
 	// (era_server.go).
 	clientMeta atomic.Pointer[clientMeta]
@@ -943,6 +945,12 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, http.StatusConflict, CodeInvalidRequest, "this session already has a GET stream open; only one is allowed")
 		return
 	}
+	if hr := s.hijack(w, r); hr != nil {
+		s.serveHijacked(hr, func(ctx context.Context) {
+			s.serveStream(ctx, hr, sess.standalone, my, modeSSE, nil)
+		})
+		return
+	}
 	s.serveStream(r.Context(), w, sess.standalone, my, modeSSE, nil)
 }
 
@@ -969,14 +977,23 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 	if !s.resumable(w, st, seq) {
 		return
 	}
-	s.replayAndFollow(w, r, sess, st, streamID, seq)
+	if st != nil && st.standalone {
+		// A resumed GET stream lives as long as a new one (hijack.go).
+		if hr := s.hijack(w, r); hr != nil {
+			s.serveHijacked(hr, func(ctx context.Context) {
+				s.replayAndFollow(ctx, hr, sess, st, streamID, seq)
+			})
+			return
+		}
+	}
+	s.replayAndFollow(r.Context(), w, sess, st, streamID, seq)
 }
 
 // replayAndFollow serves a resumption of the stream streamID after seq: the stored events,
 // then, when the stream is live (st not nil), its new ones, on this connection, which takes
 // the stream over.
-func (s *Server) replayAndFollow(w http.ResponseWriter, r *http.Request, sess *session, st *stream, streamID string, seq uint64) {
-	sw := newSSEWriter(r.Context(), w, s.cfg.writeTimeout)
+func (s *Server) replayAndFollow(ctx context.Context, w http.ResponseWriter, sess *session, st *stream, streamID string, seq uint64) {
+	sw := newSSEWriter(ctx, w, s.cfg.writeTimeout)
 	sw.cancellable() // a takeover must stop the replay too
 	defer sw.finish()
 	var my uint64
@@ -1007,7 +1024,7 @@ func (s *Server) replayAndFollow(w http.ResponseWriter, r *http.Request, sess *s
 		s.endStoredReplay(w, sw, replayed)
 		return
 	}
-	s.serveStream(r.Context(), w, st, my, modeResume, sw)
+	s.serveStream(ctx, w, st, my, modeResume, sw)
 }
 
 // resumable decides whether a Last-Event-ID after seq can name an event of st (nil for a
@@ -1325,6 +1342,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, sess := range s.takeSessions() {
 		sess.end()
 	}
+	s.awaitHijacked(ctx) // their sessions ended: they end too
 	s.stopCluster()
 	s.logs.flush(context.Background(), s.log)
 	return err

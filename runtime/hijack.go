@@ -1,0 +1,242 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A session's standalone GET stream (spec 2025-11-25, Basic, Transports, Streamable HTTP,
+// Listening for Messages from the Server) may stay open for hours with nothing to say. Served
+// as any handler, it holds net/http's connection goroutine (its stack grown by the handler
+// chain), the connection's read and write buffers and the response's own, for as long as it is
+// open: most of a session's memory. On HTTP/1.x the server takes the connection over instead
+// (http.Hijacker): the handler returns and net/http lets go of all that, the stream is written
+// by a goroutine of its own straight to the connection, as a chunked body that needs no buffer
+// of its own, and a second goroutine waits in a one-byte read to notice when the client goes
+// away, as net/http's background read does. WithoutStreamHijack keeps the stream on the
+// handler's goroutine.
+
+// hijackedResponse is the http.ResponseWriter of a stream whose connection the server took
+// over: writes go straight to the connection, framed as HTTP/1.1 chunks. Only its writer's
+// goroutine calls Write and Header; the deadline setters may be called from any goroutine (a
+// takeover aborts the writer with them).
+type hijackedResponse struct {
+	conn   net.Conn
+	header http.Header
+	status int
+	http10 bool // an HTTP/1.0 request: no chunked encoding, the body ends when the connection closes
+	wrote  bool // the status line and headers went out
+	// cut is set by a write deadline in the past (sseWriter.abort): the body is not ended
+	// cleanly then, as net/http's last write would fail past that deadline.
+	cut atomic.Bool
+
+	ctx    context.Context    // ends when the client goes away, or a deadline is moved to now
+	cancel context.CancelFunc // ends ctx
+}
+
+// hijackedStreams tracks the streams that own their connections, for Shutdown, which
+// http.Server.Shutdown cannot do for it (net/http forgets a hijacked connection).
+type hijackedStreams struct {
+	mu sync.Mutex
+	m  map[*hijackedResponse]struct{}
+	wg sync.WaitGroup
+}
+
+// hijack takes w's connection over for a long-lived stream, when the connection is HTTP/1.x
+// and the server does so (WithoutStreamHijack). The response's headers set so far are kept. It
+// returns nil when the stream stays on the handler's goroutine; nothing has been written then.
+func (s *Server) hijack(w http.ResponseWriter, r *http.Request) *hijackedResponse {
+	if s.cfg.noHijack || r.ProtoMajor != 1 {
+		return nil
+	}
+	header := w.Header() // net/http is done with it once the connection is taken
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return nil // HTTP/2, or a middleware's writer that hides the connection
+	}
+	// The buffered reader net/http returns holds bytes the client sent after its GET, if
+	// any: a pipelined request, which a stream's connection never answers.
+	ctx, cancel := context.WithCancel(context.Background())
+	hr := &hijackedResponse{conn: conn, header: header, status: http.StatusOK, http10: r.ProtoMinor == 0, ctx: ctx, cancel: cancel}
+	s.hijacked.mu.Lock()
+	if s.hijacked.m == nil {
+		s.hijacked.m = make(map[*hijackedResponse]struct{})
+	}
+	s.hijacked.m[hr] = struct{}{}
+	s.hijacked.wg.Add(2)
+	s.hijacked.mu.Unlock()
+	go func() {
+		defer s.hijacked.wg.Done()
+		hr.watch()
+	}()
+	return hr
+}
+
+// serveHijacked runs serve, which writes a stream to hr, on a goroutine of its own, and ends
+// the response when it returns.
+func (s *Server) serveHijacked(hr *hijackedResponse, serve func(ctx context.Context)) {
+	go func() {
+		defer s.hijacked.wg.Done()
+		defer s.forgetHijacked(hr)
+		serve(hr.ctx)
+		hr.end(s.cfg.writeTimeout)
+	}()
+}
+
+// forgetHijacked drops hr from the streams Shutdown waits for.
+func (s *Server) forgetHijacked(hr *hijackedResponse) {
+	s.hijacked.mu.Lock()
+	delete(s.hijacked.m, hr)
+	s.hijacked.mu.Unlock()
+}
+
+// awaitHijacked waits until the streams that own their connections have ended (their sessions
+// were ended first, which ends them), within ctx and a bound of a second plus the write
+// timeout (a writer blocked on a client that does not read). Those left have their
+// connections closed under them.
+func (s *Server) awaitHijacked(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		s.hijacked.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(time.Second + max(s.cfg.writeTimeout, 0))
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	s.hijacked.mu.Lock()
+	for hr := range s.hijacked.m {
+		_ = hr.conn.Close()
+	}
+	s.hijacked.mu.Unlock()
+	<-done // closed connections fail every read and write at once
+}
+
+// watch blocks in a read of the connection until the client closes it (or sends anything: a
+// stream's connection carries nothing else), or a read deadline ends the read, then ends
+// hr.ctx.
+func (hr *hijackedResponse) watch() {
+	var b [1]byte
+	_, _ = hr.conn.Read(b[:])
+	hr.cancel()
+}
+
+// Header returns the response's headers, which go out with the first write; changes made
+// afterwards are ignored, as net/http ignores them.
+func (hr *hijackedResponse) Header() http.Header {
+	if hr.header == nil {
+		return http.Header{}
+	}
+	return hr.header
+}
+
+// WriteHeader sets the response's status, which goes out with the first write.
+func (hr *hijackedResponse) WriteHeader(status int) {
+	if !hr.wrote {
+		hr.status = status
+	}
+}
+
+// Write writes p as one chunk of the body, in one system call with the chunk's framing (and,
+// the first time, the status line and headers).
+func (hr *hijackedResponse) Write(p []byte) (int, error) {
+	var head []byte
+	if !hr.wrote {
+		head = hr.appendHead()
+		hr.wrote = true
+	}
+	if len(p) == 0 {
+		if head == nil {
+			return 0, nil
+		}
+		_, err := hr.conn.Write(head)
+		return 0, err
+	}
+	bufs := net.Buffers{head, p}
+	if !hr.http10 {
+		head = strconv.AppendInt(head, int64(len(p)), 16)
+		head = append(head, "\r\n"...)
+		bufs = net.Buffers{head, p, crlf}
+	}
+	if _, err := bufs.WriteTo(hr.conn); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+var crlf = []byte("\r\n")
+
+// appendHead returns the status line and headers. The connection closes at the end of the
+// stream, as the headers say. The headers are not kept afterwards: they cannot change.
+func (hr *hijackedResponse) appendHead() []byte {
+	var b bytes.Buffer
+	proto := "HTTP/1.1 "
+	if hr.http10 {
+		proto = "HTTP/1.0 "
+	}
+	b.WriteString(proto)
+	b.WriteString(strconv.Itoa(hr.status))
+	b.WriteByte(' ')
+	b.WriteString(http.StatusText(hr.status))
+	b.WriteString("\r\nDate: ")
+	b.WriteString(time.Now().UTC().Format(http.TimeFormat))
+	b.WriteString("\r\nConnection: close\r\n")
+	if !hr.http10 {
+		b.WriteString("Transfer-Encoding: chunked\r\n")
+		hr.header.Del("Content-Length") // an error's JSON body goes out chunked too
+	}
+	_ = hr.header.Write(&b) // sanitized, as net/http writes headers
+	b.WriteString("\r\n")
+	hr.header = nil
+	return b.Bytes()
+}
+
+// FlushError sends the status line and headers if no write has yet; nothing else waits in a
+// buffer: every write goes straight to the connection.
+func (hr *hijackedResponse) FlushError() error {
+	_, err := hr.Write(nil)
+	return err
+}
+
+// SetWriteDeadline bounds the writes to the connection; a deadline in the past makes a write
+// in progress fail at once.
+func (hr *hijackedResponse) SetWriteDeadline(t time.Time) error {
+	if !t.After(time.Now()) {
+		hr.cut.Store(true)
+	}
+	return hr.conn.SetWriteDeadline(t)
+}
+
+// SetReadDeadline bounds watch's read: a deadline in the past ends it, and hr.ctx with it,
+// as it ends a request's context on a connection net/http serves.
+func (hr *hijackedResponse) SetReadDeadline(t time.Time) error {
+	return hr.conn.SetReadDeadline(t)
+}
+
+// end finishes the body (its last chunk, within timeout), unless the writer was cut off, and
+// closes the connection.
+func (hr *hijackedResponse) end(timeout time.Duration) {
+	hr.cancel()
+	if timeout > 0 && !hr.cut.Load() {
+		_ = hr.conn.SetWriteDeadline(time.Now().Add(timeout))
+	}
+	if !hr.http10 && !hr.cut.Load() {
+		var tail []byte
+		if !hr.wrote {
+			tail = hr.appendHead()
+			hr.wrote = true
+		}
+		_, _ = hr.conn.Write(append(tail, "0\r\n\r\n"...))
+	}
+	_ = hr.conn.Close()
+}

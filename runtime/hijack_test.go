@@ -1,0 +1,285 @@
+package runtime
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	goruntime "runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// rawStream is a GET stream read off a bare connection, the way a client that holds many of
+// them would: the response parsed by net/http (its chunked body decoded), nothing else.
+type rawStream struct {
+	conn net.Conn
+	resp *http.Response
+	br   *bufio.Reader // the body's lines
+}
+
+// openRawStream sends a GET for session sid's stream on a new connection (proto: "HTTP/1.1"
+// or "HTTP/1.0"; lastEventID: a resumption, or "") and reads the response's head.
+func openRawStream(t *testing.T, e *hardenEnv, sid, proto, lastEventID string) *rawStream {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", e.hs.Listener.Addr().String(), testTimeout)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	hdr := ""
+	if lastEventID != "" {
+		hdr = "Last-Event-ID: " + lastEventID + "\r\n"
+	}
+	_, err = fmt.Fprintf(conn, "GET / %s\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\n%s\r\n",
+		proto, e.hs.Listener.Addr(), sid, LatestProtocolVersion, hdr)
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(testTimeout)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	return &rawStream{conn: conn, resp: resp, br: bufio.NewReader(resp.Body)}
+}
+
+// next returns the data and ID of the stream's next event that carries data.
+func (rs *rawStream) next(t *testing.T) (data, id string) {
+	t.Helper()
+	for {
+		line, err := rs.br.ReadString('\n')
+		require.NoError(t, err, "reading the stream")
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "id: "):
+			id = line[len("id: "):]
+		case strings.HasPrefix(line, "data: ") && len(line) > len("data: "):
+			data = line[len("data: "):]
+		case line == "" && data != "":
+			return data, id
+		}
+	}
+}
+
+// primingID returns the ID of the stream's priming event, its first.
+func (rs *rawStream) primingID(t *testing.T) string {
+	t.Helper()
+	for {
+		line, err := rs.br.ReadString('\n')
+		require.NoError(t, err, "reading the priming event")
+		if id, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), "id: "); ok {
+			return id
+		}
+	}
+}
+
+// goroutinesWith counts the goroutines whose stacks hold all of fns.
+func goroutinesWith(fns ...string) int {
+	buf := make([]byte, 8<<20)
+	buf = buf[:goruntime.Stack(buf, true)]
+	n := 0
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		all := true
+		for _, fn := range fns {
+			all = all && strings.Contains(g, fn)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
+
+// announce registers a tool, which tells every session's GET stream that the list changed.
+func announce(e *hardenEnv, name string) {
+	e.srv.AddTool(ToolSpec{Name: name}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return &CallToolResult{}, nil
+	})
+}
+
+// A GET stream owns its connection once accepted: net/http's goroutine for the connection
+// returns (with its buffers), and the stream's events still go out, chunked; with
+// WithoutStreamHijack the stream stays on that goroutine, as any handler.
+func TestHijackedStreamLeavesNetHTTP(t *testing.T) {
+	const n = 12
+	for _, hijack := range []bool{true, false} {
+		t.Run(fmt.Sprintf("hijack=%v", hijack), func(t *testing.T) {
+			var opts []ServerOption
+			if !hijack {
+				opts = append(opts, WithoutStreamHijack())
+			}
+			e := newHardenEnv(t, opts...)
+			streams := make([]*rawStream, n)
+			for i := range streams {
+				streams[i] = openRawStream(t, e, e.initialize(), "HTTP/1.1", "")
+				assert.Equal(t, []string{"chunked"}, streams[i].resp.TransferEncoding)
+				assert.Equal(t, hijack, streams[i].resp.Close, "Connection: close when the stream owns the connection")
+			}
+			onServe := goroutinesWith("net/http.(*conn).serve", "serveStream")
+			owned := goroutinesWith("(*Server).serveHijacked")
+			if hijack {
+				assert.Zero(t, onServe, "GET streams still held on net/http's connection goroutines")
+				assert.Equal(t, n, owned, "goroutines writing the GET streams")
+			} else {
+				assert.Equal(t, n, onServe, "GET streams on net/http's connection goroutines")
+				assert.Zero(t, owned)
+			}
+			announce(e, "late")
+			for i, rs := range streams {
+				data, _ := rs.next(t)
+				assert.Contains(t, data, notifToolsListChanged, "stream %d", i)
+			}
+		})
+	}
+}
+
+// A client that closes its GET stream's connection ends the stream: the server's goroutines
+// for it return, and the session can open another.
+func TestHijackedStreamEndsWithItsClient(t *testing.T) {
+	e := newHardenEnv(t)
+	sids := make([]string, 8)
+	for i := range sids {
+		sids[i] = e.initialize()
+		rs := openRawStream(t, e, sids[i], "HTTP/1.1", "")
+		rs.primingID(t)
+		require.NoError(t, rs.conn.Close())
+	}
+	require.True(t, waitFor(testTimeout, func() bool {
+		return goroutinesWith("(*Server).serveHijacked") == 0 && goroutinesWith("(*hijackedResponse).watch") == 0
+	}), "the streams' goroutines outlived their connections")
+	e.srv.hijacked.mu.Lock()
+	left := len(e.srv.hijacked.m)
+	e.srv.hijacked.mu.Unlock()
+	assert.Zero(t, left, "streams still tracked for Shutdown")
+	rs := openRawStream(t, e, sids[0], "HTTP/1.1", "")
+	announce(e, "after")
+	data, _ := rs.next(t)
+	assert.Contains(t, data, notifToolsListChanged)
+}
+
+// Server.Shutdown ends the streams that own their connections, which http.Server.Shutdown
+// no longer sees: the body ends cleanly (its last chunk) and the connection closes.
+func TestHijackedStreamEndsAtShutdown(t *testing.T) {
+	e := newHardenEnv(t)
+	rs := openRawStream(t, e, e.sid, "HTTP/1.1", "")
+	rs.primingID(t)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	require.NoError(t, e.srv.Shutdown(ctx))
+	_, err := io.Copy(io.Discard, rs.br)
+	require.NoError(t, err, "the body ends with its last chunk")
+	_, err = rs.conn.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF, "the connection is closed")
+	assert.Zero(t, goroutinesWith("(*Server).serveHijacked"))
+}
+
+// A resumption of the GET stream takes it over: the old connection is closed at once, the
+// new one (which owns its connection too) gets what follows.
+func TestHijackedStreamTakeover(t *testing.T) {
+	e := newHardenEnv(t)
+	old := openRawStream(t, e, e.sid, "HTTP/1.1", "")
+	last := old.primingID(t)
+	resumed := openRawStream(t, e, e.sid, "HTTP/1.1", last)
+	_, err := io.Copy(io.Discard, old.br)
+	require.Error(t, err, "the replaced connection is cut, not ended as a stream that is over")
+	announce(e, "taken")
+	data, _ := resumed.next(t)
+	assert.Contains(t, data, notifToolsListChanged)
+	require.True(t, waitFor(testTimeout, func() bool { return goroutinesWith("(*Server).serveHijacked") == 1 }), "the replaced writer is gone, the new one runs")
+}
+
+// HTTP/1.0 has no chunked encoding: the body runs until the connection closes.
+func TestHijackedStreamHTTP10(t *testing.T) {
+	e := newHardenEnv(t)
+	rs := openRawStream(t, e, e.sid, "HTTP/1.0", "")
+	assert.Equal(t, "HTTP/1.0", rs.resp.Proto)
+	assert.Empty(t, rs.resp.TransferEncoding)
+	announce(e, "old")
+	data, _ := rs.next(t)
+	assert.Contains(t, data, notifToolsListChanged)
+	r, err := e.send(e.ctx(), http.MethodDelete, e.sid, "", nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.status)
+	_, err = io.Copy(io.Discard, rs.br)
+	assert.NoError(t, err, "the session's end closes the connection, which ends the body")
+}
+
+// Over HTTP/2 there is no connection to take: the stream stays on its handler, and works.
+func TestHijackedStreamNotOverHTTP2(t *testing.T) {
+	srv := NewServer(Implementation{Name: "h2", Version: "1"}, WithLogger(discardLogger()))
+	hs := httptest.NewUnstartedServer(srv)
+	hs.EnableHTTP2 = true
+	hs.StartTLS()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		hs.Close()
+	})
+	hc := hs.Client()
+	hc.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: hs.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs, NextProtos: []string{"h2"}}
+	changed := make(chan struct{}, 4)
+	c := NewClient(hs.URL, WithEra(EraLegacy), WithHTTPClient(hc), WithStandaloneStream(),
+		WithNotificationHandler(func(_ context.Context, method string, _ json.RawMessage) {
+			if method == notifToolsListChanged {
+				changed <- struct{}{}
+			}
+		}))
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	_, err := c.ListTools(testCtx(t), "")
+	require.NoError(t, err)
+	require.True(t, waitFor(testTimeout, func() bool { return goroutinesWith("serveStream", "serveGet") == 1 }), "the GET stream is served on its handler")
+	assert.Zero(t, goroutinesWith("(*Server).serveHijacked"))
+	srv.AddTool(ToolSpec{Name: "late"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return &CallToolResult{}, nil
+	})
+	select {
+	case <-changed:
+	case <-time.After(testTimeout):
+		t.Fatal("no tools/list_changed over the HTTP/2 GET stream")
+	}
+}
+
+// The response of a stream that owns its connection frames what net/http would: a status
+// set before the first write, its headers (a Content-Length dropped for the chunked body),
+// the body, and its end.
+func TestHijackedResponseFraming(t *testing.T) {
+	for _, proto := range []string{"HTTP/1.1", "HTTP/1.0"} {
+		t.Run(proto, func(t *testing.T) {
+			a, b := net.Pipe()
+			defer b.Close()
+			hr := &hijackedResponse{conn: a, header: http.Header{}, status: http.StatusOK, http10: proto == "HTTP/1.0"}
+			hr.ctx, hr.cancel = context.WithCancel(context.Background())
+			body := `{"jsonrpc":"2.0","error":{"code":-32600,"message":"refused"}}`
+			ended := make(chan struct{})
+			go func() {
+				defer close(ended)
+				hr.Header().Set("Content-Type", "application/json")
+				hr.Header().Set("Content-Length", fmt.Sprint(len(body)))
+				hr.WriteHeader(http.StatusTooManyRequests)
+				_, _ = hr.Write([]byte(body[:10]))
+				_ = hr.FlushError()
+				_, _ = hr.Write(nil)
+				_, _ = hr.Write([]byte(body[10:]))
+				hr.end(time.Second)
+			}()
+			resp, err := http.ReadResponse(bufio.NewReader(b), nil)
+			require.NoError(t, err)
+			assert.Equal(t, proto, resp.Proto)
+			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+			assert.True(t, resp.Close)
+			got, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Equal(t, body, string(got))
+			<-ended
+			assert.Error(t, hr.ctx.Err(), "end ends the response's context")
+		})
+	}
+}

@@ -8,7 +8,7 @@ package servers
 // a full collection, before and after. The floor holds GET connections open with a handler
 // that only waits: what is left above it is the SDK's own cost.
 //
-//	go test -run TestSessionCost -v -sessions 10000 ./internal/servers/
+//	go test -run TestSessionCost -v ./internal/servers/ -args -sessions 10000
 
 import (
 	"flag"

@@ -122,7 +122,7 @@ func TestHijackedStreamLeavesNetHTTP(t *testing.T) {
 				assert.Equal(t, hijack, streams[i].resp.Close, "Connection: close when the stream owns the connection")
 			}
 			onServe := goroutinesWith("net/http.(*conn).serve", "serveStream")
-			owned := goroutinesWith("(*Server).serveHijacked")
+			owned := goroutinesWith("(*Server).writeHijacked")
 			if hijack {
 				assert.Zero(t, onServe, "GET streams still held on net/http's connection goroutines")
 				assert.Equal(t, n, owned, "goroutines writing the GET streams")
@@ -151,7 +151,7 @@ func TestHijackedStreamEndsWithItsClient(t *testing.T) {
 		require.NoError(t, rs.conn.Close())
 	}
 	require.True(t, waitFor(testTimeout, func() bool {
-		return goroutinesWith("(*Server).serveHijacked") == 0 && goroutinesWith("(*hijackedResponse).watch") == 0
+		return goroutinesWith("(*Server).writeHijacked") == 0 && goroutinesWith("(*hijackedResponse).watch") == 0
 	}), "the streams' goroutines outlived their connections")
 	e.srv.hijacked.mu.Lock()
 	left := len(e.srv.hijacked.m)
@@ -176,7 +176,7 @@ func TestHijackedStreamEndsAtShutdown(t *testing.T) {
 	require.NoError(t, err, "the body ends with its last chunk")
 	_, err = rs.conn.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, io.EOF, "the connection is closed")
-	assert.Zero(t, goroutinesWith("(*Server).serveHijacked"))
+	assert.Zero(t, goroutinesWith("(*Server).writeHijacked"))
 }
 
 // A resumption of the GET stream takes it over: the old connection is closed at once, the
@@ -191,7 +191,7 @@ func TestHijackedStreamTakeover(t *testing.T) {
 	announce(e, "taken")
 	data, _ := resumed.next(t)
 	assert.Contains(t, data, notifToolsListChanged)
-	require.True(t, waitFor(testTimeout, func() bool { return goroutinesWith("(*Server).serveHijacked") == 1 }), "the replaced writer is gone, the new one runs")
+	require.True(t, waitFor(testTimeout, func() bool { return goroutinesWith("(*Server).writeHijacked") == 1 }), "the replaced writer is gone, the new one runs")
 }
 
 // HTTP/1.0 has no chunked encoding: the body runs until the connection closes.
@@ -235,7 +235,7 @@ func TestHijackedStreamNotOverHTTP2(t *testing.T) {
 	_, err := c.ListTools(testCtx(t), "")
 	require.NoError(t, err)
 	require.True(t, waitFor(testTimeout, func() bool { return goroutinesWith("serveStream", "serveGet") == 1 }), "the GET stream is served on its handler")
-	assert.Zero(t, goroutinesWith("(*Server).serveHijacked"))
+	assert.Zero(t, goroutinesWith("(*Server).writeHijacked"))
 	srv.AddTool(ToolSpec{Name: "late"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
 		return &CallToolResult{}, nil
 	})
@@ -282,4 +282,146 @@ func TestHijackedResponseFraming(t *testing.T) {
 			assert.Error(t, hr.ctx.Err(), "end ends the response's context")
 		})
 	}
+}
+
+// A write that failed (a client that stopped reading, past the write timeout) is the last:
+// the response does not try to end its body, which would hold the connection for another
+// write timeout, and a zero deadline lifts the bound without cutting the body off.
+func TestHijackedResponseStopsAfterAFailedWrite(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	hr := &hijackedResponse{conn: a, header: http.Header{}, status: http.StatusOK}
+	hr.ctx, hr.cancel = context.WithCancel(context.Background())
+	require.NoError(t, hr.SetWriteDeadline(time.Time{}))
+	assert.False(t, hr.cut.Load(), "a zero deadline is no deadline, not a cut")
+	head := make(chan error, 1)
+	go func() { // the first write, then b reads no more
+		var got []byte
+		buf := make([]byte, 512)
+		for !strings.HasSuffix(string(got), "first\n\n\r\n") {
+			n, err := b.Read(buf)
+			if err != nil {
+				head <- err
+				return
+			}
+			got = append(got, buf[:n]...)
+		}
+		head <- nil
+	}()
+	_, err := hr.Write([]byte("data: first\n\n"))
+	require.NoError(t, err)
+	require.NoError(t, <-head)
+	require.NoError(t, hr.SetWriteDeadline(time.Now().Add(50*time.Millisecond)))
+	_, err = hr.Write([]byte("data: stuck\n\n"))
+	require.Error(t, err, "the write past its deadline")
+	_, err = hr.Write([]byte("data: later\n\n"))
+	require.Error(t, err, "no write follows a failed one: its chunk may be half out")
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		hr.end(time.Hour)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(testTimeout):
+		t.Fatal("end wrote the body's end to a client that does not read, for another write timeout")
+	}
+	_, err = b.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF, "the connection is closed")
+}
+
+// A client that never reads its GET stream while the server sends it large notifications
+// loses its connection once a write times out, and the stream's goroutines end.
+func TestHijackedStreamClientNeverReads(t *testing.T) {
+	e := newHardenEnv(t, WithWriteTimeout(200*time.Millisecond))
+	e.stuckGET(e.sid, nil)
+	require.True(t, waitFor(testTimeout, func() bool { return goroutinesWith("(*Server).writeHijacked") == 1 }), "the GET stream owns its connection")
+	sess := e.session(e.sid)
+	big := map[string]string{"blob": strings.Repeat("x", 64<<10)}
+	require.True(t, waitFor(testTimeout, func() bool {
+		_ = sess.notify("notifications/message", big) // refused once the queue is full
+		return goroutinesWith("(*Server).writeHijacked") == 0 && goroutinesWith("(*hijackedResponse).watch") == 0
+	}), "the writer of a client that does not read outlived its write timeout")
+	assert.Contains(t, e.log.String(), "client went away mid-stream")
+	e.srv.hijacked.mu.Lock()
+	assert.Empty(t, e.srv.hijacked.m, "streams still tracked for Shutdown")
+	e.srv.hijacked.mu.Unlock()
+}
+
+// Bytes a client sends after its GET, pipelined with it (they wait in net/http's buffer when
+// the connection is taken) or later, end its stream cleanly: its connection carries nothing
+// else, and the goroutines end.
+func TestHijackedStreamEndsOnBytesAfterGET(t *testing.T) {
+	for _, when := range []string{"pipelined", "later"} {
+		t.Run(when, func(t *testing.T) {
+			e := newHardenEnv(t)
+			conn, err := net.DialTimeout("tcp", e.hs.Listener.Addr().String(), testTimeout)
+			require.NoError(t, err)
+			defer conn.Close()
+			get := fmt.Sprintf("GET / HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\n\r\n", e.hs.Listener.Addr(), e.sid, LatestProtocolVersion)
+			next := "GET /other HTTP/1.1\r\nHost: " + e.hs.Listener.Addr().String() + "\r\n\r\n"
+			if when == "pipelined" {
+				get += next
+			}
+			_, err = io.WriteString(conn, get)
+			require.NoError(t, err)
+			require.NoError(t, conn.SetReadDeadline(time.Now().Add(testTimeout)))
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			if when == "later" {
+				rs := &rawStream{conn: conn, resp: resp, br: bufio.NewReader(resp.Body)}
+				rs.primingID(t)
+				_, err = io.WriteString(conn, next)
+				require.NoError(t, err)
+				resp.Body = io.NopCloser(rs.br)
+			}
+			_, err = io.Copy(io.Discard, resp.Body)
+			require.NoError(t, err, "the stream ends with its last chunk")
+			require.True(t, waitFor(testTimeout, func() bool {
+				return goroutinesWith("(*Server).writeHijacked") == 0 && goroutinesWith("(*hijackedResponse).watch") == 0
+			}), "the stream's goroutines outlived it")
+		})
+	}
+}
+
+// A GET with a body keeps its stream on the handler: the body's bytes follow on the
+// connection, and would end a stream that owned it.
+func TestHijackedStreamNotWithABody(t *testing.T) {
+	e := newHardenEnv(t)
+	conn, err := net.DialTimeout("tcp", e.hs.Listener.Addr().String(), testTimeout)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\nContent-Length: 5\r\n\r\nhello", e.hs.Listener.Addr(), e.sid, LatestProtocolVersion)
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(testTimeout)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	rs := &rawStream{conn: conn, resp: resp, br: bufio.NewReader(resp.Body)}
+	rs.primingID(t)
+	assert.Zero(t, goroutinesWith("(*Server).writeHijacked"))
+	announce(e, "bodied")
+	data, _ := rs.next(t)
+	assert.Contains(t, data, notifToolsListChanged)
+}
+
+// Once Shutdown waits for the streams that own their connections, no GET takes its
+// connection over (Shutdown would not wait for it): one that was admitted before Shutdown
+// and reaches its stream late stays on its handler, which http.Server.Shutdown sees.
+func TestHijackedStreamNotAfterShutdown(t *testing.T) {
+	e := newHardenEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	require.NoError(t, e.srv.Shutdown(ctx))
+	took := make(chan bool, 1)
+	late := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		took <- e.srv.serveHijacked(w, r, func(context.Context, *hijackedResponse) {})
+	}))
+	defer late.Close()
+	resp, err := late.Client().Get(late.URL)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.False(t, <-took, "a stream took its connection after Shutdown stopped waiting for them")
 }

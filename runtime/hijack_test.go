@@ -425,3 +425,49 @@ func TestHijackedStreamNotAfterShutdown(t *testing.T) {
 	_ = resp.Body.Close()
 	assert.False(t, <-took, "a stream took its connection after Shutdown stopped waiting for them")
 }
+
+// unwrappingWriter is a middleware's ResponseWriter that exposes the one it wraps.
+type unwrappingWriter struct{ http.ResponseWriter }
+
+func (u unwrappingWriter) Unwrap() http.ResponseWriter { return u.ResponseWriter }
+
+// hidingWriter is a middleware's ResponseWriter that hides the one it wraps, but flushes.
+type hidingWriter struct{ w http.ResponseWriter }
+
+func (h hidingWriter) Header() http.Header         { return h.w.Header() }
+func (h hidingWriter) Write(p []byte) (int, error) { return h.w.Write(p) }
+func (h hidingWriter) WriteHeader(code int)        { h.w.WriteHeader(code) }
+func (h hidingWriter) Flush()                      { h.w.(http.Flusher).Flush() }
+
+// Behind middleware, a GET stream takes its connection through a writer with Unwrap (as
+// http.ResponseController finds it), with the headers the middleware set, and stays on its
+// handler behind one without; events reach the client either way.
+func TestHijackedStreamBehindMiddleware(t *testing.T) {
+	for _, unwrap := range []bool{true, false} {
+		t.Run(fmt.Sprintf("unwrap=%v", unwrap), func(t *testing.T) {
+			e := newHardenEnvOn(t, func(hs *httptest.Server) {
+				next := hs.Config.Handler
+				hs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("X-Middleware", "seen")
+					if unwrap {
+						next.ServeHTTP(unwrappingWriter{w}, r)
+					} else {
+						next.ServeHTTP(hidingWriter{w}, r)
+					}
+				})
+			})
+			rs := openRawStream(t, e, e.sid, "HTTP/1.1", "")
+			assert.Equal(t, "seen", rs.resp.Header.Get("X-Middleware"))
+			rs.primingID(t)
+			if unwrap {
+				assert.Equal(t, 1, goroutinesWith("(*Server).writeHijacked"))
+			} else {
+				assert.Zero(t, goroutinesWith("(*Server).writeHijacked"))
+				assert.Equal(t, 1, goroutinesWith("serveStream", "serveGet"))
+			}
+			announce(e, "wrapped")
+			data, _ := rs.next(t)
+			assert.Contains(t, data, notifToolsListChanged)
+		})
+	}
+}

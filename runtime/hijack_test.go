@@ -471,3 +471,56 @@ func TestHijackedStreamBehindMiddleware(t *testing.T) {
 		})
 	}
 }
+
+// A resumption of the GET stream, which owns its connection too, replays its stored events
+// from the event store; one refused for lack of budget gets its 429 and JSON error through
+// the hijacked response (chunked, its Content-Length dropped), and the stream can be resumed
+// once there is room.
+func TestHijackedStreamResumption(t *testing.T) {
+	const size = 6 << 20
+	e := newHardenEnv(t, WithSSEResponses(), WithMaxBodyBytes(8<<20), WithSessionBudget(10<<20),
+		WithEventStore(NewMemoryEventStore(32<<20)))
+	rs := openRawStream(t, e, e.sid, "HTTP/1.1", "")
+	priming := rs.primingID(t)
+	require.NoError(t, e.session(e.sid).notify("notifications/message", map[string]string{"blob": strings.Repeat("b", size)}))
+	data, _ := rs.next(t)
+	require.Len(t, data, size+len(`{"jsonrpc":"2.0","method":"notifications/message","params":{"blob":""}}`))
+	require.NoError(t, rs.conn.Close())
+
+	first := e.bigAnswer(e.sid, size)
+	tr := &http.Transport{DialContext: smallWindowDialer().DialContext}
+	defer tr.CloseIdleConnections()
+	pinned, err := e.resumeUnread(e.ctx(), &http.Client{Transport: tr}, e.sid, first) // its replay holds 6 MiB
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, pinned.StatusCode)
+
+	conn, err := net.DialTimeout("tcp", e.hs.Listener.Addr().String(), testTimeout)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\nLast-Event-ID: %s\r\n\r\n",
+		e.hs.Listener.Addr(), e.sid, LatestProtocolVersion, priming)
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(testTimeout)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.True(t, resp.Close, "the refusal came through the hijacked response")
+	assert.Equal(t, []string{"chunked"}, resp.TransferEncoding)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Contains(t, string(body), "resumption refused: this session holds")
+
+	_, err = io.Copy(io.Discard, pinned.Body) // read at last: the replay lets go of the budget
+	require.NoError(t, err)
+	_ = pinned.Body.Close()
+	resumed := openRawStream(t, e, e.sid, "HTTP/1.1", priming)
+	assert.True(t, resumed.resp.Close, "the resumed GET stream owns its connection")
+	replayed, id := resumed.next(t)
+	assert.Equal(t, data, replayed, "the stored notification, replayed")
+	announce(e, "after-resume")
+	live, liveID := resumed.next(t)
+	assert.Contains(t, live, notifToolsListChanged)
+	assert.NotEqual(t, id, liveID)
+}

@@ -201,7 +201,7 @@ func (hr *hijackedResponse) Write(p []byte) (int, error) {
 		head = append(head, "\r\n"...)
 		bufs = net.Buffers{head, p, crlf}
 	}
-	if _, err := bufs.WriteTo(hr.conn); err != nil {
+	if err := hr.writeBuffers(bufs); err != nil {
 		// Part of the chunk may have gone out: nothing written after it could be framed.
 		hr.werr = err
 		return 0, err
@@ -210,6 +210,42 @@ func (hr *hijackedResponse) Write(p []byte) (int, error) {
 }
 
 var crlf = []byte("\r\n")
+
+// writeBuffers writes bufs to the connection in one system call: with writev on a TCP or
+// Unix socket; else (a *tls.Conn) gathered into one pooled buffer first, since each write of
+// a TLS connection is a record of its own, and a chunk written in three pieces would take
+// three records and three system calls.
+func (hr *hijackedResponse) writeBuffers(bufs net.Buffers) error {
+	switch hr.conn.(type) {
+	case *net.TCPConn, *net.UnixConn:
+		_, err := bufs.WriteTo(hr.conn)
+		return err
+	}
+	n := 0
+	for _, b := range bufs {
+		n += len(b)
+	}
+	pb, _ := gatherBufs.Get().(*[]byte)
+	if pb == nil {
+		pb = new([]byte)
+	}
+	b := (*pb)[:0]
+	if cap(b) < n {
+		b = make([]byte, 0, n)
+	}
+	for _, p := range bufs {
+		b = append(b, p...)
+	}
+	_, err := hr.conn.Write(b)
+	if cap(b) <= 4*sseChunk+64 {
+		*pb = b[:0]
+		gatherBufs.Put(pb)
+	}
+	return err
+}
+
+// gatherBufs holds the buffers writeBuffers gathers a chunk in (*[]byte).
+var gatherBufs sync.Pool
 
 // appendHead returns the status line and headers. The connection closes at the end of the
 // stream, as the headers say. The headers are not kept afterwards: they cannot change.

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	goruntime "runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -523,4 +524,89 @@ func TestHijackedStreamResumption(t *testing.T) {
 	live, liveID := resumed.next(t)
 	assert.Contains(t, live, notifToolsListChanged)
 	assert.NotEqual(t, id, liveID)
+}
+
+// countingListener counts the writes to the connections it accepts once counting is set.
+type countingListener struct {
+	net.Listener
+	counting atomic.Bool
+	writes   atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, l: l}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	l *countingListener
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	if c.l.counting.Load() {
+		c.l.writes.Add(1)
+	}
+	return c.Conn.Write(p)
+}
+
+// Over TLS (HTTP/1.1), a GET stream owns its connection too, and each write of its writer is
+// one write to the connection (one TLS record with its chunk's framing), not one per piece
+// of the frame, as a writev-less connection would otherwise take them.
+func TestHijackedStreamOverTLS(t *testing.T) {
+	srv := NewServer(Implementation{Name: "tls", Version: "1"}, WithLogger(discardLogger()))
+	hs := httptest.NewUnstartedServer(srv)
+	cl := &countingListener{Listener: hs.Listener}
+	hs.Listener = cl
+	hs.StartTLS() // HTTP/1.1: EnableHTTP2 is off
+	hc := hs.Client()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		hs.Close()
+		hc.CloseIdleConnections()
+	})
+	post := func(sid, body string) *http.Response {
+		req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, hs.URL, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(headerProtocolVersion, LatestProtocolVersion)
+		if sid != "" {
+			req.Header.Set(headerSessionID, sid)
+		}
+		resp, err := hc.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		require.Less(t, resp.StatusCode, 300)
+		return resp
+	}
+	sid := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`).Header.Get(headerSessionID)
+	require.NotEmpty(t, sid)
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodGet, hs.URL, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(headerSessionID, sid)
+	req.Header.Set(headerProtocolVersion, LatestProtocolVersion)
+	resp, err := hc.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "HTTP/1.1", resp.Proto)
+	assert.True(t, resp.Close, "the stream owns its connection")
+	rs := &rawStream{resp: resp, br: bufio.NewReader(resp.Body)}
+	rs.primingID(t)
+	cl.counting.Store(true)
+	srv.AddTool(ToolSpec{Name: "tls"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return &CallToolResult{}, nil
+	})
+	data, _ := rs.next(t)
+	assert.Contains(t, data, notifToolsListChanged)
+	assert.Equal(t, int64(1), cl.writes.Load(), "writes to the connection for one event")
 }

@@ -610,3 +610,39 @@ func TestHijackedStreamOverTLS(t *testing.T) {
 	assert.Contains(t, data, notifToolsListChanged)
 	assert.Equal(t, int64(1), cl.writes.Load(), "writes to the connection for one event")
 }
+
+// Whatever ends a session ends its GET stream that owns its connection, goroutines and all:
+// a DELETE, and a Shutdown whose context has already ended (which closes the connections at
+// once, and returns only once the streams' goroutines did).
+func TestHijackedStreamEndsWithItsSession(t *testing.T) {
+	t.Run("delete", func(t *testing.T) {
+		e := newHardenEnv(t)
+		rs := openRawStream(t, e, e.sid, "HTTP/1.1", "")
+		rs.primingID(t)
+		r, err := e.send(e.ctx(), http.MethodDelete, e.sid, "", nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, r.status)
+		_, err = io.Copy(io.Discard, rs.br)
+		require.NoError(t, err, "the body ends with its last chunk")
+		require.True(t, waitFor(testTimeout, func() bool {
+			return goroutinesWith("(*Server).writeHijacked") == 0 && goroutinesWith("(*hijackedResponse).watch") == 0
+		}), "the stream's goroutines outlived its session")
+	})
+	t.Run("shutdown with an ended context", func(t *testing.T) {
+		e := newHardenEnv(t)
+		streams := []*rawStream{openRawStream(t, e, e.sid, "HTTP/1.1", ""), openRawStream(t, e, e.initialize(), "HTTP/1.0", "")}
+		for _, rs := range streams {
+			rs.primingID(t)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = e.srv.Shutdown(ctx)
+		assert.Zero(t, goroutinesWith("(*Server).writeHijacked"), "writers left after Shutdown")
+		assert.Zero(t, goroutinesWith("(*hijackedResponse).watch"), "watchers left after Shutdown")
+		for _, rs := range streams {
+			_, _ = io.Copy(io.Discard, rs.br) // ended or cut: either way it ends
+			_, err := rs.conn.Read(make([]byte, 1))
+			assert.Error(t, err, "the connection is closed")
+		}
+	})
+}

@@ -646,3 +646,44 @@ func TestHijackedStreamEndsWithItsSession(t *testing.T) {
 		}
 	})
 }
+
+// Our client's GET stream, which the server serves on a connection it owns: taken over by
+// another resumption, the client reconnects (taking it back) and still gets what follows.
+func TestHijackedStreamClientReconnects(t *testing.T) {
+	e := newHardenEnv(t)
+	changed := make(chan struct{}, 8)
+	c := NewClient(e.url, WithEra(EraLegacy), WithStandaloneStream(),
+		WithNotificationHandler(func(_ context.Context, method string, _ json.RawMessage) {
+			if method == notifToolsListChanged {
+				changed <- struct{}{}
+			}
+		}))
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	_, err := c.ListTools(testCtx(t), "")
+	require.NoError(t, err)
+	require.True(t, waitFor(testTimeout, func() bool { return goroutinesWith("(*Server).writeHijacked") == 1 }), "the client's GET stream owns its connection")
+	got := func(what string) {
+		t.Helper()
+		select {
+		case <-changed:
+		case <-time.After(testTimeout):
+			t.Fatalf("no tools/list_changed %s", what)
+		}
+	}
+	announce(e, "one")
+	got("on the first GET stream")
+	var sess *session
+	e.srv.mu.Lock()
+	for id, s := range e.srv.sessions {
+		if id != e.sid {
+			sess = s
+		}
+	}
+	e.srv.mu.Unlock()
+	require.NotNil(t, sess)
+	thief := openRawStream(t, e, sess.id, "HTTP/1.1", eventID(sess.standalone.id, 0))
+	_, err = io.Copy(io.Discard, thief.br)
+	require.Error(t, err, "the client took its stream back, cutting this one")
+	announce(e, "two")
+	got("after the client took its stream back")
+}

@@ -259,9 +259,13 @@ func (hr *hijackedResponse) appendHead() []byte {
 	b.WriteString(strconv.Itoa(hr.status))
 	b.WriteByte(' ')
 	b.WriteString(http.StatusText(hr.status))
-	b.WriteString("\r\nDate: ")
-	b.WriteString(time.Now().UTC().Format(http.TimeFormat))
-	b.WriteString("\r\nConnection: close\r\n")
+	b.WriteString("\r\n")
+	if _, ok := hr.header["Date"]; !ok { // a handler's own Date wins, as with net/http
+		b.WriteString("Date: ")
+		b.WriteString(time.Now().UTC().Format(http.TimeFormat))
+		b.WriteString("\r\n")
+	}
+	b.WriteString("Connection: close\r\n")
 	if !hr.http10 {
 		b.WriteString("Transfer-Encoding: chunked\r\n")
 		hr.header.Del("Content-Length") // an error's JSON body goes out chunked too

@@ -263,6 +263,9 @@ func TestHijackedResponseFraming(t *testing.T) {
 				defer close(ended)
 				hr.Header().Set("Content-Type", "application/json")
 				hr.Header().Set("Content-Length", fmt.Sprint(len(body)))
+				hr.Header().Set("Date", "Mon, 02 Jan 2006 15:04:05 GMT")
+				hr.Header().Set("Connection", "keep-alive")
+				hr.Header().Set("Transfer-Encoding", "identity")
 				hr.WriteHeader(http.StatusTooManyRequests)
 				_, _ = hr.Write([]byte(body[:10]))
 				_ = hr.FlushError()
@@ -276,6 +279,11 @@ func TestHijackedResponseFraming(t *testing.T) {
 			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
 			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 			assert.True(t, resp.Close)
+			assert.Equal(t, []string{"Mon, 02 Jan 2006 15:04:05 GMT"}, resp.Header["Date"], "the handler's Date, once")
+			assert.NotContains(t, resp.Header.Values("Connection"), "keep-alive", "the framing is the writer's")
+			if proto == "HTTP/1.1" {
+				assert.Equal(t, []string{"chunked"}, resp.TransferEncoding)
+			}
 			got, err := io.ReadAll(resp.Body)
 			require.NoError(t, err)
 			assert.Equal(t, body, string(got))

@@ -30,8 +30,9 @@ type hijackedResponse struct {
 	conn   net.Conn
 	header http.Header
 	status int
-	http10 bool // an HTTP/1.0 request: no chunked encoding, the body ends when the connection closes
-	wrote  bool // the status line and headers went out
+	http10 bool  // an HTTP/1.0 request: no chunked encoding, the body ends when the connection closes
+	wrote  bool  // the status line and headers went out
+	werr   error // the first write that failed: the connection takes no more, as net/http's
 	// cut is set by a write deadline in the past (sseWriter.abort): the body is not ended
 	// cleanly then, as net/http's last write would fail past that deadline.
 	cut atomic.Bool
@@ -45,23 +46,37 @@ type hijackedResponse struct {
 type hijackedStreams struct {
 	mu sync.Mutex
 	m  map[*hijackedResponse]struct{}
-	wg sync.WaitGroup
+	// closed is set when Shutdown starts waiting for the streams: no GET takes its
+	// connection afterwards (wg must not grow from zero while Shutdown waits), and forced
+	// once Shutdown gave up waiting and closed their connections.
+	closed, forced bool
+	wg             sync.WaitGroup // a stream's two goroutines, counted before its connection is taken
 }
 
-// hijack takes w's connection over for a long-lived stream, when the connection is HTTP/1.x
-// and the server does so (WithoutStreamHijack). The response's headers set so far are kept. It
-// returns nil when the stream stays on the handler's goroutine; nothing has been written then.
-func (s *Server) hijack(w http.ResponseWriter, r *http.Request) *hijackedResponse {
-	if s.cfg.noHijack || r.ProtoMajor != 1 {
-		return nil
+// serveHijacked takes w's connection over for a long-lived stream and runs serve, which
+// writes the stream to the response it is given, on a goroutine of its own, then ends the
+// response; a second goroutine watches the connection for the client leaving. It does so when
+// the connection is HTTP/1.x, the request has no body (its bytes would follow on the
+// connection), the server does so (WithoutStreamHijack) and is not shutting down; the
+// response's headers set so far are kept. It reports false when the stream stays on the
+// handler's goroutine; nothing has been written then.
+func (s *Server) serveHijacked(w http.ResponseWriter, r *http.Request, serve func(ctx context.Context, hr *hijackedResponse)) bool {
+	if s.cfg.noHijack || r.ProtoMajor != 1 || r.ContentLength != 0 {
+		return false
 	}
+	s.hijacked.mu.Lock()
+	if s.hijacked.closed {
+		s.hijacked.mu.Unlock()
+		return false // Shutdown is waiting for the streams it knows: the handler ends this one
+	}
+	s.hijacked.wg.Add(2) // before the connection is taken: Shutdown waits for it from here
+	s.hijacked.mu.Unlock()
 	header := w.Header() // net/http is done with it once the connection is taken
-	conn, _, err := http.NewResponseController(w).Hijack()
+	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
-		return nil // HTTP/2, or a middleware's writer that hides the connection
+		s.hijacked.wg.Add(-2)
+		return false // HTTP/2, or a middleware's writer that hides the connection
 	}
-	// The buffered reader net/http returns holds bytes the client sent after its GET, if
-	// any: a pipelined request, which a stream's connection never answers.
 	ctx, cancel := context.WithCancel(context.Background())
 	hr := &hijackedResponse{conn: conn, header: header, status: http.StatusOK, http10: r.ProtoMinor == 0, ctx: ctx, cancel: cancel}
 	s.hijacked.mu.Lock()
@@ -69,24 +84,32 @@ func (s *Server) hijack(w http.ResponseWriter, r *http.Request) *hijackedRespons
 		s.hijacked.m = make(map[*hijackedResponse]struct{})
 	}
 	s.hijacked.m[hr] = struct{}{}
-	s.hijacked.wg.Add(2)
+	if s.hijacked.forced {
+		_ = conn.Close() // Shutdown closed the others already
+	}
 	s.hijacked.mu.Unlock()
-	go func() {
-		defer s.hijacked.wg.Done()
-		hr.watch()
-	}()
-	return hr
+	// The buffered reader net/http returns holds what the client sent after its GET, if
+	// anything (a pipelined request, or the byte net/http's background read took): a stream's
+	// connection carries nothing else, and bytes that arrive later end it (watch), so these
+	// do too. The reader itself is dropped, with its buffer.
+	pending := brw.Reader.Buffered() > 0
+	go s.watchHijacked(hr, pending)
+	go s.writeHijacked(hr, serve)
+	return true
 }
 
-// serveHijacked runs serve, which writes a stream to hr, on a goroutine of its own, and ends
-// the response when it returns.
-func (s *Server) serveHijacked(hr *hijackedResponse, serve func(ctx context.Context)) {
-	go func() {
-		defer s.hijacked.wg.Done()
-		defer s.forgetHijacked(hr)
-		serve(hr.ctx)
-		hr.end(s.cfg.writeTimeout)
-	}()
+// writeHijacked runs serve, which writes a stream to hr, then ends the response.
+func (s *Server) writeHijacked(hr *hijackedResponse, serve func(ctx context.Context, hr *hijackedResponse)) {
+	defer s.hijacked.wg.Done()
+	defer s.forgetHijacked(hr)
+	serve(hr.ctx, hr)
+	hr.end(s.cfg.writeTimeout)
+}
+
+// watchHijacked runs hr.watch.
+func (s *Server) watchHijacked(hr *hijackedResponse, pending bool) {
+	defer s.hijacked.wg.Done()
+	hr.watch(pending)
 }
 
 // forgetHijacked drops hr from the streams Shutdown waits for.
@@ -101,6 +124,9 @@ func (s *Server) forgetHijacked(hr *hijackedResponse) {
 // timeout (a writer blocked on a client that does not read). Those left have their
 // connections closed under them.
 func (s *Server) awaitHijacked(ctx context.Context) {
+	s.hijacked.mu.Lock()
+	s.hijacked.closed = true
+	s.hijacked.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		s.hijacked.wg.Wait()
@@ -115,6 +141,7 @@ func (s *Server) awaitHijacked(ctx context.Context) {
 	case <-t.C:
 	}
 	s.hijacked.mu.Lock()
+	s.hijacked.forced = true
 	for hr := range s.hijacked.m {
 		_ = hr.conn.Close()
 	}
@@ -124,10 +151,12 @@ func (s *Server) awaitHijacked(ctx context.Context) {
 
 // watch blocks in a read of the connection until the client closes it (or sends anything: a
 // stream's connection carries nothing else), or a read deadline ends the read, then ends
-// hr.ctx.
-func (hr *hijackedResponse) watch() {
-	var b [1]byte
-	_, _ = hr.conn.Read(b[:])
+// hr.ctx. pending says the client sent something already: hr.ctx ends at once.
+func (hr *hijackedResponse) watch(pending bool) {
+	if !pending {
+		var b [1]byte
+		_, _ = hr.conn.Read(b[:])
+	}
 	hr.cancel()
 }
 
@@ -150,6 +179,9 @@ func (hr *hijackedResponse) WriteHeader(status int) {
 // Write writes p as one chunk of the body, in one system call with the chunk's framing (and,
 // the first time, the status line and headers).
 func (hr *hijackedResponse) Write(p []byte) (int, error) {
+	if hr.werr != nil {
+		return 0, hr.werr
+	}
 	var head []byte
 	if !hr.wrote {
 		head = hr.appendHead()
@@ -160,6 +192,7 @@ func (hr *hijackedResponse) Write(p []byte) (int, error) {
 			return 0, nil
 		}
 		_, err := hr.conn.Write(head)
+		hr.werr = err
 		return 0, err
 	}
 	bufs := net.Buffers{head, p}
@@ -168,13 +201,51 @@ func (hr *hijackedResponse) Write(p []byte) (int, error) {
 		head = append(head, "\r\n"...)
 		bufs = net.Buffers{head, p, crlf}
 	}
-	if _, err := bufs.WriteTo(hr.conn); err != nil {
+	if err := hr.writeBuffers(bufs); err != nil {
+		// Part of the chunk may have gone out: nothing written after it could be framed.
+		hr.werr = err
 		return 0, err
 	}
 	return len(p), nil
 }
 
 var crlf = []byte("\r\n")
+
+// writeBuffers writes bufs to the connection in one system call: with writev on a TCP or
+// Unix socket; else (a *tls.Conn) gathered into one pooled buffer first, since each write of
+// a TLS connection is a record of its own, and a chunk written in three pieces would take
+// three records and three system calls.
+func (hr *hijackedResponse) writeBuffers(bufs net.Buffers) error {
+	switch hr.conn.(type) {
+	case *net.TCPConn, *net.UnixConn:
+		_, err := bufs.WriteTo(hr.conn)
+		return err
+	}
+	n := 0
+	for _, b := range bufs {
+		n += len(b)
+	}
+	pb, _ := gatherBufs.Get().(*[]byte)
+	if pb == nil {
+		pb = new([]byte)
+	}
+	b := (*pb)[:0]
+	if cap(b) < n {
+		b = make([]byte, 0, n)
+	}
+	for _, p := range bufs {
+		b = append(b, p...)
+	}
+	_, err := hr.conn.Write(b)
+	if cap(b) <= 4*sseChunk+64 {
+		*pb = b[:0]
+		gatherBufs.Put(pb)
+	}
+	return err
+}
+
+// gatherBufs holds the buffers writeBuffers gathers a chunk in (*[]byte).
+var gatherBufs sync.Pool
 
 // appendHead returns the status line and headers. The connection closes at the end of the
 // stream, as the headers say. The headers are not kept afterwards: they cannot change.
@@ -188,13 +259,20 @@ func (hr *hijackedResponse) appendHead() []byte {
 	b.WriteString(strconv.Itoa(hr.status))
 	b.WriteByte(' ')
 	b.WriteString(http.StatusText(hr.status))
-	b.WriteString("\r\nDate: ")
-	b.WriteString(time.Now().UTC().Format(http.TimeFormat))
-	b.WriteString("\r\nConnection: close\r\n")
+	b.WriteString("\r\n")
+	if _, ok := hr.header["Date"]; !ok { // a handler's own Date wins, as with net/http
+		b.WriteString("Date: ")
+		b.WriteString(time.Now().UTC().Format(http.TimeFormat))
+		b.WriteString("\r\n")
+	}
+	b.WriteString("Connection: close\r\n")
 	if !hr.http10 {
 		b.WriteString("Transfer-Encoding: chunked\r\n")
 		hr.header.Del("Content-Length") // an error's JSON body goes out chunked too
 	}
+	// The framing is this writer's to say, as it is net/http's.
+	hr.header.Del("Connection")
+	hr.header.Del("Transfer-Encoding")
 	_ = hr.header.Write(&b) // sanitized, as net/http writes headers
 	b.WriteString("\r\n")
 	hr.header = nil
@@ -209,9 +287,9 @@ func (hr *hijackedResponse) FlushError() error {
 }
 
 // SetWriteDeadline bounds the writes to the connection; a deadline in the past makes a write
-// in progress fail at once.
+// in progress fail at once, and a zero one lifts the bound.
 func (hr *hijackedResponse) SetWriteDeadline(t time.Time) error {
-	if !t.After(time.Now()) {
+	if !t.IsZero() && !t.After(time.Now()) {
 		hr.cut.Store(true)
 	}
 	return hr.conn.SetWriteDeadline(t)
@@ -223,20 +301,28 @@ func (hr *hijackedResponse) SetReadDeadline(t time.Time) error {
 	return hr.conn.SetReadDeadline(t)
 }
 
-// end finishes the body (its last chunk, within timeout), unless the writer was cut off, and
-// closes the connection.
+// end finishes the body (its last chunk, within timeout), unless the writer was cut off or a
+// write failed (a client that stopped reading would hold the connection for another timeout),
+// and closes the connection.
 func (hr *hijackedResponse) end(timeout time.Duration) {
 	hr.cancel()
-	if timeout > 0 && !hr.cut.Load() {
+	if hr.werr != nil || hr.cut.Load() {
+		_ = hr.conn.Close()
+		return
+	}
+	if timeout > 0 {
 		_ = hr.conn.SetWriteDeadline(time.Now().Add(timeout))
 	}
-	if !hr.http10 && !hr.cut.Load() {
-		var tail []byte
-		if !hr.wrote {
-			tail = hr.appendHead()
-			hr.wrote = true
-		}
-		_, _ = hr.conn.Write(append(tail, "0\r\n\r\n"...))
+	var tail []byte
+	if !hr.wrote {
+		tail = hr.appendHead() // an HTTP/1.0 response gets its head, at least
+		hr.wrote = true
+	}
+	if !hr.http10 {
+		tail = append(tail, "0\r\n\r\n"...)
+	}
+	if len(tail) > 0 {
+		_, _ = hr.conn.Write(tail)
 	}
 	_ = hr.conn.Close()
 }

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	goruntime "runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,7 +123,7 @@ func TestHijackedStreamLeavesNetHTTP(t *testing.T) {
 				assert.Equal(t, hijack, streams[i].resp.Close, "Connection: close when the stream owns the connection")
 			}
 			onServe := goroutinesWith("net/http.(*conn).serve", "serveStream")
-			owned := goroutinesWith("(*Server).serveHijacked")
+			owned := goroutinesWith("(*Server).writeHijacked")
 			if hijack {
 				assert.Zero(t, onServe, "GET streams still held on net/http's connection goroutines")
 				assert.Equal(t, n, owned, "goroutines writing the GET streams")
@@ -151,7 +152,7 @@ func TestHijackedStreamEndsWithItsClient(t *testing.T) {
 		require.NoError(t, rs.conn.Close())
 	}
 	require.True(t, waitFor(testTimeout, func() bool {
-		return goroutinesWith("(*Server).serveHijacked") == 0 && goroutinesWith("(*hijackedResponse).watch") == 0
+		return goroutinesWith("(*Server).writeHijacked") == 0 && goroutinesWith("(*hijackedResponse).watch") == 0
 	}), "the streams' goroutines outlived their connections")
 	e.srv.hijacked.mu.Lock()
 	left := len(e.srv.hijacked.m)
@@ -176,7 +177,7 @@ func TestHijackedStreamEndsAtShutdown(t *testing.T) {
 	require.NoError(t, err, "the body ends with its last chunk")
 	_, err = rs.conn.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, io.EOF, "the connection is closed")
-	assert.Zero(t, goroutinesWith("(*Server).serveHijacked"))
+	assert.Zero(t, goroutinesWith("(*Server).writeHijacked"))
 }
 
 // A resumption of the GET stream takes it over: the old connection is closed at once, the
@@ -191,7 +192,7 @@ func TestHijackedStreamTakeover(t *testing.T) {
 	announce(e, "taken")
 	data, _ := resumed.next(t)
 	assert.Contains(t, data, notifToolsListChanged)
-	require.True(t, waitFor(testTimeout, func() bool { return goroutinesWith("(*Server).serveHijacked") == 1 }), "the replaced writer is gone, the new one runs")
+	require.True(t, waitFor(testTimeout, func() bool { return goroutinesWith("(*Server).writeHijacked") == 1 }), "the replaced writer is gone, the new one runs")
 }
 
 // HTTP/1.0 has no chunked encoding: the body runs until the connection closes.
@@ -235,7 +236,7 @@ func TestHijackedStreamNotOverHTTP2(t *testing.T) {
 	_, err := c.ListTools(testCtx(t), "")
 	require.NoError(t, err)
 	require.True(t, waitFor(testTimeout, func() bool { return goroutinesWith("serveStream", "serveGet") == 1 }), "the GET stream is served on its handler")
-	assert.Zero(t, goroutinesWith("(*Server).serveHijacked"))
+	assert.Zero(t, goroutinesWith("(*Server).writeHijacked"))
 	srv.AddTool(ToolSpec{Name: "late"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
 		return &CallToolResult{}, nil
 	})
@@ -262,6 +263,9 @@ func TestHijackedResponseFraming(t *testing.T) {
 				defer close(ended)
 				hr.Header().Set("Content-Type", "application/json")
 				hr.Header().Set("Content-Length", fmt.Sprint(len(body)))
+				hr.Header().Set("Date", "Mon, 02 Jan 2006 15:04:05 GMT")
+				hr.Header().Set("Connection", "keep-alive")
+				hr.Header().Set("Transfer-Encoding", "identity")
 				hr.WriteHeader(http.StatusTooManyRequests)
 				_, _ = hr.Write([]byte(body[:10]))
 				_ = hr.FlushError()
@@ -275,6 +279,11 @@ func TestHijackedResponseFraming(t *testing.T) {
 			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
 			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 			assert.True(t, resp.Close)
+			assert.Equal(t, []string{"Mon, 02 Jan 2006 15:04:05 GMT"}, resp.Header["Date"], "the handler's Date, once")
+			assert.NotContains(t, resp.Header.Values("Connection"), "keep-alive", "the framing is the writer's")
+			if proto == "HTTP/1.1" {
+				assert.Equal(t, []string{"chunked"}, resp.TransferEncoding)
+			}
 			got, err := io.ReadAll(resp.Body)
 			require.NoError(t, err)
 			assert.Equal(t, body, string(got))
@@ -282,4 +291,407 @@ func TestHijackedResponseFraming(t *testing.T) {
 			assert.Error(t, hr.ctx.Err(), "end ends the response's context")
 		})
 	}
+}
+
+// A write that failed (a client that stopped reading, past the write timeout) is the last:
+// the response does not try to end its body, which would hold the connection for another
+// write timeout, and a zero deadline lifts the bound without cutting the body off.
+func TestHijackedResponseStopsAfterAFailedWrite(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	hr := &hijackedResponse{conn: a, header: http.Header{}, status: http.StatusOK}
+	hr.ctx, hr.cancel = context.WithCancel(context.Background())
+	require.NoError(t, hr.SetWriteDeadline(time.Time{}))
+	assert.False(t, hr.cut.Load(), "a zero deadline is no deadline, not a cut")
+	head := make(chan error, 1)
+	go func() { // the first write, then b reads no more
+		var got []byte
+		buf := make([]byte, 512)
+		for !strings.HasSuffix(string(got), "first\n\n\r\n") {
+			n, err := b.Read(buf)
+			if err != nil {
+				head <- err
+				return
+			}
+			got = append(got, buf[:n]...)
+		}
+		head <- nil
+	}()
+	_, err := hr.Write([]byte("data: first\n\n"))
+	require.NoError(t, err)
+	require.NoError(t, <-head)
+	require.NoError(t, hr.SetWriteDeadline(time.Now().Add(50*time.Millisecond)))
+	_, err = hr.Write([]byte("data: stuck\n\n"))
+	require.Error(t, err, "the write past its deadline")
+	_, err = hr.Write([]byte("data: later\n\n"))
+	require.Error(t, err, "no write follows a failed one: its chunk may be half out")
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		hr.end(time.Hour)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(testTimeout):
+		t.Fatal("end wrote the body's end to a client that does not read, for another write timeout")
+	}
+	_, err = b.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF, "the connection is closed")
+}
+
+// A client that never reads its GET stream while the server sends it large notifications
+// loses its connection once a write times out, and the stream's goroutines end.
+func TestHijackedStreamClientNeverReads(t *testing.T) {
+	e := newHardenEnv(t, WithWriteTimeout(200*time.Millisecond))
+	e.stuckGET(e.sid, nil)
+	require.True(t, waitFor(testTimeout, func() bool { return goroutinesWith("(*Server).writeHijacked") == 1 }), "the GET stream owns its connection")
+	sess := e.session(e.sid)
+	big := map[string]string{"blob": strings.Repeat("x", 64<<10)}
+	require.True(t, waitFor(testTimeout, func() bool {
+		_ = sess.notify("notifications/message", big) // refused once the queue is full
+		return goroutinesWith("(*Server).writeHijacked") == 0 && goroutinesWith("(*hijackedResponse).watch") == 0
+	}), "the writer of a client that does not read outlived its write timeout")
+	assert.Contains(t, e.log.String(), "client went away mid-stream")
+	e.srv.hijacked.mu.Lock()
+	assert.Empty(t, e.srv.hijacked.m, "streams still tracked for Shutdown")
+	e.srv.hijacked.mu.Unlock()
+}
+
+// Bytes a client sends after its GET, pipelined with it (they wait in net/http's buffer when
+// the connection is taken) or later, end its stream cleanly: its connection carries nothing
+// else, and the goroutines end.
+func TestHijackedStreamEndsOnBytesAfterGET(t *testing.T) {
+	for _, when := range []string{"pipelined", "later"} {
+		t.Run(when, func(t *testing.T) {
+			e := newHardenEnv(t)
+			conn, err := net.DialTimeout("tcp", e.hs.Listener.Addr().String(), testTimeout)
+			require.NoError(t, err)
+			defer conn.Close()
+			get := fmt.Sprintf("GET / HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\n\r\n", e.hs.Listener.Addr(), e.sid, LatestProtocolVersion)
+			next := "GET /other HTTP/1.1\r\nHost: " + e.hs.Listener.Addr().String() + "\r\n\r\n"
+			if when == "pipelined" {
+				get += next
+			}
+			_, err = io.WriteString(conn, get)
+			require.NoError(t, err)
+			require.NoError(t, conn.SetReadDeadline(time.Now().Add(testTimeout)))
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			if when == "later" {
+				rs := &rawStream{conn: conn, resp: resp, br: bufio.NewReader(resp.Body)}
+				rs.primingID(t)
+				_, err = io.WriteString(conn, next)
+				require.NoError(t, err)
+				resp.Body = io.NopCloser(rs.br)
+			}
+			_, err = io.Copy(io.Discard, resp.Body)
+			require.NoError(t, err, "the stream ends with its last chunk")
+			require.True(t, waitFor(testTimeout, func() bool {
+				return goroutinesWith("(*Server).writeHijacked") == 0 && goroutinesWith("(*hijackedResponse).watch") == 0
+			}), "the stream's goroutines outlived it")
+		})
+	}
+}
+
+// A GET with a body keeps its stream on the handler: the body's bytes follow on the
+// connection, and would end a stream that owned it.
+func TestHijackedStreamNotWithABody(t *testing.T) {
+	e := newHardenEnv(t)
+	conn, err := net.DialTimeout("tcp", e.hs.Listener.Addr().String(), testTimeout)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\nContent-Length: 5\r\n\r\nhello", e.hs.Listener.Addr(), e.sid, LatestProtocolVersion)
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(testTimeout)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	rs := &rawStream{conn: conn, resp: resp, br: bufio.NewReader(resp.Body)}
+	rs.primingID(t)
+	assert.Zero(t, goroutinesWith("(*Server).writeHijacked"))
+	announce(e, "bodied")
+	data, _ := rs.next(t)
+	assert.Contains(t, data, notifToolsListChanged)
+}
+
+// Once Shutdown waits for the streams that own their connections, no GET takes its
+// connection over (Shutdown would not wait for it): one that was admitted before Shutdown
+// and reaches its stream late stays on its handler, which http.Server.Shutdown sees.
+func TestHijackedStreamNotAfterShutdown(t *testing.T) {
+	e := newHardenEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	require.NoError(t, e.srv.Shutdown(ctx))
+	took := make(chan bool, 1)
+	late := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		took <- e.srv.serveHijacked(w, r, func(context.Context, *hijackedResponse) {})
+	}))
+	defer late.Close()
+	resp, err := late.Client().Get(late.URL)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.False(t, <-took, "a stream took its connection after Shutdown stopped waiting for them")
+}
+
+// unwrappingWriter is a middleware's ResponseWriter that exposes the one it wraps.
+type unwrappingWriter struct{ http.ResponseWriter }
+
+func (u unwrappingWriter) Unwrap() http.ResponseWriter { return u.ResponseWriter }
+
+// hidingWriter is a middleware's ResponseWriter that hides the one it wraps, but flushes.
+type hidingWriter struct{ w http.ResponseWriter }
+
+func (h hidingWriter) Header() http.Header         { return h.w.Header() }
+func (h hidingWriter) Write(p []byte) (int, error) { return h.w.Write(p) }
+func (h hidingWriter) WriteHeader(code int)        { h.w.WriteHeader(code) }
+func (h hidingWriter) Flush()                      { h.w.(http.Flusher).Flush() }
+
+// Behind middleware, a GET stream takes its connection through a writer with Unwrap (as
+// http.ResponseController finds it), with the headers the middleware set, and stays on its
+// handler behind one without; events reach the client either way.
+func TestHijackedStreamBehindMiddleware(t *testing.T) {
+	for _, unwrap := range []bool{true, false} {
+		t.Run(fmt.Sprintf("unwrap=%v", unwrap), func(t *testing.T) {
+			e := newHardenEnvOn(t, func(hs *httptest.Server) {
+				next := hs.Config.Handler
+				hs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("X-Middleware", "seen")
+					if unwrap {
+						next.ServeHTTP(unwrappingWriter{w}, r)
+					} else {
+						next.ServeHTTP(hidingWriter{w}, r)
+					}
+				})
+			})
+			rs := openRawStream(t, e, e.sid, "HTTP/1.1", "")
+			assert.Equal(t, "seen", rs.resp.Header.Get("X-Middleware"))
+			rs.primingID(t)
+			if unwrap {
+				assert.Equal(t, 1, goroutinesWith("(*Server).writeHijacked"))
+			} else {
+				assert.Zero(t, goroutinesWith("(*Server).writeHijacked"))
+				assert.Equal(t, 1, goroutinesWith("serveStream", "serveGet"))
+			}
+			announce(e, "wrapped")
+			data, _ := rs.next(t)
+			assert.Contains(t, data, notifToolsListChanged)
+		})
+	}
+}
+
+// A resumption of the GET stream, which owns its connection too, replays its stored events
+// from the event store; one refused for lack of budget gets its 429 and JSON error through
+// the hijacked response (chunked, its Content-Length dropped), and the stream can be resumed
+// once there is room.
+func TestHijackedStreamResumption(t *testing.T) {
+	const size = 6 << 20
+	e := newHardenEnv(t, WithSSEResponses(), WithMaxBodyBytes(8<<20), WithSessionBudget(10<<20),
+		WithEventStore(NewMemoryEventStore(32<<20)))
+	rs := openRawStream(t, e, e.sid, "HTTP/1.1", "")
+	priming := rs.primingID(t)
+	require.NoError(t, e.session(e.sid).notify("notifications/message", map[string]string{"blob": strings.Repeat("b", size)}))
+	data, _ := rs.next(t)
+	require.Len(t, data, size+len(`{"jsonrpc":"2.0","method":"notifications/message","params":{"blob":""}}`))
+	require.NoError(t, rs.conn.Close())
+
+	first := e.bigAnswer(e.sid, size)
+	tr := &http.Transport{DialContext: smallWindowDialer().DialContext}
+	defer tr.CloseIdleConnections()
+	pinned, err := e.resumeUnread(e.ctx(), &http.Client{Transport: tr}, e.sid, first) // its replay holds 6 MiB
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, pinned.StatusCode)
+
+	conn, err := net.DialTimeout("tcp", e.hs.Listener.Addr().String(), testTimeout)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\nLast-Event-ID: %s\r\n\r\n",
+		e.hs.Listener.Addr(), e.sid, LatestProtocolVersion, priming)
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(testTimeout)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.True(t, resp.Close, "the refusal came through the hijacked response")
+	assert.Equal(t, []string{"chunked"}, resp.TransferEncoding)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Contains(t, string(body), "resumption refused: this session holds")
+
+	_, err = io.Copy(io.Discard, pinned.Body) // read at last: the replay lets go of the budget
+	require.NoError(t, err)
+	_ = pinned.Body.Close()
+	resumed := openRawStream(t, e, e.sid, "HTTP/1.1", priming)
+	assert.True(t, resumed.resp.Close, "the resumed GET stream owns its connection")
+	replayed, id := resumed.next(t)
+	assert.Equal(t, data, replayed, "the stored notification, replayed")
+	announce(e, "after-resume")
+	live, liveID := resumed.next(t)
+	assert.Contains(t, live, notifToolsListChanged)
+	assert.NotEqual(t, id, liveID)
+}
+
+// countingListener counts the writes to the connections it accepts once counting is set.
+type countingListener struct {
+	net.Listener
+	counting atomic.Bool
+	writes   atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, l: l}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	l *countingListener
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	if c.l.counting.Load() {
+		c.l.writes.Add(1)
+	}
+	return c.Conn.Write(p)
+}
+
+// Over TLS (HTTP/1.1), a GET stream owns its connection too, and each write of its writer is
+// one write to the connection (one TLS record with its chunk's framing), not one per piece
+// of the frame, as a writev-less connection would otherwise take them.
+func TestHijackedStreamOverTLS(t *testing.T) {
+	srv := NewServer(Implementation{Name: "tls", Version: "1"}, WithLogger(discardLogger()))
+	hs := httptest.NewUnstartedServer(srv)
+	cl := &countingListener{Listener: hs.Listener}
+	hs.Listener = cl
+	hs.StartTLS() // HTTP/1.1: EnableHTTP2 is off
+	hc := hs.Client()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		hs.Close()
+		hc.CloseIdleConnections()
+	})
+	post := func(sid, body string) *http.Response {
+		req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, hs.URL, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(headerProtocolVersion, LatestProtocolVersion)
+		if sid != "" {
+			req.Header.Set(headerSessionID, sid)
+		}
+		resp, err := hc.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		require.Less(t, resp.StatusCode, 300)
+		return resp
+	}
+	sid := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+LatestProtocolVersion+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`).Header.Get(headerSessionID)
+	require.NotEmpty(t, sid)
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodGet, hs.URL, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(headerSessionID, sid)
+	req.Header.Set(headerProtocolVersion, LatestProtocolVersion)
+	resp, err := hc.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "HTTP/1.1", resp.Proto)
+	assert.True(t, resp.Close, "the stream owns its connection")
+	rs := &rawStream{resp: resp, br: bufio.NewReader(resp.Body)}
+	rs.primingID(t)
+	cl.counting.Store(true)
+	srv.AddTool(ToolSpec{Name: "tls"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return &CallToolResult{}, nil
+	})
+	data, _ := rs.next(t)
+	assert.Contains(t, data, notifToolsListChanged)
+	assert.Equal(t, int64(1), cl.writes.Load(), "writes to the connection for one event")
+}
+
+// Whatever ends a session ends its GET stream that owns its connection, goroutines and all:
+// a DELETE, and a Shutdown whose context has already ended (which closes the connections at
+// once, and returns only once the streams' goroutines did).
+func TestHijackedStreamEndsWithItsSession(t *testing.T) {
+	t.Run("delete", func(t *testing.T) {
+		e := newHardenEnv(t)
+		rs := openRawStream(t, e, e.sid, "HTTP/1.1", "")
+		rs.primingID(t)
+		r, err := e.send(e.ctx(), http.MethodDelete, e.sid, "", nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, r.status)
+		_, err = io.Copy(io.Discard, rs.br)
+		require.NoError(t, err, "the body ends with its last chunk")
+		require.True(t, waitFor(testTimeout, func() bool {
+			return goroutinesWith("(*Server).writeHijacked") == 0 && goroutinesWith("(*hijackedResponse).watch") == 0
+		}), "the stream's goroutines outlived its session")
+	})
+	t.Run("shutdown with an ended context", func(t *testing.T) {
+		e := newHardenEnv(t)
+		streams := []*rawStream{openRawStream(t, e, e.sid, "HTTP/1.1", ""), openRawStream(t, e, e.initialize(), "HTTP/1.0", "")}
+		for _, rs := range streams {
+			rs.primingID(t)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = e.srv.Shutdown(ctx)
+		assert.Zero(t, goroutinesWith("(*Server).writeHijacked"), "writers left after Shutdown")
+		assert.Zero(t, goroutinesWith("(*hijackedResponse).watch"), "watchers left after Shutdown")
+		for _, rs := range streams {
+			_, _ = io.Copy(io.Discard, rs.br) // ended or cut: either way it ends
+			_, err := rs.conn.Read(make([]byte, 1))
+			assert.Error(t, err, "the connection is closed")
+		}
+	})
+}
+
+// Our client's GET stream, which the server serves on a connection it owns: taken over by
+// another resumption, the client reconnects (taking it back) and still gets what follows.
+func TestHijackedStreamClientReconnects(t *testing.T) {
+	e := newHardenEnv(t)
+	changed := make(chan struct{}, 8)
+	c := NewClient(e.url, WithEra(EraLegacy), WithStandaloneStream(),
+		WithNotificationHandler(func(_ context.Context, method string, _ json.RawMessage) {
+			if method == notifToolsListChanged {
+				changed <- struct{}{}
+			}
+		}))
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	_, err := c.ListTools(testCtx(t), "")
+	require.NoError(t, err)
+	require.True(t, waitFor(testTimeout, func() bool { return goroutinesWith("(*Server).writeHijacked") == 1 }), "the client's GET stream owns its connection")
+	got := func(what string) {
+		t.Helper()
+		select {
+		case <-changed:
+		case <-time.After(testTimeout):
+			t.Fatalf("no tools/list_changed %s", what)
+		}
+	}
+	announce(e, "one")
+	got("on the first GET stream")
+	var sess *session
+	e.srv.mu.Lock()
+	for id, s := range e.srv.sessions {
+		if id != e.sid {
+			sess = s
+		}
+	}
+	e.srv.mu.Unlock()
+	require.NotNil(t, sess)
+	thief := openRawStream(t, e, sess.id, "HTTP/1.1", eventID(sess.standalone.id, 0))
+	_, err = io.Copy(io.Discard, thief.br)
+	require.Error(t, err, "the client took its stream back, cutting this one")
+	announce(e, "two")
+	got("after the client took its stream back")
 }

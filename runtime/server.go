@@ -945,10 +945,9 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		s.httpError(w, http.StatusConflict, CodeInvalidRequest, "this session already has a GET stream open; only one is allowed")
 		return
 	}
-	if hr := s.hijack(w, r); hr != nil {
-		s.serveHijacked(hr, func(ctx context.Context) {
-			s.serveStream(ctx, hr, sess.standalone, my, modeSSE, nil)
-		})
+	if s.serveHijacked(w, r, func(ctx context.Context, hr *hijackedResponse) {
+		s.serveStream(ctx, hr, sess.standalone, my, modeSSE, nil)
+	}) {
 		return
 	}
 	s.serveStream(r.Context(), w, sess.standalone, my, modeSSE, nil)
@@ -979,10 +978,9 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, sess *session, l
 	}
 	if st != nil && st.standalone {
 		// A resumed GET stream lives as long as a new one (hijack.go).
-		if hr := s.hijack(w, r); hr != nil {
-			s.serveHijacked(hr, func(ctx context.Context) {
-				s.replayAndFollow(ctx, hr, sess, st, streamID, seq)
-			})
+		if s.serveHijacked(w, r, func(ctx context.Context, hr *hijackedResponse) {
+			s.replayAndFollow(ctx, hr, sess, st, streamID, seq)
+		}) {
 			return
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/protomcp/protomcp/internal/jsonscan"
 )
@@ -178,7 +179,7 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 		return nil, me
 	}
 	mr := newModernRequest(msg.Method, &p, version)
-	if m, e := requestMetaOf(p.Meta); e == nil {
+	if m, e := meta.requestMeta(p.Meta); e == nil {
 		mr.rs.meta, mr.rs.metaTaken = m, true // one that fails is left to takeMeta, which answers it
 	}
 	if me := s.decodeClientMeta(&meta, mr); me != nil {
@@ -734,11 +735,16 @@ func foldsToParam(k []byte) bool {
 // the params.
 type modernMeta struct {
 	version, caps, info, logLevel json.RawMessage
+	// all holds every member, as decodeRequestMeta's rawMembers would, read in the same pass
+	// (allOK), so that the RequestMeta handlers see needs no pass of its own.
+	all   map[string]json.RawMessage
+	allOK bool
 }
 
 // decode reads a _meta object, as json.Unmarshal into a map would (the last of duplicate keys
 // wins); it reports false when m is not an object.
 func (mm *modernMeta) decode(m []byte) bool {
+	mm.allOK = true
 	take := func(k, v []byte) bool {
 		switch string(k) {
 		case metaProtocolVersion:
@@ -749,6 +755,9 @@ func (mm *modernMeta) decode(m []byte) bool {
 			mm.info = v
 		case metaLogLevel:
 			mm.logLevel = v
+		}
+		if mm.allOK {
+			mm.allOK = mm.keep(k, v)
 		}
 		return true
 	}
@@ -763,7 +772,52 @@ func (mm *modernMeta) decode(m []byte) bool {
 	for k, v := range all {
 		take([]byte(k), v)
 	}
+	mm.all, mm.allOK = nil, false // requestMeta reads m again, as encoding/json does
 	return true
+}
+
+// keep adds the member k: v to mm.all, as rawMembers would, and reports false for a key that
+// is not valid UTF-8 (encoding/json would replace its invalid bytes).
+func (mm *modernMeta) keep(k, v []byte) bool {
+	if mm.all == nil {
+		mm.all = make(map[string]json.RawMessage, 4)
+	}
+	v = v[:len(v):len(v)]
+	switch {
+	case string(k) == metaProtocolVersion: // the keys every 2026-07-28 request sends
+		mm.all[metaProtocolVersion] = v
+	case string(k) == metaClientCaps:
+		mm.all[metaClientCaps] = v
+	case string(k) == metaClientInfo:
+		mm.all[metaClientInfo] = v
+	case utf8.Valid(k):
+		mm.all[string(k)] = v
+	default:
+		return false
+	}
+	return true
+}
+
+// requestMeta returns the RequestMeta of raw, the _meta that mm was decoded from, as
+// requestMetaOf does, from the members decode kept when it could.
+func (mm *modernMeta) requestMeta(raw json.RawMessage) (*RequestMeta, *Error) {
+	if !mm.allOK || len(raw) > maxMetaBytes {
+		return requestMetaOf(raw)
+	}
+	m := &RequestMeta{}
+	all := mm.all
+	mm.all = nil // the RequestMeta's now
+	if t, ok := all["progressToken"]; ok {
+		m.ProgressToken = t
+		delete(all, "progressToken")
+	}
+	if len(all) > 0 {
+		m.Other = all
+	}
+	if e := checkProgressToken(m.ProgressToken); e != nil {
+		return nil, e
+	}
+	return m, nil
 }
 
 // optionalString decodes v as json.Unmarshal into a *string would: nil for null; it reports

@@ -135,6 +135,7 @@ func main() {
 	for r := range *flagR {
 		logf("round %d of %d", r+1, *flagR)
 		oneRound(dir, r)
+		bracketRound(dir, r)
 		memoryRound(dir, r)
 		replicaRound(dir, r)
 	}
@@ -186,6 +187,15 @@ func defineRows() {
 	add("modern-conc/floor", &row{section: sec, what: "calls/s", pair: "plain net/http → floor (this section's)", kind: "tput"})
 	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk-stateless"} {
 		add("modern-conc/"+k, &row{section: sec, what: "calls/s", pair: "load -modern → " + serverByKey(k).label, kind: "tput", floor: "modern-conc/floor", peers: [2]string{"modern-conc/gosdk-stateless", ""}})
+	}
+	sec = "our client against the neutral client, bracketed: neutral, ours, neutral, back to back (the neutral row: the mean of the two on either side)"
+	for _, era := range []string{"sse", "modern"} {
+		label := "protomcp (SSE)"
+		if era == "modern" {
+			label = "protomcp (JSON), MCP 2026-07-28"
+		}
+		add("bracket/neutral-"+era, &row{section: sec, what: "p50 latency", pair: "neutral client (load) → " + label, kind: "lat"})
+		add("bracket/ours-"+era, &row{section: sec, what: "p50 latency", pair: "protomcp client → " + label, kind: "lat", floor: "bracket/neutral-" + era})
 	}
 	sec = "sequential items n=500, neutral client"
 	for _, k := range []string{"protomcp", "protomcp-sse", "gosdk", "mcpgo"} {
@@ -352,6 +362,11 @@ type result struct {
 }
 
 func measure(dir, key, bin string, args ...string) {
+	byKey[key].runs = append(byKey[key].runs, measureOnce(dir, key, bin, args...))
+}
+
+// measureOnce runs bin once for the row key and returns its figures.
+func measureOnce(dir, key, bin string, args ...string) metrics {
 	var out, errb bytes.Buffer
 	cmd := exec.Command(filepath.Join(dir, bin), append(args, "-name", key)...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -364,7 +379,38 @@ func measure(dir, key, bin string, args ...string) {
 		logf("%s: failed: %v", key, err)
 		r.Errors = -1
 	}
-	byKey[key].runs = append(byKey[key].runs, metrics{P50: r.P50, P90: r.P90, P99: r.P99, PerSec: r.PerSec, CPUPerCall: r.CPU, Errors: r.Errors, Hangs: r.Hangs, NewDials: r.NewDials, ServerSwitches: r.Switches})
+	return metrics{P50: r.P50, P90: r.P90, P99: r.P99, PerSec: r.PerSec, CPUPerCall: r.CPU, Errors: r.Errors, Hangs: r.Hangs, NewDials: r.NewDials, ServerSwitches: r.Switches}
+}
+
+// bracketRound measures the client goals' rows once: for each era, the neutral client, our
+// client and the neutral client again, back to back against the same server, so that our
+// client's figure is divided by the neutral client's measured on either side of it. This
+// machine's speed drifts by a third within seconds (the neutral client's p50 moves as much
+// between two runs a few seconds apart); one neutral run per rotation, other rows between,
+// left the goal's ratio to that drift.
+func bracketRound(dir string, r int) {
+	d := (*flagD).String()
+	for _, era := range rotate([]string{"sse", "modern"}, r) {
+		neutral := []string{"-url", serverByKey("protomcp-sse").url, "-d", d}
+		ours := []string{"-client", "protomcp", "-url", serverByKey("protomcp-sse").url, "-d", d}
+		if era == "modern" {
+			neutral = []string{"-modern", "-url", serverByKey("protomcp").url, "-d", d}
+			ours = []string{"-client", "protomcp", "-modern", "-url", serverByKey("protomcp").url, "-d", d}
+		}
+		before := measureOnce(dir, "bracket/neutral-"+era, "load", neutral...)
+		byKey["bracket/ours-"+era].runs = append(byKey["bracket/ours-"+era].runs, measureOnce(dir, "bracket/ours-"+era, "pair", ours...))
+		after := measureOnce(dir, "bracket/neutral-"+era, "load", neutral...)
+		byKey["bracket/neutral-"+era].runs = append(byKey["bracket/neutral-"+era].runs, meanMetrics(before, after))
+	}
+}
+
+// meanMetrics is the mean of a and b's latencies, rates and CPU; errors and dials add up.
+func meanMetrics(a, b metrics) metrics {
+	if a.Errors < 0 || b.Errors < 0 {
+		return metrics{Errors: -1}
+	}
+	return metrics{P50: (a.P50 + b.P50) / 2, P90: (a.P90 + b.P90) / 2, P99: (a.P99 + b.P99) / 2, PerSec: (a.PerSec + b.PerSec) / 2, CPUPerCall: (a.CPUPerCall + b.CPUPerCall) / 2,
+		Errors: a.Errors + b.Errors, Hangs: a.Hangs + b.Hangs, NewDials: a.NewDials + b.NewDials}
 }
 
 func startServer(dir string, s *server) {
@@ -669,8 +715,8 @@ type goal struct {
 var goals = []goal{
 	{"64 callers, SSE answers: calls/s × the floor's", "conc/protomcp-sse", "conc/floor", "≥ 0.9×"},
 	{"MCP 2026-07-28, 64 callers: calls/s × the floor's", "modern-conc/protomcp", "modern-conc/floor", "≥ 0.9×"},
-	{"our client, SSE answers: p50 × the neutral client's, same server", "pair/protomcp/protomcp-sse", "pair/load/protomcp-sse", "≤ 1.2×"},
-	{"our client, MCP 2026-07-28: p50 × the neutral client's, same server", "modern-pair/protomcp", "modern-seq/protomcp", "≤ 1.2×"},
+	{"our client, SSE answers: p50 × the neutral client's, same server (bracketed)", "bracket/ours-sse", "bracket/neutral-sse", "≤ 1.2×"},
+	{"our client, MCP 2026-07-28: p50 × the neutral client's, same server (bracketed)", "bracket/ours-modern", "bracket/neutral-modern", "≤ 1.2×"},
 	{"resident memory per session with an open GET stream, weather server", "mem/weather", "", "≤ 24 KB"},
 	{"… × the floor's (net/http holding the same GET connections)", "mem/weather", "mem/floor", "—"},
 }

@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/protomcp/protomcp/internal/jsonscan"
 )
@@ -777,25 +776,12 @@ func (mm *modernMeta) decode(m []byte) bool {
 }
 
 // keep adds the member k: v to mm.all, as rawMembers would, and reports false for a key that
-// is not valid UTF-8 (encoding/json would replace its invalid bytes).
+// is not valid UTF-8.
 func (mm *modernMeta) keep(k, v []byte) bool {
 	if mm.all == nil {
 		mm.all = make(map[string]json.RawMessage, 4)
 	}
-	v = v[:len(v):len(v)]
-	switch {
-	case string(k) == metaProtocolVersion: // the keys every 2026-07-28 request sends
-		mm.all[metaProtocolVersion] = v
-	case string(k) == metaClientCaps:
-		mm.all[metaClientCaps] = v
-	case string(k) == metaClientInfo:
-		mm.all[metaClientInfo] = v
-	case utf8.Valid(k):
-		mm.all[string(k)] = v
-	default:
-		return false
-	}
-	return true
+	return putMember(mm.all, k, v)
 }
 
 // requestMeta returns the RequestMeta of raw, the _meta that mm was decoded from, as

@@ -22,22 +22,32 @@ func rawMembers(obj []byte) (map[string]json.RawMessage, bool) {
 	}
 	m := make(map[string]json.RawMessage, n)
 	jsonscan.Members(obj, func(k, v []byte) bool {
-		v = v[:len(v):len(v)]
-		switch {
-		case string(k) == metaProtocolVersion: // the keys every 2026-07-28 request sends
-			m[metaProtocolVersion] = v
-		case string(k) == metaClientCaps:
-			m[metaClientCaps] = v
-		case string(k) == metaClientInfo:
-			m[metaClientInfo] = v
-		case utf8.Valid(k):
-			m[string(k)] = v
-		default:
-			n = -1 // encoding/json would replace the invalid bytes
+		if !putMember(m, k, v) {
+			n = -1
 		}
 		return true
 	})
 	return m, n >= 0
+}
+
+// putMember sets m[k] to v, capped at its own length (rawMembers), and reports false for a key
+// that is not valid UTF-8, which encoding/json would decode with its invalid bytes replaced.
+// The keys every 2026-07-28 request's _meta carries are stored without a new string.
+func putMember(m map[string]json.RawMessage, k, v []byte) bool {
+	v = v[:len(v):len(v)]
+	switch {
+	case string(k) == metaProtocolVersion:
+		m[metaProtocolVersion] = v
+	case string(k) == metaClientCaps:
+		m[metaClientCaps] = v
+	case string(k) == metaClientInfo:
+		m[metaClientInfo] = v
+	case utf8.Valid(k):
+		m[string(k)] = v
+	default:
+		return false
+	}
+	return true
 }
 
 // jsonString decodes v, a JSON value, as a string; ok is false when v is not a string. A

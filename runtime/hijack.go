@@ -77,7 +77,10 @@ func (s *Server) serveHijacked(w http.ResponseWriter, r *http.Request, serve fun
 		s.hijacked.wg.Add(-2)
 		return false // HTTP/2, or a middleware's writer that hides the connection
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// The stream's context keeps the request's values (what middleware and authentication
+	// put there, for an EventStore's Replay to see, as it would on the handler's goroutine)
+	// but not its end, which comes when the handler returns, now.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	hr := &hijackedResponse{conn: conn, header: header, status: http.StatusOK, http10: r.ProtoMinor == 0, ctx: ctx, cancel: cancel}
 	s.hijacked.mu.Lock()
 	if s.hijacked.m == nil {

@@ -695,3 +695,46 @@ func TestHijackedStreamClientReconnects(t *testing.T) {
 	announce(e, "two")
 	got("after the client took its stream back")
 }
+
+// valueKey is the context key of the value TestHijackedStreamKeepsRequestValues's middleware
+// sets.
+type valueKey struct{}
+
+// replayCtxStore records the value of valueKey in the contexts its Replay is called with.
+type replayCtxStore struct {
+	EventStore
+	seen chan any
+}
+
+func (s *replayCtxStore) Replay(ctx context.Context, session, stream string, after uint64, fn func(uint64, []byte) error) error {
+	s.seen <- ctx.Value(valueKey{})
+	return s.EventStore.Replay(ctx, session, stream, after, fn)
+}
+
+// A stream that owns its connection keeps the request's context values (what middleware put
+// there), as the same stream on its handler's goroutine does: an EventStore's Replay of a
+// resumed GET stream sees them.
+func TestHijackedStreamKeepsRequestValues(t *testing.T) {
+	store := &replayCtxStore{EventStore: NewMemoryEventStore(1 << 20), seen: make(chan any, 4)}
+	e := newHardenEnvOn(t, func(hs *httptest.Server) {
+		next := hs.Config.Handler
+		hs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), valueKey{}, "from middleware")))
+		})
+	}, WithEventStore(store))
+	rs := openRawStream(t, e, e.sid, "HTTP/1.1", "")
+	priming := rs.primingID(t)
+	announce(e, "stored")
+	rs.next(t)
+	require.NoError(t, rs.conn.Close())
+	resumed := openRawStream(t, e, e.sid, "HTTP/1.1", priming)
+	assert.True(t, resumed.resp.Close, "the resumed GET stream owns its connection")
+	data, _ := resumed.next(t)
+	assert.Contains(t, data, notifToolsListChanged, "replayed")
+	select {
+	case v := <-store.seen:
+		assert.Equal(t, "from middleware", v)
+	case <-time.After(testTimeout):
+		t.Fatal("no Replay")
+	}
+}

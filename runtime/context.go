@@ -34,6 +34,9 @@ type requestState struct {
 	caller Caller        // what CallerFrom returns
 	mrtr   *mrtrState    // the input of a modern-era request that may ask for some (mrtr.go)
 	task   *runningTask  // the task whose handler this is, or nil (task_server.go)
+	// modern is the 2026-07-28 tools/call this state serves, when its params were scanned
+	// already (modernRequest.toolCall), or nil.
+	modern *modernRequest
 
 	mu           sync.Mutex
 	lastProgress float64

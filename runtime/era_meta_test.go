@@ -16,14 +16,19 @@ import (
 
 // A 2026-07-28 request's _meta reaches its handler as a session-era request's does (its
 // progress token, its other members), though the server reads it once for both the request's
-// checks and the handler; a progressToken of the wrong type is refused with -32602, as in the
-// session era (spec 2026-07-28, Request Metadata; the schema's ProgressToken).
+// checks and the handler. The request metadata, which the runtime reads itself, is not among
+// them: the handler has it from its Caller, as in the session era, where it is not in _meta.
+// A progressToken of the wrong type is refused with -32602, as in the session era (spec
+// 2026-07-28, Request Metadata; the schema's ProgressToken).
 func TestModernRequestMetaReachesHandler(t *testing.T) {
 	t.Parallel()
 	srv := runtime.NewServer(runtime.Implementation{Name: "meta", Version: "0"}, runtime.WithLogger(discardLogger()))
 	seen := make(chan *runtime.RequestMeta, 4)
+	callers := make(chan *runtime.Caller, 4)
 	srv.AddTool(runtime.ToolSpec{Name: "meta", InputSchema: objSchema}, func(ctx context.Context, req *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
 		seen <- req.Meta
+		c := runtime.CallerFrom(ctx)
+		callers <- c
 		return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent("ok")}}, nil
 	})
 	hs := httptest.NewServer(srv)
@@ -54,10 +59,18 @@ func TestModernRequestMetaReachesHandler(t *testing.T) {
 		require.NotNil(t, m, "the handler's RequestMeta")
 		assert.JSONEq(t, `"p-7"`, string(m.ProgressToken))
 		assert.JSONEq(t, `"abc"`, string(m.Other["trace"]))
-		assert.JSONEq(t, `"2026-07-28"`, string(m.Other["io.modelcontextprotocol/protocolVersion"]))
+		assert.Len(t, m.Other, 1, "only trace: the request metadata is the runtime's")
+		c := <-callers
+		assert.Equal(t, "2026-07-28", c.ProtocolVersion())
+		assert.Equal(t, "m", c.Info().Name)
 	default:
 		require.Fail(t, "the handler did not run")
 	}
+
+	status, body = post(``)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Nil(t, <-seen, "_meta with only the request metadata: as a request without _meta")
+	<-callers
 
 	status, body = post(`"progressToken":{"a":1},`)
 	assert.Equal(t, http.StatusOK, status, body)

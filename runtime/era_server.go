@@ -90,7 +90,7 @@ func opensModern(r *http.Request, msg *wireMessage) bool {
 	// The headers first: a modern client sends its version in MCP-Protocol-Version (spec
 	// 2026-07-28, Streamable HTTP, Standard Request Headers), which decides without a scan
 	// of the params.
-	if v := r.Header.Get(headerProtocolVersion); v != "" && !isSupportedVersion(v) && r.Header.Get(headerSessionID) == "" {
+	if v := headerValue(r.Header, headerProtocolVersion); v != "" && !isSupportedVersion(v) && headerValue(r.Header, headerSessionID) == "" {
 		return true
 	}
 	return hasMetaVersion(msg.Params)
@@ -100,7 +100,7 @@ func opensModern(r *http.Request, msg *wireMessage) bool {
 // standalone stream and session end do not exist (spec 2026-07-28, Streamable HTTP, Earlier
 // Streamable HTTP Revisions). It reports whether it answered.
 func (s *Server) serveModernOther(w http.ResponseWriter, r *http.Request) bool {
-	v := r.Header.Get(headerProtocolVersion)
+	v := headerValue(r.Header, headerProtocolVersion)
 	if s.cfg.era != EraModern && !(s.cfg.era == EraAuto && isModernVersion(v)) {
 		return false
 	}
@@ -109,25 +109,34 @@ func (s *Server) serveModernOther(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// modernRequest is what the runtime reads from a modern request's params before serving it.
+// modernRequest is what the runtime reads from a modern request's params before serving it,
+// and what serving it makes, in one allocation of at most maxModernRequestSize bytes.
 type modernRequest struct {
-	version        string
-	name           string // params.name or params.uri of a method Mcp-Name mirrors
-	caps           ClientCapabilities
-	info           Implementation
-	logLevel       *LoggingLevel
 	inputResponses map[string]json.RawMessage
-	requestState   string
-	hasState       bool
+	requestState   *string
+	// A tools/call's arguments, when its params were scanned (toolCall): routeCallTool
+	// takes its name and arguments from here rather than read the params again.
+	args     json.RawMessage
+	toolCall bool
 
-	// What serving the request makes, in the request's own allocation: its transient
-	// session (transientSession), its state, and its multi round-trip state (newMRTR).
-	// checkModern leaves the request's decoded _meta in rs.meta, with rs.metaTaken, for
-	// serveModernRequest to keep.
+	// Its transient session, built as the request is checked (newModernRequest; the
+	// protocol version, decodeClientMeta the client's capabilities and info, checkModern
+	// the log level): the session-like state of one request, in no session table.
 	sess session
+	// Its state and its multi round-trip state (newMRTR). checkModern leaves the request's
+	// decoded _meta in rs.meta, with rs.metaTaken, for serveModernRequest to keep, and what
+	// the request names in mrtr.name (name).
 	rs   requestState
 	mrtr mrtrState
 }
+
+// name is params.name, or params.uri of a resources/read: what Mcp-Name mirrors.
+func (mr *modernRequest) name() string { return mr.mrtr.name }
+
+// maxModernRequestSize is the most modernRequest can hold (a test holds it there) for its
+// allocation to stay in the 1152-byte size class, with the 8-byte header the Go runtime
+// gives an object of pointers over 512 bytes: past it, every modern request costs 128 more.
+const maxModernRequestSize = 1152 - 8
 
 // modernError is a refusal of a modern request before any handler runs.
 type modernError struct {
@@ -170,14 +179,14 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 	if me := decodeModernParams(msg.Params, &p, &meta); me != nil {
 		return nil, me
 	}
-	version, me := s.checkModernVersion(r.Header.Get(headerProtocolVersion), meta.version)
+	version, me := s.checkModernVersion(headerValue(r.Header, headerProtocolVersion), meta.version)
 	if me != nil {
 		return nil, me
 	}
 	if me := s.checkModernHeaders(r.Header, msg, &p); me != nil {
 		return nil, me
 	}
-	mr := newModernRequest(msg.Method, &p, version)
+	mr := s.newModernRequest(msg.Method, &p, version)
 	if m, e := meta.requestMeta(p.Meta); e == nil {
 		mr.rs.meta, mr.rs.metaTaken = m, true // one that fails is left to takeMeta, which answers it
 	}
@@ -189,7 +198,7 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 		if me != nil {
 			return nil, me
 		}
-		mr.logLevel = l
+		mr.sess.logLevel.Store(l)
 	}
 	return mr, nil
 }
@@ -197,16 +206,22 @@ func (s *Server) checkModern(r *http.Request, msg *wireMessage) (*modernRequest,
 // newModernRequest starts the modern request of method from its params: it decides what the
 // request names (a resources/read's uri, otherwise the name) and whether it carries a
 // requestState (spec 2026-07-28, Multi Round-Trip Requests).
-func newModernRequest(method string, p *modernParams, version string) *modernRequest {
-	mr := &modernRequest{version: version, inputResponses: p.InputResponses}
+func (s *Server) newModernRequest(method string, p *modernParams, version string) *modernRequest {
+	mr := &modernRequest{inputResponses: p.InputResponses, requestState: p.RequestState}
 	if method == methodResourcesRead && p.URI != nil {
-		mr.name = *p.URI
+		mr.mrtr.name = *p.URI
 	} else if p.Name != nil {
-		mr.name = *p.Name
+		mr.mrtr.name = *p.Name
 	}
-	if p.RequestState != nil {
-		mr.requestState, mr.hasState = *p.RequestState, true
+	if method == methodToolsCall && p.scanned && mr.name() != "" {
+		mr.toolCall = true
+		if string(p.Arguments) != "null" {
+			mr.args = p.Arguments
+		}
 	}
+	sess := &mr.sess
+	sess.server, sess.ctx, sess.cancel = s, s.baseCtx, func() {}
+	sess.protocolVersion, sess.initialized, sess.stateless = version, true, true
 	return mr
 }
 
@@ -285,7 +300,7 @@ func (s *Server) compareVersions(header, version string) *modernError {
 // HTTP): Mcp-Method, Mcp-Name for the methods that name something, and a tool's parameter
 // headers.
 func (s *Server) checkModernHeaders(h http.Header, msg *wireMessage, p *modernParams) *modernError {
-	if me := checkMethodHeader(h.Get(headerMethod), msg.Method); me != nil {
+	if me := checkMethodHeader(headerValue(h, headerMethod), msg.Method); me != nil {
 		return me
 	}
 	if field, ok := namedMethod(msg.Method); ok {
@@ -352,7 +367,8 @@ func checkNameHeader(hv []string, method, field string, body *string) *modernErr
 }
 
 // decodeClientMeta decodes the client's capabilities (required) and info from params._meta
-// into mr, from the server's cache when a client sends the same text again.
+// into mr's transient session, from the server's cache when a client sends the same text
+// again.
 func (s *Server) decodeClientMeta(meta *modernMeta, mr *modernRequest) *modernError {
 	capsRaw := meta.caps
 	if capsRaw == nil {
@@ -363,19 +379,20 @@ func (s *Server) decodeClientMeta(meta *modernMeta, mr *modernRequest) *modernEr
 		// A client sends the same capabilities and info with every request: decoded once,
 		// and copied, since handlers are given them (Caller.Capabilities) and other clients'
 		// requests may carry the same text.
-		mr.caps, mr.info = ownCaps(c.decodedCaps), c.decodedInfo
+		mr.sess.clientCaps, mr.sess.clientInfo = ownCaps(c.decodedCaps), c.decodedInfo
 		return nil
 	}
-	if !decodeObject(capsRaw, &mr.caps) {
+	caps, info := &mr.sess.clientCaps, &mr.sess.clientInfo
+	if !decodeObject(capsRaw, caps) {
 		return invalidMeta("params._meta[%q] must be a ClientCapabilities object", metaClientCaps)
 	}
-	if hasInfo && !decodeObject(infoRaw, &mr.info) {
+	if hasInfo && !decodeObject(infoRaw, info) {
 		return invalidMeta("params._meta[%q] must be an Implementation object (name, version)", metaClientInfo)
 	}
-	if mr.caps.Experimental == nil {
+	if caps.Experimental == nil {
 		// (Experimental capabilities, free-form values, are decoded for each request: a
 		// copy would cost as much.)
-		s.clientMeta.Store(&clientMeta{caps: string(capsRaw), info: string(infoRaw), hasInfo: hasInfo, decodedCaps: ownCaps(mr.caps), decodedInfo: mr.info})
+		s.clientMeta.Store(&clientMeta{caps: string(capsRaw), info: string(infoRaw), hasInfo: hasInfo, decodedCaps: ownCaps(*caps), decodedInfo: *info})
 	}
 	return nil
 }
@@ -471,7 +488,7 @@ func (s *Server) routeModern(w http.ResponseWriter, r *http.Request, mr *modernR
 	}
 	h, ok := s.methods[msg.Method]
 	if !ok || !modernMethods[msg.Method] {
-		s.writeJSON(w, http.StatusNotFound, encodeResponse(msg.ID, nil, Errorf(CodeMethodNotFound, "method not found: %s is not a method of MCP %s", truncate(msg.Method, 100), mr.version)))
+		s.writeJSON(w, http.StatusNotFound, encodeResponse(msg.ID, nil, Errorf(CodeMethodNotFound, "method not found: %s is not a method of MCP %s", truncate(msg.Method, 100), mr.sess.protocolVersion)))
 		return
 	}
 	if msg.Method == methodToolsCall && !s.authorizeCall(w, r, msg) {
@@ -512,7 +529,7 @@ func (s *Server) serveDiscover(w http.ResponseWriter, r *http.Request, mr *moder
 // (authorization, say), containing their panics.
 func (s *Server) callDirect(r *http.Request, mr *modernRequest, msg *wireMessage, serve CallFunc) (resp *Response, err error) {
 	meta, _ := requestMeta(msg.Params)
-	req := &Request{Method: msg.Method, ID: *msg.ID, Params: msg.Params, Meta: meta, Header: r.Header, ProtocolVersion: mr.version, serve: serve}
+	req := &Request{Method: msg.Method, ID: *msg.ID, Params: msg.Params, Meta: withoutRequestMetadata(meta), Header: r.Header, ProtocolVersion: mr.sess.protocolVersion, serve: serve}
 	defer func() {
 		if p := recover(); p != nil {
 			s.peerError("mcp: an interceptor panicked", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
@@ -532,32 +549,11 @@ func statusOf(err error) int {
 	return http.StatusOK
 }
 
-// transientSession is the session-like state of one modern request, built from its _meta. It
-// is not in the session table: nothing outlives the request.
-func (s *Server) transientSession(mr *modernRequest) *session {
-	sess := &mr.sess
-	*sess = session{
-		server:          s,
-		ctx:             s.baseCtx,
-		cancel:          func() {},
-		protocolVersion: mr.version,
-		clientInfo:      mr.info,
-		clientCaps:      mr.caps,
-		initialized:     true,
-		stateless:       true,
-		streams:         make(map[string]*stream, 1),
-	}
-	if mr.logLevel != nil {
-		sess.logLevel.Store(mr.logLevel)
-	}
-	return sess
-}
-
 // serveModernRequest runs one modern request through the session era's machinery: its
 // handler runs as the session era's do (inline.go), and its stream is written the same way. Closing the response
 // stream cancels the request (spec 2026-07-28, Streamable HTTP, Cancellation).
 func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *modernRequest, h methodHandler, msg *wireMessage) {
-	sess := s.transientSession(mr)
+	sess := &mr.sess
 	ctx, cancel := s.handlerContext(s.baseCtx, &s.deadlines)
 	stop := context.AfterFunc(r.Context(), cancel)
 	defer stop()
@@ -577,7 +573,7 @@ func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *
 	var in *mrtrState
 	if _, ok := namedMethod(msg.Method); ok {
 		var me *modernError
-		if in, me = s.newMRTR(msg, mr, mr.name, principal(r)); me != nil {
+		if in, me = s.newMRTR(msg, mr, mr.name(), principal(r)); me != nil {
 			cancel()
 			sess.release(requestCost(msg))
 			s.handlerDone()
@@ -590,6 +586,9 @@ func (s *Server) serveModernRequest(w http.ResponseWriter, r *http.Request, mr *
 	rs := &mr.rs
 	meta, metaTaken := rs.meta, rs.metaTaken // checkModern's
 	*rs = requestState{sess: sess, st: st, id: msg.ID, header: r.Header, remote: r.RemoteAddr, token: TokenInfoFrom(r.Context()), mrtr: in}
+	if mr.toolCall {
+		rs.modern = mr
+	}
 	rs.caller.rs = rs
 	// The request's values (what HTTP middleware stored) behind the handler's own context.
 	rs.ctx = handlerCtx{Context: ctx, values: requestValues(r.Context()), rs: rs}
@@ -672,16 +671,22 @@ type modernParams struct {
 	InputResponses map[string]json.RawMessage `json:"inputResponses"`
 	RequestState   *string                    `json:"requestState"`
 	Arguments      json.RawMessage            `json:"arguments"`
+	// scanned says the members above were read by scan, as scanCallToolParams reads them,
+	// not by encoding/json.
+	scanned bool
 }
 
 // decode reads params as json.Unmarshal into p would; the common shapes are scanned without
 // encoding/json's reflection.
 func (p *modernParams) decode(params []byte) error {
 	if p.scan(params) {
+		p.scanned = true
 		return nil
 	}
-	*p = modernParams{}
-	return json.Unmarshal(params, p)
+	q := new(modernParams) // not p: encoding/json would put every request's p on the heap
+	err := json.Unmarshal(params, q)
+	*p = *q
+	return err
 }
 
 // scan reads params for decode, and reports false for what it leaves to encoding/json: a
@@ -734,8 +739,8 @@ func foldsToParam(k []byte) bool {
 // the params.
 type modernMeta struct {
 	version, caps, info, logLevel json.RawMessage
-	// all holds every member, as decodeRequestMeta's rawMembers would, read in the same pass
-	// (allOK), so that the RequestMeta handlers see needs no pass of its own.
+	// all holds every other member, as decodeRequestMeta's rawMembers would, read in the same
+	// pass (allOK), so that the RequestMeta handlers see needs no pass of its own.
 	all   map[string]json.RawMessage
 	allOK bool
 }
@@ -748,12 +753,16 @@ func (mm *modernMeta) decode(m []byte) bool {
 		switch string(k) {
 		case metaProtocolVersion:
 			mm.version = v
+			return true
 		case metaClientCaps:
 			mm.caps = v
+			return true
 		case metaClientInfo:
 			mm.info = v
+			return true
 		case metaLogLevel:
 			mm.logLevel = v
+			return true
 		}
 		if mm.allOK {
 			mm.allOK = mm.keep(k, v)
@@ -785,14 +794,19 @@ func (mm *modernMeta) keep(k, v []byte) bool {
 }
 
 // requestMeta returns the RequestMeta of raw, the _meta that mm was decoded from, as
-// requestMetaOf does, from the members decode kept when it could.
+// requestMetaOf does without the request metadata (withoutRequestMetadata), from the members
+// decode kept when it could.
 func (mm *modernMeta) requestMeta(raw json.RawMessage) (*RequestMeta, *Error) {
 	if !mm.allOK || len(raw) > maxMetaBytes {
-		return requestMetaOf(raw)
+		m, e := requestMetaOf(raw)
+		return withoutRequestMetadata(m), e
 	}
-	m := &RequestMeta{}
 	all := mm.all
+	if all == nil {
+		return nil, nil // the request metadata alone: as a session's request without _meta
+	}
 	mm.all = nil // the RequestMeta's now
+	m := &RequestMeta{}
 	if t, ok := all["progressToken"]; ok {
 		m.ProgressToken = t
 		delete(all, "progressToken")
@@ -804,6 +818,32 @@ func (mm *modernMeta) requestMeta(raw json.RawMessage) (*RequestMeta, *Error) {
 		return nil, e
 	}
 	return m, nil
+}
+
+// requestMetadataKeys are the members of a modern request's _meta that the runtime reads
+// itself (spec 2026-07-28, Streamable HTTP, Request Metadata), and reports through Caller:
+// ProtocolVersion, Capabilities, Info, and the level of the request's log messages.
+var requestMetadataKeys = [...]string{metaProtocolVersion, metaClientCaps, metaClientInfo, metaLogLevel}
+
+// withoutRequestMetadata removes the request metadata from m, the _meta of a modern request,
+// so that handlers and interceptors see what they would in the session era, where these
+// members are not in _meta, and what a client's interceptors see (Client adds them after
+// its interceptors ran). It returns nil when nothing else is left, as for a request without
+// _meta.
+func withoutRequestMetadata(m *RequestMeta) *RequestMeta {
+	if m == nil {
+		return nil
+	}
+	for _, k := range requestMetadataKeys {
+		delete(m.Other, k)
+	}
+	if len(m.Other) == 0 {
+		m.Other = nil
+		if len(m.ProgressToken) == 0 {
+			return nil
+		}
+	}
+	return m
 }
 
 // optionalString decodes v as json.Unmarshal into a *string would: nil for null; it reports

@@ -41,6 +41,15 @@ func acceptsJSONAndSSE(r *http.Request) bool {
 	return accepts(r, "application/json") && accepts(r, "text/event-stream")
 }
 
+// headerValue is h.Get(key) for a key already in canonical form (every header name the
+// runtime reads: a test holds them so), without canonicalizing it again on every request.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 func quoteOrNone(s string) string {
 	if s == "" {
 		return "(none)"

@@ -82,7 +82,7 @@ func listenFilter(params json.RawMessage) (*SubscriptionFilter, *Error) {
 
 // runListen writes a subscriptions/listen stream until it ends.
 func (s *Server) runListen(w http.ResponseWriter, r *http.Request, mr *modernRequest, msg *wireMessage, filter *SubscriptionFilter) {
-	sess := s.transientSession(mr)
+	sess := &mr.sess
 	st := newStream(sess, "listen", true, min(s.cfg.maxQueuedEvents, 1000))
 	my, _ := st.attach()
 	l := &listener{st: st, id: msg.ID, filter: *filter}

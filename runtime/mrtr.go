@@ -180,8 +180,8 @@ func (p *requestStatePayload) bindsTo(method, name, who string) error {
 func (s *Server) newMRTR(msg *wireMessage, mr *modernRequest, name, who string) (*mrtrState, *modernError) {
 	m := &mr.mrtr // in the request's allocation
 	*m = mrtrState{s: s, method: msg.Method, name: name, principal: who}
-	if mr.hasState {
-		answers, err := s.verifyState(mr.requestState, msg.Method, name, who)
+	if mr.requestState != nil {
+		answers, err := s.verifyState(*mr.requestState, msg.Method, name, who)
 		if err != nil {
 			return nil, &modernError{http.StatusBadRequest, Errorf(CodeInvalidParams, "invalid requestState: %v", err)}
 		}

@@ -17,7 +17,7 @@ func (s *Server) checkOrigin(r *http.Request) (int, string) {
 	if !s.hostAllowed(r.Host) {
 		return http.StatusForbidden, "Host " + quoteOrNone(r.Host) + " is not allowed (DNS rebinding protection); configure runtime.WithAllowedHosts"
 	}
-	origin := r.Header.Get("Origin")
+	origin := headerValue(r.Header, "Origin")
 	if origin == "" || s.originAllowed(origin) {
 		return 0, ""
 	}
@@ -51,7 +51,8 @@ func (s *Server) hostAllowed(hostport string) bool {
 	if !s.hostAllowedUncached(hostport) {
 		return false
 	}
-	s.allowedHost.Store(&hostport)
+	allowed := hostport // a copy, so that the common case above allocates nothing
+	s.allowedHost.Store(&allowed)
 	return true
 }
 

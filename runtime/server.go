@@ -278,7 +278,7 @@ func (m *wireMessage) idOrNil() *ID {
 // answer (spec 2025-11-25, Transports, Sending Messages to the Server), answering the refusal
 // itself.
 func (s *Server) checkPostHeaders(w http.ResponseWriter, r *http.Request) bool {
-	if ct := r.Header.Get("Content-Type"); !isMediaType(ct, "application/json") {
+	if ct := headerValue(r.Header, "Content-Type"); !isMediaType(ct, "application/json") {
 		s.httpError(w, http.StatusUnsupportedMediaType, CodeInvalidRequest, "Content-Type must be application/json, got "+quoteOrNone(ct))
 		return false
 	}
@@ -342,7 +342,7 @@ func (s *Server) sessionFor(w http.ResponseWriter, r *http.Request) (*session, b
 
 // sessionForToken is sessionFor with the request's TokenInfo at hand.
 func (s *Server) sessionForToken(w http.ResponseWriter, r *http.Request, token *TokenInfo) (*session, bool) {
-	id := r.Header.Get(headerSessionID)
+	id := headerValue(r.Header, headerSessionID)
 	if id == "" {
 		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "missing Mcp-Session-Id header: send initialize first, then the session ID it returns on every request")
 		return nil, false
@@ -362,7 +362,7 @@ func (s *Server) sessionForToken(w http.ResponseWriter, r *http.Request, token *
 // version the server does not support (spec 2025-11-25, Transports, Protocol Version Header),
 // answering 400 itself; a request without the header passes.
 func (s *Server) checkVersionHeader(w http.ResponseWriter, r *http.Request) bool {
-	if v := r.Header.Get(headerProtocolVersion); v != "" && !isSupportedVersion(v) {
+	if v := headerValue(r.Header, headerProtocolVersion); v != "" && !isSupportedVersion(v) {
 		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "unsupported MCP-Protocol-Version "+quoteOrNone(v)+"; supported: "+strings.Join(supportedVersions, ", "))
 		return false
 	}
@@ -398,7 +398,7 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *wi
 		s.httpError(w, http.StatusBadRequest, CodeInvalidRequest, "initialize must be a request with an id")
 		return
 	}
-	if r.Header.Get(headerSessionID) != "" {
+	if headerValue(r.Header, headerSessionID) != "" {
 		s.writeJSON(w, http.StatusBadRequest, encodeResponse(msg.ID, nil, NewError(CodeInvalidRequest, "initialize must not carry an Mcp-Session-Id: this session is already initialized; DELETE it or start a new one without the header")))
 		return
 	}
@@ -936,7 +936,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess.touch()
-	if last := r.Header.Get(headerLastEventID); last != "" && s.resumes(last) {
+	if last := headerValue(r.Header, headerLastEventID); last != "" && s.resumes(last) {
 		s.resume(w, r, sess, last)
 		return
 	}

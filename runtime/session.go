@@ -38,7 +38,7 @@ type session struct {
 	inflight        map[string]context.CancelFunc // request ID -> cancel
 	pending         map[string]chan *wireMessage  // our request ID -> its response
 	nextRequestID   int64
-	streams         map[string]*stream
+	streams         map[string]*stream // nil in a stateless session (newRequestStream)
 	standalone      *stream
 	subscriptions   map[string]bool
 	state           int64 // bytes of clientInfo and subscriptions, charged to held
@@ -106,6 +106,11 @@ func (sess *session) newRequestStream() *stream {
 		id = strconv.FormatUint(n, 10)
 	}
 	st := newStream(sess, id, false, sess.server.cfg.maxQueuedEvents)
+	if sess.stateless {
+		// The transient session of one modern request has this one stream, which nothing
+		// looks up by its ID (no resumption, no session table), and never ends.
+		return st
+	}
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if sess.ended {

@@ -844,8 +844,11 @@ func (*taskContinuation) Error() string { return "mcp: the handler continues as 
 
 // continueInline runs a ContinueAsTask where no task can be made: at once, in the request.
 func continueInline(ctx context.Context, req *Request, resp *Response, err error) (*Response, error) {
+	if err == nil {
+		return resp, nil // without the errors.As target below, which is on the heap
+	}
 	var cont *taskContinuation
-	if err == nil || !errors.As(err, &cont) {
+	if !errors.As(err, &cont) {
 		return resp, err
 	}
 	res, err := cont.fn(ctx)

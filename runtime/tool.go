@@ -201,10 +201,15 @@ func (s *Server) handleListTools(ctx context.Context, rs *requestState, params j
 // Request.Message. A request that cannot be served still passes through the interceptors,
 // with a CallFunc that returns the reason.
 func (s *Server) routeCallTool(req *Request) {
-	p, err := callToolParams(req.Params)
-	if err != nil {
-		req.serve = failWith(err)
-		return
+	var p CallToolParams
+	if mr := req.rs.modern; mr != nil {
+		p = CallToolParams{Name: mr.name(), Arguments: mr.args} // checkModern read them
+	} else {
+		var err error
+		if p, err = callToolParams(req.Params); err != nil {
+			req.serve = failWith(err)
+			return
+		}
 	}
 	req.Name = p.Name
 	t, ok := s.tools.get(p.Name)

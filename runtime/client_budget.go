@@ -7,8 +7,9 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"time"
+
+	"github.com/protomcp/protomcp/internal/origin"
 )
 
 // Client budgets: what a server, broken or malicious, can make a client hold or do.
@@ -46,7 +47,7 @@ func guardRedirects(hc *http.Client) *http.Client {
 	g := *hc
 	prev := hc.CheckRedirect
 	g.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if len(via) > 0 && !sameOrigin(req.URL, via[0].URL) {
+		if len(via) > 0 && !origin.Same(req.URL, via[0].URL) {
 			return fmt.Errorf("%w: %s to %s", errCrossOriginRedirect, via[0].URL.Redacted(), req.URL.Redacted())
 		}
 		if prev != nil {
@@ -58,20 +59,6 @@ func guardRedirects(hc *http.Client) *http.Client {
 		return nil
 	}
 	return &g
-}
-
-func sameOrigin(a, b *url.URL) bool {
-	return a.Scheme == b.Scheme && a.Hostname() == b.Hostname() && portOf(a) == portOf(b)
-}
-
-func portOf(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if u.Scheme == "https" {
-		return "443"
-	}
-	return "80"
 }
 
 // validSessionID reports whether id is a session ID the transport allows: visible ASCII

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
+	"github.com/protomcp/protomcp/internal/origin"
 	"github.com/protomcp/protomcp/runtime"
 )
 
@@ -378,22 +379,7 @@ func (e *refusedError) Unwrap() []error { return []error{e.err, e.resp} }
 // sameOrigin reports whether u is on the MCP server's origin.
 func (t *oauthTransport) sameOrigin(u *url.URL) bool {
 	s, err := url.Parse(t.serverURL)
-	return err == nil && sameOrigin(u, s)
-}
-
-// sameOrigin reports whether a and b have the same scheme, host and port (RFC 6454).
-func sameOrigin(a, b *url.URL) bool {
-	return a.Scheme == b.Scheme && a.Hostname() == b.Hostname() && portOf(a) == portOf(b)
-}
-
-func portOf(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if u.Scheme == "https" {
-		return "443"
-	}
-	return "80"
+	return err == nil && origin.Same(u, s)
 }
 
 // wellKnownPRM is the well-known path of Protected Resource Metadata (RFC 9728 Section 3).

@@ -149,7 +149,15 @@ func (s *Server) awaitHijacked(ctx context.Context) {
 		_ = hr.conn.Close()
 	}
 	s.hijacked.mu.Unlock()
-	<-done // closed connections fail every read and write at once
+	// Closed connections fail every read and write at once; what is left is code that
+	// ignores its context, such as an EventStore's Replay: logged, not waited for.
+	g := time.NewTimer(s.stopGrace)
+	defer g.Stop()
+	select {
+	case <-done:
+	case <-g.C:
+		s.log.Error("mcp: GET streams still running after shutdown; an EventStore's Replay may ignore its context")
+	}
 }
 
 // watch blocks in a read of the connection until the client closes it (or sends anything: a

@@ -30,6 +30,11 @@ type Server struct {
 	baseCancel context.CancelFunc
 	closing    chan struct{}
 	closeOnce  sync.Once
+	// stopGrace bounds how long Shutdown waits, once it cancelled them, for handlers and
+	// streams to return: code that ignores its context (a handler, an EventStore's Replay)
+	// is logged and left running rather than hang Shutdown (defaultStopGrace; tests
+	// shorten it).
+	stopGrace time.Duration
 
 	mu       sync.RWMutex
 	sessions map[string]*session
@@ -101,6 +106,7 @@ func NewServer(impl Implementation, opts ...ServerOption) *Server {
 		log:        cfg.logger,
 		baseCtx:    ctx,
 		baseCancel: cancel,
+		stopGrace:  defaultStopGrace,
 		closing:    make(chan struct{}),
 		sessions:   make(map[string]*session),
 	}
@@ -1365,12 +1371,17 @@ func (s *Server) stopHandlers(ctx context.Context, done chan struct{}) error {
 	return err
 }
 
+// defaultStopGrace is Server.stopGrace.
+const defaultStopGrace = 5 * time.Second
+
 // awaitCancelled waits, within a short bound, for the handlers Shutdown cancelled to return
 // (done), and logs those that ignore their context.
 func (s *Server) awaitCancelled(done chan struct{}) {
+	t := time.NewTimer(s.stopGrace)
+	defer t.Stop()
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
+	case <-t.C:
 		s.log.Error("mcp: handlers still running after shutdown; they ignore their context")
 	}
 }

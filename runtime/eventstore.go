@@ -16,7 +16,9 @@ type EventStore interface {
 	// Append records event seq of a stream just before it is written to the client.
 	Append(ctx context.Context, session, stream string, seq uint64, data []byte) error
 	// Replay calls fn, in order, for every stored event of the stream with a sequence number
-	// greater than after.
+	// greater than after. It returns once ctx ends (the client left, a newer resumption took
+	// the stream over, the server shuts down): Server.Shutdown waits for a replay that
+	// does not only for a few seconds, then logs it and leaves it running.
 	Replay(ctx context.Context, session, stream string, after uint64, fn func(seq uint64, data []byte) error) error
 	// DeleteStream forgets a stream, once its response has been delivered.
 	DeleteStream(ctx context.Context, session, stream string) error

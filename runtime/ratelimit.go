@@ -252,6 +252,7 @@ func (f rateLimitOptionFunc) applyRateLimit(c *rateLimitConfig) { f(c) }
 type rateLimitConfig struct {
 	store    Limiter
 	failure  LimiterFailure
+	timeout  time.Duration // how long a call waits for store (RateLimitTimeout)
 	caller   func(context.Context, *Request) string
 	tools    *Rate           // every tool call of a caller: LimitTools
 	requests *Rate           // every request of a caller: LimitRequests
@@ -320,6 +321,20 @@ func LimitSessions(r Rate) RateLimitOption {
 // limiter gives the replicas of a set one quota.
 func RateLimitStore(l Limiter) RateLimitOption {
 	return rateLimitOptionFunc(func(c *rateLimitConfig) { c.store = l })
+}
+
+// DefaultLimiterTimeout is how long a call waits for a RateLimitStore's answer by default
+// (RateLimitTimeout).
+const DefaultLimiterTimeout = time.Second
+
+// RateLimitTimeout bounds how long a call waits for the RateLimitStore's answer (default
+// DefaultLimiterTimeout; Unlimited: the call's own context alone): a store that has not
+// answered by then has failed, and the server does what RateLimitOnFailure says, so that a
+// store that stops answering (a network partition that drops packets) does not hold every
+// call until its client gives up. The Limiter's Take must return once its context ends. The
+// server's own memory limiter answers at once and is not timed.
+func RateLimitTimeout(d time.Duration) RateLimitOption {
+	return rateLimitOptionFunc(func(c *rateLimitConfig) { setLimit(&c.timeout, d, 0) })
 }
 
 // RateLimitOnFailure sets what the server does while its Limiter fails: FailLocal (the
@@ -412,6 +427,7 @@ const probeInterval = time.Second
 // newRateLimits returns the rate limiting that opts configure.
 func newRateLimits(opts []RateLimitOption, log *slog.Logger) *rateLimits {
 	l := &rateLimits{local: NewMemoryLimiter(), log: log, epoch: time.Now()}
+	l.cfg.timeout = DefaultLimiterTimeout
 	for _, o := range opts {
 		o.applyRateLimit(&l.cfg)
 	}
@@ -549,7 +565,7 @@ func (l *rateLimits) admitSession(r *http.Request, msg *wireMessage) (int, error
 // down reports a refusal because the store failed (FailClosed).
 func (l *rateLimits) take(ctx context.Context, key string, r Rate) (ok bool, wait time.Duration, down bool) {
 	if !l.failing.Load() || l.probe() {
-		ok, wait, err := l.cfg.store.Take(ctx, key, r, 1)
+		ok, wait, err := l.takeFromStore(ctx, key, r)
 		if err == nil {
 			if l.failing.Load() && l.failing.CompareAndSwap(true, false) {
 				l.log.Info("mcp: rate limiter recovered")
@@ -576,6 +592,21 @@ func (l *rateLimits) take(ctx context.Context, key string, r Rate) (ok bool, wai
 	}
 	ok, wait, _ = l.local.Take(ctx, key, r, 1)
 	return ok, wait, false
+}
+
+// takeFromStore asks the store for a token, within cfg.timeout when the store is not the
+// server's memory: a store that has not answered by then has failed (its error says so).
+func (l *rateLimits) takeFromStore(ctx context.Context, key string, r Rate) (bool, time.Duration, error) {
+	if l.cfg.store == Limiter(l.local) || l.cfg.timeout <= 0 {
+		return l.cfg.store.Take(ctx, key, r, 1)
+	}
+	tctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
+	defer cancel()
+	ok, wait, err := l.cfg.store.Take(tctx, key, r, 1)
+	if err != nil && ctx.Err() == nil && tctx.Err() != nil {
+		err = fmt.Errorf("mcp: the rate limiter did not answer within %v: %w", l.cfg.timeout, err)
+	}
+	return ok, wait, err
 }
 
 // probe reports whether this call, while the store fails, is the one that asks it again.

@@ -279,6 +279,43 @@ func TestRateLimitStoreFailure(t *testing.T) {
 	}
 }
 
+// stuckLimiter is a Limiter whose store never answers: Take returns only when its context
+// ends.
+type stuckLimiter struct{ asked atomic.Int64 }
+
+func (f *stuckLimiter) Take(ctx context.Context, _ string, _ runtime.Rate, _ int) (bool, time.Duration, error) {
+	f.asked.Add(1)
+	<-ctx.Done()
+	return false, 0, ctx.Err()
+}
+
+// TestRateLimitStoreTimeout proves that a store that stops answering is a failing store once
+// RateLimitTimeout has passed: calls are decided by RateLimitOnFailure, not held until their
+// client gives up, and the store is asked again only once a second.
+func TestRateLimitStoreTimeout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		failure runtime.LimiterFailure
+		allowed int
+	}{
+		{"open", runtime.FailOpen, 3},
+		{"closed", runtime.FailClosed, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			store := &stuckLimiter{}
+			e := newLimitEnv(t, runtime.WithRateLimit(runtime.RateLimitStore(store), runtime.RateLimitOnFailure(tc.failure),
+				runtime.RateLimitTimeout(50*time.Millisecond), runtime.LimitTools(runtime.PerMinute(100))))
+			e.addTool("t", "")
+			c := e.client(t, runtime.EraModern, "erin")
+			// testCtx bounds each call: without the timeout, the first would wait for it.
+			assert.Equal(t, tc.allowed, allowed(t, c, "t", 3), "calls decided by RateLimitOnFailure")
+			assert.Less(t, store.asked.Load(), int64(3), "a store that timed out is asked once a second, not on every call")
+		})
+	}
+}
+
 // TestRateLimitSessions proves LimitSessions: a caller's initialize requests over the limit
 // are refused by the transport, before any session is made, with HTTP 429, Retry-After and a
 // JSON-RPC error -31429 whose data holds the same seconds; our client surfaces the hint; a

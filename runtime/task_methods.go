@@ -268,12 +268,14 @@ func (s *Server) handleTasksResult(ctx context.Context, rs *requestState, params
 	if err != nil {
 		return nil, err
 	}
+	w := &taskWaiter{}
+	defer w.leave() // last: once nothing asks on this request's stream any more
 	var asking sync.WaitGroup
 	defer asking.Wait()
 	askCtx, stopAsking := context.WithCancel(ctx)
 	defer stopAsking()
 	for !rec.Status.Terminal() {
-		if err := s.awaitTaskChange(ctx, askCtx, rs, rec, &asking); err != nil {
+		if err := s.awaitTaskChange(ctx, askCtx, rs, w, rec, &asking); err != nil {
 			return nil, err
 		}
 		if rec, _, err = s.lookupTask(ctx, rs, methodTasksResult, params); err != nil {
@@ -285,14 +287,14 @@ func (s *Server) handleTasksResult(ctx context.Context, rs *requestState, params
 }
 
 // awaitTaskChange waits until the task of rec may have changed: its handler's signal when it
-// runs here (asking the client, on rs's stream, for what it waits on), else its poll
-// interval, within a second, when another replica runs it.
-func (s *Server) awaitTaskChange(ctx, askCtx context.Context, rs *requestState, rec *TaskRecord, asking *sync.WaitGroup) error {
+// runs here (asking the client, on rs's stream, for what it waits on, as waiter w), else its
+// poll interval, within a second, when another replica runs it.
+func (s *Server) awaitTaskChange(ctx, askCtx context.Context, rs *requestState, w *taskWaiter, rec *TaskRecord, asking *sync.WaitGroup) error {
 	var wake <-chan struct{}
 	var tick, expiry <-chan time.Time
 	if rt := s.runningTaskOf(rec.ID); rt != nil {
 		wake = rt.changes()
-		s.askForTask(askCtx, rs, rt, asking)
+		s.askForTask(askCtx, rs, rt, w, asking)
 	} else {
 		t := time.NewTimer(min(max(rec.PollInterval, 50*time.Millisecond), time.Second))
 		defer t.Stop()
@@ -334,14 +336,81 @@ func legacyOutcome(rec *TaskRecord, id string) (any, error) {
 	return nil, NewError(CodeInternalError, "task "+strconv.Quote(truncate(id, 64))+" ended without a result")
 }
 
-// askForTask sends the client, on the stream of the tasks/result request rs, each input
-// request of the task that no other tasks/result stream is asking yet, with the related-task
-// _meta (spec 2025-11-25, Tasks, Input Required Status), and hands the answers to the task.
-func (s *Server) askForTask(ctx context.Context, rs *requestState, rt *runningTask, asking *sync.WaitGroup) {
+// taskWaiter is one tasks/result request waiting on a task that runs here (2025-11-25). Its
+// stream outlives its connection, so that the client can resume it (spec 2025-11-25,
+// Transports, Resumability and Redelivery): the request goes on waiting after its client
+// went away, and an input request it asked there goes unanswered until the request's bound
+// (WithCallerRequestTimeout) ends. Then the input request goes to another waiter that has
+// not asked it yet, rather than back to the stream that did not answer it: woken at the
+// same moment as the others, that request would win the race for it again and again, and
+// keep the input request from a client that waits on another stream, as long as the task's
+// TTL.
+type taskWaiter struct {
+	rt *runningTask // the task it waits on, once it asked for it
+}
+
+// leave ends w's wait: it no longer counts among the task's waiters, and, when an input
+// request waits unasked (the others that tried it let it go to w), the other waiters look
+// again.
+func (w *taskWaiter) leave() {
+	rt := w.rt
+	if rt == nil {
+		return
+	}
+	rt.mu.Lock()
+	delete(rt.waiters, w)
+	unasked := false
+	for _, in := range rt.inputs {
+		delete(in.tried, w)
+		unasked = unasked || !in.claimed
+	}
+	rt.mu.Unlock()
+	if unasked {
+		rt.signal()
+	}
+}
+
+// mayAskLocked reports whether waiter w may ask input request in: when w has not tried it,
+// or when every waiter has (then a new round begins: the client may have come back to any of
+// their streams). rt.mu is held.
+func (rt *runningTask) mayAskLocked(in *taskInput, w *taskWaiter) bool {
+	if !in.tried[w] {
+		return true
+	}
+	if rt.untriedLocked(in) {
+		return false
+	}
+	clear(in.tried)
+	return true
+}
+
+// untriedLocked reports whether some waiter on the task has not tried input request in.
+// rt.mu is held.
+func (rt *runningTask) untriedLocked(in *taskInput) bool {
+	for o := range rt.waiters {
+		if !in.tried[o] {
+			return true
+		}
+	}
+	return false
+}
+
+// askForTask sends the client, on the stream of the tasks/result request rs (waiter w), each
+// input request of the task that no other tasks/result stream is asking yet and that w may
+// ask (mayAskLocked), with the related-task _meta (spec 2025-11-25, Tasks, Input Required
+// Status), and hands the answers to the task.
+func (s *Server) askForTask(ctx context.Context, rs *requestState, rt *runningTask, w *taskWaiter, asking *sync.WaitGroup) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
+	if w.rt == nil {
+		w.rt = rt
+		if rt.waiters == nil {
+			rt.waiters = make(map[*taskWaiter]struct{})
+		}
+		rt.waiters[w] = struct{}{}
+	}
 	for key, in := range rt.inputs {
-		if in.claimed {
+		if in.claimed || !rt.mayAskLocked(in, w) {
 			continue
 		}
 		in.claimed = true
@@ -357,13 +426,22 @@ func (s *Server) askForTask(ctx context.Context, rs *requestState, rt *runningTa
 				return
 			}
 			if err != nil {
+				gone := ctx.Err() != nil // this tasks/result ended: w leaves
 				rt.mu.Lock()
 				in.claimed = false
+				if !gone {
+					if in.tried == nil {
+						in.tried = make(map[*taskWaiter]bool)
+					}
+					in.tried[w] = true
+				}
+				others := rt.untriedLocked(in)
 				rt.mu.Unlock()
 				// Another tasks/result waiting on the task asks it instead (this one ended,
 				// or its client did not answer in time): wake them. Not after a send that
-				// failed at once, which waking would repeat in a loop.
-				if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+				// failed at once while every waiter has tried it, which waking would
+				// repeat in a loop; each waiter tries it once a round.
+				if gone || others || errors.Is(err, context.DeadlineExceeded) {
 					rt.signal()
 				}
 				return

@@ -492,46 +492,157 @@ func TestTaskWaitOtherTaskID(t *testing.T) {
 }
 
 // TestTasksLegacyInputAskedAgainAfterDrop proves that a task's input request asked on a
-// tasks/result stream whose client went away without answering is asked again, once the
-// request's bound (WithCallerRequestTimeout) ends, on another tasks/result stream already
-// waiting on the task, rather than never (the task would sit in input_required until its
-// TTL).
+// tasks/result stream A whose client does not answer it (it went away, or does not read) is
+// asked on another tasks/result stream B that waits on the task, rather than never (the task
+// would sit in input_required until its TTL). A's stream outlives its connection (spec
+// 2025-11-25, Transports, Resumability and Redelivery), so A's request goes on waiting too,
+// and is woken first when its ask ends: the input request must go to B, which has not tried
+// it, rather than back to A at every end of the bound (WithCallerRequestTimeout). B may wait
+// from before A's bound ends (then A's client drops), or arrive after it ended and A, then
+// the only waiter, was asked again (then A's client, still connected, must see no more than
+// that ask end); and A's request may end instead (its client cancels it), which hands the
+// input request to B without waiting for the bound.
 func TestTasksLegacyInputAskedAgainAfterDrop(t *testing.T) {
 	t.Parallel()
-	hs, _ := newTaskServer(t, runtime.WithHandlerTimeout(runtime.Unlimited), runtime.WithCallerRequestTimeout(300*time.Millisecond))
-	c := newLegacyClient(t, hs.URL)
-	id := c.result("tools/call", map[string]any{"name": "ask", "task": map[string]any{}})["task"].(map[string]any)["taskId"].(string)
-	c.waitStatus(id, runtime.TaskInputRequired)
+	for _, tc := range []struct {
+		name string
+		// late: B arrives once A's first ask ended and A was asked again; cancel: A's
+		// client cancels A's request, under a bound longer than the test waits.
+		late, cancel bool
+	}{
+		{name: "B waits before the bound ends"},
+		{name: "B arrives after the bound ended", late: true},
+		{name: "A's request is cancelled", cancel: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			bound := 300 * time.Millisecond
+			if tc.cancel {
+				bound = time.Hour
+			}
+			var s *runtime.Server
+			hs, _ := newTaskServerWith(t, func(srv *runtime.Server) { s = srv }, runtime.WithHandlerTimeout(runtime.Unlimited), runtime.WithCallerRequestTimeout(bound))
+			c := newLegacyClient(t, hs.URL)
+			id := c.result("tools/call", map[string]any{"name": "ask", "task": map[string]any{}})["task"].(map[string]any)["taskId"].(string)
+			c.waitStatus(id, runtime.TaskInputRequired)
 
-	// Stream A: receives the elicitation, then drops without answering.
-	actx, drop := context.WithCancel(testCtx(t))
-	defer drop()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, hs.URL, bytes.NewReader(c.body("tasks/result", map[string]any{"taskId": id})))
+			// Stream A: its client reads what the server sends but never answers.
+			a := openSilentTaskResult(t, c, id)
+			require.Equal(t, "elicitation/create", a.next(t))
+			if tc.late {
+				// A's ask ends unanswered, and A, the only waiter, is asked again.
+				require.Equal(t, "notifications/cancelled", a.next(t))
+				require.Equal(t, "elicitation/create", a.next(t))
+			}
+
+			// Stream B: waits on the task while A holds the input request.
+			c.answer = func(string, json.RawMessage) any {
+				return map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}
+			}
+			done := make(chan rpcReply, 1)
+			go func() { done <- c.call("tasks/result", map[string]any{"taskId": id}) }()
+			require.True(t, waitFor(10*time.Second, func() bool { return runtime.TaskResultWaiters(s, id) == 2 }), "B never waited on the task")
+			switch {
+			case tc.cancel:
+				a.cancel(t, c)
+			case !tc.late:
+				a.drop()
+			}
+			select {
+			case r := <-done:
+				require.Nil(t, r.Error)
+				assert.Contains(t, string(r.Result), "Hello, Ada!")
+			case <-time.After(10 * time.Second):
+				require.FailNow(t, "the input request was never asked on B after A's client went away")
+			}
+			if tc.late {
+				// What A saw after B was sent: the end of the ask it held, then the task's
+				// result. One more ask only if B's request took a whole bound to start
+				// waiting; never one at every end of the bound.
+				var asked []string
+				for m := a.next(t); m != ""; m = a.next(t) {
+					asked = append(asked, m)
+				}
+				assert.LessOrEqual(t, strings.Count(strings.Join(asked, " "), "elicitation/create"), 1, "A was asked again while B waited: %v", asked)
+			}
+		})
+	}
+}
+
+// silentTaskResult is a tasks/result request whose client reads the server's messages on
+// its stream but answers none of them.
+type silentTaskResult struct {
+	reqID   int64
+	methods chan string // the method of each message the server sent, "" for the response
+	drop    func()      // closes the connection
+}
+
+// openSilentTaskResult sends tasks/result for task id in c's session and reads its stream
+// in the background until the connection closes.
+func openSilentTaskResult(t *testing.T, c *rawClient, id string) *silentTaskResult {
+	t.Helper()
+	ctx, drop := context.WithCancel(testCtx(t))
+	t.Cleanup(drop)
+	body := c.body("tasks/result", map[string]any{"taskId": id})
+	var head struct {
+		ID int64 `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal(body, &head))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Session-Id", c.sid)
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	a, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	sc := bufio.NewScanner(a.Body)
-	for sc.Scan() && !strings.Contains(sc.Text(), "elicitation/create") {
-	}
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	st := &silentTaskResult{reqID: head.ID, methods: make(chan string, 64), drop: drop}
+	go func() {
+		defer resp.Body.Close()
+		defer close(st.methods)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok || data == "" {
+				continue
+			}
+			var m struct {
+				Method string `json:"method"`
+			}
+			if !assert.NoError(t, json.Unmarshal([]byte(data), &m)) {
+				return
+			}
+			select {
+			case st.methods <- m.Method:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return st
+}
 
-	// Stream B: waits on the task while A holds the request, then answers it once A drops.
-	c.answer = func(string, json.RawMessage) any {
-		return map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}
-	}
-	done := make(chan rpcReply, 1)
-	go func() { done <- c.call("tasks/result", map[string]any{"taskId": id}) }()
-	time.Sleep(100 * time.Millisecond) // B is waiting on the task (nothing to assert: a pause)
-	drop()
-	a.Body.Close()
+// next returns the method of the next message the server sends on the stream.
+func (st *silentTaskResult) next(t *testing.T) string {
+	t.Helper()
 	select {
-	case r := <-done:
-		require.Nil(t, r.Error)
-		assert.Contains(t, string(r.Result), "Hello, Ada!")
-	case <-time.After(5 * time.Second):
-		require.FailNow(t, "the input request was never asked again after its stream dropped")
+	case m, ok := <-st.methods:
+		require.True(t, ok, "the stream ended")
+		return m
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "the server sent nothing more on the stream")
+		return ""
 	}
+}
+
+// cancel cancels the request (spec 2025-11-25, Utilities, Cancellation), its connection
+// left open.
+func (st *silentTaskResult) cancel(t *testing.T, c *rawClient) {
+	t.Helper()
+	n := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"the user went away"}}`, st.reqID)
+	r := c.send([]byte(n), nil)
+	r.Body.Close()
+	require.Equal(t, http.StatusAccepted, r.StatusCode)
 }

@@ -61,10 +61,11 @@ type runningTask struct {
 	cancel  context.CancelCauseFunc
 	changed chan struct{} // closed, and replaced, whenever the record changes
 
-	mu     sync.Mutex
-	inputs map[string]*taskInput // the handler's pending input requests, by key
-	used   map[string]bool       // every key the task's input requests had: none is reused
-	seq    int                   // numbers the keys the runtime makes
+	mu      sync.Mutex
+	inputs  map[string]*taskInput    // the handler's pending input requests, by key
+	used    map[string]bool          // every key the task's input requests had: none is reused
+	seq     int                      // numbers the keys the runtime makes
+	waiters map[*taskWaiter]struct{} // (2025-11-25) the tasks/result requests waiting on the task here
 }
 
 // taskInput is one request of a task's handler to the client, waiting for its answer.
@@ -73,6 +74,9 @@ type taskInput struct {
 	params  json.RawMessage
 	answer  chan taskReply // buffered: one answer
 	claimed bool           // (2025-11-25) being asked on a tasks/result stream
+	// tried holds (2025-11-25) the tasks/result requests that asked it and had no answer
+	// within the request's bound: the request goes to one that has not tried it first.
+	tried map[*taskWaiter]bool
 }
 
 // taskReply is the client's answer to a task's input request: its result, or the JSON-RPC

@@ -179,10 +179,12 @@ func BenchmarkServerEchoModern(b *testing.B) {
 	s.req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 	s.req.Header.Set("Mcp-Method", "tools/call")
 	s.req.Header.Set("Mcp-Name", "echo")
-	benchmarkServerOn(b, s, `"method":"tools/call","params":{"name":"echo","arguments":{"text":"`+benchText+`"},`+
-		`"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
-		`"structuredContent":{"text":"`+benchText+`"}`)
+	benchmarkServerOn(b, s, modernEchoCall, `"structuredContent":{"text":"`+benchText+`"}`)
 }
+
+// modernEchoCall is echoCall in MCP 2026-07-28, its request metadata in _meta.
+const modernEchoCall = `"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + benchText + `"},` +
+	`"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
 
 // noopInterceptor observes nothing and passes every request on: the cost of the interceptor
 // machinery itself.

@@ -82,10 +82,10 @@ local function prune(tall, sizes, bytes, now, prefix)
 end
 `
 
-// createTaskScript stores a new task unless a cap is reached: it forgets the expired tasks of
-// the total index (prune), counts the owner's live tasks (dropping the IDs of expired ones from the
-// owner's index; without a per-owner cap, as for anonymous callers, it checks the index's
-// eight oldest IDs only), and sets the record with its TTL. The owner's index expires with
+// createTaskScript stores a new task unless a cap is reached: it forgets the expired tasks
+// of the total index (prune), counts the owner's live tasks (dropping the IDs of expired ones
+// from the owner's index; without a per-owner cap, as for anonymous callers, it checks the
+// index's eight oldest IDs only), and sets the record with its TTL. The owner's index expires with
 // the last of its tasks, so that the index of an owner that is gone (a session that ended)
 // does not outlive its tasks. The record is charged its size against the byte budget, which
 // it is refused past; the budget given is kept as the one Update keeps to.

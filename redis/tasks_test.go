@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -556,5 +557,98 @@ func TestStoreTasksByteBudgetConcurrent(t *testing.T) {
 	}
 	if n := rdb.HLen(ctx, "mcp:tsize").Val(); n != fit {
 		t.Fatalf("%d records charged; want %d", n, fit)
+	}
+}
+
+// TestServerTaskByteBudget runs two servers on one Redis TaskStore, each with the same
+// WithMaxTaskBytes: a task whose result does not fit in the budget fails saying so, and once
+// the tasks started through one server fill the budget, a tools/call as a task through the
+// other is refused too, naming the budget.
+func TestServerTaskByteBudget(t *testing.T) {
+	st, _ := newStore(t, redismcp.Options{})
+	const budget = 4096
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	text := func(s string) *runtime.CallToolResult {
+		return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent(s)}}
+	}
+	var clients []*runtime.Client
+	for range 2 {
+		srv := runtime.NewServer(runtime.Implementation{Name: "budget"}, runtime.WithTaskStore(st.Tasks()), runtime.WithMaxTaskBytes(budget))
+		srv.AddTool(runtime.ToolSpec{Name: "big", TaskSupport: runtime.TaskRequired}, func(context.Context, *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+			return text(strings.Repeat("b", 2*budget)), nil
+		})
+		srv.AddTool(runtime.ToolSpec{Name: "hold", TaskSupport: runtime.TaskRequired}, func(ctx context.Context, _ *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		hs := httptest.NewServer(srv)
+		c := runtime.NewClient(hs.URL, legacy)
+		t.Cleanup(func() {
+			c.Close(context.Background())
+			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer scancel()
+			_ = srv.Shutdown(sctx)
+			hs.Close()
+		})
+		if err := c.Connect(ctx); err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, c)
+	}
+	a, b := clients[0], clients[1]
+	start := func(c *runtime.Client, tool string) (string, error) {
+		raw, err := c.Call(ctx, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}, "task": map[string]any{}})
+		if err != nil {
+			return "", err
+		}
+		var r struct {
+			Task struct{ TaskID string }
+		}
+		if err := json.Unmarshal(raw, &r); err != nil || r.Task.TaskID == "" {
+			t.Fatalf("tools/call answered %s, %v; want a CreateTaskResult", raw, err)
+		}
+		return r.Task.TaskID, nil
+	}
+
+	// A result past the budget fails its task, saying why.
+	id, err := start(a, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Status, StatusMessage string }
+	waitFor(t, 10*time.Second, "the task with a result past the budget to end", func() bool {
+		raw, err := a.Call(ctx, "tasks/get", map[string]any{"taskId": id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Status != "working"
+	})
+	if got.Status != "failed" || !strings.Contains(got.StatusMessage, "does not fit") {
+		t.Fatalf("the task whose result does not fit: %+v; want failed, saying it does not fit", got)
+	}
+
+	// Tasks through one server fill the budget; the other server refuses the next.
+	admitted := 0
+	for {
+		_, err := start(a, "hold")
+		if err != nil {
+			if !strings.Contains(err.Error(), "too many tasks") || !strings.Contains(err.Error(), fmt.Sprintf("budget of %d bytes", budget)) {
+				t.Fatalf("a task past the budget: %v; want refused, naming the budget", err)
+			}
+			break
+		}
+		if admitted++; admitted > budget/256 {
+			t.Fatalf("%d tasks of at least 256 bytes each admitted in a budget of %d bytes", admitted, budget)
+		}
+	}
+	if admitted == 0 {
+		t.Fatal("no task admitted in an empty budget")
+	}
+	if _, err := start(b, "hold"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("budget of %d bytes", budget)) {
+		t.Fatalf("a task through the other server once the budget is full: %v; want refused, naming the budget", err)
 	}
 }

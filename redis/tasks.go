@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/protomcp/protomcp/runtime"
@@ -20,11 +21,25 @@ import (
 //     task's TTL (kept until deleted when it has none);
 //   - <prefix>to:<owner> is a sorted set of its owner's task IDs by creation time, for
 //     tasks/list and the per-caller cap, expiring with the owner's last task;
-//   - <prefix>tall is a sorted set of every task ID by expiry time, for the total cap.
+//   - <prefix>tall is a sorted set of every task ID by expiry time, for the total cap;
+//   - <prefix>tsize is a hash of every task ID to the bytes its record is charged, and
+//     <prefix>tbytes a hash whose field "used" is their sum and "limit" the byte budget
+//     (TaskLimits.Bytes) of the last Create, for the byte budget.
 //
-// Updates are optimistic (WATCH, MULTI), retried when another replica wrote first. The
-// runtime's byte budget of tasks (TaskLimits.Bytes) is not counted here: Redis's own
-// maxmemory bounds what it holds, and runtime.WithMaxTaskResultBytes bounds each result.
+// The byte budget is shared by every replica, as the other caps are: Create refuses with
+// runtime.ErrTaskLimit a record that would take the charged bytes past TaskLimits.Bytes (0 or
+// less: no budget), and an Update that grows a record past the budget of the last Create is
+// refused the same way, as runtime.MemoryTaskStore does. A record is charged what the
+// memory store charges it (fixed 256 bytes plus the lengths of its variable fields: IDs, tool,
+// status message, result, error and input requests), so that a budget admits the same tasks
+// whichever store holds them. Every change to the accounting is a Lua script, atomic with the
+// change to the record; the records whose TTL ran out are dropped from it (and from Redis) by
+// the next Create, or by an Update that would otherwise not fit, so the total counts live
+// records only. A record Redis itself evicts (maxmemory with an allkeys policy) stays charged
+// until its TTL runs out or it is deleted.
+//
+// Updates are optimistic (WATCH, then the write in MULTI), retried when another replica wrote
+// first. runtime.WithMaxTaskResultBytes bounds each result.
 type TaskStore struct {
 	rdb    redis.UniversalClient
 	prefix string
@@ -38,18 +53,48 @@ func (s *Store) Tasks() *TaskStore { return &TaskStore{rdb: s.rdb, prefix: s.opt
 func (ts *TaskStore) taskKey(id string) string     { return ts.prefix + "t:" + id }
 func (ts *TaskStore) ownerKey(owner string) string { return ts.prefix + "to:" + owner }
 func (ts *TaskStore) allKey() string               { return ts.prefix + "tall" }
+func (ts *TaskStore) sizesKey() string             { return ts.prefix + "tsize" }
+func (ts *TaskStore) bytesKey() string             { return ts.prefix + "tbytes" }
 
-// createTaskScript stores a new task unless a cap is reached: it forgets the expired IDs of
-// the total index, counts the owner's live tasks (dropping the IDs of expired ones from the
-// owner's index; without a per-owner cap, as for anonymous callers, it checks the index's
-// eight oldest IDs only), and sets the record with its TTL. The owner's index expires with
+// recordSize is what a record is charged against the byte budget: runtime.MemoryTaskStore's
+// measure (256 bytes for the fixed fields and their overhead, plus the lengths of the
+// variable ones), so that one budget admits the same tasks in either store.
+func recordSize(r *runtime.TaskRecord) int64 {
+	return int64(256 + len(r.ID) + len(r.Owner) + len(r.Replica) + len(r.Tool) + len(r.StatusMessage) +
+		len(r.Result) + len(r.Error) + len(r.InputRequests))
+}
+
+// pruneTasksLua defines prune(tall, sizes, bytes, now, prefix), which forgets every task
+// whose expiry time (its score in the total index) is now or earlier: its record, its entry
+// in the total index, and its charge against the byte budget. A record is deleted with its
+// charge, even if Redis has not expired it yet (clocks differ by a few milliseconds), so that
+// no record is ever live and uncharged.
+const pruneTasksLua = `
+local function prune(tall, sizes, bytes, now, prefix)
+  local freed = 0
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', tall, '-inf', now)) do
+    freed = freed + (tonumber(redis.call('HGET', sizes, id)) or 0)
+    redis.call('HDEL', sizes, id)
+    redis.call('DEL', prefix .. id)
+  end
+  redis.call('ZREMRANGEBYSCORE', tall, '-inf', now)
+  if freed > 0 then redis.call('HINCRBY', bytes, 'used', -freed) end
+end
+`
+
+// createTaskScript stores a new task unless a cap is reached: it forgets the expired tasks
+// of the total index (prune), counts the owner's live tasks (dropping the IDs of expired ones
+// from the owner's index; without a per-owner cap, as for anonymous callers, it checks the
+// index's eight oldest IDs only), and sets the record with its TTL. The owner's index expires with
 // the last of its tasks, so that the index of an owner that is gone (a session that ended)
-// does not outlive its tasks.
-// KEYS: record, owner index, total index. ARGV: record JSON, created ms, expiry ms (0: none),
-// TTL ms (0: none), per-owner cap, total cap (0: none), now ms, task key prefix, id.
-var createTaskScript = redis.NewScript(`
+// does not outlive its tasks. The record is charged its size against the byte budget, which
+// it is refused past; the budget given is kept as the one Update keeps to.
+// KEYS: record, owner index, total index, sizes, bytes. ARGV: record JSON, created ms, expiry
+// ms (0: none), TTL ms (0: none), per-owner cap, total cap (0: none), now ms, task key prefix,
+// id, record size, byte budget (0 or less: none).
+var createTaskScript = redis.NewScript(pruneTasksLua + `
 local now = tonumber(ARGV[7])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+prune(KEYS[3], KEYS[4], KEYS[5], now, ARGV[8])
 local total = tonumber(ARGV[6])
 if total > 0 and redis.call('ZCARD', KEYS[3]) >= total then return -1 end
 local per = tonumber(ARGV[5])
@@ -61,6 +106,9 @@ if per > 0 then
   if n >= per then return -2 end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return -3 end
+redis.call('HSET', KEYS[5], 'limit', ARGV[11])
+local budget = tonumber(ARGV[11])
+if budget > 0 and (tonumber(redis.call('HGET', KEYS[5], 'used')) or 0) + tonumber(ARGV[10]) > budget then return -4 end
 if per <= 0 then
   for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, 7)) do
     if redis.call('EXISTS', ARGV[8] .. id) == 0 then redis.call('ZREM', KEYS[2], id) end
@@ -76,6 +124,8 @@ else
   redis.call('ZADD', KEYS[3], '+inf', ARGV[9])
 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[9])
+redis.call('HSET', KEYS[4], ARGV[9], ARGV[10])
+redis.call('HINCRBY', KEYS[5], 'used', ARGV[10])
 if ttl <= 0 then
   redis.call('PERSIST', KEYS[2])
 else
@@ -96,8 +146,9 @@ func (ts *TaskStore) Create(ctx context.Context, rec *runtime.TaskRecord, limits
 		ttl = max(rec.TTL.Milliseconds(), 1)
 		expiry = rec.CreatedAt.Add(rec.TTL).UnixMilli()
 	}
-	n, err := createTaskScript.Run(ctx, ts.rdb, []string{ts.taskKey(rec.ID), ts.ownerKey(rec.Owner), ts.allKey()},
-		b, rec.CreatedAt.UnixMilli(), expiry, ttl, limits.PerOwner, limits.Total, time.Now().UnixMilli(), ts.prefix+"t:", rec.ID).Int()
+	keys := []string{ts.taskKey(rec.ID), ts.ownerKey(rec.Owner), ts.allKey(), ts.sizesKey(), ts.bytesKey()}
+	n, err := createTaskScript.Run(ctx, ts.rdb, keys, b, rec.CreatedAt.UnixMilli(), expiry, ttl, limits.PerOwner, limits.Total,
+		time.Now().UnixMilli(), ts.prefix+"t:", rec.ID, recordSize(rec), limits.Bytes).Int()
 	if err != nil {
 		return wrap("create task", ctxErr(ctx, err))
 	}
@@ -108,8 +159,16 @@ func (ts *TaskStore) Create(ctx context.Context, rec *runtime.TaskRecord, limits
 		return fmt.Errorf("%w: this caller holds %d tasks, the most one caller may hold", runtime.ErrTaskLimit, limits.PerOwner)
 	case -3:
 		return fmt.Errorf("redismcp: task %q already exists", rec.ID)
+	case -4:
+		return budgetError(limits.Bytes)
 	}
 	return nil
+}
+
+// budgetError is the refusal of a record that does not fit in the byte budget, worded as
+// runtime.MemoryTaskStore words it.
+func budgetError(limit int64) error {
+	return fmt.Errorf("%w: the task store's budget of %d bytes is used up", runtime.ErrTaskLimit, limit)
 }
 
 // Get implements runtime.TaskStore.
@@ -138,10 +197,38 @@ func decodeTask(b []byte) (*runtime.TaskRecord, error) {
 // maxTaskRetries bounds the optimistic retries of an Update that other replicas keep racing.
 const maxTaskRetries = 20
 
+// updateTaskScript writes an updated record (keeping its TTL) and its new charge against the
+// byte budget, unless it grows past the budget of the last Create: then the tasks whose TTL
+// ran out are forgotten first (prune), and the record is refused ({-1, budget}) if it still
+// does not fit. A record gone meanwhile is not brought back ({0}). Run in MULTI after a
+// WATCH of the record, so that it writes what fn made of the record as last read.
+// KEYS: record, total index, sizes, bytes. ARGV: record JSON, record size, id, now ms, task
+// key prefix.
+var updateTaskScript = redis.NewScript(pruneTasksLua + `
+local size = tonumber(ARGV[2])
+local grow = size - (tonumber(redis.call('HGET', KEYS[3], ARGV[3])) or 0)
+local limit = tonumber(redis.call('HGET', KEYS[4], 'limit')) or 0
+if grow > 0 and limit > 0 and (tonumber(redis.call('HGET', KEYS[4], 'used')) or 0) + grow > limit then
+  prune(KEYS[2], KEYS[3], KEYS[4], tonumber(ARGV[4]), ARGV[5])
+  grow = size - (tonumber(redis.call('HGET', KEYS[3], ARGV[3])) or 0)
+  if redis.call('EXISTS', KEYS[1]) == 1 and (tonumber(redis.call('HGET', KEYS[4], 'used')) or 0) + grow > limit then
+    return {-1, redis.call('HGET', KEYS[4], 'limit')}
+  end
+end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0} end
+redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[2])
+redis.call('HINCRBY', KEYS[4], 'used', grow)
+return {1}
+`)
+
 // Update implements runtime.TaskStore: WATCH the record, apply fn, write it back (keeping its
-// TTL) in MULTI; again when another writer came first.
+// TTL, charging its new size) with updateTaskScript in MULTI; again when another writer came
+// first. An Update that grows the record past the byte budget is refused with
+// runtime.ErrTaskLimit, and leaves the record as it was.
 func (ts *TaskStore) Update(ctx context.Context, id string, fn func(*runtime.TaskRecord) error) (*runtime.TaskRecord, error) {
 	key := ts.taskKey(id)
+	keys := []string{key, ts.allKey(), ts.sizesKey(), ts.bytesKey()}
 	var out *runtime.TaskRecord
 	txf := func(tx *redis.Tx) error {
 		b, err := tx.Get(ctx, key).Bytes()
@@ -162,14 +249,31 @@ func (ts *TaskStore) Update(ctx context.Context, id string, fn func(*runtime.Tas
 		if err != nil {
 			return err
 		}
+		var res *redis.Cmd
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.SetArgs(ctx, key, nb, redis.SetArgs{KeepTTL: true, Mode: "XX"})
+			res = updateTaskScript.Eval(ctx, p, keys, nb, recordSize(rec), id, time.Now().UnixMilli(), ts.prefix+"t:")
 			return nil
 		})
-		if err == nil {
-			out = rec
+		if err != nil {
+			return err
 		}
-		return err
+		v, err := res.Slice()
+		if err != nil || len(v) == 0 {
+			return fmt.Errorf("redismcp: unexpected answer %v to a task update: %w", v, err)
+		}
+		switch v[0] {
+		case int64(1):
+			out = rec
+			return nil
+		case int64(0):
+			return runtime.ErrTaskNotFound
+		}
+		var limit int64
+		if len(v) > 1 {
+			s, _ := v[1].(string)
+			limit, _ = strconv.ParseInt(s, 10, 64)
+		}
+		return budgetError(limit)
 	}
 	for range maxTaskRetries {
 		err := ts.rdb.Watch(ctx, txf, key)
@@ -178,7 +282,7 @@ func (ts *TaskStore) Update(ctx context.Context, id string, fn func(*runtime.Tas
 			return out, nil
 		case errors.Is(err, redis.TxFailedErr):
 			continue // another replica wrote first
-		case errors.Is(err, runtime.ErrTaskNotFound):
+		case errors.Is(err, runtime.ErrTaskNotFound), errors.Is(err, runtime.ErrTaskLimit):
 			return nil, err
 		case ctx.Err() == nil && !isRedisError(err):
 			return nil, err // fn's own error
@@ -255,20 +359,31 @@ func (ts *TaskStore) List(ctx context.Context, owner, after string, limit int) (
 	return recs, more, nil
 }
 
-// Delete implements runtime.TaskStore.
+// deleteTaskScript forgets a task: its record, its entries in the total index and (when
+// given) its owner's index, and its charge against the byte budget.
+// KEYS: record, total index, sizes, bytes[, owner index]. ARGV: id.
+var deleteTaskScript = redis.NewScript(`
+redis.call('DEL', KEYS[1])
+local size = tonumber(redis.call('HGET', KEYS[3], ARGV[1]))
+if size then
+  redis.call('HDEL', KEYS[3], ARGV[1])
+  redis.call('HINCRBY', KEYS[4], 'used', -size)
+end
+redis.call('ZREM', KEYS[2], ARGV[1])
+if KEYS[5] then redis.call('ZREM', KEYS[5], ARGV[1]) end
+return 1
+`)
+
+// Delete implements runtime.TaskStore. A record whose TTL ran out is deleted too (Redis may
+// not have expired it yet), and its charge released.
 func (ts *TaskStore) Delete(ctx context.Context, id string) error {
+	keys := []string{ts.taskKey(id), ts.allKey(), ts.sizesKey(), ts.bytesKey()}
 	rec, err := ts.Get(ctx, id)
-	if errors.Is(err, runtime.ErrTaskNotFound) {
-		return wrap("delete task", ctxErr(ctx, ts.rdb.ZRem(ctx, ts.allKey(), id).Err()))
-	}
-	if err != nil {
+	switch {
+	case err == nil:
+		keys = append(keys, ts.ownerKey(rec.Owner))
+	case !errors.Is(err, runtime.ErrTaskNotFound):
 		return err
 	}
-	_, err = ts.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, ts.taskKey(id))
-		p.ZRem(ctx, ts.ownerKey(rec.Owner), id)
-		p.ZRem(ctx, ts.allKey(), id)
-		return nil
-	})
-	return wrap("delete task", ctxErr(ctx, err))
+	return wrap("delete task", ctxErr(ctx, deleteTaskScript.Run(ctx, ts.rdb, keys, id).Err()))
 }

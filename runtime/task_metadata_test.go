@@ -125,12 +125,14 @@ func TestTaskMetadataBothEras(t *testing.T) {
 }
 
 // TestTaskMetadataOnTheWire reads a 2025-11-25 task's metadata as any client sees it: in the
-// _meta of the Task of tasks/get and of each Task of tasks/list, under TaskMetadataMetaKey,
-// and nowhere else in the Task (spec 2025-11-25, Tasks: the Task's members are unchanged).
+// _meta of the Task of tasks/get, of each Task of tasks/list and of notifications/tasks/status,
+// under TaskMetadataMetaKey, and nowhere else (spec 2025-11-25, Tasks: the Task's members are
+// unchanged; Basic, "_meta").
 func TestTaskMetadataOnTheWire(t *testing.T) {
 	t.Parallel()
 	hs, j := newMetadataServer(t)
 	c := newLegacyClient(t, hs.URL)
+	notes := c.openGET(t)
 	created := c.result("tools/call", map[string]any{"name": "job", "arguments": map[string]any{"text": "w"}, "task": map[string]any{}})
 	task := created["task"].(map[string]any)
 	assert.NotContains(t, task, "_meta", "a new task has no metadata")
@@ -154,6 +156,22 @@ func TestTaskMetadataOnTheWire(t *testing.T) {
 	var res map[string]any
 	require.NoError(t, json.Unmarshal(r.Result, &res))
 	assert.NotContains(t, res["_meta"], runtime.TaskMetadataMetaKey, "tasks/result is the tool's result, not a Task")
+
+	// notifications/tasks/status carries the Task, its _meta too.
+	ctx := testCtx(t)
+	for {
+		var m map[string]any
+		select {
+		case m = <-notes:
+		case <-ctx.Done():
+			require.FailNow(t, "no notifications/tasks/status of the completed task")
+		}
+		p, _ := m["params"].(map[string]any)
+		if m["method"] == "notifications/tasks/status" && p["status"] == "completed" {
+			assert.Equal(t, want, p["_meta"])
+			break
+		}
+	}
 }
 
 // TestTaskMetadataBudget proves that metadata counts toward the task store's byte budget:

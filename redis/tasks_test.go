@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	mcpv1 "github.com/protomcp/protomcp/gen/mcp/v1"
 	redismcp "github.com/protomcp/protomcp/redis"
 	"github.com/protomcp/protomcp/runtime"
 	"github.com/redis/go-redis/v9"
@@ -650,5 +651,56 @@ func TestServerTaskByteBudget(t *testing.T) {
 	}
 	if _, err := start(b, "hold"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("budget of %d bytes", budget)) {
 		t.Fatalf("a task through the other server once the budget is full: %v; want refused, naming the budget", err)
+	}
+}
+
+// TestStoreTaskMetadata proves that a task's metadata (runtime.Caller.SetTaskMetadata) goes
+// through the Redis TaskStore unchanged: a server keeping its tasks in Redis answers tasks/get
+// with the metadata its handler published last, in both eras, and the stored record holds it.
+func TestStoreTaskMetadata(t *testing.T) {
+	st, _ := newStore(t, redismcp.Options{})
+	ts := st.Tasks()
+	s := runtime.NewServer(runtime.Implementation{Name: "metadata", Version: "1"}, runtime.WithTaskStore(ts))
+	runtime.AddTypedTool(s, runtime.ToolSpec{Name: "job", TaskSupport: runtime.TaskRequired},
+		func(ctx context.Context, in *mcpv1.TextContent) (*mcpv1.TextContent, error) {
+			c := runtime.CallerFrom(ctx)
+			for _, phase := range []string{"phase 1", "phase 2"} {
+				if err := c.SetTaskMetadata(ctx, &mcpv1.TextContent{Text: phase + " of " + in.GetText()}); err != nil {
+					return nil, err
+				}
+			}
+			return in, nil
+		})
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+		hs.Close()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, era := range []runtime.Era{runtime.EraLegacy, runtime.EraModern} {
+		c := runtime.NewClient(hs.URL, runtime.WithEra(era))
+		h, err := runtime.StartTypedTask[mcpv1.TextContent](ctx, c, "job", &mcpv1.TextContent{Text: fmt.Sprint(era)})
+		if err != nil {
+			t.Fatalf("era %v: %v", era, err)
+		}
+		if _, err := h.Wait(ctx); err != nil {
+			t.Fatalf("era %v: %v", era, err)
+		}
+		want := "phase 2 of " + fmt.Sprint(era)
+		got, err := runtime.TaskMetadataOf[mcpv1.TextContent](ctx, h)
+		if err != nil || got.GetText() != want {
+			t.Errorf("era %v: metadata %v, %v; want %q", era, got, err, want)
+		}
+		rec, err := ts.Get(ctx, h.ID())
+		if err != nil {
+			t.Fatalf("era %v: %v", era, err)
+		}
+		if string(rec.Metadata) != `{"text":"`+want+`"}` {
+			t.Errorf("era %v: the stored record's metadata is %s; want %q's", era, rec.Metadata, want)
+		}
+		_ = c.Close(ctx)
 	}
 }

@@ -75,6 +75,10 @@ type TaskInfo struct {
 	TTL time.Duration
 	// PollInterval is how often the server suggests polling; zero when it did not say.
 	PollInterval time.Duration
+	// Metadata is the metadata the task's handler last published (Caller.SetTaskMetadata),
+	// as JSON: the Task's _meta under TaskMetadataMetaKey; nil when it published none.
+	// TaskMetadataOf decodes it into an Operation rpc's metadata_type.
+	Metadata json.RawMessage
 }
 
 // wireTask is a task as either era sends it: a Task of 2025-11-25 (ttl, pollInterval), or
@@ -94,11 +98,17 @@ type wireTask struct {
 	InputRequests  map[string]receivedInputRequest `json:"inputRequests,omitempty"`
 	Result         json.RawMessage                 `json:"result,omitempty"`
 	Error          *Error                          `json:"error,omitempty"`
+	Meta           struct {
+		Metadata json.RawMessage `json:"com.github.protomcp/taskMetadata"`
+	} `json:"_meta"`
 }
 
 // info is the TaskInfo of t.
 func (t *wireTask) info() *TaskInfo {
 	ti := &TaskInfo{ID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage}
+	if m := t.Meta.Metadata; len(m) > 0 && string(bytes.TrimSpace(m)) != "null" {
+		ti.Metadata = m
+	}
 	ti.CreatedAt, _ = time.Parse(time.RFC3339Nano, t.CreatedAt)
 	ti.LastUpdatedAt, _ = time.Parse(time.RFC3339Nano, t.LastUpdatedAt)
 	ttl := t.TTLMs
@@ -632,6 +642,29 @@ func (h *TaskHandle[Res]) Status(ctx context.Context) (*TaskInfo, error) {
 	h.last = t
 	h.mu.Unlock()
 	return t.info(), nil
+}
+
+// TaskMetadataOf asks the server for the state of the task of h (tasks/get) and decodes the
+// metadata its handler last published (Caller.SetTaskMetadata) into a new M, as protojson
+// decodes it, ignoring members M does not know (a newer server's): nil, nil when the handler
+// published none. The generated handle of an rpc that returns google.longrunning.Operation
+// with a metadata_type calls it from its Metadata method.
+func TaskMetadataOf[M any, PM interface {
+	*M
+	proto.Message
+}, Res any](ctx context.Context, h *TaskHandle[Res]) (*M, error) {
+	info, err := h.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if info.Metadata == nil {
+		return nil, nil
+	}
+	out := PM(new(M))
+	if err := resultUnmarshal.Unmarshal(info.Metadata, out); err != nil {
+		return nil, fmt.Errorf("mcp %s: task %s: decode its metadata as %s: %w", taskMethodGet, h.id, out.ProtoReflect().Descriptor().FullName(), err)
+	}
+	return (*M)(out), nil
 }
 
 // Wait polls the task, at the interval the server suggests, until it ends or ctx does, and

@@ -451,6 +451,13 @@ func (s *Server) askForTask(ctx context.Context, rs *requestState, rt *runningTa
 	}
 }
 
+// TaskMetadataMetaKey is the key, in a Task's _meta, of the metadata its handler published
+// with Caller.SetTaskMetadata (the _meta of the Task itself, or of the result or notification
+// params that are a Task: tasks/get, tasks/list, tasks/cancel and notifications/tasks/status
+// in 2025-11-25, tasks/get in 2026-07-28). _meta is where the spec lets an implementation add
+// to a protocol object (spec 2025-11-25, Basic, "_meta"); the key's prefix is protomcp's.
+const TaskMetadataMetaKey = "com.github.protomcp/taskMetadata"
+
 // Timestamps are ISO 8601 in UTC with milliseconds.
 const taskTimeFormat = "2006-01-02T15:04:05.000Z"
 
@@ -497,7 +504,7 @@ func modernTask(r *TaskRecord, resultType string, detailed bool) []byte {
 
 // taskHead encodes the members every Task has, without the closing brace.
 func taskHead(r *TaskRecord) []byte {
-	b := make([]byte, 0, 256+len(r.StatusMessage))
+	b := make([]byte, 0, 256+len(r.StatusMessage)+len(r.Metadata))
 	b = append(b, `{"taskId":`...)
 	b = strconv.AppendQuote(b, r.ID)
 	b = append(b, `,"status":"`...)
@@ -512,7 +519,13 @@ func taskHead(r *TaskRecord) []byte {
 	b = r.CreatedAt.UTC().AppendFormat(b, taskTimeFormat)
 	b = append(b, `","lastUpdatedAt":"`...)
 	b = r.LastUpdatedAt.UTC().AppendFormat(b, taskTimeFormat)
-	return append(b, '"')
+	b = append(b, '"')
+	if len(r.Metadata) > 0 {
+		b = append(b, `,"_meta":{"`+TaskMetadataMetaKey+`":`...)
+		b = append(b, r.Metadata...)
+		b = append(b, '}')
+	}
+	return b
 }
 
 // appendTTL appends a TTL in milliseconds, null for none; a TTL under a millisecond is 1,

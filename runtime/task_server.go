@@ -14,6 +14,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/protomcp/protomcp/internal/protojsonfast"
 )
 
 // The server's task runner: a tool call run as a task (spec 2025-11-25, basic/utilities
@@ -814,6 +820,87 @@ func (c *Caller) SetStatusMessage(ctx context.Context, message string) error {
 		return fmt.Errorf("mcp: set the task's status message: %w", err)
 	}
 	return nil
+}
+
+// MaxTaskMetadata is the most bytes a task's metadata may take, as JSON
+// (Caller.SetTaskMetadata): metadata says where a long job is (rows imported, a phase), and
+// it goes out with every answer about the task, each tasks/get of a client that polls.
+const MaxTaskMetadata = 64 << 10
+
+// ErrTaskMetadataTooLarge is the error (wrapped) of a SetTaskMetadata whose value encodes to
+// more than MaxTaskMetadata bytes.
+var ErrTaskMetadataTooLarge = errors.New("mcp: task metadata larger than MaxTaskMetadata (64 KiB)")
+
+// SetTaskMetadata replaces the metadata of the task whose handler runs: what tasks/get,
+// tasks/list and the task's status notifications show the client in the Task's _meta, under
+// TaskMetadataMetaKey (a typed client reads it with TaskMetadataOf). v is a proto.Message,
+// encoded in the proto3 JSON mapping as typed results are (an *anypb.Any is unpacked first,
+// its type resolved among the linked-in files: the metadata is the message it holds), or any
+// value encoding/json encodes; nil clears the metadata. A value of more than MaxTaskMetadata
+// bytes is refused with ErrTaskMetadataTooLarge, and one the task store's byte budget cannot
+// hold with ErrTaskLimit; the metadata counts toward that budget as the rest of the task's
+// record does. As SetStatusMessage, it does nothing when the handler does not run as a task,
+// or once the task is terminal (cancelled, say: the handler may not have stopped yet).
+func (c *Caller) SetTaskMetadata(ctx context.Context, v any) error {
+	rs := c.state()
+	if rs == nil {
+		return errNoRequest
+	}
+	if rs.task == nil {
+		return nil
+	}
+	b, err := encodeTaskMetadata(v)
+	if err != nil {
+		return fmt.Errorf("mcp: set the task's metadata: %w", err)
+	}
+	_, err = rs.sess.server.updateTask(rs.task, func(r *TaskRecord) error {
+		if r.Status.Terminal() {
+			return errTaskTerminal
+		}
+		r.Metadata = b
+		return nil
+	})
+	if err != nil && !errors.Is(err, errTaskTerminal) && !errors.Is(err, ErrTaskNotFound) {
+		return fmt.Errorf("mcp: set the task's metadata: %w", err)
+	}
+	return nil
+}
+
+// encodeTaskMetadata encodes a task's metadata (SetTaskMetadata): nil (no metadata) for nil
+// or a value that encodes to null.
+func encodeTaskMetadata(v any) (json.RawMessage, error) {
+	var b []byte
+	var err error
+	switch m := v.(type) {
+	case nil:
+		return nil, nil
+	case *anypb.Any:
+		if m == nil {
+			return nil, nil
+		}
+		inner, uerr := anypb.UnmarshalNew(m, proto.UnmarshalOptions{Resolver: protoregistry.GlobalTypes})
+		if uerr != nil {
+			return nil, fmt.Errorf("unpack the Any of type %q: %w", m.GetTypeUrl(), uerr)
+		}
+		b, err = protojsonfast.Append(nil, inner)
+	case proto.Message:
+		if !m.ProtoReflect().IsValid() {
+			return nil, nil // a typed nil
+		}
+		b, err = protojsonfast.Append(nil, m)
+	default:
+		b, err = json.Marshal(v)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxTaskMetadata {
+		return nil, fmt.Errorf("%w: it encodes to %d bytes", ErrTaskMetadataTooLarge, len(b))
+	}
+	if string(b) == "null" {
+		return nil, nil
+	}
+	return b, nil
 }
 
 // DeferTask is a HandlerOption of a tool that may run as a task (ToolSpec.TaskSupport): the

@@ -44,6 +44,10 @@ type TaskRecord struct {
 	// InputRequests are the requests the handler waits on while the task is input_required:
 	// a JSON object of key to {"method", "params"}, empty otherwise.
 	InputRequests json.RawMessage `json:"inputRequests,omitempty"`
+	// Metadata is what the task's handler last published with Caller.SetTaskMetadata (an
+	// Operation rpc's metadata_type, say), as JSON; empty when it published none. Every
+	// Task the server answers with carries it in its _meta under TaskMetadataMetaKey.
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 // expired reports whether the record's TTL has run out at now.
@@ -53,7 +57,7 @@ func (r *TaskRecord) expired(now time.Time) bool {
 
 // size is what a record is charged against a store's byte budget.
 func (r *TaskRecord) size() int64 {
-	return int64(256 + len(r.ID) + len(r.Owner) + len(r.Replica) + len(r.Tool) + len(r.StatusMessage) + len(r.Result) + len(r.Error) + len(r.InputRequests))
+	return int64(256 + len(r.ID) + len(r.Owner) + len(r.Replica) + len(r.Tool) + len(r.StatusMessage) + len(r.Result) + len(r.Error) + len(r.InputRequests) + len(r.Metadata))
 }
 
 // TaskLimits are the caps a TaskStore enforces when it creates a task, so that replicas

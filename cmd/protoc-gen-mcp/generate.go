@@ -100,6 +100,9 @@ type tool struct {
 	// operation is google.longrunning.Operation when the rpc returns it; Method is then the
 	// rpc as if it returned operation_info's response_type.
 	operation *protogen.Message
+	// metadata is operation_info's metadata_type of an Operation rpc that names one: its
+	// client's handle decodes the task's metadata into it (task.go).
+	metadata *protogen.Message
 }
 
 // generate writes the .mcp.go file of every file to generate that exposes something, and the

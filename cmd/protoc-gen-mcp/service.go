@@ -34,6 +34,7 @@ func generateService(g *protogen.GeneratedFile, s *service) {
 	sg.nameConstants()
 	sg.callOption = g.QualifiedGoIdent(runtimePackage.Ident("CallOption"))
 	sg.clientInterface()
+	sg.handleTypes()
 	sg.clientImplementation()
 	sg.handlerInterface()
 	sg.unimplementedHandler()
@@ -81,8 +82,12 @@ func (sg *serviceGen) resumeSignature(t *tool) string {
 	return "Resume" + t.GoName + "(taskID string) *" + sg.handle(t)
 }
 
-// handle is runtime.TaskHandle of a task tool's result, qualified for the file.
+// handle is runtime.TaskHandle of a task tool's result, qualified for the file, or the
+// handle type of an Operation rpc with a metadata_type (handleType).
 func (sg *serviceGen) handle(t *tool) string {
+	if t.metadata != nil {
+		return sg.handleType(t)
+	}
 	return sg.g.QualifiedGoIdent(runtimePackage.Ident("TaskHandle")) + "[" + sg.out(t.Method) + "]"
 }
 
@@ -91,12 +96,24 @@ func (sg *serviceGen) taskClientMethods(clientType string, t *tool) {
 	g := sg.g
 	g.P("// Start", t.GoName, " calls the ", t.name, " tool as a task and returns a handle to it.")
 	g.P("func (c *", clientType, ") ", sg.startSignature(t), " {")
-	g.P("return ", runtimePackage.Ident("StartTypedTask"), "[", t.Output.GoIdent, "](ctx, c.client, ", t.constName, ", req, opts...)")
+	if t.metadata != nil {
+		g.P("h, err := ", runtimePackage.Ident("StartTypedTask"), "[", t.Output.GoIdent, "](ctx, c.client, ", t.constName, ", req, opts...)")
+		g.P("if err != nil {")
+		g.P("return nil, err")
+		g.P("}")
+		g.P("return &", sg.handleType(t), "{TaskHandle: h}, nil")
+	} else {
+		g.P("return ", runtimePackage.Ident("StartTypedTask"), "[", t.Output.GoIdent, "](ctx, c.client, ", t.constName, ", req, opts...)")
+	}
 	g.P("}")
 	g.P()
 	g.P("// Resume", t.GoName, " returns a handle to the ", t.name, " task taskID.")
 	g.P("func (c *", clientType, ") ", sg.resumeSignature(t), " {")
-	g.P("return ", runtimePackage.Ident("ResumeTypedTask"), "[", t.Output.GoIdent, "](c.client, ", t.constName, ", taskID)")
+	if t.metadata != nil {
+		g.P("return &", sg.handleType(t), "{TaskHandle: ", runtimePackage.Ident("ResumeTypedTask"), "[", t.Output.GoIdent, "](c.client, ", t.constName, ", taskID)}")
+	} else {
+		g.P("return ", runtimePackage.Ident("ResumeTypedTask"), "[", t.Output.GoIdent, "](c.client, ", t.constName, ", taskID)")
+	}
 	g.P("}")
 	g.P()
 }

@@ -165,8 +165,10 @@ func taskTool(f *protogen.File, t *tool, methodOpts *descriptorpb.MethodOptions,
 	if resp == nil {
 		return fail("operation_info.response_type %q is not a message this file imports", info.responseType)
 	}
-	if info.metadataType != "" && lookupMessage(messages, t.Desc.ParentFile().Package(), info.metadataType) == nil {
-		return fail("operation_info.metadata_type %q is not a message this file imports", info.metadataType)
+	if info.metadataType != "" {
+		if t.metadata = lookupMessage(messages, t.Desc.ParentFile().Package(), info.metadataType); t.metadata == nil {
+			return fail("operation_info.metadata_type %q is not a message this file imports", info.metadataType)
+		}
 	}
 	// The tool is the rpc as if it returned the response: its handler, its schema, its client.
 	m := *t.Method
@@ -186,6 +188,35 @@ func lookupMessage(messages map[protoreflect.FullName]*protogen.Message, pkg pro
 		}
 	}
 	return messages[protoreflect.FullName(name)]
+}
+
+// handleType is the name of the handle type of an Operation rpc with a metadata_type: a
+// runtime.TaskHandle with a Metadata method that decodes the task's metadata.
+func (sg *serviceGen) handleType(t *tool) string { return sg.name + t.GoName + "Handle" }
+
+// handleTypes writes the handle type of each Operation rpc of the service that names a
+// metadata_type: it embeds the runtime.TaskHandle (ID, Status, Wait, Cancel) and adds
+// Metadata, which runtime.TaskMetadataOf answers.
+func (sg *serviceGen) handleTypes() {
+	g := sg.g
+	for _, t := range sg.s.tools {
+		if t.metadata == nil {
+			continue
+		}
+		name := sg.handleType(t)
+		g.P("// ", name, " is a handle to a task of the ", t.name, " tool: a runtime.TaskHandle whose")
+		g.P("// Metadata reads the operation's metadata (", t.metadata.Desc.FullName(), ").")
+		g.P("type ", name, " struct {")
+		g.P("*", runtimePackage.Ident("TaskHandle"), "[", t.Output.GoIdent, "]")
+		g.P("}")
+		g.P()
+		g.P("// Metadata asks the server for the task's state (tasks/get) and returns the metadata its")
+		g.P("// handler last published; nil, nil when it published none.")
+		g.P("func (h *", name, ") Metadata(ctx ", sg.ctx, ") (*", t.metadata.GoIdent, ", error) {")
+		g.P("return ", runtimePackage.Ident("TaskMetadataOf"), "[", t.metadata.GoIdent, "](ctx, h.TaskHandle)")
+		g.P("}")
+		g.P()
+	}
 }
 
 // taskMethodClash says which client method the Start or Resume method of a task tool of s
@@ -275,7 +306,8 @@ func (sg *serviceGen) operationFunc(bridge string) {
 	name := lowerFirst(sg.name) + bridge + "Operation"
 	g.P("// ", name, " serves an rpc that returns a google.longrunning.Operation as the tool")
 	g.P("// it is: the tool's result is the operation's response, so the implementation's operation")
-	g.P("// must be done when the rpc returns (AIP-151 allows it); the operation's error is the call's.")
+	g.P("// must be done when the rpc returns (AIP-151 allows it); the operation's error is the call's,")
+	g.P("// and its metadata, when it has some, replaces the task's (runtime.Caller.SetTaskMetadata).")
 	g.P("func ", name, "[Req, Res any, PRes interface {")
 	g.P("*Res")
 	g.P(protoPackage.Ident("Message"))
@@ -292,6 +324,11 @@ func (sg *serviceGen) operationFunc(bridge string) {
 		g.P("if !op.GetDone() {")
 		g.P("return nil, ", grpcStatus.Ident("Errorf"), "(", grpcCodes.Ident("Unimplemented"), ", \"operation %q is not done: the tool needs the rpc to finish its operation before it returns\", op.GetName())")
 		g.P("}")
+		g.P("if md := op.GetMetadata(); md.GetTypeUrl() != \"\" {")
+		g.P("if err := ", runtimePackage.Ident("CallerFrom"), "(ctx).SetTaskMetadata(ctx, md); err != nil {")
+		g.P("return nil, ", grpcStatus.Ident("Errorf"), "(", grpcCodes.Ident("Internal"), ", \"operation %q: %v\", op.GetName(), err)")
+		g.P("}")
+		g.P("}")
 		g.P("res := PRes(new(Res))")
 		g.P("if err := op.GetResponse().UnmarshalTo(res); err != nil {")
 		g.P("return nil, ", grpcStatus.Ident("Errorf"), "(", grpcCodes.Ident("Internal"), ", \"operation %q: %v\", op.GetName(), err)")
@@ -302,6 +339,11 @@ func (sg *serviceGen) operationFunc(bridge string) {
 		g.P("}")
 		g.P("if !op.GetDone() {")
 		g.P("return nil, ", connectPackage.Ident("NewError"), "(", connectPackage.Ident("CodeUnimplemented"), ", ", fmtPackage.Ident("Errorf"), "(\"operation %q is not done: the tool needs the rpc to finish its operation before it returns\", op.GetName()))")
+		g.P("}")
+		g.P("if md := op.GetMetadata(); md.GetTypeUrl() != \"\" {")
+		g.P("if err := ", runtimePackage.Ident("CallerFrom"), "(ctx).SetTaskMetadata(ctx, md); err != nil {")
+		g.P("return nil, ", connectPackage.Ident("NewError"), "(", connectPackage.Ident("CodeInternal"), ", ", fmtPackage.Ident("Errorf"), "(\"operation %q: %w\", op.GetName(), err))")
+		g.P("}")
 		g.P("}")
 		g.P("res := PRes(new(Res))")
 		g.P("if err := op.GetResponse().UnmarshalTo(res); err != nil {")

@@ -12,12 +12,14 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	libraryv1 "github.com/protomcp/protomcp/examples/library/gen/library/v1"
+	"github.com/protomcp/protomcp/runtime"
 )
 
 // ImportBooks implements LibraryServiceHandler: the books are added in one transaction (all or
 // none), and the operation is done when the rpc returns, as AIP-151 allows, with the books
-// and their new ids as its response. Over MCP the rpc is a tool that runs as a task; its
-// result is that response.
+// and their new ids as its response, and how many were imported as its metadata. Over MCP the
+// rpc is a tool that runs as a task; its result is that response, and the task's metadata
+// says how far the import is as it goes (progress), then the operation's metadata.
 func (s *Service) ImportBooks(ctx context.Context, req *connect.Request[libraryv1.ImportBooksRequest]) (*connect.Response[longrunningpb.Operation], error) {
 	books := req.Msg.GetBooks()
 	var bad errdetails.BadRequest
@@ -64,7 +66,10 @@ func (s *Service) insertAll(ctx context.Context, books []*libraryv1.CreateBookRe
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op after Commit
 	out := make([]*libraryv1.Book, 0, len(books))
-	for _, b := range books {
+	for i, b := range books {
+		if err := progress(ctx, i, len(books)); err != nil {
+			return nil, err
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO books (title, author, year, available) VALUES (?, ?, ?, 1)`, b.GetTitle(), b.GetAuthor(), b.GetYear())
 		if err != nil {
 			return nil, err
@@ -76,4 +81,16 @@ func (s *Service) insertAll(ctx context.Context, books []*libraryv1.CreateBookRe
 		out = append(out, &libraryv1.Book{Id: id, Title: b.GetTitle(), Author: b.GetAuthor(), Year: b.GetYear(), Available: true})
 	}
 	return out, tx.Commit()
+}
+
+// progress publishes how far an import is, as the operation's metadata, when the rpc runs as
+// an MCP task: the MCP bridge serves it in-process, so runtime.CallerFrom finds the MCP
+// request, and the client reads it with the handle's Metadata. A call over Connect or gRPC
+// has no MCP request, and a call that is not a task no task: nothing to publish then.
+func progress(ctx context.Context, imported, total int) error {
+	c := runtime.CallerFrom(ctx)
+	if c == nil {
+		return nil
+	}
+	return c.SetTaskMetadata(ctx, &libraryv1.ImportBooksMetadata{Imported: int32(imported), Total: int32(total)})
 }

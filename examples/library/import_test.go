@@ -18,8 +18,8 @@ import (
 // TestImportBooks proves that ImportBooks, an rpc that returns a google.longrunning.Operation
 // (AIP-151), is one implementation for every protocol: a Connect client gets the done
 // operation with the books in its response, and the MCP client's generated ImportBooks (a
-// tool that runs as a task) gets that response itself, decoded; the import's errors reach
-// MCP as the service wrote them.
+// tool that runs as a task) gets that response itself, decoded, and its handle the
+// operation's metadata; the import's errors reach MCP as the service wrote them.
 func TestImportBooks(t *testing.T) {
 	t.Parallel()
 	s := start(t)
@@ -72,6 +72,15 @@ func TestImportBooks(t *testing.T) {
 	}
 	if res, err := h.Wait(ctx); err != nil || len(res.GetBooks()) != 1 || res.GetBooks()[0].GetId() != 9 {
 		t.Errorf("MCP StartImportBooks' Wait: %v, %v", res, err)
+	}
+	// The operation's metadata is the task's: the handle reads it, and so does one resumed
+	// from the task's ID, once the task has ended too.
+	wantMeta := &libraryv1.ImportBooksMetadata{Imported: 1, Total: 1}
+	if meta, err := h.Metadata(ctx); err != nil || !proto.Equal(meta, wantMeta) {
+		t.Errorf("MCP StartImportBooks' Metadata: %v, %v; want %v", meta, err, wantMeta)
+	}
+	if meta, err := client.ResumeImportBooks(h.ID()).Metadata(ctx); err != nil || !proto.Equal(meta, wantMeta) {
+		t.Errorf("MCP ResumeImportBooks' Metadata: %v, %v; want %v", meta, err, wantMeta)
 	}
 
 	// An incomplete book: the service's InvalidArgument and its BadRequest, through MCP.

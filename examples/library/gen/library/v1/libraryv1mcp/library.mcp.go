@@ -68,13 +68,25 @@ type LibraryServiceClient interface {
 	ImportBooks(ctx context.Context, req *v1.ImportBooksRequest, opts ...runtime.CallOption) (*v1.ImportBooksResponse, error)
 	// StartImportBooks calls the import_books tool as a task and returns a handle to it, without
 	// waiting for its result.
-	StartImportBooks(ctx context.Context, req *v1.ImportBooksRequest, opts ...runtime.CallOption) (*runtime.TaskHandle[v1.ImportBooksResponse], error)
+	StartImportBooks(ctx context.Context, req *v1.ImportBooksRequest, opts ...runtime.CallOption) (*LibraryServiceImportBooksHandle, error)
 	// ResumeImportBooks returns a handle to the import_books task taskID, started earlier.
-	ResumeImportBooks(taskID string) *runtime.TaskHandle[v1.ImportBooksResponse]
+	ResumeImportBooks(taskID string) *LibraryServiceImportBooksHandle
 	// ExportBooks calls the export_books tool and streams its messages.
 	//
 	// Exports the whole catalogue, one book a message, ordered by id.
 	ExportBooks(ctx context.Context, req *v1.ExportBooksRequest, opts ...runtime.CallOption) *runtime.ToolStream[v1.ExportBooksResponse]
+}
+
+// LibraryServiceImportBooksHandle is a handle to a task of the import_books tool: a runtime.TaskHandle whose
+// Metadata reads the operation's metadata (library.v1.ImportBooksMetadata).
+type LibraryServiceImportBooksHandle struct {
+	*runtime.TaskHandle[v1.ImportBooksResponse]
+}
+
+// Metadata asks the server for the task's state (tasks/get) and returns the metadata its
+// handler last published; nil, nil when it published none.
+func (h *LibraryServiceImportBooksHandle) Metadata(ctx context.Context) (*v1.ImportBooksMetadata, error) {
+	return runtime.TaskMetadataOf[v1.ImportBooksMetadata](ctx, h.TaskHandle)
 }
 
 // NewLibraryServiceClient returns a LibraryServiceClient that calls the server through c.
@@ -113,13 +125,17 @@ func (c *libraryServiceClient) ImportBooks(ctx context.Context, req *v1.ImportBo
 }
 
 // StartImportBooks calls the import_books tool as a task and returns a handle to it.
-func (c *libraryServiceClient) StartImportBooks(ctx context.Context, req *v1.ImportBooksRequest, opts ...runtime.CallOption) (*runtime.TaskHandle[v1.ImportBooksResponse], error) {
-	return runtime.StartTypedTask[v1.ImportBooksResponse](ctx, c.client, LibraryServiceImportBooksToolName, req, opts...)
+func (c *libraryServiceClient) StartImportBooks(ctx context.Context, req *v1.ImportBooksRequest, opts ...runtime.CallOption) (*LibraryServiceImportBooksHandle, error) {
+	h, err := runtime.StartTypedTask[v1.ImportBooksResponse](ctx, c.client, LibraryServiceImportBooksToolName, req, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &LibraryServiceImportBooksHandle{TaskHandle: h}, nil
 }
 
 // ResumeImportBooks returns a handle to the import_books task taskID.
-func (c *libraryServiceClient) ResumeImportBooks(taskID string) *runtime.TaskHandle[v1.ImportBooksResponse] {
-	return runtime.ResumeTypedTask[v1.ImportBooksResponse](c.client, LibraryServiceImportBooksToolName, taskID)
+func (c *libraryServiceClient) ResumeImportBooks(taskID string) *LibraryServiceImportBooksHandle {
+	return &LibraryServiceImportBooksHandle{TaskHandle: runtime.ResumeTypedTask[v1.ImportBooksResponse](c.client, LibraryServiceImportBooksToolName, taskID)}
 }
 
 // ExportBooks calls the export_books tool and streams its messages.

@@ -52,13 +52,25 @@ type ArchiveClient interface {
 	ImportDocuments(ctx context.Context, req *v1.ImportDocumentsRequest, opts ...runtime.CallOption) (*v1.ImportDocumentsResponse, error)
 	// StartImportDocuments calls the import_documents tool as a task and returns a handle to it, without
 	// waiting for its result.
-	StartImportDocuments(ctx context.Context, req *v1.ImportDocumentsRequest, opts ...runtime.CallOption) (*runtime.TaskHandle[v1.ImportDocumentsResponse], error)
+	StartImportDocuments(ctx context.Context, req *v1.ImportDocumentsRequest, opts ...runtime.CallOption) (*ArchiveImportDocumentsHandle, error)
 	// ResumeImportDocuments returns a handle to the import_documents task taskID, started earlier.
-	ResumeImportDocuments(taskID string) *runtime.TaskHandle[v1.ImportDocumentsResponse]
+	ResumeImportDocuments(taskID string) *ArchiveImportDocumentsHandle
 	// Count calls the count tool.
 	//
 	// Counts the documents.
 	Count(ctx context.Context, req *v1.CountRequest, opts ...runtime.CallOption) (*v1.Summary, error)
+}
+
+// ArchiveImportDocumentsHandle is a handle to a task of the import_documents tool: a runtime.TaskHandle whose
+// Metadata reads the operation's metadata (test.tasks.v1.ImportDocumentsMetadata).
+type ArchiveImportDocumentsHandle struct {
+	*runtime.TaskHandle[v1.ImportDocumentsResponse]
+}
+
+// Metadata asks the server for the task's state (tasks/get) and returns the metadata its
+// handler last published; nil, nil when it published none.
+func (h *ArchiveImportDocumentsHandle) Metadata(ctx context.Context) (*v1.ImportDocumentsMetadata, error) {
+	return runtime.TaskMetadataOf[v1.ImportDocumentsMetadata](ctx, h.TaskHandle)
 }
 
 // NewArchiveClient returns a ArchiveClient that calls the server through c.
@@ -92,13 +104,17 @@ func (c *archiveClient) ImportDocuments(ctx context.Context, req *v1.ImportDocum
 }
 
 // StartImportDocuments calls the import_documents tool as a task and returns a handle to it.
-func (c *archiveClient) StartImportDocuments(ctx context.Context, req *v1.ImportDocumentsRequest, opts ...runtime.CallOption) (*runtime.TaskHandle[v1.ImportDocumentsResponse], error) {
-	return runtime.StartTypedTask[v1.ImportDocumentsResponse](ctx, c.client, ArchiveImportDocumentsToolName, req, opts...)
+func (c *archiveClient) StartImportDocuments(ctx context.Context, req *v1.ImportDocumentsRequest, opts ...runtime.CallOption) (*ArchiveImportDocumentsHandle, error) {
+	h, err := runtime.StartTypedTask[v1.ImportDocumentsResponse](ctx, c.client, ArchiveImportDocumentsToolName, req, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &ArchiveImportDocumentsHandle{TaskHandle: h}, nil
 }
 
 // ResumeImportDocuments returns a handle to the import_documents task taskID.
-func (c *archiveClient) ResumeImportDocuments(taskID string) *runtime.TaskHandle[v1.ImportDocumentsResponse] {
-	return runtime.ResumeTypedTask[v1.ImportDocumentsResponse](c.client, ArchiveImportDocumentsToolName, taskID)
+func (c *archiveClient) ResumeImportDocuments(taskID string) *ArchiveImportDocumentsHandle {
+	return &ArchiveImportDocumentsHandle{TaskHandle: runtime.ResumeTypedTask[v1.ImportDocumentsResponse](c.client, ArchiveImportDocumentsToolName, taskID)}
 }
 
 // Count calls the count tool.

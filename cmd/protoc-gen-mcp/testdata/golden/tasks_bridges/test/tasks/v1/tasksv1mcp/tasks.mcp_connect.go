@@ -79,7 +79,8 @@ func (h archiveConnectHandler) Count(ctx context.Context, req *v1.CountRequest) 
 
 // archiveConnectOperation serves an rpc that returns a google.longrunning.Operation as the tool
 // it is: the tool's result is the operation's response, so the implementation's operation
-// must be done when the rpc returns (AIP-151 allows it); the operation's error is the call's.
+// must be done when the rpc returns (AIP-151 allows it); the operation's error is the call's,
+// and its metadata, when it has some, replaces the task's (runtime.Caller.SetTaskMetadata).
 func archiveConnectOperation[Req, Res any, PRes interface {
 	*Res
 	proto.Message
@@ -94,6 +95,11 @@ func archiveConnectOperation[Req, Res any, PRes interface {
 		}
 		if !op.GetDone() {
 			return nil, connect.NewError(connect.CodeUnimplemented, fmt.Errorf("operation %q is not done: the tool needs the rpc to finish its operation before it returns", op.GetName()))
+		}
+		if md := op.GetMetadata(); md.GetTypeUrl() != "" {
+			if err := runtime.CallerFrom(ctx).SetTaskMetadata(ctx, md); err != nil {
+				return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("operation %q: %w", op.GetName(), err))
+			}
 		}
 		res := PRes(new(Res))
 		if err := op.GetResponse().UnmarshalTo(res); err != nil {

@@ -75,7 +75,8 @@ func (h archiveGRPCHandler) Count(ctx context.Context, req *v1.CountRequest) (*v
 
 // archiveGRPCOperation serves an rpc that returns a google.longrunning.Operation as the tool
 // it is: the tool's result is the operation's response, so the implementation's operation
-// must be done when the rpc returns (AIP-151 allows it); the operation's error is the call's.
+// must be done when the rpc returns (AIP-151 allows it); the operation's error is the call's,
+// and its metadata, when it has some, replaces the task's (runtime.Caller.SetTaskMetadata).
 func archiveGRPCOperation[Req, Res any, PRes interface {
 	*Res
 	proto.Message
@@ -90,6 +91,11 @@ func archiveGRPCOperation[Req, Res any, PRes interface {
 		}
 		if !op.GetDone() {
 			return nil, status.Errorf(codes.Unimplemented, "operation %q is not done: the tool needs the rpc to finish its operation before it returns", op.GetName())
+		}
+		if md := op.GetMetadata(); md.GetTypeUrl() != "" {
+			if err := runtime.CallerFrom(ctx).SetTaskMetadata(ctx, md); err != nil {
+				return nil, status.Errorf(codes.Internal, "operation %q: %v", op.GetName(), err)
+			}
 		}
 		res := PRes(new(Res))
 		if err := op.GetResponse().UnmarshalTo(res); err != nil {

@@ -56,14 +56,6 @@ func (ts *TaskStore) allKey() string               { return ts.prefix + "tall" }
 func (ts *TaskStore) sizesKey() string             { return ts.prefix + "tsize" }
 func (ts *TaskStore) bytesKey() string             { return ts.prefix + "tbytes" }
 
-// recordSize is what a record is charged against the byte budget: runtime.MemoryTaskStore's
-// measure (256 bytes for the fixed fields and their overhead, plus the lengths of the
-// variable ones), so that one budget admits the same tasks in either store.
-func recordSize(r *runtime.TaskRecord) int64 {
-	return int64(256 + len(r.ID) + len(r.Owner) + len(r.Replica) + len(r.Tool) + len(r.StatusMessage) +
-		len(r.Result) + len(r.Error) + len(r.InputRequests))
-}
-
 // pruneTasksLua defines prune(tall, sizes, bytes, now, prefix), which forgets every task
 // whose expiry time (its score in the total index) is now or earlier: its record, its entry
 // in the total index, and its charge against the byte budget. A record is deleted with its
@@ -148,7 +140,7 @@ func (ts *TaskStore) Create(ctx context.Context, rec *runtime.TaskRecord, limits
 	}
 	keys := []string{ts.taskKey(rec.ID), ts.ownerKey(rec.Owner), ts.allKey(), ts.sizesKey(), ts.bytesKey()}
 	n, err := createTaskScript.Run(ctx, ts.rdb, keys, b, rec.CreatedAt.UnixMilli(), expiry, ttl, limits.PerOwner, limits.Total,
-		time.Now().UnixMilli(), ts.prefix+"t:", rec.ID, recordSize(rec), limits.Bytes).Int()
+		time.Now().UnixMilli(), ts.prefix+"t:", rec.ID, rec.Size(), limits.Bytes).Int()
 	if err != nil {
 		return wrap("create task", ctxErr(ctx, err))
 	}
@@ -251,7 +243,7 @@ func (ts *TaskStore) Update(ctx context.Context, id string, fn func(*runtime.Tas
 		}
 		var res *redis.Cmd
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			res = updateTaskScript.Eval(ctx, p, keys, nb, recordSize(rec), id, time.Now().UnixMilli(), ts.prefix+"t:")
+			res = updateTaskScript.Eval(ctx, p, keys, nb, rec.Size(), id, time.Now().UnixMilli(), ts.prefix+"t:")
 			return nil
 		})
 		if err != nil {

@@ -302,9 +302,10 @@ func budgetRec(id, owner string, ttl time.Duration, result string) *runtime.Task
 	return r
 }
 
-// memoryCharge is what runtime.MemoryTaskStore charges rec against its byte budget, found
-// as the smallest budget that admits it: the Redis store must charge the same, so that one
-// WithMaxTaskBytes admits the same tasks whichever store holds them.
+// memoryCharge is what rec is charged against a byte budget (TaskRecord.Size), checked
+// against runtime.MemoryTaskStore, which admits rec within exactly that budget: the Redis
+// store must charge the same, so that one WithMaxTaskBytes admits the same tasks whichever
+// store holds them.
 func memoryCharge(t *testing.T, rec *runtime.TaskRecord) int64 {
 	t.Helper()
 	fits := func(budget int64) bool {
@@ -314,19 +315,11 @@ func memoryCharge(t *testing.T, rec *runtime.TaskRecord) int64 {
 		}
 		return err == nil
 	}
-	lo, hi := int64(1), int64(1<<30) // fits(hi), and the answer is in (lo-1, hi]
-	if !fits(hi) {
-		t.Fatal("the memory store refuses a record within a budget of 1 GiB")
+	size := rec.Size()
+	if !fits(size) || fits(size-1) {
+		t.Fatalf("the memory store does not charge a record its Size, %d bytes", size)
 	}
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		if fits(mid) {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return lo
+	return size
 }
 
 // accounted returns the bytes the Redis task store counts as used, and checks the count

@@ -47,7 +47,7 @@ func (m *MemoryTaskStore) Create(_ context.Context, rec *TaskRecord, limits Task
 		}
 	}
 	m.maxBytes = limits.Bytes
-	size := rec.size()
+	size := rec.Size()
 	if limits.Bytes > 0 && m.bytes+size > limits.Bytes {
 		return fmt.Errorf("%w: the task store's budget of %d bytes is used up", ErrTaskLimit, limits.Bytes)
 	}
@@ -81,7 +81,7 @@ func (m *MemoryTaskStore) Update(_ context.Context, id string, fn func(*TaskReco
 	if err := fn(&c); err != nil {
 		return nil, err
 	}
-	grow := c.size() - r.size()
+	grow := c.Size() - r.Size()
 	if m.maxBytes > 0 && grow > 0 && m.bytes+grow > m.maxBytes {
 		return nil, fmt.Errorf("%w: the task store's budget of %d bytes is used up", ErrTaskLimit, m.maxBytes)
 	}
@@ -136,7 +136,7 @@ func (m *MemoryTaskStore) Delete(_ context.Context, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r := m.tasks[id]; r != nil {
-		m.bytes -= r.size()
+		m.bytes -= r.Size()
 		delete(m.tasks, id)
 	}
 	return nil
@@ -146,7 +146,7 @@ func (m *MemoryTaskStore) Delete(_ context.Context, id string) error {
 func (m *MemoryTaskStore) liveLocked(id string) *TaskRecord {
 	r := m.tasks[id]
 	if r != nil && r.expired(m.now()) {
-		m.bytes -= r.size()
+		m.bytes -= r.Size()
 		delete(m.tasks, id)
 		return nil
 	}
@@ -158,7 +158,7 @@ func (m *MemoryTaskStore) sweepLocked() {
 	now := m.now()
 	for id, r := range m.tasks {
 		if r.expired(now) {
-			m.bytes -= r.size()
+			m.bytes -= r.Size()
 			delete(m.tasks, id)
 		}
 	}

@@ -55,8 +55,11 @@ func (r *TaskRecord) expired(now time.Time) bool {
 	return r.TTL > 0 && now.After(r.CreatedAt.Add(r.TTL))
 }
 
-// size is what a record is charged against a store's byte budget.
-func (r *TaskRecord) size() int64 {
+// Size is what the record is charged against a TaskStore's byte budget (TaskLimits.Bytes):
+// 256 bytes for its fixed fields and their overhead, plus the lengths of its variable ones. A
+// TaskStore of its own should charge the same, so that one budget admits the same tasks
+// whichever store holds them.
+func (r *TaskRecord) Size() int64 {
 	return int64(256 + len(r.ID) + len(r.Owner) + len(r.Replica) + len(r.Tool) + len(r.StatusMessage) + len(r.Result) + len(r.Error) + len(r.InputRequests) + len(r.Metadata))
 }
 

@@ -59,7 +59,6 @@ func (sg *serviceGen) connectRegister(connectImport protogen.GoImportPath) {
 	g.P("// ", n.handler, " is the ", name, "Handler of Register", name, "ConnectHandler and")
 	g.P("// Forward", name, "ToConnect: each method is a Connect call.")
 	sg.handlerType(n.handler)
-	sg.operationFunc("Connect")
 }
 
 // connectFields writes the fields of the handler that Register and Forward register: each rpc
@@ -67,8 +66,11 @@ func (sg *serviceGen) connectRegister(connectImport protogen.GoImportPath) {
 func (sg *serviceGen) connectFields(n connectNames, client string) {
 	for _, e := range sg.rpcs() {
 		proc := n.pkg.Ident(sg.name + e.m.GoName + "Procedure")
-		call := sg.g.QualifiedGoIdent(connectmcpPackage.Ident(e.pick("Unary", "ServerStreaming"))) + "[" + sg.in(e.m) + ", " + sg.implOut(e) + "](" + client + ", " + sg.g.QualifiedGoIdent(proc) + ")"
-		sg.g.P("rpc", e.m.GoName, ": ", sg.operationCall(e, "Connect", call), ",")
+		call := sg.g.QualifiedGoIdent(connectmcpPackage.Ident(e.pick("Unary", "ServerStreaming"))) + "[" + sg.in(e.m) + ", " + sg.out(e.m) + "](" + client + ", " + sg.g.QualifiedGoIdent(proc) + ")"
+		if e.op != nil {
+			call = sg.g.QualifiedGoIdent(connectmcpPackage.Ident("UnaryOperation")) + "[" + sg.in(e.m) + ", " + sg.out(e.m) + ", " + sg.implOut(e) + ", " + sg.operationRequests(e) + "](" + client + ", " + sg.g.QualifiedGoIdent(proc) + ")"
+		}
+		sg.g.P("rpc", e.m.GoName, ": ", call, ",")
 	}
 }
 

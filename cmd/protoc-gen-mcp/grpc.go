@@ -55,7 +55,6 @@ func (sg *serviceGen) grpcRegister(f *protogen.File) {
 	sg.grpcRegisterFunc(n)
 	sg.grpcForwardFunc(n)
 	sg.grpcHandlerType(n)
-	sg.operationFunc("GRPC")
 }
 
 // grpcFullMethod is m's gRPC method name, /pkg.Service/Method, quoted.
@@ -78,7 +77,10 @@ func (sg *serviceGen) grpcRegisterFunc(n grpcNames) {
 	g.P("Register", name, "Handler(s, ", handler, "{")
 	for _, e := range sg.rpcs() {
 		call := g.QualifiedGoIdent(grpcmcpPackage.Ident(e.pick("Unary", "ServerStreaming"))) + "(b, " + fullMethod(e.m) + ", impl." + e.m.GoName + ")"
-		g.P("rpc", e.m.GoName, ": ", sg.operationCall(e, "GRPC", call), ",")
+		if e.op != nil {
+			call = g.QualifiedGoIdent(grpcmcpPackage.Ident("UnaryOperation")) + "[" + sg.out(e.m) + ", " + sg.operationRequests(e) + "](b, " + fullMethod(e.m) + ", impl." + e.m.GoName + ")"
+		}
+		g.P("rpc", e.m.GoName, ": ", call, ",")
 	}
 	g.P("}, b.HandlerOption())")
 	sg.leaveOutUnimplemented(n.unimplemented)
@@ -134,8 +136,11 @@ func (sg *serviceGen) grpcForwardFunc(n grpcNames) {
 	g.P("func Forward", name, "ToGRPC(s *", runtimePackage.Ident("Server"), ", cc ", grpcPackage.Ident("ClientConnInterface"), ", opts ...", option, ") {")
 	g.P("Register", name, "Handler(s, ", handler, "{")
 	for _, e := range sg.rpcs() {
-		call := g.QualifiedGoIdent(grpcmcpPackage.Ident(e.pick("ForwardUnary", "ForwardServerStreaming"))) + "[" + sg.in(e.m) + ", " + sg.implOut(e) + "](cc, " + fullMethod(e.m) + ", opts...)"
-		g.P("rpc", e.m.GoName, ": ", sg.operationCall(e, "GRPC", call), ",")
+		call := g.QualifiedGoIdent(grpcmcpPackage.Ident(e.pick("ForwardUnary", "ForwardServerStreaming"))) + "[" + sg.in(e.m) + ", " + sg.out(e.m) + "](cc, " + fullMethod(e.m) + ", opts...)"
+		if e.op != nil {
+			call = g.QualifiedGoIdent(grpcmcpPackage.Ident("ForwardOperation")) + "[" + sg.in(e.m) + ", " + sg.out(e.m) + ", " + sg.implOut(e) + ", " + sg.operationRequests(e) + "](cc, " + fullMethod(e.m) + ", opts...)"
+		}
+		g.P("rpc", e.m.GoName, ": ", call, ",")
 	}
 	g.P("}, ", runtimePackage.Ident("WithInterceptors"), "(", grpcmcpPackage.Ident("ErrorInterceptor"), "()))")
 	g.P("}")

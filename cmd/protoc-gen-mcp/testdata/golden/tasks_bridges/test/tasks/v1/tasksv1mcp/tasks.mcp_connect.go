@@ -7,13 +7,10 @@ import (
 	longrunningpb "cloud.google.com/go/longrunning/autogen/longrunningpb"
 	connect "connectrpc.com/connect"
 	context "context"
-	errors "errors"
 	v1 "example.com/test/gen/test/tasks/v1"
 	tasksv1connect "example.com/test/gen/test/tasks/v1/tasksv1connect"
-	fmt "fmt"
 	connectmcp "github.com/protomcp/protomcp/connectmcp"
 	runtime "github.com/protomcp/protomcp/runtime"
-	proto "google.golang.org/protobuf/proto"
 )
 
 // RegisterArchiveConnectHandler adds the tools of test.tasks.v1.Archive to s, each served
@@ -28,7 +25,7 @@ func RegisterArchiveConnectHandler(s *runtime.Server, impl tasksv1connect.Archiv
 	c := connectmcp.NewHandlerClient(h, opts...)
 	RegisterArchiveHandler(s, archiveConnectHandler{
 		rpcSummarise:       connectmcp.Unary[v1.SummariseRequest, v1.Summary](c, tasksv1connect.ArchiveSummariseProcedure),
-		rpcImportDocuments: archiveConnectOperation[v1.ImportDocumentsRequest, v1.ImportDocumentsResponse](connectmcp.Unary[v1.ImportDocumentsRequest, longrunningpb.Operation](c, tasksv1connect.ArchiveImportDocumentsProcedure)),
+		rpcImportDocuments: connectmcp.UnaryOperation[v1.ImportDocumentsRequest, v1.ImportDocumentsResponse, longrunningpb.Operation, longrunningpb.GetOperationRequest, longrunningpb.CancelOperationRequest](c, tasksv1connect.ArchiveImportDocumentsProcedure),
 		rpcCount:           connectmcp.Unary[v1.CountRequest, v1.Summary](c, tasksv1connect.ArchiveCountProcedure),
 	}, runtime.WithInterceptors(connectmcp.ErrorInterceptor()))
 	left := runtime.UnimplementedMethods(impl, tasksv1connect.UnimplementedArchiveHandler{}, "Summarise", "ImportDocuments", "Count")
@@ -52,7 +49,7 @@ func ForwardArchiveToConnect(s *runtime.Server, httpClient connect.HTTPClient, b
 	c := connectmcp.NewClient(httpClient, baseURL, opts...)
 	RegisterArchiveHandler(s, archiveConnectHandler{
 		rpcSummarise:       connectmcp.Unary[v1.SummariseRequest, v1.Summary](c, tasksv1connect.ArchiveSummariseProcedure),
-		rpcImportDocuments: archiveConnectOperation[v1.ImportDocumentsRequest, v1.ImportDocumentsResponse](connectmcp.Unary[v1.ImportDocumentsRequest, longrunningpb.Operation](c, tasksv1connect.ArchiveImportDocumentsProcedure)),
+		rpcImportDocuments: connectmcp.UnaryOperation[v1.ImportDocumentsRequest, v1.ImportDocumentsResponse, longrunningpb.Operation, longrunningpb.GetOperationRequest, longrunningpb.CancelOperationRequest](c, tasksv1connect.ArchiveImportDocumentsProcedure),
 		rpcCount:           connectmcp.Unary[v1.CountRequest, v1.Summary](c, tasksv1connect.ArchiveCountProcedure),
 	}, runtime.WithInterceptors(connectmcp.ErrorInterceptor()))
 }
@@ -75,36 +72,4 @@ func (h archiveConnectHandler) ImportDocuments(ctx context.Context, req *v1.Impo
 
 func (h archiveConnectHandler) Count(ctx context.Context, req *v1.CountRequest) (*v1.Summary, error) {
 	return h.rpcCount(ctx, req)
-}
-
-// archiveConnectOperation serves an rpc that returns a google.longrunning.Operation as the tool
-// it is: the tool's result is the operation's response, so the implementation's operation
-// must be done when the rpc returns (AIP-151 allows it); the operation's error is the call's,
-// and its metadata, when it has some, replaces the task's (runtime.Caller.SetTaskMetadata).
-func archiveConnectOperation[Req, Res any, PRes interface {
-	*Res
-	proto.Message
-}](call func(context.Context, *Req) (*longrunningpb.Operation, error)) func(context.Context, *Req) (*Res, error) {
-	return func(ctx context.Context, req *Req) (*Res, error) {
-		op, err := call(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		if e := op.GetError(); e != nil {
-			return nil, connect.NewError(connect.Code(e.GetCode()), errors.New(e.GetMessage()))
-		}
-		if !op.GetDone() {
-			return nil, connect.NewError(connect.CodeUnimplemented, fmt.Errorf("operation %q is not done: the tool needs the rpc to finish its operation before it returns", op.GetName()))
-		}
-		if md := op.GetMetadata(); md.GetTypeUrl() != "" {
-			if err := runtime.CallerFrom(ctx).SetTaskMetadata(ctx, md); err != nil {
-				return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("operation %q: %w", op.GetName(), err))
-			}
-		}
-		res := PRes(new(Res))
-		if err := op.GetResponse().UnmarshalTo(res); err != nil {
-			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("operation %q: %w", op.GetName(), err))
-		}
-		return (*Res)(res), nil
-	}
 }

@@ -50,9 +50,9 @@ type Operation interface {
 // serves google.longrunning.Operations (GetOperationProcedure and CancelOperationProcedure;
 // what protoc-gen-connect-go's NewOperationsHandler returns, or connect.NewUnaryHandlers on a
 // mux), which it calls in memory, as it calls the service, to poll an operation that an rpc
-// returns not done. Without it, such an operation is refused (CodeUnimplemented). Forwarding
-// (NewClient) ignores it: the backend's own Operations service, at the same base URL, is
-// polled.
+// returns not done. Without it, such an operation is refused (CodeFailedPrecondition, with a
+// message that names this option). Forwarding (NewClient) ignores it: the backend's own
+// Operations service, at the same base URL, is polled.
 func WithOperations(h http.Handler) Option {
 	return func(c *config) { c.ops = h }
 }
@@ -126,7 +126,7 @@ func UnaryOperation[Req, Res, Op, GetReq, CancelReq any, PRes interface {
 		wait := c.cfg.pollInitial
 		for !cur.GetDone() {
 			if get == nil {
-				return nil, connect.NewError(connect.CodeUnimplemented, fmt.Errorf("operation %q is not done, and no google.longrunning.Operations handler polls it: pass connectmcp.WithOperations to the Register function", cur.GetName()))
+				return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("operation %q is not done, and no google.longrunning.Operations handler polls it: pass connectmcp.WithOperations to the Register function", cur.GetName()))
 			}
 			if err := publish(); err != nil {
 				return nil, err

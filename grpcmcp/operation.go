@@ -58,8 +58,9 @@ type OperationsServer[GetReq, CancelReq, Op any] interface {
 // longrunningpb.OperationsServer) that a generated Register<Service>GRPCServer polls when an
 // rpc returns an operation that is not done. Its calls run through the Server's unary
 // interceptors, as FullMethod GetOperationMethod and CancelOperationMethod. Without it, such
-// an operation is refused (Unimplemented). Forwarding ignores it: the backend's own
-// Operations service, on the same connection, is polled.
+// an operation is refused (FailedPrecondition, with a message that names this option).
+// Forwarding ignores it: the backend's own Operations service, on the same connection, is
+// polled.
 func WithOperations(ops any) Option {
 	return func(c *config) { c.ops = ops }
 }
@@ -212,7 +213,7 @@ func awaitOperation[Res, Op any, PRes interface {
 	wait := cfg.pollInitial
 	for !cur.GetDone() {
 		if ops == nil {
-			return nil, status.Errorf(codes.Unimplemented, "operation %q is not done, and no google.longrunning.Operations implementation polls it: pass grpcmcp.WithOperations to the Register function", cur.GetName())
+			return nil, status.Errorf(codes.FailedPrecondition, "operation %q is not done, and no google.longrunning.Operations implementation polls it: pass grpcmcp.WithOperations to the Register function", cur.GetName())
 		}
 		if err := publish(); err != nil {
 			return nil, err

@@ -71,6 +71,10 @@ func (sg *serviceGen) grpcRegisterFunc(n grpcNames) {
 	g.P("// interceptors that opts give (grpcmcp.WithUnaryInterceptors, grpcmcp.WithStreamInterceptors),")
 	g.P("// with gRPC errors mapped to MCP outcomes (docs/grpc.md). The rpcs that impl leaves to an")
 	g.P("// embedded ", "Unimplemented", name, "Server are left out, so that clients are never offered them.")
+	if sg.hasOperation() {
+		g.P("// An operation that an rpc returns not done is polled with the google.longrunning.Operations")
+		g.P("// implementation given with grpcmcp.WithOperations (docs/grpc.md, Long-running operations).")
+	}
 	g.P("// It panics if s already has a tool, prompt or resource of one of these names.")
 	g.P("func Register", name, "GRPCServer(s *", runtimePackage.Ident("Server"), ", impl ", server, ", opts ...", option, ") {")
 	g.P("b := ", grpcmcpPackage.Ident("NewServer"), "(impl, opts...)")
@@ -132,6 +136,10 @@ func (sg *serviceGen) grpcForwardFunc(n grpcNames) {
 	g.P("// calling the same rpc on cc, a connection to a running gRPC backend, through its client")
 	g.P("// interceptors, with the MCP request's metadata, deadline and cancellation; the backend's")
 	g.P("// gRPC errors are mapped to MCP outcomes (docs/grpc.md).")
+	if sg.hasOperation() {
+		g.P("// An operation that an rpc returns not done is polled with google.longrunning.Operations on cc")
+		g.P("// (docs/grpc.md, Long-running operations).")
+	}
 	g.P("// It panics if s already has a tool, prompt or resource of one of these names.")
 	g.P("func Forward", name, "ToGRPC(s *", runtimePackage.Ident("Server"), ", cc ", grpcPackage.Ident("ClientConnInterface"), ", opts ...", option, ") {")
 	g.P("Register", name, "Handler(s, ", handler, "{")

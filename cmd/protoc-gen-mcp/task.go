@@ -270,6 +270,16 @@ func (sg *serviceGen) implOut(e rpcEntry) string {
 	return sg.out(e.m)
 }
 
+// hasOperation reports whether a tool of the service returns a google.longrunning.Operation.
+func (sg *serviceGen) hasOperation() bool {
+	for _, t := range sg.s.tools {
+		if t.operation != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // operationRequests is the type arguments GetOperationRequest and CancelOperationRequest of
 // the generic function that serves e, an Operation rpc (grpcmcp.UnaryOperation,
 // grpcmcp.ForwardOperation, connectmcp.UnaryOperation): the messages of google.longrunning

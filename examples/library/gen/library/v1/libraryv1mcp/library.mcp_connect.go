@@ -19,6 +19,8 @@ import (
 // connectmcp.WithHandlerOptions (its interceptors run once per call); Connect errors are
 // mapped to MCP outcomes (docs/grpc.md). The rpcs that impl leaves to an embedded
 // UnimplementedLibraryServiceHandler are left out, so that clients are never offered them.
+// An operation that an rpc returns not done is polled with the google.longrunning.Operations
+// handler given with connectmcp.WithOperations (docs/grpc.md, Long-running operations).
 // It panics if s already has a tool, prompt or resource of one of these names.
 func RegisterLibraryServiceConnectHandler(s *runtime.Server, impl libraryv1connect.LibraryServiceHandler, opts ...connectmcp.Option) {
 	_, h := libraryv1connect.NewLibraryServiceHandler(impl, connectmcp.HandlerOptions(opts...)...)
@@ -57,6 +59,8 @@ func RegisterLibraryServiceConnectHandler(s *runtime.Server, impl libraryv1conne
 // default; gRPC or gRPC-Web with connectmcp.WithClientOptions), with the MCP request's
 // headers, deadline and cancellation; the backend's errors are mapped to MCP outcomes
 // (docs/grpc.md). It panics if s already has a tool, prompt or resource of one of these names.
+// An operation that an rpc returns not done is polled with google.longrunning.Operations at
+// baseURL (docs/grpc.md, Long-running operations).
 func ForwardLibraryServiceToConnect(s *runtime.Server, httpClient connect.HTTPClient, baseURL string, opts ...connectmcp.Option) {
 	c := connectmcp.NewClient(httpClient, baseURL, opts...)
 	RegisterLibraryServiceHandler(s, libraryServiceConnectHandler{

@@ -19,6 +19,8 @@ import (
 // connectmcp.WithHandlerOptions (its interceptors run once per call); Connect errors are
 // mapped to MCP outcomes (docs/grpc.md). The rpcs that impl leaves to an embedded
 // UnimplementedArchiveHandler are left out, so that clients are never offered them.
+// An operation that an rpc returns not done is polled with the google.longrunning.Operations
+// handler given with connectmcp.WithOperations (docs/grpc.md, Long-running operations).
 // It panics if s already has a tool, prompt or resource of one of these names.
 func RegisterArchiveConnectHandler(s *runtime.Server, impl tasksv1connect.ArchiveHandler, opts ...connectmcp.Option) {
 	_, h := tasksv1connect.NewArchiveHandler(impl, connectmcp.HandlerOptions(opts...)...)
@@ -45,6 +47,8 @@ func RegisterArchiveConnectHandler(s *runtime.Server, impl tasksv1connect.Archiv
 // default; gRPC or gRPC-Web with connectmcp.WithClientOptions), with the MCP request's
 // headers, deadline and cancellation; the backend's errors are mapped to MCP outcomes
 // (docs/grpc.md). It panics if s already has a tool, prompt or resource of one of these names.
+// An operation that an rpc returns not done is polled with google.longrunning.Operations at
+// baseURL (docs/grpc.md, Long-running operations).
 func ForwardArchiveToConnect(s *runtime.Server, httpClient connect.HTTPClient, baseURL string, opts ...connectmcp.Option) {
 	c := connectmcp.NewClient(httpClient, baseURL, opts...)
 	RegisterArchiveHandler(s, archiveConnectHandler{

@@ -17,6 +17,8 @@ import (
 // interceptors that opts give (grpcmcp.WithUnaryInterceptors, grpcmcp.WithStreamInterceptors),
 // with gRPC errors mapped to MCP outcomes (docs/grpc.md). The rpcs that impl leaves to an
 // embedded UnimplementedArchiveServer are left out, so that clients are never offered them.
+// An operation that an rpc returns not done is polled with the google.longrunning.Operations
+// implementation given with grpcmcp.WithOperations (docs/grpc.md, Long-running operations).
 // It panics if s already has a tool, prompt or resource of one of these names.
 func RegisterArchiveGRPCServer(s *runtime.Server, impl v1.ArchiveServer, opts ...grpcmcp.Option) {
 	b := grpcmcp.NewServer(impl, opts...)
@@ -41,6 +43,8 @@ func RegisterArchiveGRPCServer(s *runtime.Server, impl v1.ArchiveServer, opts ..
 // calling the same rpc on cc, a connection to a running gRPC backend, through its client
 // interceptors, with the MCP request's metadata, deadline and cancellation; the backend's
 // gRPC errors are mapped to MCP outcomes (docs/grpc.md).
+// An operation that an rpc returns not done is polled with google.longrunning.Operations on cc
+// (docs/grpc.md, Long-running operations).
 // It panics if s already has a tool, prompt or resource of one of these names.
 func ForwardArchiveToGRPC(s *runtime.Server, cc grpc.ClientConnInterface, opts ...grpcmcp.Option) {
 	RegisterArchiveHandler(s, archiveGRPCHandler{

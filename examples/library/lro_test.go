@@ -37,13 +37,14 @@ import (
 // The first book's title picks the operation's fate: "fail" ends in an error status.
 type jobs struct {
 	mu        sync.Mutex
+	seen      map[string]map[string]bool // by bridge, the methods its interceptors saw
 	polls     map[string]int
 	finished  map[string]bool
 	cancelled chan string
 }
 
 func newJobs() *jobs {
-	return &jobs{polls: map[string]int{}, finished: map[string]bool{}, cancelled: make(chan string, 8)}
+	return &jobs{polls: map[string]int{}, finished: map[string]bool{}, seen: map[string]map[string]bool{}, cancelled: make(chan string, 8)}
 }
 
 const jobTotal = 10
@@ -60,6 +61,28 @@ func jobMeta(imported int32) *anypb.Any {
 func (j *jobs) start(req *libraryv1.ImportBooksRequest) *longrunningpb.Operation {
 	name := "imports/" + req.GetBooks()[0].GetTitle()
 	return &longrunningpb.Operation{Name: name, Metadata: jobMeta(0)}
+}
+
+// saw records that the interceptors of bridge saw a call of method.
+func (j *jobs) saw(bridge, method string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.seen[bridge] == nil {
+		j.seen[bridge] = map[string]bool{}
+	}
+	j.seen[bridge][method] = true
+}
+
+// sawAll reports whether the interceptors of bridge saw every one of methods.
+func (j *jobs) sawAll(bridge string, methods ...string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, m := range methods {
+		if !j.seen[bridge][m] {
+			return false
+		}
+	}
+	return true
 }
 
 // finish lets the operation name be done at its next poll.
@@ -164,7 +187,11 @@ func lroBridges(t *testing.T, j *jobs) map[string]func(*runtime.Server) {
 	longrunningpb.RegisterOperationsServer(gs, grpcJobs{j: j})
 	go func() { _ = gs.Serve(lis) }()
 	t.Cleanup(gs.Stop)
-	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			j.saw("forward gRPC", method)
+			return invoker(ctx, method, req, reply, cc, opts...)
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,15 +204,25 @@ func lroBridges(t *testing.T, j *jobs) map[string]func(*runtime.Server) {
 	t.Cleanup(hs.Close)
 
 	fast := 10 * time.Millisecond
+	serverSaw := grpcmcp.WithUnaryInterceptors(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		j.saw("in-process gRPC", info.FullMethod)
+		return handler(ctx, req)
+	})
+	clientSaw := connectmcp.WithClientOptions(connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			j.saw("forward Connect", req.Spec().Procedure)
+			return next(ctx, req)
+		}
+	})))
 	return map[string]func(*runtime.Server){
 		"forward gRPC": func(s *runtime.Server) {
 			libraryv1mcp.ForwardLibraryServiceToGRPC(s, cc, grpcmcp.WithOperationPolling(fast, 4*fast))
 		},
 		"forward Connect": func(s *runtime.Server) {
-			libraryv1mcp.ForwardLibraryServiceToConnect(s, hs.Client(), hs.URL, connectmcp.WithOperationPolling(fast, 4*fast))
+			libraryv1mcp.ForwardLibraryServiceToConnect(s, hs.Client(), hs.URL, connectmcp.WithOperationPolling(fast, 4*fast), clientSaw)
 		},
 		"in-process gRPC": func(s *runtime.Server) {
-			libraryv1mcp.RegisterLibraryServiceGRPCServer(s, grpcJobs{j: j}, grpcmcp.WithOperations(grpcJobs{j: j}), grpcmcp.WithOperationPolling(fast, 4*fast))
+			libraryv1mcp.RegisterLibraryServiceGRPCServer(s, grpcJobs{j: j}, grpcmcp.WithOperations(grpcJobs{j: j}), grpcmcp.WithOperationPolling(fast, 4*fast), serverSaw)
 		},
 		"in-process Connect": func(s *runtime.Server) {
 			libraryv1mcp.RegisterLibraryServiceConnectHandler(s, connectJobs{j: j}, connectmcp.WithOperations(connectOperations(j)), connectmcp.WithOperationPolling(fast, 4*fast))
@@ -226,7 +263,8 @@ func books(title string) *libraryv1.ImportBooksRequest {
 // google.longrunning.Operations/GetOperation until the operation is done, the task's
 // metadata (spec 2025-11-25, Tasks) shows the operation's metadata as it changes and at the
 // end, the result is the operation's response, an operation that ends in an error is the
-// call's error with its code, and cancelling the task (tasks/cancel) calls CancelOperation.
+// call's error with its code, and cancelling the task (tasks/cancel) calls CancelOperation;
+// the bridge's interceptors see those calls.
 // It leaves no goroutine behind, so it does not run in parallel.
 func TestLongRunningOperations(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
@@ -305,6 +343,12 @@ func TestLongRunningOperations(t *testing.T) {
 			case got := <-j.cancelled:
 				t.Errorf("CancelOperation(%q) again", got)
 			default:
+			}
+
+			// The polls and the cancellation went through the bridge's interceptors: the
+			// connection's client interceptors forwarding, the Server's in process.
+			if name != "in-process Connect" && !j.sawAll(name, grpcmcp.GetOperationMethod, grpcmcp.CancelOperationMethod) {
+				t.Errorf("the interceptors of %s did not see GetOperation and CancelOperation", name)
 			}
 		})
 	}

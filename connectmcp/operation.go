@@ -146,6 +146,10 @@ func UnaryOperation[Req, Res, Op, GetReq, CancelReq any, PRes interface {
 					cancelOp()
 					return nil, ctx.Err()
 				}
+				if connect.CodeOf(err) == connect.CodeUnimplemented {
+					// Not the tool's Unimplemented, which the error mapping would make "no such tool".
+					return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("operation %q is not done, and its service does not serve %s: %w", cur.GetName(), GetOperationProcedure, err))
+				}
 				return nil, err
 			}
 			cur = POp(next)

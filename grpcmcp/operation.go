@@ -233,6 +233,10 @@ func awaitOperation[Res, Op any, PRes interface {
 				cancelOperation(ctx, ops, cur.GetName())
 				return nil, ctx.Err()
 			}
+			if status.Code(err) == codes.Unimplemented {
+				// Not the tool's Unimplemented, which the error mapping would make "no such tool".
+				return nil, status.Errorf(codes.FailedPrecondition, "operation %q is not done, and its service does not serve %s: %v", cur.GetName(), GetOperationMethod, err)
+			}
 			return nil, err
 		}
 		cur = POp(next)

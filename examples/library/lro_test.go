@@ -372,3 +372,77 @@ func TestLongRunningOperationWithoutOperations(t *testing.T) {
 		}
 	}
 }
+
+// TestLongRunningOperationBackendWithoutOperations proves that a forwarded operation that is
+// not done, from a backend that serves no google.longrunning.Operations, fails with
+// FailedPrecondition naming GetOperation, not with the "no such tool" of Unimplemented.
+func TestLongRunningOperationBackendWithoutOperations(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	j := newJobs()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	libraryv1.RegisterLibraryServiceServer(gs, grpcJobs{j: j})
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	mux := http.NewServeMux()
+	mux.Handle(libraryv1connect.NewLibraryServiceHandler(connectJobs{j: j}))
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+
+	for name, register := range map[string]func(*runtime.Server){
+		"gRPC":    func(s *runtime.Server) { libraryv1mcp.ForwardLibraryServiceToGRPC(s, cc) },
+		"Connect": func(s *runtime.Server) { libraryv1mcp.ForwardLibraryServiceToConnect(s, hs.Client(), hs.URL) },
+	} {
+		client := lroClient(t, register)
+		_, err := client.ImportBooks(ctx, books("nowhere"))
+		if code := grpcmcp.CodeOf(err); code != codes.FailedPrecondition || !strings.Contains(fmt.Sprint(err), "GetOperation") {
+			t.Errorf("%s: an operation its backend cannot poll: %v (%v), want FailedPrecondition naming GetOperation", name, err, code)
+		}
+	}
+}
+
+// TestLongRunningOperationOptions proves that the bridges refuse, at registration, polling
+// bounds that make no backoff and an Operations implementation of the wrong types.
+func TestLongRunningOperationOptions(t *testing.T) {
+	t.Parallel()
+	panics := func(what string, f func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s: no panic", what)
+			}
+		}()
+		f()
+	}
+	j := newJobs()
+	s := func() *runtime.Server {
+		srv := runtime.NewServer(runtime.Implementation{Name: "t", Version: "1"})
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(ctx)
+		})
+		return srv
+	}
+	panics("grpcmcp polling 0", func() {
+		libraryv1mcp.RegisterLibraryServiceGRPCServer(s(), grpcJobs{j: j}, grpcmcp.WithOperationPolling(0, time.Second))
+	})
+	panics("grpcmcp polling max < initial", func() {
+		libraryv1mcp.RegisterLibraryServiceGRPCServer(s(), grpcJobs{j: j}, grpcmcp.WithOperationPolling(time.Second, time.Millisecond))
+	})
+	panics("connectmcp polling max < initial", func() {
+		libraryv1mcp.RegisterLibraryServiceConnectHandler(s(), connectJobs{j: j}, connectmcp.WithOperationPolling(time.Second, time.Millisecond))
+	})
+	panics("grpcmcp operations of the wrong type", func() {
+		libraryv1mcp.RegisterLibraryServiceGRPCServer(s(), grpcJobs{j: j}, grpcmcp.WithOperations(connectJobs{j: j}))
+	})
+}

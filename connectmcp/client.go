@@ -38,6 +38,10 @@ type config struct {
 	headers     []string
 	clientOpts  []connect.ClientOption
 	handlerOpts []connect.HandlerOption
+	// ops serves google.longrunning.Operations in memory (WithOperations).
+	ops http.Handler
+	// pollInitial and pollMax bound the wait between two polls of an operation.
+	pollInitial, pollMax time.Duration
 }
 
 // WithHeaders names the HTTP headers of the MCP request that the Connect call carries. None
@@ -92,12 +96,15 @@ type Client struct {
 	http connect.HTTPClient
 	base string
 	cfg  config
+	// ops is the Client that polls google.longrunning.Operations: c itself when forwarding,
+	// one of the WithOperations handler in memory, or nil.
+	ops *Client
 }
 
 // NewClient returns a Client that forwards to the Connect backend at baseURL (such as
 // "http://127.0.0.1:8080"), through httpClient.
 func NewClient(httpClient connect.HTTPClient, baseURL string, opts ...Option) *Client {
-	c := &Client{http: httpClient, base: strings.TrimSuffix(baseURL, "/")}
+	c := &Client{http: httpClient, base: strings.TrimSuffix(baseURL, "/"), cfg: config{pollInitial: DefaultPollInitial, pollMax: DefaultPollMax}}
 	for _, o := range opts {
 		o(&c.cfg)
 	}
@@ -106,6 +113,10 @@ func NewClient(httpClient connect.HTTPClient, baseURL string, opts ...Option) *C
 			panic(fmt.Sprintf("connectmcp: header %q cannot be forwarded", h))
 		}
 	}
+	if c.cfg.pollInitial <= 0 || c.cfg.pollMax < c.cfg.pollInitial {
+		panic(fmt.Sprintf("connectmcp: operation polling needs 0 < initial <= max, not %v and %v", c.cfg.pollInitial, c.cfg.pollMax))
+	}
+	c.ops = c
 	return c
 }
 
@@ -114,7 +125,12 @@ func NewClient(httpClient connect.HTTPClient, baseURL string, opts ...Option) *C
 // interceptors among them), in memory: no socket, and connect-go's handler runs as for a
 // call over the network.
 func NewHandlerClient(h http.Handler, opts ...Option) *Client {
-	return NewClient(memoryClient{h}, "http://in-memory.invalid", opts...)
+	c := NewClient(memoryClient{h}, "http://in-memory.invalid", opts...)
+	c.ops = nil
+	if c.cfg.ops != nil {
+		c.ops = NewClient(memoryClient{c.cfg.ops}, "http://in-memory.invalid", opts...)
+	}
+	return c
 }
 
 // Unary returns the MCP handler method of the unary procedure ("/pkg.Service/Method") that

@@ -28,4 +28,11 @@
 // package's client functions read it; Connect's codes are gRPC's); CodeUnimplemented becomes
 // the JSON-RPC error of a tool that is not implemented. CodeOf and ErrorOf read the code and
 // details back from what a typed protomcp client returns.
+//
+// Long-running operations (AIP-151): an rpc that returns a google.longrunning.Operation is
+// served by UnaryOperation, which the generated code calls. An operation that is not done is
+// polled with GetOperationProcedure (at the same base URL when forwarding, on the handler
+// given with WithOperations in memory) with a bounded backoff (WithOperationPolling) until it
+// is; each new metadata becomes the task's, and when the task is cancelled,
+// CancelOperationProcedure is called once.
 package connectmcp

@@ -33,4 +33,11 @@
 // grpc.ClientConnInterface, with the same metadata as outgoing metadata, and the call's
 // deadline and cancellation through its context; the connection's client interceptors run
 // as for any call on it.
+//
+// Long-running operations (AIP-151): an rpc that returns a google.longrunning.Operation is
+// served by UnaryOperation (in process) or ForwardOperation, which the generated code calls.
+// An operation that is not done is polled with GetOperation (on the same connection when
+// forwarding, on the implementation given with WithOperations in process) with a bounded
+// backoff (WithOperationPolling) until it is; each new metadata becomes the task's, and when
+// the task is cancelled, CancelOperation is called once.
 package grpcmcp

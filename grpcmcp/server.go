@@ -44,6 +44,10 @@ type config struct {
 	stream   []grpc.StreamServerInterceptor
 	headers  []string
 	callOpts []grpc.CallOption
+	// ops is the in-process google.longrunning.Operations implementation (WithOperations).
+	ops any
+	// pollInitial and pollMax bound the wait between two polls of an operation.
+	pollInitial, pollMax time.Duration
 }
 
 // WithUnaryInterceptors adds the service's unary interceptors, in order, the first outermost
@@ -78,9 +82,12 @@ func WithCallOptions(opts ...grpc.CallOption) Option {
 }
 
 func newConfig(opts []Option) config {
-	var c config
+	c := config{pollInitial: DefaultPollInitial, pollMax: DefaultPollMax}
 	for _, o := range opts {
 		o(&c)
+	}
+	if c.pollInitial <= 0 || c.pollMax < c.pollInitial {
+		panic(fmt.Sprintf("grpcmcp: operation polling needs 0 < initial <= max, not %v and %v", c.pollInitial, c.pollMax))
 	}
 	var keep []string
 	for _, h := range c.headers {

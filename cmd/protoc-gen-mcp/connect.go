@@ -59,7 +59,6 @@ func (sg *serviceGen) connectRegister(connectImport protogen.GoImportPath) {
 	g.P("// ", n.handler, " is the ", name, "Handler of Register", name, "ConnectHandler and")
 	g.P("// Forward", name, "ToConnect: each method is a Connect call.")
 	sg.handlerType(n.handler)
-	sg.operationFunc("Connect")
 }
 
 // connectFields writes the fields of the handler that Register and Forward register: each rpc
@@ -67,8 +66,11 @@ func (sg *serviceGen) connectRegister(connectImport protogen.GoImportPath) {
 func (sg *serviceGen) connectFields(n connectNames, client string) {
 	for _, e := range sg.rpcs() {
 		proc := n.pkg.Ident(sg.name + e.m.GoName + "Procedure")
-		call := sg.g.QualifiedGoIdent(connectmcpPackage.Ident(e.pick("Unary", "ServerStreaming"))) + "[" + sg.in(e.m) + ", " + sg.implOut(e) + "](" + client + ", " + sg.g.QualifiedGoIdent(proc) + ")"
-		sg.g.P("rpc", e.m.GoName, ": ", sg.operationCall(e, "Connect", call), ",")
+		call := sg.g.QualifiedGoIdent(connectmcpPackage.Ident(e.pick("Unary", "ServerStreaming"))) + "[" + sg.in(e.m) + ", " + sg.out(e.m) + "](" + client + ", " + sg.g.QualifiedGoIdent(proc) + ")"
+		if e.op != nil {
+			call = sg.g.QualifiedGoIdent(connectmcpPackage.Ident("UnaryOperation")) + "[" + sg.in(e.m) + ", " + sg.out(e.m) + ", " + sg.implOut(e) + ", " + sg.operationRequests(e) + "](" + client + ", " + sg.g.QualifiedGoIdent(proc) + ")"
+		}
+		sg.g.P("rpc", e.m.GoName, ": ", call, ",")
 	}
 }
 
@@ -82,6 +84,10 @@ func (sg *serviceGen) connectRegisterFunc(n connectNames) {
 	g.P("// connectmcp.WithHandlerOptions (its interceptors run once per call); Connect errors are")
 	g.P("// mapped to MCP outcomes (docs/grpc.md). The rpcs that impl leaves to an embedded")
 	g.P("// Unimplemented", name, "Handler are left out, so that clients are never offered them.")
+	if sg.hasOperation() {
+		g.P("// An operation that an rpc returns not done is polled with the google.longrunning.Operations")
+		g.P("// handler given with connectmcp.WithOperations (docs/grpc.md, Long-running operations).")
+	}
 	g.P("// It panics if s already has a tool, prompt or resource of one of these names.")
 	g.P("func Register", name, "ConnectHandler(s *", runtimePackage.Ident("Server"), ", impl ", n.iface, ", opts ...", n.option, ") {")
 	g.P("_, h := ", n.pkg.Ident("New"+name+"Handler"), "(impl, ", connectmcpPackage.Ident("HandlerOptions"), "(opts...)...)")
@@ -103,6 +109,10 @@ func (sg *serviceGen) connectForwardFunc(n connectNames) {
 	g.P("// default; gRPC or gRPC-Web with connectmcp.WithClientOptions), with the MCP request's")
 	g.P("// headers, deadline and cancellation; the backend's errors are mapped to MCP outcomes")
 	g.P("// (docs/grpc.md). It panics if s already has a tool, prompt or resource of one of these names.")
+	if sg.hasOperation() {
+		g.P("// An operation that an rpc returns not done is polled with google.longrunning.Operations at")
+		g.P("// baseURL (docs/grpc.md, Long-running operations).")
+	}
 	g.P("func Forward", name, "ToConnect(s *", runtimePackage.Ident("Server"), ", httpClient ", connectPackage.Ident("HTTPClient"), ", baseURL string, opts ...", n.option, ") {")
 	g.P("c := ", connectmcpPackage.Ident("NewClient"), "(httpClient, baseURL, opts...)")
 	g.P("Register", name, "Handler(s, ", n.handler, "{")

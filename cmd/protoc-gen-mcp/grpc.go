@@ -55,7 +55,6 @@ func (sg *serviceGen) grpcRegister(f *protogen.File) {
 	sg.grpcRegisterFunc(n)
 	sg.grpcForwardFunc(n)
 	sg.grpcHandlerType(n)
-	sg.operationFunc("GRPC")
 }
 
 // grpcFullMethod is m's gRPC method name, /pkg.Service/Method, quoted.
@@ -72,13 +71,20 @@ func (sg *serviceGen) grpcRegisterFunc(n grpcNames) {
 	g.P("// interceptors that opts give (grpcmcp.WithUnaryInterceptors, grpcmcp.WithStreamInterceptors),")
 	g.P("// with gRPC errors mapped to MCP outcomes (docs/grpc.md). The rpcs that impl leaves to an")
 	g.P("// embedded ", "Unimplemented", name, "Server are left out, so that clients are never offered them.")
+	if sg.hasOperation() {
+		g.P("// An operation that an rpc returns not done is polled with the google.longrunning.Operations")
+		g.P("// implementation given with grpcmcp.WithOperations (docs/grpc.md, Long-running operations).")
+	}
 	g.P("// It panics if s already has a tool, prompt or resource of one of these names.")
 	g.P("func Register", name, "GRPCServer(s *", runtimePackage.Ident("Server"), ", impl ", server, ", opts ...", option, ") {")
 	g.P("b := ", grpcmcpPackage.Ident("NewServer"), "(impl, opts...)")
 	g.P("Register", name, "Handler(s, ", handler, "{")
 	for _, e := range sg.rpcs() {
 		call := g.QualifiedGoIdent(grpcmcpPackage.Ident(e.pick("Unary", "ServerStreaming"))) + "(b, " + fullMethod(e.m) + ", impl." + e.m.GoName + ")"
-		g.P("rpc", e.m.GoName, ": ", sg.operationCall(e, "GRPC", call), ",")
+		if e.op != nil {
+			call = g.QualifiedGoIdent(grpcmcpPackage.Ident("UnaryOperation")) + "[" + sg.out(e.m) + ", " + sg.operationRequests(e) + "](b, " + fullMethod(e.m) + ", impl." + e.m.GoName + ")"
+		}
+		g.P("rpc", e.m.GoName, ": ", call, ",")
 	}
 	g.P("}, b.HandlerOption())")
 	sg.leaveOutUnimplemented(n.unimplemented)
@@ -130,12 +136,19 @@ func (sg *serviceGen) grpcForwardFunc(n grpcNames) {
 	g.P("// calling the same rpc on cc, a connection to a running gRPC backend, through its client")
 	g.P("// interceptors, with the MCP request's metadata, deadline and cancellation; the backend's")
 	g.P("// gRPC errors are mapped to MCP outcomes (docs/grpc.md).")
+	if sg.hasOperation() {
+		g.P("// An operation that an rpc returns not done is polled with google.longrunning.Operations on cc")
+		g.P("// (docs/grpc.md, Long-running operations).")
+	}
 	g.P("// It panics if s already has a tool, prompt or resource of one of these names.")
 	g.P("func Forward", name, "ToGRPC(s *", runtimePackage.Ident("Server"), ", cc ", grpcPackage.Ident("ClientConnInterface"), ", opts ...", option, ") {")
 	g.P("Register", name, "Handler(s, ", handler, "{")
 	for _, e := range sg.rpcs() {
-		call := g.QualifiedGoIdent(grpcmcpPackage.Ident(e.pick("ForwardUnary", "ForwardServerStreaming"))) + "[" + sg.in(e.m) + ", " + sg.implOut(e) + "](cc, " + fullMethod(e.m) + ", opts...)"
-		g.P("rpc", e.m.GoName, ": ", sg.operationCall(e, "GRPC", call), ",")
+		call := g.QualifiedGoIdent(grpcmcpPackage.Ident(e.pick("ForwardUnary", "ForwardServerStreaming"))) + "[" + sg.in(e.m) + ", " + sg.out(e.m) + "](cc, " + fullMethod(e.m) + ", opts...)"
+		if e.op != nil {
+			call = g.QualifiedGoIdent(grpcmcpPackage.Ident("ForwardOperation")) + "[" + sg.in(e.m) + ", " + sg.out(e.m) + ", " + sg.implOut(e) + ", " + sg.operationRequests(e) + "](cc, " + fullMethod(e.m) + ", opts...)"
+		}
+		g.P("rpc", e.m.GoName, ": ", call, ",")
 	}
 	g.P("}, ", runtimePackage.Ident("WithInterceptors"), "(", grpcmcpPackage.Ident("ErrorInterceptor"), "()))")
 	g.P("}")

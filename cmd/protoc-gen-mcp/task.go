@@ -261,15 +261,6 @@ func indexMessages(gen *protogen.Plugin) map[protoreflect.FullName]*protogen.Mes
 	return out
 }
 
-// The packages an Operation rpc's bridge uses, beyond the bridge's own.
-const (
-	errorsPackage = protogen.GoImportPath("errors")
-	fmtPackage    = protogen.GoImportPath("fmt")
-	protoPackage  = protogen.GoImportPath("google.golang.org/protobuf/proto")
-	grpcStatus    = protogen.GoImportPath("google.golang.org/grpc/status")
-	grpcCodes     = protogen.GoImportPath("google.golang.org/grpc/codes")
-)
-
 // implOut is the response type of e's implementation, qualified for the file: the rpc's own
 // output (google.longrunning.Operation for an Operation rpc).
 func (sg *serviceGen) implOut(e rpcEntry) string {
@@ -279,79 +270,21 @@ func (sg *serviceGen) implOut(e rpcEntry) string {
 	return sg.out(e.m)
 }
 
-// operationCall wraps call, the bridge of e, in the service's <bridge>Operation function when
-// e returns an Operation.
-func (sg *serviceGen) operationCall(e rpcEntry, bridge, call string) string {
-	if e.op == nil {
-		return call
-	}
-	return lowerFirst(sg.name) + bridge + "Operation[" + sg.in(e.m) + ", " + sg.out(e.m) + "](" + call + ")"
-}
-
-// operationFunc writes <service><bridge>Operation, which operationCall uses, when a tool of
-// the service returns an Operation. bridge is "GRPC" or "Connect": the errors it returns are
-// that bridge's, which its ErrorInterceptor maps.
-func (sg *serviceGen) operationFunc(bridge string) {
-	var op *protogen.Message
+// hasOperation reports whether a tool of the service returns a google.longrunning.Operation.
+func (sg *serviceGen) hasOperation() bool {
 	for _, t := range sg.s.tools {
 		if t.operation != nil {
-			op = t.operation
-			break
+			return true
 		}
 	}
-	if op == nil {
-		return
-	}
-	g := sg.g
-	name := lowerFirst(sg.name) + bridge + "Operation"
-	g.P("// ", name, " serves an rpc that returns a google.longrunning.Operation as the tool")
-	g.P("// it is: the tool's result is the operation's response, so the implementation's operation")
-	g.P("// must be done when the rpc returns (AIP-151 allows it); the operation's error is the call's,")
-	g.P("// and its metadata, when it has some, replaces the task's (runtime.Caller.SetTaskMetadata).")
-	g.P("func ", name, "[Req, Res any, PRes interface {")
-	g.P("*Res")
-	g.P(protoPackage.Ident("Message"))
-	g.P("}](call func(", sg.ctx, ", *Req) (*", op.GoIdent, ", error)) func(", sg.ctx, ", *Req) (*Res, error) {")
-	g.P("return func(ctx ", sg.ctx, ", req *Req) (*Res, error) {")
-	g.P("op, err := call(ctx, req)")
-	g.P("if err != nil {")
-	g.P("return nil, err")
-	g.P("}")
-	if bridge == "GRPC" {
-		g.P("if e := op.GetError(); e != nil {")
-		g.P("return nil, ", grpcStatus.Ident("ErrorProto"), "(e)")
-		g.P("}")
-		g.P("if !op.GetDone() {")
-		g.P("return nil, ", grpcStatus.Ident("Errorf"), "(", grpcCodes.Ident("Unimplemented"), ", \"operation %q is not done: the tool needs the rpc to finish its operation before it returns\", op.GetName())")
-		g.P("}")
-		g.P("if md := op.GetMetadata(); md.GetTypeUrl() != \"\" {")
-		g.P("if err := ", runtimePackage.Ident("CallerFrom"), "(ctx).SetTaskMetadata(ctx, md); err != nil {")
-		g.P("return nil, ", grpcStatus.Ident("Errorf"), "(", grpcCodes.Ident("Internal"), ", \"operation %q: %v\", op.GetName(), err)")
-		g.P("}")
-		g.P("}")
-		g.P("res := PRes(new(Res))")
-		g.P("if err := op.GetResponse().UnmarshalTo(res); err != nil {")
-		g.P("return nil, ", grpcStatus.Ident("Errorf"), "(", grpcCodes.Ident("Internal"), ", \"operation %q: %v\", op.GetName(), err)")
-		g.P("}")
-	} else {
-		g.P("if e := op.GetError(); e != nil {")
-		g.P("return nil, ", connectPackage.Ident("NewError"), "(", connectPackage.Ident("Code"), "(e.GetCode()), ", errorsPackage.Ident("New"), "(e.GetMessage()))")
-		g.P("}")
-		g.P("if !op.GetDone() {")
-		g.P("return nil, ", connectPackage.Ident("NewError"), "(", connectPackage.Ident("CodeUnimplemented"), ", ", fmtPackage.Ident("Errorf"), "(\"operation %q is not done: the tool needs the rpc to finish its operation before it returns\", op.GetName()))")
-		g.P("}")
-		g.P("if md := op.GetMetadata(); md.GetTypeUrl() != \"\" {")
-		g.P("if err := ", runtimePackage.Ident("CallerFrom"), "(ctx).SetTaskMetadata(ctx, md); err != nil {")
-		g.P("return nil, ", connectPackage.Ident("NewError"), "(", connectPackage.Ident("CodeInternal"), ", ", fmtPackage.Ident("Errorf"), "(\"operation %q: %w\", op.GetName(), err))")
-		g.P("}")
-		g.P("}")
-		g.P("res := PRes(new(Res))")
-		g.P("if err := op.GetResponse().UnmarshalTo(res); err != nil {")
-		g.P("return nil, ", connectPackage.Ident("NewError"), "(", connectPackage.Ident("CodeInternal"), ", ", fmtPackage.Ident("Errorf"), "(\"operation %q: %w\", op.GetName(), err))")
-		g.P("}")
-	}
-	g.P("return (*Res)(res), nil")
-	g.P("}")
-	g.P("}")
-	g.P()
+	return false
+}
+
+// operationRequests is the type arguments GetOperationRequest and CancelOperationRequest of
+// the generic function that serves e, an Operation rpc (grpcmcp.UnaryOperation,
+// grpcmcp.ForwardOperation, connectmcp.UnaryOperation): the messages of google.longrunning
+// beside its Operation, which the bridge sends to poll and to cancel it.
+func (sg *serviceGen) operationRequests(e rpcEntry) string {
+	pkg := e.op.GoIdent.GoImportPath
+	return sg.g.QualifiedGoIdent(pkg.Ident("GetOperationRequest")) + ", " + sg.g.QualifiedGoIdent(pkg.Ident("CancelOperationRequest"))
 }

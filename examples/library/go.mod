@@ -14,6 +14,7 @@ require (
 	connectrpc.com/grpcreflect v1.3.1
 	github.com/protomcp/protomcp v0.0.0-00010101000000-000000000000
 	github.com/protomcp/protomcp/connectmcp v0.0.0-00010101000000-000000000000
+	go.uber.org/goleak v1.3.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261012220534-4341edf3f941
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
@@ -33,7 +34,6 @@ require (
 	github.com/protomcp/protomcp/grpcmcp v0.0.0-00010101000000-000000000000
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
-	github.com/tmaxmax/go-sse v0.12.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect

@@ -4,8 +4,11 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
+	"cloud.google.com/go/longrunning/autogen/longrunningpb"
 	"connectrpc.com/connect"
+	"github.com/protomcp/protomcp/connectmcp"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -16,10 +19,11 @@ import (
 )
 
 // TestImportBooks proves that ImportBooks, an rpc that returns a google.longrunning.Operation
-// (AIP-151), is one implementation for every protocol: a Connect client gets the done
-// operation with the books in its response, and the MCP client's generated ImportBooks (a
-// tool that runs as a task) gets that response itself, decoded, and its handle the
-// operation's metadata; the import's errors reach MCP as the service wrote them.
+// (AIP-151) not done, is one implementation for every protocol: a Connect client polls
+// GetOperation until the operation is done with the books in its response, and the MCP
+// client's generated ImportBooks (a tool that runs as a task, whose bridge polls the same
+// Operations service) gets that response itself, decoded, and its handle the operation's
+// metadata; the import's errors reach MCP as the service wrote them.
 func TestImportBooks(t *testing.T) {
 	t.Parallel()
 	s := start(t)
@@ -30,13 +34,31 @@ func TestImportBooks(t *testing.T) {
 		{Title: "Dawn", Author: "Octavia E. Butler", Year: 1987},
 	}})
 	req.Header().Set("Authorization", "Bearer admin-token")
-	op, err := cc.ImportBooks(ctx, req)
+	started, err := cc.ImportBooks(ctx, req)
 	if err != nil {
 		t.Fatalf("connect ImportBooks: %v", err)
 	}
+	if started.Msg.GetDone() || started.Msg.GetName() == "" {
+		t.Fatalf("connect ImportBooks: the operation is done at once or has no name: %v", started.Msg)
+	}
+	// AIP-151: poll google.longrunning.Operations/GetOperation until the operation is done.
+	get := connect.NewClient[longrunningpb.GetOperationRequest, longrunningpb.Operation](http.DefaultClient, s.url+connectmcp.GetOperationProcedure)
+	var op *longrunningpb.Operation
+	for op == nil || !op.GetDone() {
+		res, err := get.CallUnary(ctx, connect.NewRequest(&longrunningpb.GetOperationRequest{Name: started.Msg.GetName()}))
+		if err != nil {
+			t.Fatalf("connect GetOperation(%s): %v", started.Msg.GetName(), err)
+		}
+		op = res.Msg
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the operation %s is never done: %v", op.GetName(), ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	viaConnect := new(libraryv1.ImportBooksResponse)
-	if !op.Msg.GetDone() || op.Msg.GetResponse().UnmarshalTo(viaConnect) != nil {
-		t.Fatalf("connect ImportBooks: the operation is not done with a response: %v", op.Msg)
+	if err := op.GetResponse().UnmarshalTo(viaConnect); err != nil {
+		t.Fatalf("connect GetOperation: the done operation has no response: %v", op)
 	}
 	if got := viaConnect.GetBooks(); len(got) != 1 || got[0].GetId() != 6 || got[0].GetTitle() != "Dawn" {
 		t.Errorf("connect ImportBooks: %v", got)

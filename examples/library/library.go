@@ -76,6 +76,8 @@ type Service struct {
 	// long stream).
 	ExportDelay time.Duration
 	Log         *slog.Logger
+
+	imports imports // ImportBooks' operations (import.go)
 }
 
 var _ libraryv1connect.LibraryServiceHandler = (*Service)(nil)
@@ -206,6 +208,7 @@ var needs = map[string]string{
 	libraryv1connect.LibraryServiceCreateBookProcedure:  "library:admin",
 	libraryv1connect.LibraryServiceDeleteBookProcedure:  "library:admin",
 	libraryv1connect.LibraryServiceImportBooksProcedure: "library:admin",
+	connectmcp.CancelOperationProcedure:                 "library:admin",
 }
 
 // Auth is the interceptor that lets CreateBook, ImportBooks and DeleteBook run only for a
@@ -297,13 +300,20 @@ func (l logging) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect
 
 // Handler returns the http.Handler that serves svc on every protocol from one interceptor
 // chain: gRPC, gRPC-Web and Connect (connect-go serves the three, told apart by content
-// type; Connect's JSON refuses unknown fields, as MCP does), gRPC server reflection (v1 and v1alpha), grpc.health.v1, and MCP at /mcp, whose
+// type; Connect's JSON refuses unknown fields, as MCP does), gRPC server reflection (v1 and v1alpha), grpc.health.v1, google.longrunning.Operations
+// (GetOperation and CancelOperation) for ImportBooks' operations, and MCP at /mcp, whose
 // tools are the same rpcs through the same interceptors. The MCP server is returned for
 // its shutdown.
 func Handler(svc *Service, log *slog.Logger) (http.Handler, *runtime.Server) {
 	interceptors := connect.WithInterceptors(Logging(log), Auth())
 	mux := http.NewServeMux()
 	mux.Handle(libraryv1connect.NewLibraryServiceHandler(svc, interceptors, StrictJSON()))
+	// google.longrunning.Operations, for ImportBooks' operations: no code of
+	// protoc-gen-connect-go for it, two unary handlers.
+	operations := http.NewServeMux()
+	operations.Handle(connectmcp.GetOperationProcedure, connect.NewUnaryHandler(connectmcp.GetOperationProcedure, svc.GetOperation, interceptors, StrictJSON()))
+	operations.Handle(connectmcp.CancelOperationProcedure, connect.NewUnaryHandler(connectmcp.CancelOperationProcedure, svc.CancelOperation, interceptors, StrictJSON()))
+	mux.Handle("/google.longrunning.Operations/", operations)
 	reflector := grpcreflect.NewStaticReflector(libraryv1connect.LibraryServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
@@ -313,6 +323,7 @@ func Handler(svc *Service, log *slog.Logger) (http.Handler, *runtime.Server) {
 		runtime.WithInterceptors(connectmcp.ErrorInterceptor())) // arguments the schema refuses: invalid_argument too
 	libraryv1mcp.RegisterLibraryServiceConnectHandler(srv, svc,
 		connectmcp.WithHandlerOptions(interceptors),
+		connectmcp.WithOperations(operations),
 		connectmcp.WithHeaders("Authorization", "X-Request-Id"))
 	mux.Handle("/mcp", srv)
 	return mux, srv

@@ -7,13 +7,10 @@ import (
 	longrunningpb "cloud.google.com/go/longrunning/autogen/longrunningpb"
 	connect "connectrpc.com/connect"
 	context "context"
-	errors "errors"
-	fmt "fmt"
 	connectmcp "github.com/protomcp/protomcp/connectmcp"
 	v1 "github.com/protomcp/protomcp/examples/library/gen/library/v1"
 	libraryv1connect "github.com/protomcp/protomcp/examples/library/gen/library/v1/libraryv1connect"
 	runtime "github.com/protomcp/protomcp/runtime"
-	proto "google.golang.org/protobuf/proto"
 )
 
 // RegisterLibraryServiceConnectHandler adds the tools of library.v1.LibraryService to s, each served
@@ -22,6 +19,8 @@ import (
 // connectmcp.WithHandlerOptions (its interceptors run once per call); Connect errors are
 // mapped to MCP outcomes (docs/grpc.md). The rpcs that impl leaves to an embedded
 // UnimplementedLibraryServiceHandler are left out, so that clients are never offered them.
+// An operation that an rpc returns not done is polled with the google.longrunning.Operations
+// handler given with connectmcp.WithOperations (docs/grpc.md, Long-running operations).
 // It panics if s already has a tool, prompt or resource of one of these names.
 func RegisterLibraryServiceConnectHandler(s *runtime.Server, impl libraryv1connect.LibraryServiceHandler, opts ...connectmcp.Option) {
 	_, h := libraryv1connect.NewLibraryServiceHandler(impl, connectmcp.HandlerOptions(opts...)...)
@@ -31,7 +30,7 @@ func RegisterLibraryServiceConnectHandler(s *runtime.Server, impl libraryv1conne
 		rpcGetBook:     connectmcp.Unary[v1.GetBookRequest, v1.Book](c, libraryv1connect.LibraryServiceGetBookProcedure),
 		rpcCreateBook:  connectmcp.Unary[v1.CreateBookRequest, v1.Book](c, libraryv1connect.LibraryServiceCreateBookProcedure),
 		rpcDeleteBook:  connectmcp.Unary[v1.DeleteBookRequest, v1.DeleteBookResponse](c, libraryv1connect.LibraryServiceDeleteBookProcedure),
-		rpcImportBooks: libraryServiceConnectOperation[v1.ImportBooksRequest, v1.ImportBooksResponse](connectmcp.Unary[v1.ImportBooksRequest, longrunningpb.Operation](c, libraryv1connect.LibraryServiceImportBooksProcedure)),
+		rpcImportBooks: connectmcp.UnaryOperation[v1.ImportBooksRequest, v1.ImportBooksResponse, longrunningpb.Operation, longrunningpb.GetOperationRequest, longrunningpb.CancelOperationRequest](c, libraryv1connect.LibraryServiceImportBooksProcedure),
 		rpcExportBooks: connectmcp.ServerStreaming[v1.ExportBooksRequest, v1.ExportBooksResponse](c, libraryv1connect.LibraryServiceExportBooksProcedure),
 	}, runtime.WithInterceptors(connectmcp.ErrorInterceptor()))
 	left := runtime.UnimplementedMethods(impl, libraryv1connect.UnimplementedLibraryServiceHandler{}, "ListBooks", "GetBook", "CreateBook", "DeleteBook", "ImportBooks", "ExportBooks")
@@ -60,6 +59,8 @@ func RegisterLibraryServiceConnectHandler(s *runtime.Server, impl libraryv1conne
 // default; gRPC or gRPC-Web with connectmcp.WithClientOptions), with the MCP request's
 // headers, deadline and cancellation; the backend's errors are mapped to MCP outcomes
 // (docs/grpc.md). It panics if s already has a tool, prompt or resource of one of these names.
+// An operation that an rpc returns not done is polled with google.longrunning.Operations at
+// baseURL (docs/grpc.md, Long-running operations).
 func ForwardLibraryServiceToConnect(s *runtime.Server, httpClient connect.HTTPClient, baseURL string, opts ...connectmcp.Option) {
 	c := connectmcp.NewClient(httpClient, baseURL, opts...)
 	RegisterLibraryServiceHandler(s, libraryServiceConnectHandler{
@@ -67,7 +68,7 @@ func ForwardLibraryServiceToConnect(s *runtime.Server, httpClient connect.HTTPCl
 		rpcGetBook:     connectmcp.Unary[v1.GetBookRequest, v1.Book](c, libraryv1connect.LibraryServiceGetBookProcedure),
 		rpcCreateBook:  connectmcp.Unary[v1.CreateBookRequest, v1.Book](c, libraryv1connect.LibraryServiceCreateBookProcedure),
 		rpcDeleteBook:  connectmcp.Unary[v1.DeleteBookRequest, v1.DeleteBookResponse](c, libraryv1connect.LibraryServiceDeleteBookProcedure),
-		rpcImportBooks: libraryServiceConnectOperation[v1.ImportBooksRequest, v1.ImportBooksResponse](connectmcp.Unary[v1.ImportBooksRequest, longrunningpb.Operation](c, libraryv1connect.LibraryServiceImportBooksProcedure)),
+		rpcImportBooks: connectmcp.UnaryOperation[v1.ImportBooksRequest, v1.ImportBooksResponse, longrunningpb.Operation, longrunningpb.GetOperationRequest, longrunningpb.CancelOperationRequest](c, libraryv1connect.LibraryServiceImportBooksProcedure),
 		rpcExportBooks: connectmcp.ServerStreaming[v1.ExportBooksRequest, v1.ExportBooksResponse](c, libraryv1connect.LibraryServiceExportBooksProcedure),
 	}, runtime.WithInterceptors(connectmcp.ErrorInterceptor()))
 }
@@ -105,36 +106,4 @@ func (h libraryServiceConnectHandler) ImportBooks(ctx context.Context, req *v1.I
 
 func (h libraryServiceConnectHandler) ExportBooks(ctx context.Context, req *v1.ExportBooksRequest, stream *runtime.ServerStream[v1.ExportBooksResponse]) error {
 	return h.rpcExportBooks(ctx, req, stream)
-}
-
-// libraryServiceConnectOperation serves an rpc that returns a google.longrunning.Operation as the tool
-// it is: the tool's result is the operation's response, so the implementation's operation
-// must be done when the rpc returns (AIP-151 allows it); the operation's error is the call's,
-// and its metadata, when it has some, replaces the task's (runtime.Caller.SetTaskMetadata).
-func libraryServiceConnectOperation[Req, Res any, PRes interface {
-	*Res
-	proto.Message
-}](call func(context.Context, *Req) (*longrunningpb.Operation, error)) func(context.Context, *Req) (*Res, error) {
-	return func(ctx context.Context, req *Req) (*Res, error) {
-		op, err := call(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		if e := op.GetError(); e != nil {
-			return nil, connect.NewError(connect.Code(e.GetCode()), errors.New(e.GetMessage()))
-		}
-		if !op.GetDone() {
-			return nil, connect.NewError(connect.CodeUnimplemented, fmt.Errorf("operation %q is not done: the tool needs the rpc to finish its operation before it returns", op.GetName()))
-		}
-		if md := op.GetMetadata(); md.GetTypeUrl() != "" {
-			if err := runtime.CallerFrom(ctx).SetTaskMetadata(ctx, md); err != nil {
-				return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("operation %q: %w", op.GetName(), err))
-			}
-		}
-		res := PRes(new(Res))
-		if err := op.GetResponse().UnmarshalTo(res); err != nil {
-			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("operation %q: %w", op.GetName(), err))
-		}
-		return (*Res)(res), nil
-	}
 }

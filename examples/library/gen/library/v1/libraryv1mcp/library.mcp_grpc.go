@@ -10,9 +10,6 @@ import (
 	grpcmcp "github.com/protomcp/protomcp/grpcmcp"
 	runtime "github.com/protomcp/protomcp/runtime"
 	grpc "google.golang.org/grpc"
-	codes "google.golang.org/grpc/codes"
-	status "google.golang.org/grpc/status"
-	proto "google.golang.org/protobuf/proto"
 )
 
 // RegisterLibraryServiceGRPCServer adds the tools of library.v1.LibraryService to s, each served by
@@ -20,6 +17,8 @@ import (
 // interceptors that opts give (grpcmcp.WithUnaryInterceptors, grpcmcp.WithStreamInterceptors),
 // with gRPC errors mapped to MCP outcomes (docs/grpc.md). The rpcs that impl leaves to an
 // embedded UnimplementedLibraryServiceServer are left out, so that clients are never offered them.
+// An operation that an rpc returns not done is polled with the google.longrunning.Operations
+// implementation given with grpcmcp.WithOperations (docs/grpc.md, Long-running operations).
 // It panics if s already has a tool, prompt or resource of one of these names.
 func RegisterLibraryServiceGRPCServer(s *runtime.Server, impl v1.LibraryServiceServer, opts ...grpcmcp.Option) {
 	b := grpcmcp.NewServer(impl, opts...)
@@ -28,7 +27,7 @@ func RegisterLibraryServiceGRPCServer(s *runtime.Server, impl v1.LibraryServiceS
 		rpcGetBook:     grpcmcp.Unary(b, "/library.v1.LibraryService/GetBook", impl.GetBook),
 		rpcCreateBook:  grpcmcp.Unary(b, "/library.v1.LibraryService/CreateBook", impl.CreateBook),
 		rpcDeleteBook:  grpcmcp.Unary(b, "/library.v1.LibraryService/DeleteBook", impl.DeleteBook),
-		rpcImportBooks: libraryServiceGRPCOperation[v1.ImportBooksRequest, v1.ImportBooksResponse](grpcmcp.Unary(b, "/library.v1.LibraryService/ImportBooks", impl.ImportBooks)),
+		rpcImportBooks: grpcmcp.UnaryOperation[v1.ImportBooksResponse, longrunningpb.GetOperationRequest, longrunningpb.CancelOperationRequest](b, "/library.v1.LibraryService/ImportBooks", impl.ImportBooks),
 		rpcExportBooks: grpcmcp.ServerStreaming(b, "/library.v1.LibraryService/ExportBooks", impl.ExportBooks),
 	}, b.HandlerOption())
 	left := runtime.UnimplementedMethods(impl, v1.UnimplementedLibraryServiceServer{}, "ListBooks", "GetBook", "CreateBook", "DeleteBook", "ImportBooks", "ExportBooks")
@@ -56,6 +55,8 @@ func RegisterLibraryServiceGRPCServer(s *runtime.Server, impl v1.LibraryServiceS
 // calling the same rpc on cc, a connection to a running gRPC backend, through its client
 // interceptors, with the MCP request's metadata, deadline and cancellation; the backend's
 // gRPC errors are mapped to MCP outcomes (docs/grpc.md).
+// An operation that an rpc returns not done is polled with google.longrunning.Operations on cc
+// (docs/grpc.md, Long-running operations).
 // It panics if s already has a tool, prompt or resource of one of these names.
 func ForwardLibraryServiceToGRPC(s *runtime.Server, cc grpc.ClientConnInterface, opts ...grpcmcp.Option) {
 	RegisterLibraryServiceHandler(s, libraryServiceGRPCHandler{
@@ -63,7 +64,7 @@ func ForwardLibraryServiceToGRPC(s *runtime.Server, cc grpc.ClientConnInterface,
 		rpcGetBook:     grpcmcp.ForwardUnary[v1.GetBookRequest, v1.Book](cc, "/library.v1.LibraryService/GetBook", opts...),
 		rpcCreateBook:  grpcmcp.ForwardUnary[v1.CreateBookRequest, v1.Book](cc, "/library.v1.LibraryService/CreateBook", opts...),
 		rpcDeleteBook:  grpcmcp.ForwardUnary[v1.DeleteBookRequest, v1.DeleteBookResponse](cc, "/library.v1.LibraryService/DeleteBook", opts...),
-		rpcImportBooks: libraryServiceGRPCOperation[v1.ImportBooksRequest, v1.ImportBooksResponse](grpcmcp.ForwardUnary[v1.ImportBooksRequest, longrunningpb.Operation](cc, "/library.v1.LibraryService/ImportBooks", opts...)),
+		rpcImportBooks: grpcmcp.ForwardOperation[v1.ImportBooksRequest, v1.ImportBooksResponse, longrunningpb.Operation, longrunningpb.GetOperationRequest, longrunningpb.CancelOperationRequest](cc, "/library.v1.LibraryService/ImportBooks", opts...),
 		rpcExportBooks: grpcmcp.ForwardServerStreaming[v1.ExportBooksRequest, v1.ExportBooksResponse](cc, "/library.v1.LibraryService/ExportBooks", opts...),
 	}, runtime.WithInterceptors(grpcmcp.ErrorInterceptor()))
 }
@@ -101,36 +102,4 @@ func (h libraryServiceGRPCHandler) ImportBooks(ctx context.Context, req *v1.Impo
 
 func (h libraryServiceGRPCHandler) ExportBooks(ctx context.Context, req *v1.ExportBooksRequest, stream *runtime.ServerStream[v1.ExportBooksResponse]) error {
 	return h.rpcExportBooks(ctx, req, stream)
-}
-
-// libraryServiceGRPCOperation serves an rpc that returns a google.longrunning.Operation as the tool
-// it is: the tool's result is the operation's response, so the implementation's operation
-// must be done when the rpc returns (AIP-151 allows it); the operation's error is the call's,
-// and its metadata, when it has some, replaces the task's (runtime.Caller.SetTaskMetadata).
-func libraryServiceGRPCOperation[Req, Res any, PRes interface {
-	*Res
-	proto.Message
-}](call func(context.Context, *Req) (*longrunningpb.Operation, error)) func(context.Context, *Req) (*Res, error) {
-	return func(ctx context.Context, req *Req) (*Res, error) {
-		op, err := call(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		if e := op.GetError(); e != nil {
-			return nil, status.ErrorProto(e)
-		}
-		if !op.GetDone() {
-			return nil, status.Errorf(codes.Unimplemented, "operation %q is not done: the tool needs the rpc to finish its operation before it returns", op.GetName())
-		}
-		if md := op.GetMetadata(); md.GetTypeUrl() != "" {
-			if err := runtime.CallerFrom(ctx).SetTaskMetadata(ctx, md); err != nil {
-				return nil, status.Errorf(codes.Internal, "operation %q: %v", op.GetName(), err)
-			}
-		}
-		res := PRes(new(Res))
-		if err := op.GetResponse().UnmarshalTo(res); err != nil {
-			return nil, status.Errorf(codes.Internal, "operation %q: %v", op.GetName(), err)
-		}
-		return (*Res)(res), nil
-	}
 }

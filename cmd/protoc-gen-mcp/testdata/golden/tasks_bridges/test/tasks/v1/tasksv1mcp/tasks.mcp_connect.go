@@ -7,13 +7,10 @@ import (
 	longrunningpb "cloud.google.com/go/longrunning/autogen/longrunningpb"
 	connect "connectrpc.com/connect"
 	context "context"
-	errors "errors"
 	v1 "example.com/test/gen/test/tasks/v1"
 	tasksv1connect "example.com/test/gen/test/tasks/v1/tasksv1connect"
-	fmt "fmt"
 	connectmcp "github.com/protomcp/protomcp/connectmcp"
 	runtime "github.com/protomcp/protomcp/runtime"
-	proto "google.golang.org/protobuf/proto"
 )
 
 // RegisterArchiveConnectHandler adds the tools of test.tasks.v1.Archive to s, each served
@@ -22,13 +19,15 @@ import (
 // connectmcp.WithHandlerOptions (its interceptors run once per call); Connect errors are
 // mapped to MCP outcomes (docs/grpc.md). The rpcs that impl leaves to an embedded
 // UnimplementedArchiveHandler are left out, so that clients are never offered them.
+// An operation that an rpc returns not done is polled with the google.longrunning.Operations
+// handler given with connectmcp.WithOperations (docs/grpc.md, Long-running operations).
 // It panics if s already has a tool, prompt or resource of one of these names.
 func RegisterArchiveConnectHandler(s *runtime.Server, impl tasksv1connect.ArchiveHandler, opts ...connectmcp.Option) {
 	_, h := tasksv1connect.NewArchiveHandler(impl, connectmcp.HandlerOptions(opts...)...)
 	c := connectmcp.NewHandlerClient(h, opts...)
 	RegisterArchiveHandler(s, archiveConnectHandler{
 		rpcSummarise:       connectmcp.Unary[v1.SummariseRequest, v1.Summary](c, tasksv1connect.ArchiveSummariseProcedure),
-		rpcImportDocuments: archiveConnectOperation[v1.ImportDocumentsRequest, v1.ImportDocumentsResponse](connectmcp.Unary[v1.ImportDocumentsRequest, longrunningpb.Operation](c, tasksv1connect.ArchiveImportDocumentsProcedure)),
+		rpcImportDocuments: connectmcp.UnaryOperation[v1.ImportDocumentsRequest, v1.ImportDocumentsResponse, longrunningpb.Operation, longrunningpb.GetOperationRequest, longrunningpb.CancelOperationRequest](c, tasksv1connect.ArchiveImportDocumentsProcedure),
 		rpcCount:           connectmcp.Unary[v1.CountRequest, v1.Summary](c, tasksv1connect.ArchiveCountProcedure),
 	}, runtime.WithInterceptors(connectmcp.ErrorInterceptor()))
 	left := runtime.UnimplementedMethods(impl, tasksv1connect.UnimplementedArchiveHandler{}, "Summarise", "ImportDocuments", "Count")
@@ -48,11 +47,13 @@ func RegisterArchiveConnectHandler(s *runtime.Server, impl tasksv1connect.Archiv
 // default; gRPC or gRPC-Web with connectmcp.WithClientOptions), with the MCP request's
 // headers, deadline and cancellation; the backend's errors are mapped to MCP outcomes
 // (docs/grpc.md). It panics if s already has a tool, prompt or resource of one of these names.
+// An operation that an rpc returns not done is polled with google.longrunning.Operations at
+// baseURL (docs/grpc.md, Long-running operations).
 func ForwardArchiveToConnect(s *runtime.Server, httpClient connect.HTTPClient, baseURL string, opts ...connectmcp.Option) {
 	c := connectmcp.NewClient(httpClient, baseURL, opts...)
 	RegisterArchiveHandler(s, archiveConnectHandler{
 		rpcSummarise:       connectmcp.Unary[v1.SummariseRequest, v1.Summary](c, tasksv1connect.ArchiveSummariseProcedure),
-		rpcImportDocuments: archiveConnectOperation[v1.ImportDocumentsRequest, v1.ImportDocumentsResponse](connectmcp.Unary[v1.ImportDocumentsRequest, longrunningpb.Operation](c, tasksv1connect.ArchiveImportDocumentsProcedure)),
+		rpcImportDocuments: connectmcp.UnaryOperation[v1.ImportDocumentsRequest, v1.ImportDocumentsResponse, longrunningpb.Operation, longrunningpb.GetOperationRequest, longrunningpb.CancelOperationRequest](c, tasksv1connect.ArchiveImportDocumentsProcedure),
 		rpcCount:           connectmcp.Unary[v1.CountRequest, v1.Summary](c, tasksv1connect.ArchiveCountProcedure),
 	}, runtime.WithInterceptors(connectmcp.ErrorInterceptor()))
 }
@@ -75,36 +76,4 @@ func (h archiveConnectHandler) ImportDocuments(ctx context.Context, req *v1.Impo
 
 func (h archiveConnectHandler) Count(ctx context.Context, req *v1.CountRequest) (*v1.Summary, error) {
 	return h.rpcCount(ctx, req)
-}
-
-// archiveConnectOperation serves an rpc that returns a google.longrunning.Operation as the tool
-// it is: the tool's result is the operation's response, so the implementation's operation
-// must be done when the rpc returns (AIP-151 allows it); the operation's error is the call's,
-// and its metadata, when it has some, replaces the task's (runtime.Caller.SetTaskMetadata).
-func archiveConnectOperation[Req, Res any, PRes interface {
-	*Res
-	proto.Message
-}](call func(context.Context, *Req) (*longrunningpb.Operation, error)) func(context.Context, *Req) (*Res, error) {
-	return func(ctx context.Context, req *Req) (*Res, error) {
-		op, err := call(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		if e := op.GetError(); e != nil {
-			return nil, connect.NewError(connect.Code(e.GetCode()), errors.New(e.GetMessage()))
-		}
-		if !op.GetDone() {
-			return nil, connect.NewError(connect.CodeUnimplemented, fmt.Errorf("operation %q is not done: the tool needs the rpc to finish its operation before it returns", op.GetName()))
-		}
-		if md := op.GetMetadata(); md.GetTypeUrl() != "" {
-			if err := runtime.CallerFrom(ctx).SetTaskMetadata(ctx, md); err != nil {
-				return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("operation %q: %w", op.GetName(), err))
-			}
-		}
-		res := PRes(new(Res))
-		if err := op.GetResponse().UnmarshalTo(res); err != nil {
-			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("operation %q: %w", op.GetName(), err))
-		}
-		return (*Res)(res), nil
-	}
 }

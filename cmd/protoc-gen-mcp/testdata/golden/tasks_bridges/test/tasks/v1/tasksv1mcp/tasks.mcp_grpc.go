@@ -10,9 +10,6 @@ import (
 	grpcmcp "github.com/protomcp/protomcp/grpcmcp"
 	runtime "github.com/protomcp/protomcp/runtime"
 	grpc "google.golang.org/grpc"
-	codes "google.golang.org/grpc/codes"
-	status "google.golang.org/grpc/status"
-	proto "google.golang.org/protobuf/proto"
 )
 
 // RegisterArchiveGRPCServer adds the tools of test.tasks.v1.Archive to s, each served by
@@ -20,12 +17,14 @@ import (
 // interceptors that opts give (grpcmcp.WithUnaryInterceptors, grpcmcp.WithStreamInterceptors),
 // with gRPC errors mapped to MCP outcomes (docs/grpc.md). The rpcs that impl leaves to an
 // embedded UnimplementedArchiveServer are left out, so that clients are never offered them.
+// An operation that an rpc returns not done is polled with the google.longrunning.Operations
+// implementation given with grpcmcp.WithOperations (docs/grpc.md, Long-running operations).
 // It panics if s already has a tool, prompt or resource of one of these names.
 func RegisterArchiveGRPCServer(s *runtime.Server, impl v1.ArchiveServer, opts ...grpcmcp.Option) {
 	b := grpcmcp.NewServer(impl, opts...)
 	RegisterArchiveHandler(s, archiveGRPCHandler{
 		rpcSummarise:       grpcmcp.Unary(b, "/test.tasks.v1.Archive/Summarise", impl.Summarise),
-		rpcImportDocuments: archiveGRPCOperation[v1.ImportDocumentsRequest, v1.ImportDocumentsResponse](grpcmcp.Unary(b, "/test.tasks.v1.Archive/ImportDocuments", impl.ImportDocuments)),
+		rpcImportDocuments: grpcmcp.UnaryOperation[v1.ImportDocumentsResponse, longrunningpb.GetOperationRequest, longrunningpb.CancelOperationRequest](b, "/test.tasks.v1.Archive/ImportDocuments", impl.ImportDocuments),
 		rpcCount:           grpcmcp.Unary(b, "/test.tasks.v1.Archive/Count", impl.Count),
 	}, b.HandlerOption())
 	left := runtime.UnimplementedMethods(impl, v1.UnimplementedArchiveServer{}, "Summarise", "ImportDocuments", "Count")
@@ -44,11 +43,13 @@ func RegisterArchiveGRPCServer(s *runtime.Server, impl v1.ArchiveServer, opts ..
 // calling the same rpc on cc, a connection to a running gRPC backend, through its client
 // interceptors, with the MCP request's metadata, deadline and cancellation; the backend's
 // gRPC errors are mapped to MCP outcomes (docs/grpc.md).
+// An operation that an rpc returns not done is polled with google.longrunning.Operations on cc
+// (docs/grpc.md, Long-running operations).
 // It panics if s already has a tool, prompt or resource of one of these names.
 func ForwardArchiveToGRPC(s *runtime.Server, cc grpc.ClientConnInterface, opts ...grpcmcp.Option) {
 	RegisterArchiveHandler(s, archiveGRPCHandler{
 		rpcSummarise:       grpcmcp.ForwardUnary[v1.SummariseRequest, v1.Summary](cc, "/test.tasks.v1.Archive/Summarise", opts...),
-		rpcImportDocuments: archiveGRPCOperation[v1.ImportDocumentsRequest, v1.ImportDocumentsResponse](grpcmcp.ForwardUnary[v1.ImportDocumentsRequest, longrunningpb.Operation](cc, "/test.tasks.v1.Archive/ImportDocuments", opts...)),
+		rpcImportDocuments: grpcmcp.ForwardOperation[v1.ImportDocumentsRequest, v1.ImportDocumentsResponse, longrunningpb.Operation, longrunningpb.GetOperationRequest, longrunningpb.CancelOperationRequest](cc, "/test.tasks.v1.Archive/ImportDocuments", opts...),
 		rpcCount:           grpcmcp.ForwardUnary[v1.CountRequest, v1.Summary](cc, "/test.tasks.v1.Archive/Count", opts...),
 	}, runtime.WithInterceptors(grpcmcp.ErrorInterceptor()))
 }
@@ -71,36 +72,4 @@ func (h archiveGRPCHandler) ImportDocuments(ctx context.Context, req *v1.ImportD
 
 func (h archiveGRPCHandler) Count(ctx context.Context, req *v1.CountRequest) (*v1.Summary, error) {
 	return h.rpcCount(ctx, req)
-}
-
-// archiveGRPCOperation serves an rpc that returns a google.longrunning.Operation as the tool
-// it is: the tool's result is the operation's response, so the implementation's operation
-// must be done when the rpc returns (AIP-151 allows it); the operation's error is the call's,
-// and its metadata, when it has some, replaces the task's (runtime.Caller.SetTaskMetadata).
-func archiveGRPCOperation[Req, Res any, PRes interface {
-	*Res
-	proto.Message
-}](call func(context.Context, *Req) (*longrunningpb.Operation, error)) func(context.Context, *Req) (*Res, error) {
-	return func(ctx context.Context, req *Req) (*Res, error) {
-		op, err := call(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		if e := op.GetError(); e != nil {
-			return nil, status.ErrorProto(e)
-		}
-		if !op.GetDone() {
-			return nil, status.Errorf(codes.Unimplemented, "operation %q is not done: the tool needs the rpc to finish its operation before it returns", op.GetName())
-		}
-		if md := op.GetMetadata(); md.GetTypeUrl() != "" {
-			if err := runtime.CallerFrom(ctx).SetTaskMetadata(ctx, md); err != nil {
-				return nil, status.Errorf(codes.Internal, "operation %q: %v", op.GetName(), err)
-			}
-		}
-		res := PRes(new(Res))
-		if err := op.GetResponse().UnmarshalTo(res); err != nil {
-			return nil, status.Errorf(codes.Internal, "operation %q: %v", op.GetName(), err)
-		}
-		return (*Res)(res), nil
-	}
 }

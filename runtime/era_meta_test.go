@@ -69,8 +69,13 @@ func TestModernRequestMetaReachesHandler(t *testing.T) {
 
 	status, body = post(``)
 	require.Equal(t, http.StatusOK, status, body)
-	assert.Nil(t, <-seen, "_meta with only the request metadata: as a request without _meta")
-	<-callers
+	select { // the handler ran before the answer: its values wait in the channels
+	case m := <-seen:
+		assert.Nil(t, m, "_meta with only the request metadata: as a request without _meta")
+		<-callers
+	default:
+		require.Fail(t, "the handler did not run")
+	}
 
 	status, body = post(`"progressToken":{"a":1},`)
 	assert.Equal(t, http.StatusOK, status, body)

@@ -873,9 +873,11 @@ func (c *clientMeta) holds(caps, info json.RawMessage, hasInfo bool) bool {
 	return c != nil && c.caps == string(caps) && c.info == string(info) && c.hasInfo == hasInfo
 }
 
-// ownCaps returns caps with its own copies of what its pointers point to, so that a handler
-// that changes the capabilities it is given (Caller.Capabilities) changes nothing another
-// request sees. Experimental is shared: clientMeta keeps none.
+// ownCaps returns caps with its own copies of what its pointers and maps hold, so that a
+// handler that changes the capabilities it is given (Caller.Capabilities) changes nothing
+// another request sees, and races with nothing: the server reads the extensions of every
+// request's own (clientDeclaresTasks). Experimental is shared: clientMeta keeps none. A
+// *Supported, which holds nothing, is shared.
 func ownCaps(caps ClientCapabilities) ClientCapabilities {
 	if caps.Roots != nil {
 		r := *caps.Roots
@@ -889,5 +891,36 @@ func ownCaps(caps ClientCapabilities) ClientCapabilities {
 		e := *caps.Elicitation
 		caps.Elicitation = &e
 	}
+	if caps.Tasks != nil {
+		caps.Tasks = ownTasksCaps(*caps.Tasks)
+	}
+	if caps.Extensions != nil {
+		ext := make(map[string]json.RawMessage, len(caps.Extensions))
+		for k, v := range caps.Extensions {
+			ext[k] = bytes.Clone(v)
+		}
+		caps.Extensions = ext
+	}
 	return caps
+}
+
+// ownTasksCaps is ownCaps for the task capabilities t.
+func ownTasksCaps(t TasksCapability) *TasksCapability {
+	if r := t.Requests; r != nil {
+		own := *r
+		if own.Tools != nil {
+			c := *own.Tools
+			own.Tools = &c
+		}
+		if own.Sampling != nil {
+			c := *own.Sampling
+			own.Sampling = &c
+		}
+		if own.Elicitation != nil {
+			c := *own.Elicitation
+			own.Elicitation = &c
+		}
+		t.Requests = &own
+	}
+	return &t
 }

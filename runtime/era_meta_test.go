@@ -83,3 +83,40 @@ func TestModernRequestMetaReachesHandler(t *testing.T) {
 	assert.Contains(t, body, "progressToken must be a string or a number")
 	assert.Empty(t, seen, "the handler of a refused request ran")
 }
+
+// A tool's arguments are a view of the request's body, capped at their own length: a handler
+// that appends to them gets a copy, and the bytes that follow in the body (here the _meta
+// that RequestMeta's values are views of) stay as the client sent them.
+func TestToolArgumentsDoNotAliasTheBody(t *testing.T) {
+	t.Parallel()
+	srv := runtime.NewServer(runtime.Implementation{Name: "args", Version: "0"}, runtime.WithLogger(discardLogger()))
+	seen := make(chan string, 1)
+	srv.AddTool(runtime.ToolSpec{Name: "grow", InputSchema: objSchema}, func(ctx context.Context, req *runtime.CallToolRequest) (*runtime.CallToolResult, error) {
+		_ = append(req.Arguments, strings.Repeat("X", 64)...)
+		seen <- string(req.Meta.Other["trace"])
+		return &runtime.CallToolResult{Content: []runtime.Content{runtime.TextContent("ok")}}, nil
+	})
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"grow","arguments":{},"_meta":{"trace":"abc",` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}}}}`
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, hs.URL, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "grow")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	select {
+	case trace := <-seen:
+		assert.Equal(t, `"abc"`, trace, "the body after the arguments was written over")
+	case <-testCtx(t).Done():
+		require.Fail(t, "the handler did not run")
+	}
+}

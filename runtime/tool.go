@@ -220,6 +220,9 @@ func (s *Server) routeCallTool(req *Request) {
 		req.serve = failWith(Errorf(CodeInvalidParams, "unknown tool %q; call tools/list for the available tools", truncate(p.Name, 100)))
 		return
 	}
+	// A view of the request's body, capped at its own length: a handler that appends to its
+	// CallToolRequest.Arguments gets a copy, rather than overwriting the bytes that follow.
+	p.Arguments = p.Arguments[:len(p.Arguments):len(p.Arguments)]
 	req.tool, req.args = t, p.Arguments
 	if err := t.checkArguments(p.Arguments); err != nil {
 		req.serve = failWith(err)

@@ -3,47 +3,42 @@ package connectmcp
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
 	"connectrpc.com/connect"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/protomcp/protomcp/runtime"
+	"github.com/protomcp/protomcp/internal/lro"
 )
 
 // The procedures of google.longrunning.Operations that the bridge calls (AIP-151).
 const (
 	// GetOperationProcedure polls an operation that is not done.
-	GetOperationProcedure = "/google.longrunning.Operations/GetOperation"
+	GetOperationProcedure = lro.GetOperation
 	// CancelOperationProcedure is called, once, when the MCP task is cancelled.
-	CancelOperationProcedure = "/google.longrunning.Operations/CancelOperation"
+	CancelOperationProcedure = lro.CancelOperation
 )
 
-// The default bounds of the wait between two polls of an operation (WithOperationPolling),
-// and the time CancelOperation is given once the task's context has ended.
+// The default bounds of the wait between two polls of an operation (WithOperationPolling).
 const (
-	DefaultPollInitial = 100 * time.Millisecond
-	DefaultPollMax     = 5 * time.Second
-	cancelTimeout      = 5 * time.Second
-	pollFactor         = 1.5
+	DefaultPollInitial = lro.DefaultPollInitial
+	DefaultPollMax     = lro.DefaultPollMax
 )
 
 // An Operation is a google.longrunning.Operation as the bridge reads it: the getters of
 // longrunningpb.Operation, so that this package needs no Go code of google/longrunning.
-type Operation interface {
-	proto.Message
-	GetName() string
-	GetDone() bool
-	GetError() *spb.Status
-	GetMetadata() *anypb.Any
-	GetResponse() *anypb.Any
+type Operation = lro.Operation
+
+// protocol is how the waiting of internal/lro makes and reads this bridge's errors.
+var protocol = &lro.Protocol{
+	Name:           "connectmcp",
+	NewError:       func(code int32, err error) error { return connect.NewError(connect.Code(code), err) },
+	Code:           func(err error) int32 { return int32(connect.CodeOf(err)) },
+	StatusError:    operationError,
+	WithOperations: "connectmcp.WithOperations",
 }
 
 // WithOperations gives a generated Register<Service>ConnectHandler h, the http.Handler that
@@ -87,84 +82,24 @@ func UnaryOperation[Req, Res, Op, GetReq, CancelReq any, PRes interface {
 	proto.Message
 }](c *Client, procedure string) func(context.Context, *Req) (*Res, error) {
 	call := Unary[Req, Op](c, procedure)
-	var get func(context.Context, *GetReq) (*Op, error)
-	var cancel func(context.Context, *CancelReq) (*emptypb.Empty, error)
+	ops := &lro.Poller[Op]{Initial: c.cfg.pollInitial, Max: c.cfg.pollMax}
 	if c.ops != nil {
-		get = Unary[GetReq, Op](c.ops, GetOperationProcedure)
-		cancel = Unary[CancelReq, emptypb.Empty](c.ops, CancelOperationProcedure)
+		get := Unary[GetReq, Op](c.ops, GetOperationProcedure)
+		cancel := Unary[CancelReq, emptypb.Empty](c.ops, CancelOperationProcedure)
+		ops.Get = func(ctx context.Context, name string) (*Op, error) {
+			return get(ctx, lro.Named[GetReq, PGet](name))
+		}
+		ops.Cancel = func(ctx context.Context, name string) error {
+			_, err := cancel(ctx, lro.Named[CancelReq, PCancel](name))
+			return err
+		}
 	}
 	return func(ctx context.Context, req *Req) (*Res, error) {
 		op, err := call(ctx, req)
 		if err != nil {
 			return nil, err
 		}
-		cur := POp(op)
-		var published *anypb.Any
-		publish := func() error {
-			md := cur.GetMetadata()
-			if md.GetTypeUrl() == "" || (published != nil && proto.Equal(md, published)) {
-				return nil
-			}
-			if err := runtime.CallerFrom(ctx).SetTaskMetadata(ctx, md); err != nil {
-				return connect.NewError(connect.CodeInternal, fmt.Errorf("operation %q: %w", cur.GetName(), err))
-			}
-			published = md
-			return nil
-		}
-		cancelOp := func() {
-			cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
-			defer stop()
-			_, err := cancel(cctx, named[CancelReq, PCancel](cur.GetName()))
-			switch {
-			case err == nil:
-			case connect.CodeOf(err) == connect.CodeUnimplemented:
-				slog.DebugContext(cctx, "connectmcp: the Operations service cannot cancel an operation", "operation", cur.GetName(), "error", err)
-			default:
-				slog.WarnContext(cctx, "connectmcp: cancel the operation of a cancelled task", "operation", cur.GetName(), "error", err)
-			}
-		}
-		wait := c.cfg.pollInitial
-		for !cur.GetDone() {
-			if get == nil {
-				return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("operation %q is not done, and no google.longrunning.Operations handler polls it: pass connectmcp.WithOperations to the Register function", cur.GetName()))
-			}
-			if err := publish(); err != nil {
-				return nil, err
-			}
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				cancelOp()
-				return nil, ctx.Err()
-			case <-t.C:
-			}
-			wait = min(time.Duration(float64(wait)*pollFactor), c.cfg.pollMax)
-			next, err := get(ctx, named[GetReq, PGet](cur.GetName()))
-			if err != nil {
-				if ctx.Err() != nil {
-					cancelOp()
-					return nil, ctx.Err()
-				}
-				if connect.CodeOf(err) == connect.CodeUnimplemented {
-					// Not the tool's Unimplemented, which the error mapping would make "no such tool".
-					return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("operation %q is not done, and its service does not serve %s: %w", cur.GetName(), GetOperationProcedure, err))
-				}
-				return nil, err
-			}
-			cur = POp(next)
-		}
-		if e := cur.GetError(); e != nil {
-			return nil, operationError(e)
-		}
-		if err := publish(); err != nil {
-			return nil, err
-		}
-		res := PRes(new(Res))
-		if err := cur.GetResponse().UnmarshalTo(res); err != nil {
-			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("operation %q: %w", cur.GetName(), err))
-		}
-		return (*Res)(res), nil
+		return lro.Await[Res, Op, PRes, POp](ctx, op, ops, protocol)
 	}
 }
 
@@ -177,18 +112,4 @@ func operationError(s *spb.Status) error {
 		}
 	}
 	return e
-}
-
-// named returns a new M (GetOperationRequest or CancelOperationRequest) with its name field
-// set to name.
-func named[M any, PM interface {
-	*M
-	proto.Message
-}](name string) *M {
-	m := PM(new(M))
-	r := m.ProtoReflect()
-	if fd := r.Descriptor().Fields().ByName("name"); fd != nil && fd.Kind() == protoreflect.StringKind {
-		r.Set(fd, protoreflect.ValueOfString(name))
-	}
-	return (*M)(m)
 }

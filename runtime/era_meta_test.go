@@ -34,21 +34,7 @@ func TestModernRequestMetaReachesHandler(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	post := func(meta string) (int, string) {
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"meta","arguments":{},"_meta":{` + meta +
-			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}}}}`
-		req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, hs.URL, strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", "meta")
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		return resp.StatusCode, string(b)
+		return postModernToolCall(t, hs.URL, "meta", `{}`, meta)
 	}
 
 	status, body := post(`"progressToken":"p-7","trace":"abc",`)
@@ -98,25 +84,34 @@ func TestToolArgumentsDoNotAliasTheBody(t *testing.T) {
 	})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"grow","arguments":{},"_meta":{"trace":"abc",` +
-		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}}}}`
-	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, hs.URL, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", "grow")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	status, body := postModernToolCall(t, hs.URL, "grow", `{}`, `"trace":"abc",`)
+	require.Equal(t, http.StatusOK, status, body)
 	select {
 	case trace := <-seen:
 		assert.Equal(t, `"abc"`, trace, "the body after the arguments was written over")
 	case <-testCtx(t).Done():
 		require.Fail(t, "the handler did not run")
 	}
+}
+
+// postModernToolCall POSTs a 2026-07-28 tools/call of tool with arguments args to url, its
+// _meta the members meta (each followed by a comma) and the request metadata, and returns
+// the answer's status and body.
+func postModernToolCall(t *testing.T, url, tool, args, meta string) (int, string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `,"_meta":{` + meta +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}}}}`
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
 }

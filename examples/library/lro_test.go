@@ -2,6 +2,7 @@ package library_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -34,7 +35,9 @@ import (
 // jobs is the backend of an AIP-151 service whose ImportBooks returns an operation that is
 // not done: GetOperation reports one more book imported (metadata that changes) on each poll,
 // until the test finishes the operation; CancelOperation records the name it was given.
-// The first book's title picks the operation's fate: "fail" ends in an error status.
+// The first book's title picks the operation's fate: "fail" ends in an error status; one
+// that starts with "flaky" is Unavailable at its first two polls, then done; one that starts
+// with "down" is always Unavailable.
 type jobs struct {
 	mu        sync.Mutex
 	seen      map[string]map[string]bool // by bridge, the methods its interceptors saw
@@ -107,7 +110,12 @@ func (j *jobs) get(name string) (*longrunningpb.Operation, error) {
 	defer j.mu.Unlock()
 	j.polls[name]++
 	n := int32(min(j.polls[name], jobTotal-1))
+	if strings.HasPrefix(name, "imports/flaky") && j.polls[name] > 2 {
+		j.finished[name] = true
+	}
 	switch {
+	case strings.HasPrefix(name, "imports/down") || strings.HasPrefix(name, "imports/flaky") && j.polls[name] <= 2:
+		return nil, status.Errorf(codes.Unavailable, "the job store is restarting")
 	case name == "imports/fail" && j.polls[name] >= 2:
 		return &longrunningpb.Operation{Name: name, Done: true, Metadata: jobMeta(n),
 			Result: &longrunningpb.Operation_Error{Error: &spb.Status{Code: int32(codes.FailedPrecondition), Message: "the shelf is full"}}}, nil
@@ -162,7 +170,7 @@ func connectOperations(j *jobs) http.Handler {
 		func(_ context.Context, req *connect.Request[longrunningpb.GetOperationRequest]) (*connect.Response[longrunningpb.Operation], error) {
 			op, err := j.get(req.Msg.GetName())
 			if err != nil {
-				return nil, connect.NewError(connect.CodeNotFound, err)
+				return nil, connect.NewError(connect.Code(status.Code(err)), errors.New(status.Convert(err).Message()))
 			}
 			return connect.NewResponse(op), nil
 		}))
@@ -445,4 +453,38 @@ func TestLongRunningOperationOptions(t *testing.T) {
 	panics("grpcmcp operations of the wrong type", func() {
 		libraryv1mcp.RegisterLibraryServiceGRPCServer(s(), grpcJobs{j: j}, grpcmcp.WithOperations(connectJobs{j: j}))
 	})
+}
+
+// TestLongRunningOperationTransientErrors proves that a poll that fails with Unavailable is
+// repeated, over every bridge: an operation whose GetOperation is Unavailable twice, then
+// done, completes; one whose GetOperation stays Unavailable fails with that error after
+// lro.MaxPollFailures polls, not sooner and not never.
+func TestLongRunningOperationTransientErrors(t *testing.T) {
+	t.Parallel()
+	j := newJobs()
+	for name, register := range lroBridges(t, j) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			client := lroClient(t, register)
+			slug := strings.ReplaceAll(name, " ", "-")
+			res, err := client.ImportBooks(ctx, books("flaky-"+slug))
+			if err != nil {
+				t.Fatalf("an operation whose polls failed twice with Unavailable: %v", err)
+			}
+			if got := res.GetBooks(); len(got) != 1 || got[0].GetTitle() != "flaky-"+slug {
+				t.Errorf("the result is %v, want the operation's response", res)
+			}
+			if n := j.pollsOf("imports/flaky-" + slug); n != 3 {
+				t.Errorf("GetOperation was called %d times, want 3 (two failures, then done)", n)
+			}
+			_, err = client.ImportBooks(ctx, books("down-"+slug))
+			if code := grpcmcp.CodeOf(err); code != codes.Unavailable || !strings.Contains(fmt.Sprint(err), "restarting") {
+				t.Errorf("an operation whose polls always fail: %v (%v), want Unavailable with the backend's message", err, code)
+			}
+			if n := j.pollsOf("imports/down-" + slug); n != 5 {
+				t.Errorf("GetOperation was called %d times, want 5 (lro.MaxPollFailures)", n)
+			}
+		})
+	}
 }

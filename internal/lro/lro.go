@@ -36,10 +36,18 @@ const (
 
 // The google.rpc codes the waiter answers with; gRPC's and Connect's codes are the same numbers.
 const (
+	codeDeadlineExceeded   = 4
 	codeFailedPrecondition = 9
 	codeUnimplemented      = 12
 	codeInternal           = 13
+	codeUnavailable        = 14
 )
+
+// MaxPollFailures is how many polls in a row may fail with a transient error (Unavailable, or
+// DeadlineExceeded while the task's context has not ended) before the call fails with the
+// last one: GetOperation is safe to repeat, and a long job should outlive a backend's
+// restart or a dropped connection (AIP-194).
+const MaxPollFailures = 5
 
 // An Operation is a google.longrunning.Operation as the bridges read it: the getters of
 // longrunningpb.Operation, so that they need no Go code of google/longrunning.
@@ -99,6 +107,7 @@ func Await[Res, Op any, PRes interface {
 		return nil
 	}
 	wait := p.Initial
+	failures := 0
 	for !cur.GetDone() {
 		if p.Get == nil {
 			return nil, pr.NewError(codeFailedPrecondition, fmt.Errorf("operation %q is not done, and no google.longrunning.Operations service polls it: pass %s to the Register function", cur.GetName(), pr.WithOperations))
@@ -121,12 +130,18 @@ func Await[Res, Op any, PRes interface {
 				p.cancel(ctx, cur.GetName(), pr)
 				return nil, ctx.Err()
 			}
-			if pr.Code(err) == codeUnimplemented {
+			switch code := pr.Code(err); {
+			case code == codeUnimplemented:
 				// Not the tool's Unimplemented, which the error mapping would make "no such tool".
 				return nil, pr.NewError(codeFailedPrecondition, fmt.Errorf("operation %q is not done, and its service does not serve %s: %w", cur.GetName(), GetOperation, err))
+			case (code == codeUnavailable || code == codeDeadlineExceeded) && failures+1 < MaxPollFailures:
+				failures++
+				slog.DebugContext(ctx, pr.Name+": poll an operation again after a transient error", "operation", cur.GetName(), "failures", failures, "error", err)
+				continue // after the next, longer, wait
 			}
 			return nil, err
 		}
+		failures = 0
 		cur = POp(next)
 	}
 	if e := cur.GetError(); e != nil {

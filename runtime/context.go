@@ -79,6 +79,11 @@ func stateFrom(ctx context.Context) *requestState {
 // errNoRequest is returned by Caller's methods when the context is not a handler's.
 var errNoRequest = fmt.Errorf("mcp: not called with the context of an MCP request handler")
 
+// errNoStream is what a Caller without a response stream answers a send with: that of a
+// 2026-07-28 server/discover or subscriptions/listen, whose interceptors have a Caller to read
+// the client from, but nothing of the request's own to write to.
+var errNoStream = fmt.Errorf("mcp: this request has no response stream to send on (server/discover, subscriptions/listen)")
+
 // Caller is the client that sent the request a handler is serving, seen from the server: what
 // it said about itself, and the requests and notifications the handler sends back to it
 // (Ping, Log, NotifyProgress, CreateMessage, Elicit, ListRoots). Those go to the client, on
@@ -235,6 +240,9 @@ func (sess *session) logs(level LoggingLevel) bool {
 func (rs *requestState) send(method string, params any) error {
 	if rs.task != nil {
 		return rs.task.notify(rs, method, params)
+	}
+	if rs.st == nil {
+		return errNoStream
 	}
 	data, err := encodeRequest(nil, method, params)
 	if err != nil {

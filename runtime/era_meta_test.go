@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,4 +115,54 @@ func postModernToolCall(t *testing.T, url, tool, args, meta string) (int, string
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return resp.StatusCode, string(b)
+}
+
+// The interceptors of server/discover and subscriptions/listen, which the runtime answers
+// itself, get the request's Caller as a handler's do: the client's info and capabilities
+// from the request metadata. The request has no response stream of its own: what the Caller
+// would send fails with an error, and nothing panics.
+func TestModernDirectRequestsHaveACaller(t *testing.T) {
+	t.Parallel()
+	type seen struct {
+		method, client, version string
+		logErr                  error
+	}
+	got := make(chan seen, 4)
+	spy := runtime.InterceptorFunc(func(next runtime.CallFunc) runtime.CallFunc {
+		return func(ctx context.Context, req *runtime.Request) (*runtime.Response, error) {
+			if req.Method == "server/discover" || req.Method == "subscriptions/listen" {
+				c := runtime.CallerFrom(ctx)
+				got <- seen{req.Method, c.Info().Name, c.ProtocolVersion(), c.Log(ctx, runtime.LevelError, "spy", "hello")}
+			}
+			return next(ctx, req)
+		}
+	})
+	srv := runtime.NewServer(runtime.Implementation{Name: "direct", Version: "0"}, runtime.WithLogger(discardLogger()), runtime.WithInterceptors(spy))
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"},"io.modelcontextprotocol/logLevel":"debug"}`
+	for _, tc := range []struct{ method, params string }{
+		{"server/discover", `{` + meta + `}`},
+		{"subscriptions/listen", `{"notifications":{"toolsListChanged":true},` + meta + `}`},
+	} {
+		ctx, cancel := context.WithTimeout(testCtx(t), 5*time.Second)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"`+tc.method+`","params":`+tc.params+`}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", tc.method)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, tc.method)
+		select {
+		case s := <-got:
+			assert.Equal(t, seen{tc.method, "m", "2026-07-28", s.logErr}, s)
+			assert.Error(t, s.logErr, "%s: a Log with no stream to send on", tc.method)
+		case <-ctx.Done():
+			require.Fail(t, "the interceptor did not run", tc.method)
+		}
+		resp.Body.Close() // subscriptions/listen's stream: the server ends it when the client goes
+		cancel()
+	}
 }

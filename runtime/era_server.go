@@ -527,16 +527,25 @@ func (s *Server) serveDiscover(w http.ResponseWriter, r *http.Request, mr *moder
 // callDirect runs a request that the runtime answers itself (server/discover,
 // subscriptions/listen) through the server's interceptors, so that they see every request
 // (authorization, say), containing their panics.
+//
+// The interceptors' context carries the request's Caller, as a handler's does: the client's
+// info and capabilities from the request metadata, its headers, its token. The request has
+// no response stream of its own, so the Caller sends nothing (Log, progress and the requests
+// to the client fail with errNoStream).
 func (s *Server) callDirect(r *http.Request, mr *modernRequest, msg *wireMessage, serve CallFunc) (resp *Response, err error) {
 	meta, _ := requestMeta(msg.Params)
-	req := &Request{Method: msg.Method, ID: *msg.ID, Params: msg.Params, Meta: withoutRequestMetadata(meta), Header: r.Header, ProtocolVersion: mr.sess.protocolVersion, serve: serve}
+	meta = withoutRequestMetadata(meta)
+	rs := &mr.rs
+	*rs = requestState{sess: &mr.sess, id: msg.ID, meta: meta, metaTaken: true, header: r.Header, remote: r.RemoteAddr, token: TokenInfoFrom(r.Context())}
+	rs.caller.rs = rs
+	rs.req = Request{Method: msg.Method, ID: *msg.ID, Params: msg.Params, Meta: meta, Header: r.Header, ProtocolVersion: mr.sess.protocolVersion, rs: rs, serve: serve}
 	defer func() {
 		if p := recover(); p != nil {
 			s.peerError("mcp: an interceptor panicked", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
 			err = Errorf(CodeInternalError, "internal error: %s panicked", msg.Method)
 		}
 	}()
-	return s.call(r.Context(), req)
+	return s.call(&handlerCtx{Context: r.Context(), rs: rs}, &rs.req)
 }
 
 // statusOf is the HTTP status of an error answered before a response stream: a statusError's,

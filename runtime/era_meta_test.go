@@ -95,28 +95,6 @@ func TestToolArgumentsDoNotAliasTheBody(t *testing.T) {
 	}
 }
 
-// postModernToolCall POSTs a 2026-07-28 tools/call of tool with arguments args to url, its
-// _meta the members meta (each followed by a comma) and the request metadata, and returns
-// the answer's status and body.
-func postModernToolCall(t *testing.T, url, tool, args, meta string) (int, string) {
-	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `,"_meta":{` + meta +
-		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}}}}`
-	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, url, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(b)
-}
-
 // The interceptors of server/discover and subscriptions/listen, which the runtime answers
 // itself, get the request's Caller as a handler's do: the client's info and capabilities
 // from the request metadata. The request has no response stream of its own: what the Caller
@@ -165,4 +143,34 @@ func TestModernDirectRequestsHaveACaller(t *testing.T) {
 		resp.Body.Close() // subscriptions/listen's stream: the server ends it when the client goes
 		cancel()
 	}
+}
+
+// postModernToolCall POSTs a 2026-07-28 tools/call of tool with arguments args to url, its
+// _meta the members meta (each followed by a comma) and the request metadata, and returns
+// the answer's status and body.
+func postModernToolCall(t *testing.T, url, tool, args, meta string) (int, string) {
+	t.Helper()
+	status, body := postModernParams(t, url, tool, `{"name":"`+tool+`","arguments":`+args+`,"_meta":{`+meta+
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}}}`)
+	return status, string(body)
+}
+
+// postModernParams POSTs a 2026-07-28 tools/call of tool whose params are params to url, with
+// the headers that mirror it, and returns the answer's status and body.
+func postModernParams(t *testing.T, url, tool, params string) (int, []byte) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, b
 }

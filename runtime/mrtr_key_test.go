@@ -1,7 +1,6 @@
 package runtime_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -30,21 +29,11 @@ type mrtrReply struct {
 // postModernCall sends a modern tools/call of tool with extra members in params.
 func postModernCall(t *testing.T, url, tool, extra string) mrtrReply {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}` + extra +
-		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`
-	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, url, bytes.NewBufferString(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer func() { _ = resp.Body.Close() }()
+	status, body := postModernParams(t, url, tool, `{"name":"`+tool+`","arguments":{}`+extra+
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}`)
 	var r mrtrReply
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&r), "a JSON response")
-	r.status = resp.StatusCode
+	require.NoError(t, json.Unmarshal(body, &r), "a JSON response")
+	r.status = status
 	return r
 }
 
